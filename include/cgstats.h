@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libcgstats: loss-free taskstats exit accounting, attributed to cgroups.
+ *
+ * Conventions (as in libmnl/libbpf):
+ *  - every function that can fail returns 0 (or a count) on success and a
+ *    negative errno on failure; libnl's NLE_* codes never leak out;
+ *  - handles are opaque; *_free/*_close accept NULL;
+ *  - options structs start with a `sz` member that the caller sets to
+ *    sizeof(the struct) so that the struct can grow without breaking ABI;
+ *    a NULL options pointer means "all defaults";
+ *  - pointers handed in stay owned by the caller unless stated; pointers
+ *    handed out are owned by the library object they came from and stay
+ *    valid as documented next to each function.
+ */
+#ifndef CGSTATS_H
+#define CGSTATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CGS_VERSION_MAJOR 0
+#define CGS_VERSION_MINOR 1
+#define CGS_VERSION_PATCH 0
+
+/* Library version string, e.g. "0.1.0". Static storage. */
+const char *cgs_version(void);
+
+/*
+ * Errors with a project-specific meaning (returned negated):
+ *  CGS_ERR_NO_TASKSTATS  the kernel has no TASKSTATS genetlink family
+ *  CGS_ERR_PERM          no CAP_NET_ADMIN in the initial user namespace
+ *                        (also returned when running in a child user ns)
+ *  CGS_ERR_NETNS         not in the initial network namespace: the kernel
+ *                        would accept the registration and never send a
+ *                        single event
+ *  CGS_ERR_PIDNS         not in the initial pid namespace (the kernel
+ *                        refuses to register listeners there)
+ *  CGS_ERR_CGROUP2       cgroupstats asked for a cgroup2 directory, which
+ *                        the kernel does not support
+ * cgs_strerror() explains these and falls back to strerror() otherwise.
+ */
+#define CGS_ERR_NO_TASKSTATS EPROTONOSUPPORT
+#define CGS_ERR_PERM EPERM
+#define CGS_ERR_NETNS ENETUNREACH
+#define CGS_ERR_PIDNS EXDEV
+#define CGS_ERR_CGROUP2 EOPNOTSUPP
+
+/* Message for a (negative or positive) errno value. Static storage. */
+const char *cgs_strerror(int err);
+
+/* ------------------------------------------------------------------------
+ * Records
+ * --------------------------------------------------------------------- */
+
+#define CGS_COMM_LEN 32 /* TS_COMM_LEN */
+
+enum cgs_kind {
+	CGS_KIND_THREAD = 1,  /* a thread exited, its process lives on */
+	CGS_KIND_PROCESS = 2, /* the last (or only) thread of a process exited */
+	CGS_KIND_TGID = 3,    /* per-thread-group aggregate (AGGR_TGID); it
+			       * sums what the group's task records already
+			       * carried: never add it to them */
+};
+
+/* Delay classes, in the order the kernel introduced them. */
+enum cgs_delay_class {
+	CGS_DELAY_CPU = 0,   /* runnable, waiting for a CPU (v1) */
+	CGS_DELAY_BLKIO,     /* synchronous block I/O (v1) */
+	CGS_DELAY_SWAPIN,    /* swapping in (v1) */
+	CGS_DELAY_FREEPAGES, /* memory reclaim (v7) */
+	CGS_DELAY_THRASHING, /* thrashing page cache (v9) */
+	CGS_DELAY_COMPACT,   /* memory compaction (v11) */
+	CGS_DELAY_WPCOPY,    /* write-protect copy (v13) */
+	CGS_DELAY_IRQ,       /* IRQ/softirq (v14) */
+	CGS_DELAY__COUNT
+};
+
+/* Names "cpu", "blkio", ... ; NULL for an out-of-range class. */
+const char *cgs_delay_name(enum cgs_delay_class c);
+
+struct cgs_delay {
+	uint64_t count;    /* number of delays recorded */
+	uint64_t total_ns; /* sum of delays, ns (wraps silently in kernel) */
+	uint64_t max_ns;   /* longest single delay, ns (v15+) */
+	uint64_t min_ns;   /* shortest single delay, ns (v15+) */
+};
+
+/* Field groups: which of them the kernel's struct version carried. */
+#define CGS_HAS_DELAY (1u << 0)     /* v1: cpu/blkio/swapin delays, cpu_run_* */
+#define CGS_HAS_BASIC (1u << 1)     /* v2: flag, nice, comm, sched, uid, gid,
+				     * pid, ppid, btime, etime, utime, stime,
+				     * minflt, majflt */
+#define CGS_HAS_XACCT (1u << 2)     /* v2: coremem, virtmem, hiwater_*,
+				     * read/write chars and syscalls */
+#define CGS_HAS_IO (1u << 3)        /* v3: read/write/cancelled_write bytes */
+#define CGS_HAS_CTXSW (1u << 4)     /* v5: nvcsw, nivcsw */
+#define CGS_HAS_SCALED (1u << 5)    /* v6: *_scaled */
+#define CGS_HAS_FREEPAGES (1u << 6) /* v7 */
+#define CGS_HAS_THRASHING (1u << 7) /* v9 */
+#define CGS_HAS_BTIME64 (1u << 8)   /* v10 */
+#define CGS_HAS_COMPACT (1u << 9)   /* v11 */
+#define CGS_HAS_TGID (1u << 10)     /* v12: ac_tgid, tgetime, exe_dev/inode */
+#define CGS_HAS_WPCOPY (1u << 11)   /* v13 */
+#define CGS_HAS_IRQ (1u << 12)      /* v14 */
+#define CGS_HAS_DELAY_MAXMIN (1u << 13) /* v15/v16: delay max/min */
+
+/* ac_flag bits (linux/acct.h) */
+#define CGS_AC_FORK 0x01
+#define CGS_AC_SU 0x02
+#define CGS_AC_CORE 0x08
+#define CGS_AC_XSIG 0x10
+#define CGS_AC_AGROUP 0x20
+
+/*
+ * One decoded taskstats struct, independent of the kernel's version.
+ * Fields the sending version did not carry are zero; `fields` says which
+ * groups were carried. Units are in the names or comments.
+ */
+struct cgs_record {
+	enum cgs_kind kind;
+	uint16_t version;       /* struct version the kernel sent */
+	uint16_t layout;        /* layout used to decode (== version unless
+				 * guessed, e.g. 15 for a long v14) */
+	uint32_t payload_len;   /* bytes of the STATS attribute */
+	uint32_t unknown_bytes; /* trailing payload bytes not understood */
+	uint32_t fields;        /* CGS_HAS_* */
+
+	uint32_t pid;  /* from the message (AGGR_PID's PID), 0 for TGID kind */
+	uint32_t tgid; /* ac_tgid, or AGGR_TGID's TGID for the TGID kind */
+	uint32_t ppid;
+	uint32_t uid, gid;
+	uint32_t exit_status; /* raw wait status (ac_exitcode) */
+	uint8_t flag;         /* CGS_AC_* */
+	int8_t nice;
+	uint8_t sched;
+	char comm[CGS_COMM_LEN + 1]; /* NUL-terminated, may hold any bytes */
+
+	uint64_t btime_s;    /* start, seconds since the epoch (btime64 if
+			      * carried, else the 32-bit ac_btime) */
+	uint64_t etime_us;   /* elapsed time; for TGID kind a sum of thread
+			      * lifetimes */
+	uint64_t utime_us, stime_us;
+	uint64_t utimescaled_us, stimescaled_us;
+	uint64_t tgetime_us; /* thread group elapsed (v12) */
+
+	uint64_t cpu_run_real_ns, cpu_run_virtual_ns, cpu_scaled_run_real_ns;
+	struct cgs_delay delay[CGS_DELAY__COUNT];
+
+	uint64_t minflt, majflt;
+	uint64_t coremem_mbus, virtmem_mbus; /* integrals, MB-usec */
+	uint64_t hiwater_rss_kb, hiwater_vm_kb; /* peaks, KiB */
+	uint64_t read_char, write_char, read_syscalls, write_syscalls;
+	uint64_t read_bytes, write_bytes, cancelled_write_bytes;
+	uint64_t nvcsw, nivcsw;
+	uint64_t exe_dev, exe_inode;
+};
+
+/* Counters the decoder keeps; a listener keeps one set per shard. */
+struct cgs_decode_stats {
+	uint64_t messages;        /* netlink messages looked at */
+	uint64_t records;         /* records produced */
+	uint64_t malformed;       /* messages rejected */
+	uint64_t unknown_version; /* records newer than the library knows,
+				   * decoded by their known prefix */
+	uint64_t unknown_bytes;   /* sum of their undecoded trailing bytes */
+	uint64_t layout_guesses;  /* records whose layout was inferred (version
+				   * 0 or a v14 header on a longer payload) */
+	uint64_t tgid_skipped;    /* TGID records ignored (CGS_DECODE_NO_TGID) */
+};
+
+#define CGS_DECODE_NO_TGID (1u << 0) /* don't decode AGGR_TGID records */
+
+/*
+ * Decode one generic-netlink message (nlmsghdr included) carrying a
+ * TASKSTATS_CMD_NEW. Any alignment of `msg` is fine. On success returns a
+ * bitmask: 1 if *task was filled (thread or process kind), 2 if *group was
+ * filled (TGID kind). Returns -EBADMSG for malformed input (and counts it in
+ * *st when st is not NULL), -ENOMSG for a message that is not a taskstats
+ * record (e.g. an ack). Never reads outside [msg, msg+len).
+ */
+int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
+		   struct cgs_record *task, struct cgs_record *group,
+		   struct cgs_decode_stats *st);
+
+/*
+ * Decode a bare struct taskstats payload (the STATS attribute's data) of
+ * `len` bytes. `kind` is stored in out->kind. Returns 0, or -EBADMSG when
+ * the payload is shorter than its version requires.
+ */
+int cgs_decode_payload(const void *payload, size_t len, enum cgs_kind kind,
+		       struct cgs_record *out, struct cgs_decode_stats *st);
+
+/* Size in bytes of struct taskstats version v on x86-64 (0 if unknown). */
+size_t cgs_taskstats_size(unsigned version);
+
+/* Newest struct version this library decodes fully. */
+#define CGS_TASKSTATS_VERSION_MAX 16
+
+/* ------------------------------------------------------------------------
+ * CPU lists
+ * --------------------------------------------------------------------- */
+
+/*
+ * Validate a cpulist ("0-3,7") against the possible CPUs of this host.
+ * Returns the number of CPUs listed, or -EINVAL/-ERANGE with a one-line
+ * explanation in errbuf (may be NULL).
+ */
+int cgs_cpulist_validate(const char *list, char *errbuf, size_t errlen);
+
+/* Number of possible CPUs (from /sys/devices/system/cpu/possible). */
+int cgs_possible_cpus(void);
+
+/* ------------------------------------------------------------------------
+ * Exit listener
+ * --------------------------------------------------------------------- */
+
+struct cgs_listener;
+
+enum cgs_log_level { CGS_LOG_ERR = 3, CGS_LOG_WARNING = 4, CGS_LOG_INFO = 6,
+		     CGS_LOG_DEBUG = 7 };
+typedef void (*cgs_log_fn)(enum cgs_log_level level, const char *msg,
+			   void *ctx);
+
+#define CGS_LISTEN_NO_TGID (1u << 0)     /* skip AGGR_TGID records */
+#define CGS_LISTEN_NO_NS_CHECK (1u << 1) /* skip the namespace checks */
+
+struct cgs_listener_opts {
+	size_t sz;          /* sizeof(struct cgs_listener_opts) */
+	const char *cpus;   /* cpulist to listen on; NULL: all possible CPUs */
+	unsigned shards;    /* sockets; 0: one per CPU up to 16, then
+			     * CPUs split evenly over 16; capped at the number
+			     * of CPUs listened on */
+	size_t rcvbuf;      /* receive buffer per shard, bytes; 0: 16 MiB */
+	unsigned flags;     /* CGS_LISTEN_* */
+	cgs_log_fn log;     /* warnings; NULL: written to stderr */
+	void *log_ctx;
+};
+
+/*
+ * Resolve the family, check namespaces and privileges, and register one
+ * socket per shard for its CPU subset. Returns 0 and *out, or a negative
+ * errno (see CGS_ERR_*; -EINVAL for a bad cpulist). The listener owns its
+ * sockets and deregisters every mask before closing them.
+ */
+int cgs_listener_open(struct cgs_listener **out,
+		      const struct cgs_listener_opts *opts);
+
+/* Stop the runner if running, deregister, close. NULL is fine. */
+void cgs_listener_close(struct cgs_listener *l);
+
+unsigned cgs_listener_shards(const struct cgs_listener *l);
+/* Socket of a shard, for the caller's own poll/epoll loop; owned by l. */
+int cgs_listener_shard_fd(const struct cgs_listener *l, unsigned shard);
+/* cpulist of a shard; owned by l. */
+const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
+				    unsigned shard);
+/* Receive buffer the kernel granted a shard, bytes (as getsockopt says). */
+size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
+				 unsigned shard);
+
+/*
+ * One exit event: the records of one netlink message. `task` is the thread
+ * or process record (NULL only for a malformed-but-partial message, never
+ * in practice); `group` the TGID aggregate, if the kernel sent one and it
+ * was not disabled. `raw` is the message as received. All pointers are
+ * valid only during the callback.
+ */
+struct cgs_exit {
+	const struct cgs_record *task;
+	const struct cgs_record *group;
+	const void *raw;
+	size_t raw_len;
+	unsigned shard;
+	uint64_t recv_ns; /* CLOCK_REALTIME when the batch was received */
+};
+
+/* Return 0 to go on, non-zero to stop draining (the runner then stops). */
+typedef int (*cgs_exit_fn)(const struct cgs_exit *ev, void *user);
+
+/*
+ * Receive and decode everything queued on one shard without blocking.
+ * Calls fn per exit event from the calling thread. Returns the number of
+ * events delivered (0 when nothing was queued), or a negative errno. Not
+ * safe to call concurrently for the same shard; different shards may be
+ * drained from different threads at once.
+ */
+int cgs_listener_drain(struct cgs_listener *l, unsigned shard, cgs_exit_fn fn,
+		       void *user);
+
+struct cgs_run_opts {
+	size_t sz;            /* sizeof(struct cgs_run_opts) */
+	unsigned batch_ms;    /* after draining, wait this long before the
+			       * next wake-up (fewer wake-ups, bigger batches);
+			       * 0: wake per message; default 20 when opts NULL */
+	bool pin;             /* pin each shard thread to its CPUs */
+};
+
+/*
+ * Start one receive thread per shard, each calling fn for its own shard's
+ * events (so a consumer can keep per-shard state without locks).
+ */
+int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn, void *user,
+		     const struct cgs_run_opts *opts);
+
+/* Drain what is queued one last time, stop and join the threads. */
+int cgs_listener_stop(struct cgs_listener *l);
+
+struct cgs_loss {
+	size_t sz;         /* sizeof(struct cgs_loss) */
+	uint64_t dropped;  /* events the kernel dropped (socket drop counter
+			    * since open); exact */
+	uint64_t enobufs;  /* overrun episodes reported with ENOBUFS */
+	uint64_t seq_gaps; /* events missing by sequence number (only for
+			    * shards listening on a single CPU) */
+	uint64_t truncated; /* messages larger than the receive slot */
+	struct cgs_decode_stats decode;
+};
+
+/*
+ * Loss and decode counters of one shard, or summed over all shards when
+ * shard == CGS_ALL_SHARDS. Safe to call while the runner is active.
+ */
+#define CGS_ALL_SHARDS (~0u)
+int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
+		      struct cgs_loss *out);
+
+/*
+ * Prove the whole path: fork a child that exits at once and wait up to
+ * timeout_ms for its exit record on any shard. Must be called before
+ * cgs_listener_run (it drains the shards itself; other events seen meanwhile
+ * are passed to fn, which may be NULL). Returns 0, or -ETIMEDOUT when the
+ * record never came (e.g. a foreign network namespace).
+ */
+int cgs_listener_selftest(struct cgs_listener *l, int timeout_ms,
+			  cgs_exit_fn fn, void *user);
+
+/* ------------------------------------------------------------------------
+ * Queries of live tasks
+ * --------------------------------------------------------------------- */
+
+struct cgs_query;
+
+int cgs_query_open(struct cgs_query **out);
+void cgs_query_close(struct cgs_query *q);
+
+/* Stats of a live thread (kind THREAD) or thread group (kind TGID).
+ * -ESRCH when it does not exist. */
+int cgs_query_pid(struct cgs_query *q, uint32_t pid, struct cgs_record *out);
+int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
+		   struct cgs_record *out);
+
+struct cgs_cgroupstats {
+	uint64_t nr_sleeping, nr_running, nr_stopped, nr_uninterruptible,
+		nr_io_wait;
+};
+
+/* Task state counts of a cgroup v1 directory. -CGS_ERR_CGROUP2 for a
+ * cgroup2 directory, -ENOENT/-ENOTDIR for a bad path. */
+int cgs_query_cgroupstats(struct cgs_query *q, const char *cgroup_dir,
+			  struct cgs_cgroupstats *out);
+
+/* ------------------------------------------------------------------------
+ * Rollup: attribution of exits to cgroups, per-cgroup totals
+ * --------------------------------------------------------------------- */
+
+struct cgs_rollup;
+
+/* Path used for exits that could not be attributed. */
+#define CGS_UNKNOWN_CGROUP "(unknown)"
+
+#define CGS_ROLLUP_NO_TGID (1u << 0) /* ignore TGID-kind records */
+
+struct cgs_rollup_opts {
+	size_t sz;             /* sizeof(struct cgs_rollup_opts) */
+	unsigned shards;       /* concurrent writers (listener shards); 0: 1 */
+	const char *hierarchy; /* "v2" or a v1 controller name ("cpu",
+				* "memory", ...); NULL: v2 if mounted, else
+				* the first v1 controller found */
+	const char *proc_root; /* NULL: "/proc" (tests use a fake tree) */
+	const char *mountinfo; /* NULL: <proc_root>/self/mountinfo */
+	unsigned grace_ms;     /* keep a dead process's entry this long for
+				* late records from other shards; 0: 2000 */
+	unsigned revalidate_ms; /* re-read a live process's cgroup after this
+				 * long, bounding how late a move is seen;
+				 * 0: 1000 */
+	unsigned flags;        /* CGS_ROLLUP_* */
+	uint64_t (*clock_ms)(void *ctx); /* monotonic ms; NULL: CLOCK_MONOTONIC */
+	void *clock_ctx;
+};
+
+int cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
+void cgs_rollup_free(struct cgs_rollup *r);
+
+/* The hierarchy in use ("v2", "cpu", ...); owned by r. */
+const char *cgs_rollup_hierarchy(const struct cgs_rollup *r);
+
+/*
+ * Attribute a record to a cgroup and account it, on behalf of one shard
+ * (0 <= shard < opts.shards); concurrent calls must use distinct shards.
+ * If path_out is not NULL it receives the cgroup path (owned by r, valid
+ * until the next call for the same shard). O(1) in the cgroup depth.
+ */
+int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
+		       const struct cgs_record *rec, const char **path_out);
+
+/* Account a record to a known path (e.g. replayed captures). */
+int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
+			    const struct cgs_record *rec, const char *path);
+
+/* Per-cgroup counters. Sums unless noted. */
+struct cgs_counters {
+	uint64_t tasks;        /* task exit records (thread + process kinds) */
+	uint64_t processes;    /* process exits (AGROUP) */
+	uint64_t tgid_records; /* TGID aggregates seen (not added to sums) */
+	uint64_t utime_us, stime_us;
+	uint64_t cpu_run_real_ns, cpu_run_virtual_ns;
+	uint64_t delay_count[CGS_DELAY__COUNT];
+	uint64_t delay_total_ns[CGS_DELAY__COUNT];
+	uint64_t minflt, majflt;
+	uint64_t read_char, write_char, read_syscalls, write_syscalls;
+	uint64_t read_bytes, write_bytes, cancelled_write_bytes;
+	uint64_t nvcsw, nivcsw;
+	uint64_t coremem_mbus, virtmem_mbus;
+	uint64_t hiwater_rss_kb_max, hiwater_vm_kb_max; /* peaks, not sums */
+};
+
+struct cgs_cgroup_stats {
+	const char *path;   /* "/a/b", "/" or CGS_UNKNOWN_CGROUP */
+	unsigned depth;     /* 0 for "/" and the unknown bucket */
+	uint64_t ino;       /* cgroup directory inode when known, else 0 */
+	bool removed;       /* directory no longer exists */
+	struct cgs_counters self, subtree;           /* cumulative */
+	struct cgs_counters self_delta, subtree_delta; /* since previous
+							* snapshot */
+};
+
+/* Collector-level attribution counters. */
+struct cgs_rollup_totals {
+	size_t sz;                /* sizeof(struct cgs_rollup_totals) */
+	uint64_t records;         /* records accounted */
+	uint64_t unattributed;    /* records put in the unknown bucket */
+	uint64_t via_cache;       /* attributed from the per-process cache */
+	uint64_t via_proc;        /* attributed by reading /proc/<tgid> */
+	uint64_t via_parent;      /* process gone; attributed via its parent */
+	uint64_t proc_reads;      /* /proc reads done */
+	uint64_t cache_entries;   /* live cache entries, all shards */
+	uint64_t cgroups;         /* cgroups tracked */
+};
+
+struct cgs_snapshot;
+
+struct cgs_snapshot_opts {
+	size_t sz;           /* sizeof(struct cgs_snapshot_opts) */
+	unsigned fold_depth; /* fold cgroups deeper than this into their
+			      * ancestor at this depth; 0: no folding */
+	bool no_delta;       /* don't advance the delta baseline */
+};
+
+/*
+ * Consistent snapshot of every cgroup, in path order, with subtree sums.
+ * The caller owns *out (cgs_snapshot_free). Takes each shard's lock once.
+ */
+int cgs_rollup_snapshot(struct cgs_rollup *r, const struct cgs_snapshot_opts *o,
+			struct cgs_snapshot **out);
+size_t cgs_snapshot_count(const struct cgs_snapshot *s);
+/* i-th cgroup in path order; owned by s. */
+const struct cgs_cgroup_stats *cgs_snapshot_get(const struct cgs_snapshot *s,
+						size_t i);
+/* Totals at snapshot time. */
+const struct cgs_rollup_totals *cgs_snapshot_totals(
+	const struct cgs_snapshot *s);
+void cgs_snapshot_free(struct cgs_snapshot *s);
+
+/*
+ * Forget cgroups whose directory is gone and whose counters have been in a
+ * snapshot since their last exit. Returns how many were retired.
+ */
+int cgs_rollup_retire_removed(struct cgs_rollup *r);
+
+int cgs_rollup_totals(struct cgs_rollup *r, struct cgs_rollup_totals *out);
+
+/*
+ * Parse a /proc/<pid>/cgroup text: the path for `hierarchy` ("v2" = the
+ * "0::" line, or a v1 controller name). Writes a NUL-terminated path into
+ * buf. Returns its length, -ENOENT if the hierarchy is absent, -ENAMETOOLONG
+ * if buf is too small, -EBADMSG for garbage.
+ */
+int cgs_parse_proc_cgroup(const char *text, size_t len, const char *hierarchy,
+			  char *buf, size_t buflen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CGSTATS_H */
