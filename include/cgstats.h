@@ -117,6 +117,10 @@ struct cgs_delay {
 #define CGS_AC_XSIG 0x10
 #define CGS_AC_AGROUP 0x20
 
+/* cgs_record.layout of a "version 14" payload of 496..559 bytes: the
+ * linux-next layout (Dec 2024) with only *_delay_max after each total. */
+#define CGS_LAYOUT_V14_MAXONLY 114
+
 /*
  * One decoded taskstats struct, independent of the kernel's version.
  * Fields the sending version did not carry are zero; `fields` says which
@@ -126,7 +130,8 @@ struct cgs_record {
 	enum cgs_kind kind;
 	uint16_t version;       /* struct version the kernel sent */
 	uint16_t layout;        /* layout used to decode (== version unless
-				 * guessed, e.g. 15 for a long v14) */
+				 * guessed, e.g. 15 for a long v14, or
+				 * CGS_LAYOUT_V14_MAXONLY) */
 	uint32_t payload_len;   /* bytes of the STATS attribute */
 	uint32_t unknown_bytes; /* trailing payload bytes not understood */
 	uint32_t fields;        /* CGS_HAS_* */
@@ -280,7 +285,8 @@ struct cgs_exit {
 	uint64_t recv_ns; /* CLOCK_REALTIME when the batch was received */
 };
 
-/* Return 0 to go on, non-zero to stop draining (the runner then stops). */
+/* Return 0 to go on, non-zero to stop draining after the current batch
+ * (events already received are still delivered; nothing is dropped). */
 typedef int (*cgs_exit_fn)(const struct cgs_exit *ev, void *user);
 
 /*

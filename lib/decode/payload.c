@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * struct taskstats payload -> struct cgs_record, for every struct version.
+ *
+ * The payload is copied into an aligned local buffer (min(len, layout
+ * size) bytes, the rest zeroed) and read through the layout's struct, so
+ * fields a version lacks come out zero and nothing is read in place from
+ * the (possibly 4-byte aligned) netlink buffer. One switch per record.
+ */
+#include "util/common.h"
+#include "decode/layout.h"
+
+/* Sizes by version; index 15 is the broken v15 layout. */
+static const uint16_t ts_size[CGS_TASKSTATS_VERSION_MAX + 1] = {
+	[1] = 72,   [2] = 248,  [3] = 272,  [4] = 272,  [5] = 288,
+	[6] = 312,  [7] = 328,  [8] = 328,  [9] = 344,  [10] = 352,
+	[11] = 368, [12] = 400, [13] = 416, [14] = 432, [15] = 560,
+	[16] = 560,
+};
+
+#define F_V2 (CGS_HAS_DELAY | CGS_HAS_BASIC | CGS_HAS_XACCT)
+#define F_V3 (F_V2 | CGS_HAS_IO)
+#define F_V5 (F_V3 | CGS_HAS_CTXSW)
+#define F_V6 (F_V5 | CGS_HAS_SCALED)
+#define F_V7 (F_V6 | CGS_HAS_FREEPAGES)
+#define F_V9 (F_V7 | CGS_HAS_THRASHING)
+#define F_V10 (F_V9 | CGS_HAS_BTIME64)
+#define F_V11 (F_V10 | CGS_HAS_COMPACT)
+#define F_V12 (F_V11 | CGS_HAS_TGID)
+#define F_V13 (F_V12 | CGS_HAS_WPCOPY)
+#define F_V14 (F_V13 | CGS_HAS_IRQ)
+#define F_V15 (F_V14 | CGS_HAS_DELAY_MAXMIN)
+
+static const uint32_t ts_fields[CGS_TASKSTATS_VERSION_MAX + 1] = {
+	[1] = CGS_HAS_DELAY, [2] = F_V2,   [3] = F_V3,   [4] = F_V3,
+	[5] = F_V5,          [6] = F_V6,   [7] = F_V7,   [8] = F_V7,
+	[9] = F_V9,          [10] = F_V10, [11] = F_V11, [12] = F_V12,
+	[13] = F_V13,        [14] = F_V14, [15] = F_V15, [16] = F_V15,
+};
+
+static const char *const delay_names[CGS_DELAY__COUNT] = {
+	"cpu", "blkio", "swapin", "freepages", "thrashing", "compact",
+	"wpcopy", "irq",
+};
+
+CGS_EXPORT size_t cgs_taskstats_size(unsigned version)
+{
+	return version < CGS_ARRAY_SIZE(ts_size) ? ts_size[version] : 0;
+}
+
+CGS_EXPORT const char *cgs_delay_name(enum cgs_delay_class c)
+{
+	return (unsigned)c < CGS_DELAY__COUNT ? delay_names[c] : NULL;
+}
+
+/* Largest known layout that fits in len (version-0 payloads). */
+static unsigned layout_for_len(size_t len)
+{
+	for (unsigned v = CGS_TASKSTATS_VERSION_MAX; v >= 1; v--) {
+		if (v == 15)
+			continue; /* 560 bytes reads as the sane v16 */
+		if (len >= ts_size[v])
+			return v;
+	}
+	return 0;
+}
+
+/* Fields every v2+ layout names alike; the delay block differs. */
+#define CONV_COMMON(s, o, f)                                                   \
+	do {                                                                  \
+		(o)->exit_status = (s)->ac_exitcode;                          \
+		(o)->flag = (s)->ac_flag;                                     \
+		(o)->nice = (int8_t)(s)->ac_nice;                             \
+		(o)->sched = (s)->ac_sched;                                   \
+		memcpy((o)->comm, (s)->ac_comm, CGS_COMM_LEN);                \
+		(o)->comm[CGS_COMM_LEN] = '\0';                               \
+		(o)->uid = (s)->ac_uid;                                       \
+		(o)->gid = (s)->ac_gid;                                       \
+		(o)->tgid = (s)->ac_tgid;                                     \
+		(o)->ppid = (s)->ac_ppid;                                     \
+		(o)->btime_s = (f) & CGS_HAS_BTIME64 ? (s)->ac_btime64        \
+						     : (s)->ac_btime;         \
+		(o)->etime_us = (s)->ac_etime;                                \
+		(o)->utime_us = (s)->ac_utime;                                \
+		(o)->stime_us = (s)->ac_stime;                                \
+		(o)->utimescaled_us = (s)->ac_utimescaled;                    \
+		(o)->stimescaled_us = (s)->ac_stimescaled;                    \
+		(o)->tgetime_us = (s)->ac_tgetime;                            \
+		(o)->cpu_run_real_ns = (s)->cpu_run_real_total;               \
+		(o)->cpu_run_virtual_ns = (s)->cpu_run_virtual_total;         \
+		(o)->cpu_scaled_run_real_ns = (s)->cpu_scaled_run_real_total; \
+		(o)->minflt = (s)->ac_minflt;                                 \
+		(o)->majflt = (s)->ac_majflt;                                 \
+		(o)->coremem_mbus = (s)->coremem;                             \
+		(o)->virtmem_mbus = (s)->virtmem;                             \
+		(o)->hiwater_rss_kb = (s)->hiwater_rss;                       \
+		(o)->hiwater_vm_kb = (s)->hiwater_vm;                         \
+		(o)->read_char = (s)->read_char;                              \
+		(o)->write_char = (s)->write_char;                            \
+		(o)->read_syscalls = (s)->read_syscalls;                      \
+		(o)->write_syscalls = (s)->write_syscalls;                    \
+		(o)->read_bytes = (s)->read_bytes;                            \
+		(o)->write_bytes = (s)->write_bytes;                          \
+		(o)->cancelled_write_bytes = (s)->cancelled_write_bytes;      \
+		(o)->nvcsw = (s)->nvcsw;                                      \
+		(o)->nivcsw = (s)->nivcsw;                                    \
+		(o)->exe_dev = (s)->ac_exe_dev;                               \
+		(o)->exe_inode = (s)->ac_exe_inode;                           \
+	} while (0)
+
+#define CONV_DELAY(s, o, c, name)                                             \
+	do {                                                                  \
+		(o)->delay[c].count = (s)->name##_count;                      \
+		(o)->delay[c].total_ns = (s)->name##_delay_total;             \
+	} while (0)
+#define CONV_MAX(s, o, c, name) ((o)->delay[c].max_ns = (s)->name##_delay_max)
+#define CONV_MIN(s, o, c, name) ((o)->delay[c].min_ns = (s)->name##_delay_min)
+
+#define CONV_ALL(s, o, M)                                                     \
+	do {                                                                  \
+		M(s, o, CGS_DELAY_CPU, cpu);                                  \
+		M(s, o, CGS_DELAY_BLKIO, blkio);                              \
+		M(s, o, CGS_DELAY_SWAPIN, swapin);                            \
+		M(s, o, CGS_DELAY_FREEPAGES, freepages);                      \
+		M(s, o, CGS_DELAY_THRASHING, thrashing);                      \
+		M(s, o, CGS_DELAY_COMPACT, compact);                          \
+		M(s, o, CGS_DELAY_WPCOPY, wpcopy);                            \
+		M(s, o, CGS_DELAY_IRQ, irq);                                  \
+	} while (0)
+
+static void conv_v1(const struct cgsi_ts_v1 *s, struct cgs_record *o)
+{
+	CONV_DELAY(s, o, CGS_DELAY_CPU, cpu);
+	CONV_DELAY(s, o, CGS_DELAY_BLKIO, blkio);
+	CONV_DELAY(s, o, CGS_DELAY_SWAPIN, swapin);
+	o->cpu_run_real_ns = s->cpu_run_real_total;
+	o->cpu_run_virtual_ns = s->cpu_run_virtual_total;
+}
+
+static void conv_v16(const struct cgsi_ts_v16 *s, struct cgs_record *o,
+			uint32_t f)
+{
+	CONV_COMMON(s, o, f);
+	CONV_ALL(s, o, CONV_DELAY);
+	CONV_ALL(s, o, CONV_MAX);
+	CONV_ALL(s, o, CONV_MIN);
+}
+
+static void conv_v15(const struct cgsi_ts_v15 *s, struct cgs_record *o,
+			uint32_t f)
+{
+	CONV_COMMON(s, o, f);
+	CONV_ALL(s, o, CONV_DELAY);
+	CONV_ALL(s, o, CONV_MAX);
+	CONV_ALL(s, o, CONV_MIN);
+}
+
+static void conv_v14max(const struct cgsi_ts_v14max *s, struct cgs_record *o,
+			uint32_t f)
+{
+	CONV_COMMON(s, o, f);
+	CONV_ALL(s, o, CONV_DELAY);
+	CONV_ALL(s, o, CONV_MAX);
+}
+
+int cgsi_decode_payload_hint(const void *payload, size_t len,
+			     enum cgs_kind kind, unsigned hint_layout,
+			     struct cgs_record *out,
+			     struct cgs_decode_stats *st)
+{
+	union {
+		struct cgsi_ts_v1 v1;
+		struct cgsi_ts_v14max v14max;
+		struct cgsi_ts_v15 v15;
+		struct cgsi_ts_v16 v16;
+		unsigned char raw[CGSI_TS_V16_SIZE];
+	} b;
+	uint16_t version;
+	unsigned layout;
+	size_t need, known, take;
+	uint32_t fields;
+	bool guessed = false;
+
+	if (cgs_unlikely(len < sizeof(version) || !payload))
+		return -EBADMSG;
+	memcpy(&version, payload, sizeof(version));
+
+	if (cgs_likely(version >= 1 && version <= CGS_TASKSTATS_VERSION_MAX)) {
+		layout = version;
+		need = known = ts_size[version];
+		if (version == 14 && len > known) {
+			/* 6.14-rc / linux-next kernels added max(/min) fields
+			 * in the middle without (yet) bumping the version. */
+			if (len >= CGSI_TS_V16_SIZE) {
+				layout = 15;
+				known = CGSI_TS_V16_SIZE;
+				guessed = true;
+			} else if (len >= CGSI_TS_V14MAX_SIZE) {
+				layout = CGSI_LAYOUT_V14MAX;
+				known = CGSI_TS_V14MAX_SIZE;
+				guessed = true;
+			}
+		}
+	} else if (version > CGS_TASKSTATS_VERSION_MAX) {
+		/* newer than us: appended fields only, by the rules the
+		 * header states since v16 */
+		layout = 16;
+		need = known = CGSI_TS_V16_SIZE;
+	} else {
+		/* version 0: TGID aggregates of older kernels */
+		if (hint_layout && hint_layout != CGSI_LAYOUT_V14MAX &&
+		    hint_layout <= CGS_TASKSTATS_VERSION_MAX &&
+		    len >= ts_size[hint_layout])
+			layout = hint_layout;
+		else if (hint_layout == CGSI_LAYOUT_V14MAX &&
+			 len >= CGSI_TS_V14MAX_SIZE)
+			layout = hint_layout;
+		else
+			layout = layout_for_len(len);
+		if (!layout)
+			return -EBADMSG;
+		need = known = layout == CGSI_LAYOUT_V14MAX
+				       ? CGSI_TS_V14MAX_SIZE
+				       : ts_size[layout];
+		guessed = true;
+	}
+	if (cgs_unlikely(len < need))
+		return -EBADMSG;
+
+	take = CGS_MIN(len, known);
+	memcpy(b.raw, payload, take);
+	memset(b.raw + take, 0, sizeof(b.raw) - take);
+
+	if (layout == CGSI_LAYOUT_V14MAX)
+		fields = F_V14 | CGS_HAS_DELAY_MAXMIN;
+	else
+		fields = ts_fields[layout];
+
+	memset(out, 0, sizeof(*out));
+	switch (layout) {
+	case 1:
+		conv_v1(&b.v1, out);
+		break;
+	case 15:
+		conv_v15(&b.v15, out, fields);
+		break;
+	case CGSI_LAYOUT_V14MAX:
+		conv_v14max(&b.v14max, out, fields);
+		break;
+	default:
+		conv_v16(&b.v16, out, fields);
+		break;
+	}
+	out->kind = kind;
+	out->version = version;
+	out->layout = (uint16_t)layout;
+	out->payload_len = (uint32_t)CGS_MIN(len, UINT32_MAX);
+	out->unknown_bytes = (uint32_t)CGS_MIN(len - known, UINT32_MAX);
+	out->fields = fields;
+
+	if (st) {
+		if (guessed)
+			st->layout_guesses++;
+		if (version > CGS_TASKSTATS_VERSION_MAX)
+			st->unknown_version++;
+		st->unknown_bytes += len - known;
+	}
+	return 0;
+}
+
+CGS_EXPORT int cgs_decode_payload(const void *payload, size_t len,
+				  enum cgs_kind kind, struct cgs_record *out,
+				  struct cgs_decode_stats *st)
+{
+	int r = cgsi_decode_payload_hint(payload, len, kind, 0, out, st);
+
+	if (r < 0 && st)
+		st->malformed++;
+	return r;
+}
