@@ -5,7 +5,7 @@
  * Conventions (as in libmnl/libbpf):
  *  - every function that can fail returns 0 (or a count) on success and a
  *    negative errno on failure; libnl's NLE_* codes never leak out;
- *  - handles are opaque; *_free/*_close accept NULL;
+ *  - handles are opaque; the free and close functions accept NULL;
  *  - options structs start with a `sz` member that the caller sets to
  *    sizeof(the struct) so that the struct can grow without breaking ABI;
  *    a NULL options pointer means "all defaults";
@@ -285,7 +285,8 @@ struct cgs_exit {
 	uint64_t recv_ns; /* CLOCK_REALTIME when the batch was received */
 };
 
-/* Return 0 to go on, non-zero to stop draining after the current batch
+/* Return 0 to go on, non-zero to make cgs_listener_drain() return after the
+ * current batch (the runner ignores it)
  * (events already received are still delivered; nothing is dropped). */
 typedef int (*cgs_exit_fn)(const struct cgs_exit *ev, void *user);
 

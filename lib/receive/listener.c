@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Listener lifecycle: shards, their CPU subsets, buffers, registration. */
+#include <linux/sock_diag.h>
+#include <linux/taskstats.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "receive/listener_int.h"
+#include "util/cpulist.h"
+
+#ifndef SO_MEMINFO
+#define SO_MEMINFO 55
+#endif
+
+#define CGSI_DEFAULT_RCVBUF (16u << 20)
+#define CGSI_DEFAULT_MAX_SHARDS 16
+
+void cgsi_log(struct cgs_listener *l, enum cgs_log_level lvl,
+	      const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (l && l->log)
+		l->log(lvl, msg, l->log_ctx);
+	else if (lvl <= CGS_LOG_WARNING)
+		fprintf(stderr, "libcgstats: %s\n", msg);
+}
+
+/* Exact count of what the kernel dropped on this socket: sk_drops. */
+static int sock_drops(int fd, uint64_t *out)
+{
+	uint32_t mem[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mem);
+	memset(mem, 0, sizeof(mem));
+	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len) < 0)
+		return -errno;
+	if (len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+		return -EOPNOTSUPP;
+	*out = mem[SK_MEMINFO_DROPS];
+	return 0;
+}
+
+static int set_rcvbuf(struct cgs_listener *l, struct cgsi_shard *s,
+		      size_t want)
+{
+	int v = want > (size_t)(INT32_MAX / 2) ? INT32_MAX / 2 : (int)want;
+	if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0) {
+		/* without CAP_NET_ADMIN: capped by net.core.rmem_max */
+		if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0)
+			return -errno;
+	}
+	int got = 0;
+	socklen_t len = sizeof(got);
+	if (getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &got, &len) < 0)
+		return -errno;
+	s->rcvbuf = (size_t)got;
+	/* the kernel doubles what it is asked for, for its bookkeeping */
+	if ((size_t)got < want)
+		cgsi_log(l, CGS_LOG_WARNING,
+			 "shard %u: receive buffer is only %d bytes (asked "
+			 "%zu; raise net.core.rmem_max or grant "
+			 "CAP_NET_ADMIN): bursts may be dropped",
+			 s->idx, got, want);
+	return 0;
+}
+
+static int shard_alloc_slots(struct cgsi_shard *s)
+{
+	s->msgs = calloc(CGSI_RECV_SLOTS, sizeof(*s->msgs));
+	s->iov = calloc(CGSI_RECV_SLOTS, sizeof(*s->iov));
+	s->bufs = malloc((size_t)CGSI_RECV_SLOTS * CGSI_RECV_SLOT_SIZE);
+	if (!s->msgs || !s->iov || !s->bufs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < CGSI_RECV_SLOTS; i++) {
+		s->iov[i].iov_base = s->bufs + (size_t)i * CGSI_RECV_SLOT_SIZE;
+		s->iov[i].iov_len = CGSI_RECV_SLOT_SIZE;
+		s->msgs[i].msg_hdr.msg_iov = &s->iov[i];
+		s->msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	return 0;
+}
+
+static unsigned default_shards(unsigned ncpus)
+{
+	if (ncpus <= CGSI_DEFAULT_MAX_SHARDS)
+		return ncpus;
+	unsigned per = (ncpus + CGSI_DEFAULT_MAX_SHARDS - 1) /
+		       CGSI_DEFAULT_MAX_SHARDS;
+	return (ncpus + per - 1) / per;
+}
+
+/* Split the CPUs into n contiguous groups as even as possible. */
+static int split_cpus(struct cgs_listener *l, const unsigned char *set,
+		      unsigned ncpus)
+{
+	unsigned char *sub = malloc(CGSI_MAX_CPUS);
+	char *buf = malloc(100 + 6 * CGSI_MAX_CPUS);
+	if (!sub || !buf) {
+		free(sub);
+		free(buf);
+		return -ENOMEM;
+	}
+	int c = 0, r = 0;
+	for (unsigned i = 0; i < l->nshards; i++) {
+		unsigned take = ncpus / l->nshards +
+				(i < ncpus % l->nshards ? 1 : 0);
+		memset(sub, 0, CGSI_MAX_CPUS);
+		int first = -1;
+		for (unsigned got = 0; got < take; c++) {
+			if (!set[c])
+				continue;
+			sub[c] = 1;
+			if (first < 0)
+				first = c;
+			got++;
+		}
+		l->shards[i].single_cpu = take == 1 ? first : -1;
+		r = cgsi_cpulist_format(sub, CGSI_MAX_CPUS, buf,
+					100 + 6 * CGSI_MAX_CPUS);
+		if (r < 0)
+			break;
+		l->shards[i].cpus = strdup(buf);
+		if (!l->shards[i].cpus) {
+			r = -ENOMEM;
+			break;
+		}
+		r = 0;
+	}
+	free(sub);
+	free(buf);
+	return r;
+}
+
+static int shard_open(struct cgs_listener *l, struct cgsi_shard *s,
+		      size_t rcvbuf, const char *all_possible)
+{
+	int r = shard_alloc_slots(s);
+	if (r < 0)
+		return r;
+	r = cgsi_genl_socket(&s->sk, &l->family);
+	if (r < 0)
+		return r;
+	s->fd = nl_socket_get_fd(s->sk);
+	r = set_rcvbuf(l, s, rcvbuf);
+	if (r < 0)
+		return r;
+	/*
+	 * The kernel keys listeners by port id and a socket closed without
+	 * deregistering leaves its entries behind; if our autobound port id
+	 * was someone's before, we would inherit their CPUs. Clear it first.
+	 */
+	r = cgsi_send_mask(s, l->family, TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK,
+			   all_possible, false);
+	if (r < 0)
+		return r == -EPERM ? -CGS_ERR_PERM : r;
+	r = cgsi_send_mask(s, l->family, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
+			   s->cpus, true);
+	if (r < 0)
+		return r == -EPERM ? -CGS_ERR_PERM : r;
+	sock_drops(s->fd, &s->drops_base);
+	return 0;
+}
+
+CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
+				 const struct cgs_listener_opts *uopts)
+{
+	struct cgs_listener_opts o;
+	int r = cgsi_opts_copy(&o, sizeof(o), uopts, uopts ? uopts->sz : 0);
+	if (r < 0)
+		return r;
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+
+	unsigned char *set = calloc(1, CGSI_MAX_CPUS);
+	unsigned char *poss = calloc(1, CGSI_MAX_CPUS);
+	char *possible_list = malloc(100 + 6 * CGSI_MAX_CPUS);
+	struct cgs_listener *l = calloc(1, sizeof(*l));
+	if (!set || !poss || !possible_list || !l) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	l->flags = o.flags;
+	l->log = o.log;
+	l->log_ctx = o.log_ctx;
+	l->stop_fd = -1;
+
+	/* Validate the mask ourselves: the kernel's errors are terse. */
+	int nposs = cgsi_possible_set(poss);
+	if (nposs <= 0) {
+		r = nposs < 0 ? nposs : -EIO;
+		goto fail;
+	}
+	cgsi_cpulist_format(poss, CGSI_MAX_CPUS, possible_list,
+			    100 + 6 * CGSI_MAX_CPUS);
+	int ncpus;
+	if (o.cpus) {
+		char err[128];
+		ncpus = cgsi_cpulist_parse(o.cpus, set, err, sizeof(err));
+		if (ncpus < 0) {
+			cgsi_log(l, CGS_LOG_ERR, "bad cpu list \"%s\": %s",
+				 o.cpus, err);
+			r = ncpus;
+			goto fail;
+		}
+		for (int c = 0; c < CGSI_MAX_CPUS; c++)
+			if (set[c] && !poss[c]) {
+				cgsi_log(l, CGS_LOG_ERR,
+					 "cpu %d is not a possible cpu", c);
+				r = -ERANGE;
+				goto fail;
+			}
+	} else {
+		memcpy(set, poss, CGSI_MAX_CPUS);
+		ncpus = nposs;
+	}
+
+	if (!(o.flags & CGS_LISTEN_NO_NS_CHECK)) {
+		r = cgsi_check_namespaces();
+		if (r < 0)
+			goto fail;
+	}
+	/* resolve once up front so "no taskstats" wins over "no privilege" */
+	{
+		struct nl_sock *probe;
+		r = cgsi_genl_socket(&probe, &l->family);
+		if (r < 0)
+			goto fail;
+		nl_socket_free(probe);
+	}
+	if (cgsi_have_net_admin() == 0) {
+		r = -CGS_ERR_PERM;
+		goto fail;
+	}
+
+	l->nshards = o.shards ? o.shards : default_shards((unsigned)ncpus);
+	if (l->nshards > (unsigned)ncpus)
+		l->nshards = (unsigned)ncpus;
+	l->shards = aligned_alloc(64, sizeof(*l->shards) * l->nshards);
+	if (!l->shards) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	memset(l->shards, 0, sizeof(*l->shards) * l->nshards);
+	for (unsigned i = 0; i < l->nshards; i++) {
+		l->shards[i].owner = l;
+		l->shards[i].idx = i;
+		l->shards[i].fd = -1;
+	}
+	r = split_cpus(l, set, (unsigned)ncpus);
+	if (r < 0)
+		goto fail;
+	for (unsigned i = 0; i < l->nshards; i++) {
+		r = shard_open(l, &l->shards[i],
+			       o.rcvbuf ? o.rcvbuf : CGSI_DEFAULT_RCVBUF,
+			       possible_list);
+		if (r < 0)
+			goto fail;
+	}
+	free(set);
+	free(poss);
+	free(possible_list);
+	*out = l;
+	return 0;
+fail:
+	free(set);
+	free(poss);
+	free(possible_list);
+	cgs_listener_close(l);
+	return r;
+}
+
+static void shard_close(struct cgs_listener *l, struct cgsi_shard *s)
+{
+	if (s->sk) {
+		if (s->cpus && s->bufs)
+			cgsi_send_mask(s, l->family,
+				       TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK,
+				       s->cpus, false);
+		nl_socket_free(s->sk);
+	}
+	free(s->cpus);
+	free(s->msgs);
+	free(s->iov);
+	free(s->bufs);
+	free(s->pending);
+}
+
+CGS_EXPORT void cgs_listener_close(struct cgs_listener *l)
+{
+	if (!l)
+		return;
+	if (l->running)
+		cgs_listener_stop(l);
+	if (l->shards)
+		for (unsigned i = 0; i < l->nshards; i++)
+			shard_close(l, &l->shards[i]);
+	free(l->shards);
+	if (l->stop_fd >= 0)
+		close(l->stop_fd);
+	free(l);
+}
+
+CGS_EXPORT unsigned cgs_listener_shards(const struct cgs_listener *l)
+{
+	return l ? l->nshards : 0;
+}
+
+CGS_EXPORT int cgs_listener_shard_fd(const struct cgs_listener *l,
+				     unsigned shard)
+{
+	if (!l || shard >= l->nshards)
+		return -EINVAL;
+	return l->shards[shard].fd;
+}
+
+CGS_EXPORT const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
+					       unsigned shard)
+{
+	if (!l || shard >= l->nshards)
+		return NULL;
+	return l->shards[shard].cpus;
+}
+
+CGS_EXPORT size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
+					    unsigned shard)
+{
+	if (!l || shard >= l->nshards)
+		return 0;
+	return l->shards[shard].rcvbuf;
+}
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+static void add_loss(struct cgs_loss *sum, struct cgsi_shard *s)
+{
+	uint64_t drops;
+	if (sock_drops(s->fd, &drops) == 0 && drops >= s->drops_base)
+		sum->dropped += drops - s->drops_base;
+	sum->dropped += LD(s->loss.dropped); /* our own (pending overflow) */
+	sum->enobufs += LD(s->loss.enobufs);
+	sum->seq_gaps += LD(s->loss.seq_gaps);
+	sum->truncated += LD(s->loss.truncated);
+	const struct cgs_decode_stats *d = &s->loss.decode;
+	sum->decode.messages += LD(d->messages);
+	sum->decode.records += LD(d->records);
+	sum->decode.malformed += LD(d->malformed);
+	sum->decode.unknown_version += LD(d->unknown_version);
+	sum->decode.unknown_bytes += LD(d->unknown_bytes);
+	sum->decode.layout_guesses += LD(d->layout_guesses);
+	sum->decode.tgid_skipped += LD(d->tgid_skipped);
+}
+
+CGS_EXPORT int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
+				 struct cgs_loss *out)
+{
+	if (!l || !out || out->sz < sizeof(size_t))
+		return -EINVAL;
+	struct cgs_loss sum;
+	memset(&sum, 0, sizeof(sum));
+	if (shard == CGS_ALL_SHARDS) {
+		for (unsigned i = 0; i < l->nshards; i++)
+			add_loss(&sum, &l->shards[i]);
+	} else if (shard < l->nshards) {
+		add_loss(&sum, &l->shards[shard]);
+	} else {
+		return -EINVAL;
+	}
+	size_t n = CGS_MIN(out->sz, sizeof(sum));
+	sum.sz = out->sz;
+	memcpy(out, &sum, n);
+	return 0;
+}
