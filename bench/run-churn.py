@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Churn benchmark: what a taskstats listener costs an exit-heavy workload.
+
+Runs bench/churn (threads: N threads sleeping (N-i)*2 us, R rounds; procs:
+fork + _exit + waitpid) under five configurations, interleaved per
+repetition (A B C D E, B C D E A, ... : the start rotates so no
+configuration always runs first):
+
+  a  no listener
+  b  bench/drain: libcgstats listener whose callback only counts (the floor)
+  c  taskstat-collect fully on (attribution, rollup, per-tgid, jsonl)
+  d  c with --no-tgid
+  e  c with --events (one line per exit record, to a file)
+
+The workload joins a dedicated cgroup2 directory so the collector's
+per-cgroup rollup can be checked against what the workload produced.
+Writes <out>/churn.json, <out>/churn.md and <out>/churn-overhead.png.
+Needs root (taskstats listeners, cgroup moves). Python 3 stdlib only.
+"""
+import argparse
+import json
+import os
+import platform
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+CONFIGS = {
+    'a': 'no listener',
+    'b': 'drain-only listener (floor)',
+    'c': 'taskstat-collect full',
+    'd': 'taskstat-collect --no-tgid',
+    'e': 'taskstat-collect --events',
+}
+
+
+def v2_mount():
+    with open('/proc/self/mountinfo') as f:
+        for line in f:
+            left, _, right = line.partition(' - ')
+            if right.startswith('cgroup2 '):
+                return left.split()[4]
+    return None
+
+
+def wait_ready(proc, errpath, timeout, pattern=('ready', 'listening')):
+    """Wait until the listener says it is ready on stderr (or timeout)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with open(errpath) as f:
+                text = f.read().lower()
+            if any(p in text for p in pattern):
+                return True
+        except OSError:
+            pass
+        time.sleep(0.02)
+    return proc.poll() is None
+
+
+def stop(proc):
+    """SIGTERM, reap, return (rc, user_s, sys_s) of the listener."""
+    proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while True:
+        pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            break
+        if time.monotonic() > deadline:
+            proc.kill()
+            pid, status, ru = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.01)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, ru.ru_utime, ru.ru_stime
+
+
+def parse_collector(path, cgpath):
+    """Records/drops from taskstat-collect's jsonl output.
+
+    Looks at the last snapshot: the row of the workload's cgroup (its task
+    and tgid counts) and the collector totals (records, dropped)."""
+    rows, totals, events = {}, {}, 0
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line.startswith('{'):
+                    continue
+                try:
+                    o = json.loads(line)
+                except ValueError:
+                    continue
+                typ = o.get('type', '')
+                if typ in ('exit', 'event', 'record'):
+                    events += 1
+                    continue
+                if 'cgroup' in o or 'path' in o:
+                    p = o.get('cgroup', o.get('path'))
+                    rows[p] = o
+                if typ in ('totals', 'summary', 'snapshot', 'stats') or \
+                        'dropped' in o:
+                    totals = o
+    except OSError:
+        pass
+    row = rows.get(cgpath, {})
+
+    def pick(o, *keys):
+        for k in keys:
+            cur = o
+            for part in k.split('.'):
+                if isinstance(cur, dict) and part in cur:
+                    cur = cur[part]
+                else:
+                    cur = None
+                    break
+            if isinstance(cur, (int, float)):
+                return cur
+        return None
+
+    return {
+        'match_task_records': pick(row, 'self.tasks', 'tasks'),
+        'match_tgid_records': pick(row, 'self.tgid_records', 'tgid_records'),
+        'records': pick(totals, 'records', 'totals.records'),
+        'dropped': pick(totals, 'dropped', 'loss.dropped', 'totals.dropped'),
+        'unattributed': pick(totals, 'unattributed', 'totals.unattributed'),
+        'event_lines': events,
+    }
+
+
+def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
+    """One workload run under one configuration; returns a result dict."""
+    listener = None
+    errpath = os.path.join(tmp, 'listener.err')
+    outpath = os.path.join(tmp, 'listener.out')
+    for p in (errpath, outpath):
+        if os.path.exists(p):
+            os.unlink(p)
+    if cfg == 'b':
+        cmd = [args.drain]
+    elif cfg in 'cde':
+        cmd = [args.collector, '--format', 'jsonl', '--output', outpath,
+               '--interval', str(args.interval), '--hierarchy', 'v2']
+        if cfg == 'd':
+            cmd.append('--no-tgid')
+        if cfg == 'e':
+            cmd.append('--events')
+        cmd += args.collector_arg
+    else:
+        cmd = None
+    if cmd:
+        out = open(outpath + '.stdout', 'w')
+        err = open(errpath, 'w')
+        listener = subprocess.Popen(cmd, stdout=out, stderr=err)
+        out.close()
+        err.close()
+        ok = wait_ready(listener, errpath, args.ready_timeout)
+        if not ok:
+            rc = listener.poll()
+            with open(errpath) as f:
+                msg = f.read().strip()
+            if rc is not None:
+                raise RuntimeError(f'{cfg}: listener exited {rc}: {msg}')
+        time.sleep(args.settle)
+
+    n = args.n if mode == 'threads' else args.procs_n
+    r = args.rounds if mode == 'threads' else args.procs_rounds
+    wl = subprocess.run([args.churn, mode, '-n', str(n), '-r', str(r),
+                         '-c', cgprocs], capture_output=True, text=True)
+    if wl.returncode != 0:
+        raise RuntimeError(f'churn failed: {wl.stderr}')
+    res = json.loads(wl.stdout.strip().splitlines()[-1])
+    res.update(config=cfg, cpu_s=res['user_s'] + res['sys_s'],
+               listener_user_s=0.0, listener_sys_s=0.0, listener_cpu_s=0.0)
+    if listener:
+        time.sleep(args.settle)  # let the last batch arrive
+        rc, u, s = stop(listener)
+        res.update(listener_rc=rc, listener_user_s=u, listener_sys_s=s,
+                   listener_cpu_s=u + s)
+        if cfg == 'b':
+            try:
+                with open(outpath + '.stdout') as f:
+                    d = json.loads(f.read().strip().splitlines()[-1])
+            except (OSError, ValueError, IndexError):
+                d = {}
+            res.update(match_task_records=d.get('match_task_records'),
+                       match_tgid_records=d.get('match_tgid_records'),
+                       records=d.get('events'), dropped=d.get('dropped'))
+        else:
+            res.update(parse_collector(outpath, cgpath))
+            try:
+                res['output_bytes'] = os.path.getsize(outpath)
+            except OSError:
+                res['output_bytes'] = None
+    res['total_cpu_s'] = res['cpu_s'] + res['listener_cpu_s']
+    return res
+
+
+def med(v):
+    return statistics.median(v) if v else None
+
+
+def iqr(v):
+    if len(v) < 4:
+        return (min(v), max(v)) if v else (None, None)
+    q = statistics.quantiles(v, n=4)
+    return q[0], q[2]
+
+
+def summarize(runs, configs, modes):
+    summ = {}
+    for mode in modes:
+        summ[mode] = {}
+        for cfg in configs:
+            rs = [x for x in runs if x['mode'] == mode and x['config'] == cfg]
+            if not rs:
+                continue
+            s = {'runs': len(rs)}
+            for k in ('elapsed_s', 'user_s', 'sys_s', 'cpu_s',
+                      'listener_cpu_s', 'total_cpu_s'):
+                v = [x[k] for x in rs]
+                lo, hi = iqr(v)
+                s[k] = {'median': med(v), 'min': min(v), 'max': max(v),
+                        'q1': lo, 'q3': hi}
+            exp_t = rs[0]['expected_task_records']
+            exp_g = rs[0]['expected_tgid_records']
+            if cfg == 'd':
+                exp_g = 0
+            got_t = [x.get('match_task_records') for x in rs]
+            got_g = [x.get('match_tgid_records') for x in rs]
+            drops = [x.get('dropped') for x in rs]
+            s['expected_task_records'] = exp_t
+            s['expected_tgid_records'] = exp_g
+            if cfg != 'a':
+                s['task_records'] = {
+                    'min': min((g for g in got_t if g is not None),
+                               default=None),
+                    'max': max((g for g in got_t if g is not None),
+                               default=None)}
+                s['tgid_records'] = {
+                    'min': min((g for g in got_g if g is not None),
+                               default=None),
+                    'max': max((g for g in got_g if g is not None),
+                               default=None)}
+                s['runs_complete'] = sum(1 for g in got_t if g == exp_t)
+                s['dropped_total'] = sum(d for d in drops if d is not None)
+                s['dropped_known'] = sum(1 for d in drops if d is not None)
+            summ[mode][cfg] = s
+        base = summ[mode].get('a')
+        if not base:
+            continue
+        for cfg, s in summ[mode].items():
+            for k in ('elapsed_s', 'cpu_s', 'total_cpu_s'):
+                b = base[k]['median']
+                s.setdefault('overhead_pct', {})[k] = \
+                    (s[k]['median'] / b - 1) * 100 if b else None
+        fl = summ[mode].get('b')
+        for cfg in ('c', 'd', 'e'):
+            s = summ[mode].get(cfg)
+            if not s or not fl:
+                continue
+            s['vs_floor'] = {}
+            for k in ('elapsed_s', 'cpu_s', 'total_cpu_s'):
+                fo = fl[k]['median'] - base[k]['median']
+                co = s[k]['median'] - base[k]['median']
+                s['vs_floor'][k] = co / fo if fo > 0 else None
+    return summ
+
+
+def fmt(x, nd=3):
+    return '-' if x is None else f'{x:.{nd}f}'
+
+
+def pct(x):
+    return '-' if x is None else f'{x:+.1f}%'
+
+
+def markdown(meta, summ, configs, modes):
+    out = []
+    out.append(f"Churn benchmark, {meta['date']} on {meta['machine']}.\n")
+    out.append(f"threads: N={meta['n']} R={meta['rounds']}; procs: "
+               f"N={meta['procs_n']} R={meta['procs_rounds']}; "
+               f"{meta['reps']} interleaved repetitions per configuration; "
+               f"medians, [min-max] in brackets.\n")
+    for mode in modes:
+        out.append(f"\n### {mode}\n")
+        out.append('| cfg | listener | elapsed s | user s | sys s | '
+                   'listener CPU s | records (got/expected) | tgid recs | '
+                   'drops | elapsed | CPU | CPU incl. listener |')
+        out.append('|---|---|---|---|---|---|---|---|---|---|---|---|')
+        for cfg in configs:
+            s = summ[mode].get(cfg)
+            if not s:
+                continue
+            e = s['elapsed_s']
+            o = s.get('overhead_pct', {})
+            if cfg == 'a':
+                rec, tg, dr = '-', '-', '-'
+            else:
+                tr, gr = s['task_records'], s['tgid_records']
+                rec = (f"{tr['min']}..{tr['max']}/{s['expected_task_records']}"
+                       if tr['min'] != tr['max'] else
+                       f"{tr['min']}/{s['expected_task_records']}")
+                tg = (f"{gr['min']}..{gr['max']}/{s['expected_tgid_records']}"
+                      if gr['min'] != gr['max'] else
+                      f"{gr['min']}/{s['expected_tgid_records']}")
+                dr = str(s['dropped_total']) if s['dropped_known'] else '?'
+            out.append(
+                f"| {cfg} | {CONFIGS[cfg]} | {fmt(e['median'])} "
+                f"[{fmt(e['min'])}-{fmt(e['max'])}] | "
+                f"{fmt(s['user_s']['median'])} | {fmt(s['sys_s']['median'])} | "
+                f"{fmt(s['listener_cpu_s']['median'])} | {rec} | {tg} | {dr} | "
+                f"{pct(o.get('elapsed_s'))} | {pct(o.get('cpu_s'))} | "
+                f"{pct(o.get('total_cpu_s'))} |")
+        rows = [(cfg, summ[mode][cfg]['vs_floor']) for cfg in ('c', 'd', 'e')
+                if cfg in summ[mode] and 'vs_floor' in summ[mode][cfg]]
+        if rows:
+            out.append('\nCost relative to the drain-only floor '
+                       '((X-a)/(b-a); "-" when b is within noise of a):\n')
+            out.append('| cfg | elapsed | CPU | CPU incl. listener |')
+            out.append('|---|---|---|---|')
+            for cfg, v in rows:
+                out.append(f"| {cfg} | {fmt(v['elapsed_s'], 2)}x | "
+                           f"{fmt(v['cpu_s'], 2)}x | "
+                           f"{fmt(v['total_cpu_s'], 2)}x |")
+    return '\n'.join(out) + '\n'
+
+
+def plot(outdir, summ, configs, modes):
+    dat = os.path.join(outdir, 'churn-overhead.dat')
+    with open(dat, 'w') as f:
+        f.write('# cfg ' + ' '.join(f'{m}_elapsed {m}_cpu {m}_total'
+                                    for m in modes) + '\n')
+        for cfg in configs:
+            if cfg == 'a':
+                continue
+            cols = []
+            for m in modes:
+                o = summ[m].get(cfg, {}).get('overhead_pct', {})
+                cols += [o.get('elapsed_s'), o.get('cpu_s'),
+                         o.get('total_cpu_s')]
+            f.write(f'"{cfg}" ' + ' '.join('NaN' if c is None else f'{c:.3f}'
+                                           for c in cols) + '\n')
+    png = os.path.join(outdir, 'churn-overhead.png')
+    series = []
+    col = 2
+    for m in modes:
+        for lab in ('elapsed', 'CPU', 'CPU+listener'):
+            series.append(f"'{dat}' using {col}:xtic(1) title '{m} {lab}'")
+            col += 1
+    gp = f"""set terminal pngcairo size 1000,560 font ',10'
+set output '{png}'
+set title 'Churn workload overhead vs no listener (medians)'
+set ylabel 'overhead vs (a), %'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set grid ytics
+set xzeroaxis lt -1
+set key outside right
+set xlabel 'b drain-only, c collector full, d --no-tgid, e --events'
+plot {', '.join(series)}
+"""
+    try:
+        subprocess.run(['gnuplot'], input=gp, text=True, check=True,
+                       capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f'gnuplot failed: {e}', file=sys.stderr)
+        return None
+    return png
+
+
+def machine():
+    model = '?'
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                if line.startswith('model name'):
+                    model = line.split(':', 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs, {model}, Linux {platform.release()}"
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--build', default=os.path.join(os.path.dirname(here),
+                                                    'build-bench'),
+                    help='CMake build directory (default: ../build-bench)')
+    ap.add_argument('--reps', type=int, default=10)
+    ap.add_argument('--configs', default='abcde')
+    ap.add_argument('--modes', default='threads,procs')
+    ap.add_argument('-n', type=int, default=1000)
+    ap.add_argument('-r', '--rounds', type=int, default=10)
+    ap.add_argument('--procs-n', type=int, default=1000)
+    ap.add_argument('--procs-rounds', type=int, default=5)
+    ap.add_argument('--interval', default='1',
+                    help='collector snapshot interval, s (default 1)')
+    ap.add_argument('--settle', type=float, default=0.3,
+                    help='idle seconds before and after the workload')
+    ap.add_argument('--ready-timeout', type=float, default=3.0)
+    ap.add_argument('--collector-arg', action='append', default=[],
+                    help='extra argument for taskstat-collect (repeatable)')
+    ap.add_argument('--quick', action='store_true',
+                    help='CI smoke: 2 reps, smaller workloads (~1 min)')
+    ap.add_argument('--out', default=os.path.join(here, 'results'))
+    args = ap.parse_args()
+    if args.quick:
+        args.reps = min(args.reps, 2)
+        args.rounds = min(args.rounds, 3)
+        args.procs_rounds = min(args.procs_rounds, 2)
+        args.settle = min(args.settle, 0.2)
+    args.churn = os.path.join(args.build, 'bench', 'churn')
+    args.drain = os.path.join(args.build, 'bench', 'drain')
+    args.collector = os.path.join(args.build, 'cmd', 'taskstat-collect')
+    configs = [c for c in args.configs if c in CONFIGS]
+    modes = [m for m in args.modes.split(',') if m in ('threads', 'procs')]
+    missing = {'b': args.drain, 'c': args.collector, 'd': args.collector,
+               'e': args.collector}
+    for c in list(configs):
+        if c in missing and not os.access(missing[c], os.X_OK):
+            print(f'skipping {c}: {missing[c]} not built', file=sys.stderr)
+            configs.remove(c)
+    if os.geteuid() != 0:
+        print('run-churn: needs root', file=sys.stderr)
+        return 77
+    mnt = v2_mount()
+    if not mnt:
+        print('run-churn: no cgroup2 mount', file=sys.stderr)
+        return 1
+    cgpath = f'/cgs-bench-churn-{os.getpid()}'
+    cgdir = mnt + cgpath
+    os.makedirs(cgdir, exist_ok=True)
+    tmp = f'/tmp/cgs-bench-churn-{os.getpid()}'
+    os.makedirs(tmp, exist_ok=True)
+    os.makedirs(args.out, exist_ok=True)
+
+    runs = []
+    t0 = time.monotonic()
+    try:
+        for rep in range(args.reps):
+            order = configs[rep % len(configs):] + \
+                configs[:rep % len(configs)]
+            for mode in modes:
+                for cfg in order:
+                    r = run_one(args, cfg, mode,
+                                os.path.join(cgdir, 'cgroup.procs'), cgpath,
+                                tmp)
+                    r['rep'] = rep
+                    runs.append(r)
+                    print(f"rep {rep} {mode:7s} {cfg}: elapsed "
+                          f"{r['elapsed_s']:.3f} cpu {r['cpu_s']:.3f} "
+                          f"listener {r['listener_cpu_s']:.3f} records "
+                          f"{r.get('match_task_records')} drops "
+                          f"{r.get('dropped')}", file=sys.stderr)
+    finally:
+        try:
+            os.rmdir(cgdir)
+        except OSError:
+            pass
+    meta = {
+        'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
+        'machine': machine(), 'n': args.n, 'rounds': args.rounds,
+        'procs_n': args.procs_n, 'procs_rounds': args.procs_rounds,
+        'reps': args.reps, 'configs': {c: CONFIGS[c] for c in configs},
+        'interval_s': args.interval, 'settle_s': args.settle,
+        'wall_s': time.monotonic() - t0,
+        'loadavg': open('/proc/loadavg').read().split()[:3],
+        'command': ' '.join([sys.argv[0]] + sys.argv[1:]),
+    }
+    summ = summarize(runs, configs, modes)
+    with open(os.path.join(args.out, 'churn.json'), 'w') as f:
+        json.dump({'meta': meta, 'summary': summ, 'runs': runs}, f, indent=1)
+    md = markdown(meta, summ, configs, modes)
+    with open(os.path.join(args.out, 'churn.md'), 'w') as f:
+        f.write(md)
+    plot(args.out, summ, configs, modes)
+    print(md)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
