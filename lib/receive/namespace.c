@@ -62,8 +62,9 @@ static int in_initial_userns(void)
 	unsigned a, b, c;
 	if (cgsi_read_file("/proc/self/uid_map", buf, sizeof(buf)) < 0)
 		return -1;
+	/* the initial namespace maps everything; a child may map nothing */
 	if (sscanf(buf, "%u %u %u", &a, &b, &c) != 3)
-		return -1;
+		return 0;
 	return a == 0 && b == 0 && c == 4294967295u;
 }
 

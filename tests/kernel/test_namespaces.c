@@ -1,0 +1,154 @@
+/*
+ * The places where a listener cannot work must fail fast with their own
+ * error: no CAP_NET_ADMIN, a foreign network namespace (where registering
+ * "succeeds" and nothing ever arrives), a foreign pid or user namespace.
+ * Each case runs in a forked child so the test process keeps its powers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <linux/capability.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "kernel_common.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Child: open a listener, exit 0 iff it fails with `want` within 1 s. */
+static void expect_open_error(int want, unsigned flags)
+{
+	double t0 = now_s();
+	struct cgs_listener *l = NULL;
+	struct cgs_listener_opts o = { .sz = sizeof(o), .flags = flags };
+	int r = cgs_listener_open(&l, &o);
+	double dt = now_s() - t0;
+	if (r != want || dt > 1.0) {
+		fprintf(stderr, "got %d (%s) after %.3fs, want %d\n", r,
+			cgs_strerror(r), dt, want);
+		_exit(1);
+	}
+	fprintf(stderr, "ok: %s (%.3fs)\n", cgs_strerror(r), dt);
+	_exit(0);
+}
+
+static int run_child(void (*fn)(void))
+{
+	pid_t p = fork();
+	if (p == 0) {
+		fn();
+		_exit(2);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void drop_net_admin(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		_exit(3);
+	for (int i = 0; i < 2; i++) {
+		d[i].effective &= i == CAP_NET_ADMIN / 32
+					  ? ~(1u << (CAP_NET_ADMIN % 32)) : ~0u;
+		d[i].permitted = d[i].effective;
+		d[i].inheritable = 0;
+	}
+	if (syscall(SYS_capset, &h, d) < 0)
+		_exit(3);
+	expect_open_error(-CGS_ERR_PERM, 0);
+}
+
+static void foreign_netns(void)
+{
+	if (unshare(CLONE_NEWNET) < 0)
+		_exit(3);
+	expect_open_error(-CGS_ERR_NETNS, 0);
+}
+
+/* Without the up-front check, the self-test is what catches it. */
+static void foreign_netns_selftest(void)
+{
+	if (unshare(CLONE_NEWNET) < 0)
+		_exit(3);
+	struct cgs_listener *l = NULL;
+	struct cgs_listener_opts o = { .sz = sizeof(o),
+				       .flags = CGS_LISTEN_NO_NS_CHECK };
+	int r = cgs_listener_open(&l, &o);
+	if (r < 0) {
+		/* kernels before 5.19 hide the family: also a clear error */
+		_exit(r == -CGS_ERR_NO_TASKSTATS ? 0 : 1);
+	}
+	double t0 = now_s();
+	r = cgs_listener_selftest(l, 500, NULL, NULL);
+	double dt = now_s() - t0;
+	cgs_listener_close(l);
+	fprintf(stderr, "selftest in foreign netns: %d after %.3fs\n", r, dt);
+	_exit(r == -ETIMEDOUT && dt < 1.0 ? 0 : 1);
+}
+
+static void foreign_pidns(void)
+{
+	if (unshare(CLONE_NEWPID) < 0)
+		_exit(3);
+	pid_t p = fork(); /* the first child becomes pid 1 of the new ns */
+	if (p == 0)
+		expect_open_error(-CGS_ERR_PIDNS, 0);
+	int st;
+	waitpid(p, &st, 0);
+	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+}
+
+static void foreign_userns(void)
+{
+	if (unshare(CLONE_NEWUSER) < 0)
+		_exit(3);
+	expect_open_error(-CGS_ERR_PERM, 0);
+}
+
+static void test_no_cap_net_admin(void **s) { (void)s; assert_int_equal(run_child(drop_net_admin), 0); }
+static void test_foreign_netns(void **s) { (void)s; assert_int_equal(run_child(foreign_netns), 0); }
+static void test_foreign_netns_selftest(void **s) { (void)s; assert_int_equal(run_child(foreign_netns_selftest), 0); }
+static void test_foreign_pidns(void **s) { (void)s; assert_int_equal(run_child(foreign_pidns), 0); }
+static void test_foreign_userns(void **s) { (void)s; assert_int_equal(run_child(foreign_userns), 0); }
+
+static void test_messages_distinct(void **s)
+{
+	(void)s;
+	int codes[] = { CGS_ERR_NO_TASKSTATS, CGS_ERR_PERM, CGS_ERR_NETNS,
+			CGS_ERR_PIDNS, CGS_ERR_CGROUP2 };
+	for (size_t i = 0; i < 5; i++)
+		for (size_t j = 0; j < i; j++) {
+			assert_int_not_equal(codes[i], codes[j]);
+			assert_string_not_equal(cgs_strerror(-codes[i]),
+						cgs_strerror(-codes[j]));
+		}
+	assert_non_null(strstr(cgs_strerror(-CGS_ERR_NETNS), "network namespace"));
+	assert_non_null(strstr(cgs_strerror(-CGS_ERR_PERM), "CAP_NET_ADMIN"));
+}
+
+int main(void)
+{
+	kt_require_taskstats();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_messages_distinct),
+		cmocka_unit_test(test_no_cap_net_admin),
+		cmocka_unit_test(test_foreign_netns),
+		cmocka_unit_test(test_foreign_netns_selftest),
+		cmocka_unit_test(test_foreign_pidns),
+		cmocka_unit_test(test_foreign_userns),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
