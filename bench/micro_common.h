@@ -39,7 +39,7 @@ size_t cgsb_build_msg(uint8_t *buf, size_t cap, const struct cgsb_msg_spec *s);
  * cg_path gets the cgroup path as /proc/<pid>/cgroup shows it.
  */
 struct cgsb_cgchain {
-	char base[512];    /* top directory created, "" for depth 0 */
+	char base[4096];   /* top directory created, "" for depth 0 */
 	char leaf[4096];   /* deepest directory */
 	char cg_path[4096];
 	unsigned depth;
