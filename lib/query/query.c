@@ -39,7 +39,7 @@ CGS_EXPORT int cgs_query_open(struct cgs_query **out)
 		free(q);
 		return -ENOMEM;
 	}
-	int r = cgsi_genl_socket(&q->sk, &q->family);
+	int r = cgsi_genl_socket(&q->sk, &q->family, 0);
 	if (r < 0) {
 		free(q->buf);
 		free(q);

@@ -15,11 +15,15 @@
 #define CGSI_ACK_TIMEOUT_MS 2000
 #define CGSI_PENDING_MAX (8u << 20)
 
-int cgsi_genl_socket(struct nl_sock **out, int *family)
+uint32_t cgsi_test_next_port;
+
+int cgsi_genl_socket(struct nl_sock **out, int *family, uint32_t port)
 {
 	struct nl_sock *sk = nl_socket_alloc();
 	if (!sk)
 		return -ENOMEM;
+	if (port)
+		nl_socket_set_local_port(sk, port);
 	/* exit events carry the kernel's per-CPU sequence numbers */
 	nl_socket_disable_seq_check(sk);
 	int r = genl_connect(sk);

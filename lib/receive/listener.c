@@ -145,7 +145,9 @@ static int shard_open(struct cgs_listener *l, struct cgsi_shard *s,
 	int r = shard_alloc_slots(s);
 	if (r < 0)
 		return r;
-	r = cgsi_genl_socket(&s->sk, &l->family);
+	uint32_t port = cgsi_test_next_port;
+	cgsi_test_next_port = 0;
+	r = cgsi_genl_socket(&s->sk, &l->family, port);
 	if (r < 0)
 		return r;
 	s->fd = nl_socket_get_fd(s->sk);
@@ -231,7 +233,7 @@ CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
 	/* resolve once up front so "no taskstats" wins over "no privilege" */
 	{
 		struct nl_sock *probe;
-		r = cgsi_genl_socket(&probe, &l->family);
+		r = cgsi_genl_socket(&probe, &l->family, 0);
 		if (r < 0)
 			goto fail;
 		nl_socket_free(probe);

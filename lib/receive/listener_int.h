@@ -73,7 +73,9 @@ int cgsi_check_namespaces(void);
 int cgsi_have_net_admin(void);
 
 /* family.c */
-int cgsi_genl_socket(struct nl_sock **out, int *family);
+/* white-box tests: bind the next socket to this port id (0: autobind) */
+extern uint32_t cgsi_test_next_port;
+int cgsi_genl_socket(struct nl_sock **out, int *family, uint32_t port);
 int cgsi_send_mask(struct cgsi_shard *s, int family, int attr,
 		   const char *cpus, bool keep_events);
 

@@ -1,0 +1,152 @@
+/*
+ * The kernel keys exit listeners by netlink port id. A socket closed without
+ * deregistering leaves its entry, and the next socket bound to that port id
+ * receives the dead registration's events. A shard must not inherit them:
+ * here a raw socket registers CPUs 0-1 on port P and dies without
+ * deregistering; a listener for CPU 0 only is then bound to P and must see
+ * nothing from CPU 1.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/taskstats.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "kernel_common.h"
+#include "receive/listener_int.h"
+
+static int family_id(void)
+{
+	struct cgs_listener *l;
+	struct cgs_listener_opts o = { .sz = sizeof(o), .cpus = "0" };
+	if (cgs_listener_open(&l, &o) < 0)
+		return -1;
+	int f = l->family;
+	cgs_listener_close(l);
+	return f;
+}
+
+/* Register `cpus` from a raw socket bound to `port`, then close it without
+ * deregistering: the stale entry stays in the kernel's per-CPU lists. */
+static void leave_stale_registration(uint32_t port, int family,
+				     const char *cpus)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	assert_true(fd >= 0);
+	struct sockaddr_nl a = { .nl_family = AF_NETLINK, .nl_pid = port };
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	struct {
+		struct nlmsghdr n;
+		struct genlmsghdr g;
+		char attrs[64];
+	} req;
+	memset(&req, 0, sizeof(req));
+	size_t alen = NLA_HDRLEN + strlen(cpus) + 1;
+	struct nlattr *na = (struct nlattr *)req.attrs;
+	na->nla_type = TASKSTATS_CMD_ATTR_REGISTER_CPUMASK;
+	na->nla_len = (uint16_t)alen;
+	memcpy((char *)na + NLA_HDRLEN, cpus, strlen(cpus) + 1);
+	req.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN + NLA_ALIGN(alen));
+	req.n.nlmsg_type = (uint16_t)family;
+	req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req.n.nlmsg_seq = 1;
+	req.g.cmd = TASKSTATS_CMD_GET;
+	req.g.version = TASKSTATS_GENL_VERSION;
+	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
+	assert_true(sendto(fd, &req, req.n.nlmsg_len, 0, (struct sockaddr *)&k,
+			   sizeof(k)) > 0);
+	char ack[4096];
+	for (;;) { /* wait for our ack, skipping events that race it */
+		ssize_t n = recv(fd, ack, sizeof(ack), 0);
+		assert_true(n > 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)ack;
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			struct nlmsgerr *e = NLMSG_DATA(h);
+			assert_int_equal(e->error, 0);
+			break;
+		}
+	}
+	close(fd);
+}
+
+static pid_t exit_on_cpu(int cpu, int n)
+{
+	pid_t p = fork();
+	if (p)
+		return p;
+	cpu_set_t cs;
+	CPU_ZERO(&cs);
+	CPU_SET(cpu, &cs);
+	sched_setaffinity(0, sizeof(cs), &cs);
+	for (int i = 0; i < n; i++) {
+		pid_t c = fork();
+		if (c == 0)
+			_exit(0);
+		waitpid(c, NULL, 0);
+	}
+	_exit(0);
+}
+
+struct cnt {
+	uint32_t ppid_cpu0, ppid_cpu1;
+	int cpu0, cpu1;
+};
+
+static int count(const struct cgs_exit *ev, void *arg)
+{
+	struct cnt *c = arg;
+	if (!ev->task)
+		return 0;
+	if (ev->task->ppid == c->ppid_cpu0)
+		c->cpu0++;
+	if (ev->task->ppid == c->ppid_cpu1)
+		c->cpu1++;
+	return 0;
+}
+
+static void test_no_inherited_registration(void **state)
+{
+	(void)state;
+	if (cgs_possible_cpus() < 2)
+		skip();
+	int fam = family_id();
+	assert_true(fam > 0);
+	uint32_t port = 0x3ff00000u | (uint32_t)(getpid() & 0xfffff);
+	leave_stale_registration(port, fam, "0-1");
+
+	cgsi_test_next_port = port;
+	struct cgs_listener *l;
+	struct cgs_listener_opts o = { .sz = sizeof(o), .cpus = "0" };
+	assert_int_equal(cgs_listener_open(&l, &o), 0);
+
+	struct cnt c = { 0 };
+	pid_t a = exit_on_cpu(0, 20);
+	pid_t b = exit_on_cpu(1, 20);
+	c.ppid_cpu0 = (uint32_t)a;
+	c.ppid_cpu1 = (uint32_t)b;
+	waitpid(a, NULL, 0);
+	waitpid(b, NULL, 0);
+	usleep(100000);
+	assert_true(cgs_listener_drain(l, 0, count, &c) >= 0);
+	fprintf(stderr, "cpu0 exits seen %d/20, cpu1 exits seen %d (want 0)\n",
+		c.cpu0, c.cpu1);
+	assert_int_equal(c.cpu0, 20);
+	assert_int_equal(c.cpu1, 0);
+	cgs_listener_close(l);
+}
+
+int main(void)
+{
+	kt_require_taskstats();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_inherited_registration),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
