@@ -12,6 +12,9 @@ configuration always runs first):
   c  taskstat-collect fully on (attribution, rollup, per-tgid, jsonl)
   d  c with --no-tgid
   e  c with --events (one line per exit record, to a file)
+  k  bench/drain registered with a 64 MiB buffer but asleep until the end:
+     what the kernel's per-exit work alone costs (no wake-ups), the bound
+     under any listener's cost
 
 The workload joins a dedicated cgroup2 directory so the collector's
 per-cgroup rollup can be checked against what the workload produced.
@@ -35,6 +38,7 @@ CONFIGS = {
     'c': 'taskstat-collect full',
     'd': 'taskstat-collect --no-tgid',
     'e': 'taskstat-collect --events',
+    'k': 'kernel side only (registered, not woken)',
 }
 
 
@@ -144,6 +148,9 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
             os.unlink(p)
     if cfg == 'b':
         cmd = [args.drain]
+    elif cfg == 'k':
+        cmd = [args.drain, '--batch-ms', '1000000', '--rcvbuf',
+               str(64 << 20)]
     elif cfg in 'cde':
         cmd = [args.collector, '--format', 'jsonl', '--output', outpath,
                '--interval', str(args.interval), '--hierarchy', 'v2']
@@ -183,7 +190,7 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
         rc, u, s = stop(listener)
         res.update(listener_rc=rc, listener_user_s=u, listener_sys_s=s,
                    listener_cpu_s=u + s)
-        if cfg == 'b':
+        if cfg in 'bk':
             try:
                 with open(outpath + '.stdout') as f:
                     d = json.loads(f.read().strip().splitlines()[-1])
@@ -364,7 +371,7 @@ set style fill solid 0.8 border -1
 set grid ytics
 set xzeroaxis lt -1
 set key outside right
-set xlabel 'b drain-only, c collector full, d --no-tgid, e --events'
+set xlabel 'k kernel side only, b drain-only, c collector full, d --no-tgid, e --events'
 plot {', '.join(series)}
 """
     try:
@@ -395,8 +402,8 @@ def main():
     ap.add_argument('--build', default=os.path.join(os.path.dirname(here),
                                                     'build-bench'),
                     help='CMake build directory (default: ../build-bench)')
-    ap.add_argument('--reps', type=int, default=10)
-    ap.add_argument('--configs', default='abcde')
+    ap.add_argument('--reps', type=int, default=20)
+    ap.add_argument('--configs', default='akbcde')
     ap.add_argument('--modes', default='threads,procs')
     ap.add_argument('-n', type=int, default=1000)
     ap.add_argument('-r', '--rounds', type=int, default=10)
@@ -423,7 +430,7 @@ def main():
     args.collector = os.path.join(args.build, 'cmd', 'taskstat-collect')
     configs = [c for c in args.configs if c in CONFIGS]
     modes = [m for m in args.modes.split(',') if m in ('threads', 'procs')]
-    missing = {'b': args.drain, 'c': args.collector, 'd': args.collector,
+    missing = {'b': args.drain, 'k': args.drain, 'c': args.collector, 'd': args.collector,
                'e': args.collector}
     for c in list(configs):
         if c in missing and not os.access(missing[c], os.X_OK):
