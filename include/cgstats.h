@@ -185,7 +185,8 @@ struct cgs_decode_stats {
  * Decode one generic-netlink message (nlmsghdr included) carrying a
  * TASKSTATS_CMD_NEW. Any alignment of `msg` is fine. On success returns a
  * bitmask: 1 if *task was filled (thread or process kind), 2 if *group was
- * filled (TGID kind). Returns -EBADMSG for malformed input (and counts it in
+ * filled (TGID kind); 0 if the only record was skipped (CGS_DECODE_NO_TGID,
+ * with which `group` may be NULL). Returns -EBADMSG for malformed input (and counts it in
  * *st when st is not NULL), -ENOMSG for a message that is not a taskstats
  * record (e.g. an ack). Never reads outside [msg, msg+len).
  */
@@ -195,8 +196,9 @@ int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
 
 /*
  * Decode a bare struct taskstats payload (the STATS attribute's data) of
- * `len` bytes. `kind` is stored in out->kind. Returns 0, or -EBADMSG when
- * the payload is shorter than its version requires.
+ * `len` bytes. `kind` is stored in out->kind; out->pid is ac_pid (0 for the
+ * TGID kind). Returns 0, or -EBADMSG when the payload is shorter than its
+ * version requires (counted in st->malformed).
  */
 int cgs_decode_payload(const void *payload, size_t len, enum cgs_kind kind,
 		       struct cgs_record *out, struct cgs_decode_stats *st);

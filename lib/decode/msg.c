@@ -75,7 +75,8 @@ static inline int nla_next(const unsigned char **p, const unsigned char *end,
 	return 0;
 }
 
-/* AGGR_PID/AGGR_TGID nest: exactly one id (u32) and one STATS. */
+/* AGGR_PID/AGGR_TGID nest: exactly one id (u32) and one STATS; other
+ * attribute types are skipped. */
 static int parse_nest(const unsigned char *p, size_t len, unsigned id_type,
 		      struct ts_rec *r)
 {
@@ -98,9 +99,8 @@ static int parse_nest(const unsigned char *p, size_t len, unsigned id_type,
 				return -EBADMSG;
 			r->stats = data;
 			r->stats_len = dlen;
-		} else if (type != TS_TYPE_NULL) {
-			return -EBADMSG;
 		}
+		/* NULL padding, or something a newer kernel added */
 	}
 	if (rc < 0 || !have_id || !r->stats)
 		return -EBADMSG;

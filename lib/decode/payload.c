@@ -76,6 +76,7 @@ static unsigned layout_for_len(size_t len)
 		(o)->comm[CGS_COMM_LEN] = '\0';                               \
 		(o)->uid = (s)->ac_uid;                                       \
 		(o)->gid = (s)->ac_gid;                                       \
+		(o)->pid = (s)->ac_pid;                                       \
 		(o)->tgid = (s)->ac_tgid;                                     \
 		(o)->ppid = (s)->ac_ppid;                                     \
 		(o)->btime_s = (f) & CGS_HAS_BTIME64 ? (s)->ac_btime64        \
@@ -251,6 +252,9 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 		conv_v16(&b.v16, out, fields);
 		break;
 	}
+	/* ac_pid names the thread; the message decoder overrides it with
+	 * the PID attribute, and a TGID aggregate carries none */
+	out->pid = kind == CGS_KIND_TGID ? 0 : out->pid;
 	out->kind = kind;
 	out->version = version;
 	out->layout = (uint16_t)layout;
