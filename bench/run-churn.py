@@ -88,54 +88,38 @@ def stop(proc):
 def parse_collector(path, cgpath):
     """Records/drops from taskstat-collect's jsonl output.
 
-    Looks at the last snapshot: the row of the workload's cgroup (its task
-    and tgid counts) and the collector totals (records, dropped)."""
-    rows, totals, events = {}, {}, 0
+    The last "rollup" line (the final snapshot) has the collector totals
+    (records, dropped, unattributed) and one entry per cgroup: the
+    workload's cgroup entry counts its task and tgid records. With --events,
+    "exit" lines attributed to that cgroup are counted too."""
+    last, events, events_match = None, 0, 0
     try:
         with open(path) as f:
             for line in f:
-                line = line.strip()
-                if not line.startswith('{'):
-                    continue
-                try:
-                    o = json.loads(line)
-                except ValueError:
-                    continue
-                typ = o.get('type', '')
-                if typ in ('exit', 'event', 'record'):
+                if line.startswith('{"type":"exit"'):
                     events += 1
-                    continue
-                if 'cgroup' in o or 'path' in o:
-                    p = o.get('cgroup', o.get('path'))
-                    rows[p] = o
-                if typ in ('totals', 'summary', 'snapshot', 'stats') or \
-                        'dropped' in o:
-                    totals = o
+                    if f'"cgroup":"{cgpath}"' in line:
+                        events_match += 1
+                elif line.startswith('{"type":"rollup"'):
+                    last = line
     except OSError:
         pass
-    row = rows.get(cgpath, {})
-
-    def pick(o, *keys):
-        for k in keys:
-            cur = o
-            for part in k.split('.'):
-                if isinstance(cur, dict) and part in cur:
-                    cur = cur[part]
-                else:
-                    cur = None
-                    break
-            if isinstance(cur, (int, float)):
-                return cur
-        return None
-
-    return {
-        'match_task_records': pick(row, 'self.tasks', 'tasks'),
-        'match_tgid_records': pick(row, 'self.tgid_records', 'tgid_records'),
-        'records': pick(totals, 'records', 'totals.records'),
-        'dropped': pick(totals, 'dropped', 'loss.dropped', 'totals.dropped'),
-        'unattributed': pick(totals, 'unattributed', 'totals.unattributed'),
-        'event_lines': events,
-    }
+    res = {'event_lines': events, 'event_lines_match': events_match}
+    if not last:
+        return res
+    try:
+        o = json.loads(last)
+    except ValueError:
+        return res
+    row = next((g for g in o.get('cgroups', [])
+                if g.get('cgroup') == cgpath), {})
+    res.update(match_task_records=row.get('tasks', 0),
+               match_tgid_records=row.get('tgid_records', 0),
+               match_processes=row.get('processes', 0),
+               records=o.get('records'), dropped=o.get('dropped'),
+               unattributed=o.get('unattributed'),
+               final_snapshot=o.get('final'), snapshots=o.get('seq'))
+    return res
 
 
 def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
