@@ -119,12 +119,13 @@ static void check_maxmin(const struct cgs_record *r)
 			CHECK(d->max_ns >= d->min_ns);
 		if (d->count == 0)
 			CHECK(d->max_ns == 0 && d->min_ns == 0);
-		/* min <= mean <= max: fails if the pair were swapped or
-		 * read from the wrong offsets */
+		/* mean <= max <= total: fails if max were read from the
+		 * wrong offset. (Not min <= mean: cpu_count also counts
+		 * arrivals that never waited, which min ignores.) */
 		if (d->count && d->total_ns) {
-			CHECK(d->min_ns <= d->total_ns / d->count);
 			CHECK(d->max_ns >= d->total_ns / d->count);
 			CHECK(d->max_ns <= d->total_ns);
+			CHECK(d->min_ns <= d->max_ns);
 		}
 	}
 }
