@@ -1022,15 +1022,18 @@ static size_t load(const char *name, unsigned char *buf, size_t len)
 }
 
 /* Random buffers and mutations of valid messages: no crash, no OOB read
- * (ASan), only the documented results. */
+ * (ASan), only the documented results. CGS_DECODE_RANDOM_ITERS=N for a
+ * longer run. */
 static void test_random_garbage(void **state)
 {
 	static unsigned char seed[2048], buf[2048];
 	struct cgs_decode_stats st = { 0 };
 	size_t n = load("v16_exit_tgid.bin", seed, sizeof(seed));
+	const char *e = getenv("CGS_DECODE_RANDOM_ITERS");
+	long iters = e ? atol(e) : 20000;
 	(void)state;
 
-	for (int i = 0; i < 20000; i++) {
+	for (long i = 0; i < iters; i++) {
 		size_t len = (size_t)(xrand() % 1300);
 
 		for (size_t j = 0; j < len; j++)
@@ -1043,7 +1046,7 @@ static void test_random_garbage(void **state)
 		}
 		random_case(buf, len, &st);
 	}
-	for (int i = 0; i < 20000; i++) {
+	for (long i = 0; i < iters; i++) {
 		size_t len = n;
 		int flips = 1 + (int)(xrand() % 4);
 
