@@ -227,7 +227,7 @@ CGS_EXPORT int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
 		if (r == -EBADMSG)
 			st->malformed++;
 		else if (r > 0)
-			st->records += (unsigned)__builtin_popcount((unsigned)r);
+			st->records += (unsigned)((r & 1) + (r >> 1));
 	}
 	return r;
 }
