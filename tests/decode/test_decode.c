@@ -19,6 +19,7 @@
 #include <errno.h>
 
 #include <cmocka.h>
+#include <linux/taskstats.h>
 
 #include "cgstats.h"
 
@@ -1124,10 +1125,83 @@ static void test_real_seeds(void **state)
 	assert_int_equal(st.malformed, n);
 }
 
+/* This file's v2+ offsets against the system's own struct taskstats,
+ * for every field that header has (13 here; any prefix works). */
+static void test_system_header_offsets(void **state)
+{
+	static const struct {
+		int f;
+		size_t off, size;
+		unsigned since;
+	} sys[] = {
+#define S(f, m, v) { f, offsetof(struct taskstats, m),                        \
+		     sizeof(((struct taskstats *)0)->m), v }
+		S(F_EXITCODE, ac_exitcode, 2), S(F_FLAG, ac_flag, 2),
+		S(F_NICE, ac_nice, 2), S(F_CPU_COUNT, cpu_count, 1),
+		S(F_CPU_TOTAL, cpu_delay_total, 1),
+		S(F_BLKIO_COUNT, blkio_count, 1),
+		S(F_BLKIO_TOTAL, blkio_delay_total, 1),
+		S(F_SWAPIN_COUNT, swapin_count, 1),
+		S(F_SWAPIN_TOTAL, swapin_delay_total, 1),
+		S(F_RUN_REAL, cpu_run_real_total, 1),
+		S(F_RUN_VIRTUAL, cpu_run_virtual_total, 1),
+		S(F_COMM, ac_comm, 2), S(F_SCHED, ac_sched, 2),
+		S(F_UID, ac_uid, 2), S(F_GID, ac_gid, 2), S(F_PID, ac_pid, 2),
+		S(F_PPID, ac_ppid, 2), S(F_BTIME, ac_btime, 2),
+		S(F_ETIME, ac_etime, 2), S(F_UTIME, ac_utime, 2),
+		S(F_STIME, ac_stime, 2), S(F_MINFLT, ac_minflt, 2),
+		S(F_MAJFLT, ac_majflt, 2), S(F_COREMEM, coremem, 2),
+		S(F_VIRTMEM, virtmem, 2), S(F_HIWATER_RSS, hiwater_rss, 2),
+		S(F_HIWATER_VM, hiwater_vm, 2), S(F_READ_CHAR, read_char, 2),
+		S(F_WRITE_CHAR, write_char, 2),
+		S(F_READ_SYSCALLS, read_syscalls, 2),
+		S(F_WRITE_SYSCALLS, write_syscalls, 2),
+		S(F_READ_BYTES, read_bytes, 3), S(F_WRITE_BYTES, write_bytes, 3),
+		S(F_CANCELLED, cancelled_write_bytes, 3),
+		S(F_NVCSW, nvcsw, 5), S(F_NIVCSW, nivcsw, 5),
+		S(F_UTIMESCALED, ac_utimescaled, 6),
+		S(F_STIMESCALED, ac_stimescaled, 6),
+		S(F_SCALED_RUN_REAL, cpu_scaled_run_real_total, 6),
+		S(F_FREEPAGES_COUNT, freepages_count, 7),
+		S(F_FREEPAGES_TOTAL, freepages_delay_total, 7),
+#if TASKSTATS_VERSION >= 9
+		S(F_THRASHING_COUNT, thrashing_count, 9),
+		S(F_THRASHING_TOTAL, thrashing_delay_total, 9),
+#endif
+#if TASKSTATS_VERSION >= 10
+		S(F_BTIME64, ac_btime64, 10),
+#endif
+#if TASKSTATS_VERSION >= 11
+		S(F_COMPACT_COUNT, compact_count, 11),
+		S(F_COMPACT_TOTAL, compact_delay_total, 11),
+#endif
+#if TASKSTATS_VERSION >= 12
+		S(F_TGID, ac_tgid, 12), S(F_TGETIME, ac_tgetime, 12),
+		S(F_EXE_DEV, ac_exe_dev, 12), S(F_EXE_INODE, ac_exe_inode, 12),
+#endif
+#if TASKSTATS_VERSION >= 13
+		S(F_WPCOPY_COUNT, wpcopy_count, 13),
+		S(F_WPCOPY_TOTAL, wpcopy_delay_total, 13),
+#endif
+#undef S
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
+		assert_int_equal(fd[sys[i].f].off16, sys[i].off);
+		assert_int_equal(fd[sys[i].f].size, sys[i].size);
+		assert_int_equal(fd[sys[i].f].since, sys[i].since);
+	}
+	if (TASKSTATS_VERSION <= 14)
+		assert_int_equal(sizeof(struct taskstats),
+				 vsize[TASKSTATS_VERSION]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes_and_names),
+		cmocka_unit_test(test_system_header_offsets),
 		cmocka_unit_test(test_every_version),
 		cmocka_unit_test(test_v15_layout),
 		cmocka_unit_test(test_v14_long),
