@@ -195,8 +195,7 @@ static int decode(const unsigned char *m, size_t len, unsigned flags,
 		ret |= 1;
 	}
 	if (rt.seen && (flags & CGS_DECODE_NO_TGID)) {
-		if (st)
-			st->tgid_skipped++;
+		st->tgid_skipped++;
 	} else if (rt.seen) {
 		rc = cgsi_decode_payload_hint(rt.stats, rt.stats_len,
 					      CGS_KIND_TGID,
@@ -216,18 +215,25 @@ CGS_EXPORT int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
 			      struct cgs_record *group,
 			      struct cgs_decode_stats *st)
 {
+	struct cgs_decode_stats ls = { 0 };
 	int r;
 
 	if (cgs_unlikely(!msg || !task ||
 			 (!group && !(flags & CGS_DECODE_NO_TGID))))
 		return -EINVAL;
-	r = decode(msg, len, flags, task, group, st);
+	r = decode(msg, len, flags, task, group, &ls);
 	if (st) {
 		st->messages++;
-		if (r == -EBADMSG)
+		if (r == -EBADMSG) {
 			st->malformed++;
-		else if (r > 0)
+		} else if (r >= 0) {
+			/* per-record counters only for accepted messages */
 			st->records += (unsigned)((r & 1) + (r >> 1));
+			st->layout_guesses += ls.layout_guesses;
+			st->unknown_version += ls.unknown_version;
+			st->unknown_bytes += ls.unknown_bytes;
+			st->tgid_skipped += ls.tgid_skipped;
+		}
 	}
 	return r;
 }

@@ -618,6 +618,17 @@ static void test_future_version(void **state)
 	assert_int_equal(st.unknown_bytes, 3 * 128);
 	assert_int_equal(g.unknown_bytes, 128);
 
+	/* a rejected message leaves the per-record counters alone */
+	mb_init(&m, 0x17, 2);
+	mb_record(&m, 4, 1, 10, p, 688);
+	mb_record(&m, 5, 2, 11, p, 100);
+	mb_finish(&m);
+	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), -EBADMSG);
+	assert_int_equal(st.unknown_version, 3);
+	assert_int_equal(st.unknown_bytes, 3 * 128);
+	assert_int_equal(st.malformed, 1);
+	st.malformed = 0;
+
 	/* a future version shorter than what we know must be refused */
 	assert_int_equal(payload_exact(p, 559, CGS_KIND_THREAD, &r, &st),
 			 -EBADMSG);
