@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Per-shard process cache: tgid -> cgroup node. See pcache.c. */
+#ifndef CGS_ATTRIBUTE_PCACHE_H
+#define CGS_ATTRIBUTE_PCACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attribute/deaths.h"
+#include "rollup/cgtable.h"
+
+/* Entries not re-resolved for this long are dropped even if no exit was
+ * seen for them (an exit record lost to an overrun must not pin an entry
+ * until its pid comes round again). */
+#define CGSI_PCACHE_IDLE_MS 600000u
+
+struct cgsi_pentry {
+	uint32_t tgid;          /* 0: free slot */
+	uint32_t gen;           /* death generation of tgid when resolved */
+	struct cgsi_cgnode *cg; /* holds a reference (cg->refs) */
+	uint64_t resolved_ms;   /* cgroup last read from /proc (or inferred) */
+	uint64_t dead_ms;       /* 0: alive as far as this shard knows */
+};
+
+struct cgsi_pcache {
+	struct cgsi_pentry *slot;
+	uint32_t mask;   /* capacity - 1 */
+	uint32_t count;
+	uint32_t cursor; /* incremental sweep position */
+};
+
+struct cgsi_pcache_policy {
+	const struct cgsi_deaths *deaths;
+	uint64_t now, grace_ms;
+};
+
+int cgsi_pcache_init(struct cgsi_pcache *c, uint32_t cap);
+void cgsi_pcache_fini(struct cgsi_pcache *c);
+
+static inline uint32_t cgsi_pcache_hash(const struct cgsi_pcache *c,
+					uint32_t tgid)
+{
+	return (tgid * 2654435761u) & c->mask;
+}
+
+static inline struct cgsi_pentry *cgsi_pcache_find(struct cgsi_pcache *c,
+						   uint32_t tgid)
+{
+	for (uint32_t i = cgsi_pcache_hash(c, tgid);; i = (i + 1) & c->mask) {
+		struct cgsi_pentry *e = &c->slot[i];
+		if (e->tgid == tgid)
+			return e;
+		if (!e->tgid)
+			return NULL;
+	}
+}
+
+/*
+ * Insert tgid (must be absent) pointing at cg (takes a reference). May
+ * sweep and grow: entry pointers obtained before are invalid afterwards.
+ * NULL on ENOMEM.
+ */
+struct cgsi_pentry *cgsi_pcache_insert(struct cgsi_pcache *c, uint32_t tgid,
+				       struct cgsi_cgnode *cg,
+				       const struct cgsi_pcache_policy *p);
+
+/* Drop an entry (releases its cgroup reference). Invalidates pointers. */
+void cgsi_pcache_remove(struct cgsi_pcache *c, struct cgsi_pentry *e);
+
+/* Whether an entry's process is known dead, and since when (ms). */
+bool cgsi_pentry_dead(const struct cgsi_pentry *e,
+		      const struct cgsi_deaths *d, uint64_t *since);
+
+/* Evict expired entries among the next n slots (n >= capacity: all).
+ * Returns how many were evicted. */
+uint32_t cgsi_pcache_sweep(struct cgsi_pcache *c, uint32_t n,
+			   const struct cgsi_pcache_policy *p);
+
+#endif

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * /proc/<pid>/cgroup parser. Lines are "hierarchy-ID:controller-list:path";
+ * cgroup2 is the "0::" line, v1 lines list their controllers comma-joined
+ * ("2:cpu,cpuacct:/x", "1:name=systemd:/"). On cgroup2 the kernel appends
+ * " (deleted)" to the path of a removed cgroup still holding a zombie:
+ * it is stripped, the path is what identifies the cgroup.
+ */
+#include <stdio.h>
+
+#include "attribute/proc_cgroup.h"
+#include "util/common.h"
+
+static bool list_has(const char *list, size_t len, const char *want)
+{
+	size_t wl = strlen(want);
+	const char *p = list, *end = list + len;
+	while (p < end) {
+		const char *c = memchr(p, ',', (size_t)(end - p));
+		size_t tl = c ? (size_t)(c - p) : (size_t)(end - p);
+		if (tl == wl && !memcmp(p, want, wl))
+			return true;
+		p += tl + 1;
+	}
+	return false;
+}
+
+CGS_EXPORT int cgs_parse_proc_cgroup(const char *text, size_t len,
+				     const char *hierarchy, char *buf,
+				     size_t buflen)
+{
+	if (!text || !buf || !buflen)
+		return -EINVAL;
+	bool v2 = !hierarchy || !strcmp(hierarchy, "v2");
+	const char *p = text, *end = text + len;
+	bool any = false;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		if (le == p) {
+			p = le + 1;
+			continue;
+		}
+		const char *c1 = memchr(p, ':', (size_t)(le - p));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(le - c1 - 1))
+				    : NULL;
+		if (!c1 || !c2 || c1 == p)
+			return -EBADMSG;
+		for (const char *q = p; q < c1; q++)
+			if (*q < '0' || *q > '9')
+				return -EBADMSG;
+		any = true;
+		const char *ctl = c1 + 1;
+		size_t ctl_len = (size_t)(c2 - ctl);
+		bool hit = v2 ? (c1 - p == 1 && *p == '0' && ctl_len == 0)
+			      : (ctl_len && list_has(ctl, ctl_len, hierarchy));
+		if (hit) {
+			const char *path = c2 + 1;
+			size_t pl = (size_t)(le - path);
+			static const char del[] = " (deleted)";
+			if (v2 && pl > sizeof(del) - 1 &&
+			    !memcmp(le - (sizeof(del) - 1), del, sizeof(del) - 1))
+				pl -= sizeof(del) - 1;
+			if (pl == 0 || path[0] != '/')
+				return -EBADMSG;
+			if (pl + 1 > buflen)
+				return -ENAMETOOLONG;
+			memcpy(buf, path, pl);
+			buf[pl] = '\0';
+			return (int)pl;
+		}
+		p = le + 1;
+	}
+	return any ? -ENOENT : -EBADMSG;
+}
+
+int cgsi_proc_cgroup_read(const char *proc_root, uint32_t pid,
+			  const char *hier, char *scratch, size_t scratch_len,
+			  char *out, size_t out_len)
+{
+	char fn[512];
+	int n = snprintf(fn, sizeof(fn), "%s/%u/cgroup", proc_root, pid);
+	if (n < 0 || (size_t)n >= sizeof(fn))
+		return -ENAMETOOLONG;
+	int len = cgsi_read_file(fn, scratch, scratch_len);
+	if (len < 0)
+		return len == -ESRCH ? -ENOENT : len;
+	if (len == 0)
+		return -ENOENT; /* a task being torn down reads empty */
+	return cgs_parse_proc_cgroup(scratch, (size_t)len, hier, out, out_len);
+}

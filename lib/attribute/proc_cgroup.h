@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reading a task's cgroup from /proc/<pid>/cgroup. */
+#ifndef CGS_ATTRIBUTE_PROC_CGROUP_H
+#define CGS_ATTRIBUTE_PROC_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Read <proc_root>/<pid>/cgroup and extract the path of `hier` into out.
+ * scratch (scratch_len bytes) holds the file text. Returns the path
+ * length, -ENOENT when the process is gone (or lacks the hierarchy),
+ * or another -errno.
+ */
+int cgsi_proc_cgroup_read(const char *proc_root, uint32_t pid,
+			  const char *hier, char *scratch, size_t scratch_len,
+			  char *out, size_t out_len);
+
+#endif

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Attribution: which cgroup did the task of an exit record belong to.
+ *
+ * 1. Process cache hit (per shard, see pcache.c): threads of a known live
+ *    process cost a hash probe and one read of the shared death slot, no
+ *    syscall. A live entry older than revalidate_ms is re-read from
+ *    /proc/<tgid>/cgroup, so a process that moved cgroups is attributed
+ *    to its new cgroup for every record accounted more than revalidate_ms
+ *    after the move (records of exits shortly before a move may also land
+ *    in the new cgroup if they are accounted after it: /proc shows the
+ *    cgroup at read time, not at exit time).
+ * 2. Miss: read /proc/<tgid>/cgroup (readable while the process is alive
+ *    or a zombie) and intern the path.
+ * 3. Already reaped: the parent's cgroup (ac_ppid; its cache entry, else
+ *    /proc/<ppid>/cgroup). A fork inherits its parent's cgroup, so this is
+ *    right unless the child was moved (services spawned then moved by a
+ *    manager) or reparented (ac_ppid is then the reaper). The proc
+ *    connector's fork events would not fix the first case and cost a
+ *    second socket and a message per fork; not used.
+ * 4. Otherwise the unknown bucket, counted in `unattributed`.
+ * The answer is cached (entries from steps 3-4 are born dead and live only
+ * for the grace period) so the TGID record that follows a process exit and
+ * late records from its other threads need no syscall.
+ */
+#include "attribute/proc_cgroup.h"
+#include "rollup/rollup_int.h"
+
+static int read_proc(struct cgs_rollup *r, struct cgsi_shard *s,
+		     uint32_t pid)
+{
+	s->st.proc_reads++;
+	return cgsi_proc_cgroup_read(r->proc_root, pid, r->mount.hier, s->text,
+				     sizeof(s->text), s->path,
+				     sizeof(s->path));
+}
+
+static void mark_exit(struct cgs_rollup *r, struct cgsi_pentry *e,
+		      uint32_t key, uint64_t now)
+{
+	e->dead_ms = now;
+	cgsi_deaths_mark(&r->deaths, key, now);
+}
+
+static void repoint(struct cgsi_pentry *e, struct cgsi_cgnode *n)
+{
+	if (n == e->cg)
+		return;
+	if (e->cg)
+		e->cg->refs--;
+	n->refs++;
+	e->cg = n;
+}
+
+static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
+				     struct cgsi_shard *s, uint32_t ppid,
+				     uint64_t now)
+{
+	if (!ppid)
+		return NULL;
+	struct cgsi_pcache_policy pol = { &r->deaths, now, r->o.grace_ms };
+	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, ppid);
+	if (e) {
+		uint64_t since;
+		if (!cgsi_pentry_dead(e, &r->deaths, &since)) {
+			if (now < e->resolved_ms + r->o.revalidate_ms)
+				return e->cg;
+		} else if (now <= since + r->o.grace_ms) {
+			return e->cg;
+		} else {
+			cgsi_pcache_remove(&s->cache, e);
+			e = NULL;
+		}
+	}
+	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, ppid));
+	int n = read_proc(r, s, ppid);
+	if (n < 0)
+		return e ? e->cg : NULL; /* parent gone too: last known */
+	struct cgsi_cgnode *cg = cgsi_intern(r, s, s->path, (size_t)n, now);
+	if (!cg)
+		return e ? e->cg : NULL;
+	if (e) {
+		repoint(e, cg);
+		e->resolved_ms = now;
+		return cg;
+	}
+	e = cgsi_pcache_insert(&s->cache, ppid, cg, &pol);
+	if (e) {
+		e->gen = gen;
+		e->resolved_ms = now;
+	}
+	return cg;
+}
+
+static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_shard *s,
+				const struct cgs_record *rec, uint32_t key,
+				bool pexit, uint64_t now)
+{
+	struct cgsi_pcache_policy pol = { &r->deaths, now, r->o.grace_ms };
+	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, key));
+	struct cgsi_cgnode *cg = NULL;
+	bool born_dead = false;
+	int n = read_proc(r, s, key);
+	if (n >= 0)
+		cg = cgsi_intern(r, s, s->path, (size_t)n, now);
+	if (cg) {
+		s->st.via_proc++;
+	} else {
+		born_dead = true;
+		cg = parent_cg(r, s, rec->ppid, now);
+		if (cg) {
+			s->st.via_parent++;
+		} else {
+			cg = s->unknown;
+			s->st.unattributed++;
+		}
+	}
+	struct cgsi_pentry *e = cgsi_pcache_insert(&s->cache, key, cg, &pol);
+	if (e) {
+		e->gen = gen;
+		e->resolved_ms = now;
+		e->dead_ms = born_dead ? now : 0;
+		if (pexit)
+			mark_exit(r, e, key, now);
+	} else if (pexit) {
+		cgsi_deaths_mark(&r->deaths, key, now);
+	}
+	return cg;
+}
+
+static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
+				      struct cgsi_shard *s,
+				      struct cgsi_pentry *e, uint32_t key,
+				      bool pexit, uint64_t now)
+{
+	int n = read_proc(r, s, key);
+	struct cgsi_cgnode *cg = n >= 0 ? cgsi_intern(r, s, s->path,
+						      (size_t)n, now)
+				       : NULL;
+	if (cg) {
+		repoint(e, cg);
+		e->resolved_ms = now;
+		s->st.via_proc++;
+	} else {
+		/* reaped before we looked again: its last known cgroup */
+		if (n == -ENOENT)
+			e->dead_ms = now;
+		s->st.via_cache++;
+	}
+	cg = e->cg;
+	if (pexit)
+		mark_exit(r, e, key, now);
+	return cg;
+}
+
+struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
+				   struct cgsi_shard *s,
+				   const struct cgs_record *rec, uint64_t now)
+{
+	uint32_t key = rec->tgid ? rec->tgid : rec->pid;
+	bool pexit = rec->kind == CGS_KIND_PROCESS;
+	if (cgs_unlikely(!key)) {
+		s->st.unattributed++;
+		return s->unknown;
+	}
+	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, key);
+	if (cgs_likely(e != NULL)) {
+		uint64_t since;
+		if (cgs_likely(!cgsi_pentry_dead(e, &r->deaths, &since))) {
+			if (cgs_unlikely(now >= e->resolved_ms +
+						       r->o.revalidate_ms))
+				return revalidate(r, s, e, key, pexit, now);
+			s->st.via_cache++;
+			struct cgsi_cgnode *cg = e->cg;
+			if (pexit)
+				mark_exit(r, e, key, now);
+			return cg;
+		}
+		/* Dead: late records of it are answered for grace_ms; a
+		 * second process exit is a new process (a process exits
+		 * once). */
+		if (!pexit && now <= since + r->o.grace_ms) {
+			if (!e->dead_ms)
+				e->dead_ms = since ? since : now;
+			s->st.via_cache++;
+			return e->cg;
+		}
+		cgsi_pcache_remove(&s->cache, e);
+	}
+	return miss(r, s, rec, key, pexit, now);
+}

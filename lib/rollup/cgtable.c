@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Cgroup intern table (chained hash, grown by doubling). Only the slow
+ * path (a process seen for the first time, snapshots) touches it: the hot
+ * path reaches a node through the process cache entry's pointer, so the
+ * cost of a record never depends on the path's length or depth. */
+#include <stdlib.h>
+
+#include "rollup/cgtable.h"
+#include "util/common.h"
+
+uint64_t cgsi_path_hash(const char *p, size_t len)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 1099511628211ull;
+	}
+	return h ^ (h >> 29);
+}
+
+unsigned cgsi_path_depth(const char *p, size_t len)
+{
+	if (!len || p[0] != '/')
+		return 0;
+	unsigned d = 0;
+	for (size_t i = 0; i < len; i++)
+		if (p[i] == '/' && i + 1 < len && p[i + 1] != '/')
+			d++;
+	return d;
+}
+
+int cgsi_cgtab_init(struct cgsi_cgtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->nbuckets = 64;
+	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+	return t->buckets ? 0 : -ENOMEM;
+}
+
+void cgsi_cgtab_fini(struct cgsi_cgtab *t)
+{
+	struct cgsi_cgnode *n = t->first;
+	while (n) {
+		struct cgsi_cgnode *nx = n->next;
+		free(n);
+		n = nx;
+	}
+	free(t->buckets);
+	memset(t, 0, sizeof(*t));
+}
+
+struct cgsi_cgnode *cgsi_cgtab_find(const struct cgsi_cgtab *t,
+				    const char *path, size_t len,
+				    uint64_t hash)
+{
+	struct cgsi_cgnode *n = t->buckets[hash & (t->nbuckets - 1)];
+	for (; n; n = n->hnext)
+		if (n->hash == hash && n->len == len &&
+		    !memcmp(n->path, path, len))
+			return n;
+	return NULL;
+}
+
+static void grow(struct cgsi_cgtab *t)
+{
+	size_t nb = t->nbuckets * 2;
+	struct cgsi_cgnode **b = calloc(nb, sizeof(*b));
+	if (!b)
+		return; /* keep the longer chains */
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		struct cgsi_cgnode *n = t->buckets[i];
+		while (n) {
+			struct cgsi_cgnode *nx = n->hnext;
+			n->hnext = b[n->hash & (nb - 1)];
+			b[n->hash & (nb - 1)] = n;
+			n = nx;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = nb;
+}
+
+struct cgsi_cgnode *cgsi_cgtab_add(struct cgsi_cgtab *t, const char *path,
+				   size_t len, uint64_t hash)
+{
+	struct cgsi_cgnode *n = calloc(1, sizeof(*n) + len + 1);
+	if (!n)
+		return NULL;
+	memcpy(n->path, path, len);
+	n->path[len] = '\0';
+	n->len = len;
+	n->hash = hash;
+	n->depth = (uint16_t)CGS_MIN(cgsi_path_depth(path, len), UINT16_MAX);
+	if (t->hashed + 1 > t->nbuckets)
+		grow(t);
+	size_t b = hash & (t->nbuckets - 1);
+	n->hnext = t->buckets[b];
+	t->buckets[b] = n;
+	n->hashed = true;
+	t->hashed++;
+	n->prev = t->last;
+	if (t->last)
+		t->last->next = n;
+	else
+		t->first = n;
+	t->last = n;
+	t->count++;
+	return n;
+}
+
+void cgsi_cgtab_unhash(struct cgsi_cgtab *t, struct cgsi_cgnode *n)
+{
+	if (!n->hashed)
+		return;
+	struct cgsi_cgnode **pp = &t->buckets[n->hash & (t->nbuckets - 1)];
+	while (*pp && *pp != n)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = n->hnext;
+	n->hnext = NULL;
+	n->hashed = false;
+	t->hashed--;
+}
+
+void cgsi_cgtab_del(struct cgsi_cgtab *t, struct cgsi_cgnode *n)
+{
+	cgsi_cgtab_unhash(t, n);
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		t->first = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	else
+		t->last = n->prev;
+	t->count--;
+	free(n);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Per-shard cgroup intern table: path -> node holding that cgroup's
+ * counters. One node per cgroup incarnation; only the current incarnation
+ * of a path is in the hash, older ones stay listed until retired. */
+#ifndef CGS_ROLLUP_CGTABLE_H
+#define CGS_ROLLUP_CGTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgstats.h"
+
+struct cgsi_cgnode {
+	struct cgsi_cgnode *hnext;      /* hash chain */
+	struct cgsi_cgnode *prev, *next; /* every node of the shard */
+	struct cgs_counters cum;        /* self, cumulative */
+	struct cgs_counters base;       /* cum at the last delta baseline */
+	struct cgs_counters carry;      /* retired descendants, cumulative */
+	struct cgs_counters carry_base; /* carry at the last baseline */
+	uint64_t ivl_rss, ivl_vm;       /* self peaks since the baseline */
+	uint64_t carry_ivl_rss, carry_ivl_vm;
+	uint64_t reported;   /* cum.tasks + cum.tgid_records when last
+			      * snapshotted */
+	uint64_t ino;        /* directory inode, 0 if unknown */
+	uint64_t checked_ms; /* when ino was last verified (stat) */
+	uint64_t hash;
+	uint32_t refs;       /* process cache entries pointing here */
+	uint16_t depth;
+	bool hashed;         /* current incarnation of its path */
+	bool unknown;        /* the CGS_UNKNOWN_CGROUP bucket */
+	size_t len;
+	char path[];
+};
+
+struct cgsi_cgtab {
+	struct cgsi_cgnode **buckets;
+	size_t nbuckets; /* power of two */
+	size_t hashed;   /* nodes in the hash */
+	size_t count;    /* nodes listed */
+	struct cgsi_cgnode *first, *last;
+};
+
+uint64_t cgsi_path_hash(const char *p, size_t len);
+/* "/" and anything not starting with '/' -> 0, "/a" -> 1, "/a/b" -> 2. */
+unsigned cgsi_path_depth(const char *p, size_t len);
+
+int cgsi_cgtab_init(struct cgsi_cgtab *t);
+void cgsi_cgtab_fini(struct cgsi_cgtab *t);
+struct cgsi_cgnode *cgsi_cgtab_find(const struct cgsi_cgtab *t,
+				    const char *path, size_t len,
+				    uint64_t hash);
+/* New node, hashed as the current incarnation of its path (the caller
+ * unhashes the previous one first). NULL on ENOMEM. */
+struct cgsi_cgnode *cgsi_cgtab_add(struct cgsi_cgtab *t, const char *path,
+				   size_t len, uint64_t hash);
+void cgsi_cgtab_unhash(struct cgsi_cgtab *t, struct cgsi_cgnode *n);
+/* Unlink and free. */
+void cgsi_cgtab_del(struct cgsi_cgtab *t, struct cgsi_cgnode *n);
+
+#endif

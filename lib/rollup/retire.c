@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Retiring removed cgroups. A node is retired when its directory is gone
+ * (or holds a newer incarnation), no cache entry points to it and its
+ * counters were in a snapshot since its last exit. Its totals move into
+ * its parent's `carry` (retired descendants), baseline included, so the
+ * parent's subtree sums and deltas continue without a jump.
+ */
+#include <stdlib.h>
+
+#include "rollup/counters.h"
+#include "rollup/rollup_int.h"
+
+static bool retirable(struct cgs_rollup *r, struct cgsi_shard *s,
+		      struct cgsi_cgnode *n)
+{
+	if (n->unknown || n->refs || n->len <= 1 || n->path[0] != '/' ||
+	    n->reported != n->cum.tasks + n->cum.tgid_records)
+		return false;
+	if (!n->hashed)
+		return true; /* superseded by a newer incarnation */
+	bool gone;
+	uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir), &gone);
+	return gone || (ino && n->ino && ino != n->ino);
+}
+
+static int retire(struct cgs_rollup *r, struct cgsi_shard *s,
+		  struct cgsi_cgnode *n, uint64_t now)
+{
+	size_t pl = n->len;
+	while (pl > 1 && n->path[pl - 1] != '/')
+		pl--;
+	if (pl > 1)
+		pl--; /* "/a/b" -> "/a", "/a" -> "/" */
+	char *pp = strndup(n->path, pl);
+	if (!pp)
+		return -ENOMEM;
+	struct cgsi_cgnode *p = cgsi_intern(r, s, pp, pl, now);
+	free(pp);
+	if (!p)
+		return -ENOMEM;
+	cgsi_counters_add(&p->carry, &n->cum);
+	cgsi_counters_add(&p->carry, &n->carry);
+	cgsi_counters_add(&p->carry_base, &n->base);
+	cgsi_counters_add(&p->carry_base, &n->carry_base);
+	p->carry_ivl_rss = CGS_MAX(p->carry_ivl_rss,
+				   CGS_MAX(n->ivl_rss, n->carry_ivl_rss));
+	p->carry_ivl_vm = CGS_MAX(p->carry_ivl_vm,
+				  CGS_MAX(n->ivl_vm, n->carry_ivl_vm));
+	/* what the parent already reported does not change */
+	cgsi_cgtab_del(&s->cgs, n);
+	return 0;
+}
+
+CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
+{
+	if (!r)
+		return -EINVAL;
+	int total = 0;
+	uint64_t now = cgsi_rollup_now(r);
+	pthread_mutex_lock(&r->snap_lock);
+	for (unsigned i = 0; i < r->nshards; i++) {
+		struct cgsi_shard *s = &r->shards[i];
+		pthread_mutex_lock(&s->lock);
+		/* parents created while retiring are appended and visited */
+		for (struct cgsi_cgnode *n = s->cgs.first, *nx; n; n = nx) {
+			nx = n->next;
+			if (!retirable(r, s, n))
+				continue;
+			size_t c0 = s->cgs.count;
+			if (retire(r, s, n, now) < 0)
+				break;
+			if (!nx && s->cgs.count == c0) /* a parent was added */
+				nx = s->cgs.last;
+			total++;
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_unlock(&r->snap_lock);
+	return total;
+}

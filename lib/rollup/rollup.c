@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Rollup: per-shard state (process cache + cgroup table), each shard
+ * guarded by its own mutex that only snapshots contend, so the writers of
+ * different shards never touch each other's memory. A record is accounted
+ * once, to its own cgroup ("self"); subtree sums are made at snapshot
+ * time (snapshot.c). TGID-kind records only count as tgid_records: they
+ * sum what the task records of the same process already carried.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "rollup/counters.h"
+#include "rollup/rollup_int.h"
+
+static uint64_t coarse_ms(void *ctx)
+{
+	(void)ctx;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int shard_init(struct cgsi_shard *s)
+{
+	memset(s, 0, sizeof(*s));
+	int rc = pthread_mutex_init(&s->lock, NULL);
+	if (rc)
+		return -rc;
+	if ((rc = cgsi_pcache_init(&s->cache, 1024)) < 0)
+		return rc;
+	if ((rc = cgsi_cgtab_init(&s->cgs)) < 0)
+		return rc;
+	s->unknown = cgsi_cgtab_add(&s->cgs, CGS_UNKNOWN_CGROUP,
+				    strlen(CGS_UNKNOWN_CGROUP),
+				    cgsi_path_hash(CGS_UNKNOWN_CGROUP,
+						   strlen(CGS_UNKNOWN_CGROUP)));
+	if (!s->unknown)
+		return -ENOMEM;
+	s->unknown->unknown = true;
+	s->unknown->depth = 0;
+	return 0;
+}
+
+static void shard_fini(struct cgsi_shard *s)
+{
+	cgsi_pcache_fini(&s->cache);
+	cgsi_cgtab_fini(&s->cgs);
+	pthread_mutex_destroy(&s->lock);
+}
+
+CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
+{
+	if (!r)
+		return;
+	for (unsigned i = 0; r->shards && i < r->nshards; i++)
+		shard_fini(&r->shards[i]);
+	free(r->shards);
+	cgsi_deaths_fini(&r->deaths);
+	pthread_mutex_destroy(&r->snap_lock);
+	free(r->proc_root);
+	free(r->mountinfo);
+	free(r);
+}
+
+CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
+			      const struct cgs_rollup_opts *opts)
+{
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	struct cgs_rollup *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_init(&r->snap_lock, NULL);
+	int rc = cgsi_opts_copy(&r->o, sizeof(r->o), opts,
+				opts ? opts->sz : 0);
+	if (rc < 0)
+		goto fail;
+	if (!r->o.shards)
+		r->o.shards = 1;
+	if (!r->o.grace_ms)
+		r->o.grace_ms = 2000;
+	if (!r->o.revalidate_ms)
+		r->o.revalidate_ms = 1000;
+	if (!r->o.clock_ms)
+		r->o.clock_ms = coarse_ms;
+	rc = -ENOMEM;
+	r->proc_root = strdup(r->o.proc_root ? r->o.proc_root : "/proc");
+	if (!r->proc_root)
+		goto fail;
+	if (r->o.mountinfo)
+		r->mountinfo = strdup(r->o.mountinfo);
+	else if (asprintf(&r->mountinfo, "%s/self/mountinfo", r->proc_root) < 0)
+		r->mountinfo = NULL;
+	if (!r->mountinfo)
+		goto fail;
+	rc = cgsi_cg_mount_find(r->mountinfo, r->o.hierarchy, &r->mount);
+	if (rc < 0)
+		goto fail;
+	/* the caller's strings are not kept */
+	r->o.hierarchy = r->o.proc_root = r->o.mountinfo = NULL;
+	if ((rc = cgsi_deaths_init(&r->deaths, r->proc_root)) < 0)
+		goto fail;
+	r->t0 = r->o.clock_ms(r->o.clock_ctx);
+	r->nshards = r->o.shards;
+	r->shards = aligned_alloc(64, sizeof(*r->shards) * r->nshards);
+	if (!r->shards) {
+		rc = -ENOMEM;
+		r->nshards = 0;
+		goto fail;
+	}
+	for (unsigned i = 0; i < r->nshards; i++) {
+		if ((rc = shard_init(&r->shards[i])) < 0) {
+			shard_fini(&r->shards[i]);
+			r->nshards = i;
+			goto fail;
+		}
+	}
+	*out = r;
+	return 0;
+fail:
+	cgs_rollup_free(r);
+	return rc;
+}
+
+CGS_EXPORT const char *cgs_rollup_hierarchy(const struct cgs_rollup *r)
+{
+	return r ? r->mount.hier : NULL;
+}
+
+static inline void account_node(struct cgsi_shard *s, struct cgsi_cgnode *n,
+				const struct cgs_record *rec)
+{
+	s->st.records++;
+	if (rec->kind == CGS_KIND_TGID) {
+		n->cum.tgid_records++;
+		return;
+	}
+	cgsi_counters_account(&n->cum, rec);
+	if (rec->hiwater_rss_kb > n->ivl_rss)
+		n->ivl_rss = rec->hiwater_rss_kb;
+	if (rec->hiwater_vm_kb > n->ivl_vm)
+		n->ivl_vm = rec->hiwater_vm_kb;
+}
+
+CGS_EXPORT int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
+				  const struct cgs_record *rec,
+				  const char **path_out)
+{
+	if (cgs_unlikely(!r || !rec || shard >= r->nshards ||
+			 rec->kind < CGS_KIND_THREAD ||
+			 rec->kind > CGS_KIND_TGID))
+		return -EINVAL;
+	if (rec->kind == CGS_KIND_TGID && (r->o.flags & CGS_ROLLUP_NO_TGID)) {
+		if (path_out)
+			*path_out = NULL;
+		return 0;
+	}
+	struct cgsi_shard *s = &r->shards[shard];
+	uint64_t now = cgsi_rollup_now(r);
+	pthread_mutex_lock(&s->lock);
+	struct cgsi_cgnode *n = cgsi_attribute(r, s, rec, now);
+	account_node(s, n, rec);
+	pthread_mutex_unlock(&s->lock);
+	if (path_out)
+		*path_out = n->path;
+	return 0;
+}
+
+CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
+				       const struct cgs_record *rec,
+				       const char *path)
+{
+	if (!r || !rec || !path || shard >= r->nshards ||
+	    rec->kind < CGS_KIND_THREAD || rec->kind > CGS_KIND_TGID)
+		return -EINVAL;
+	if (rec->kind == CGS_KIND_TGID && (r->o.flags & CGS_ROLLUP_NO_TGID))
+		return 0;
+	bool unknown = !strcmp(path, CGS_UNKNOWN_CGROUP);
+	if (!unknown && path[0] != '/')
+		return -EINVAL;
+	size_t len = strlen(path);
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	struct cgsi_shard *s = &r->shards[shard];
+	uint64_t now = cgsi_rollup_now(r);
+	pthread_mutex_lock(&s->lock);
+	struct cgsi_cgnode *n = unknown ? s->unknown
+					: cgsi_intern(r, s, path, len, now);
+	if (n) {
+		account_node(s, n, rec);
+		if (unknown)
+			s->st.unattributed++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return n ? 0 : -ENOMEM;
+}
+
+static void add_stats(struct cgs_rollup_totals *t, const struct cgsi_shard *s)
+{
+	t->records += s->st.records;
+	t->unattributed += s->st.unattributed;
+	t->via_cache += s->st.via_cache;
+	t->via_proc += s->st.via_proc;
+	t->via_parent += s->st.via_parent;
+	t->proc_reads += s->st.proc_reads;
+	t->cache_entries += s->cache.count;
+}
+
+void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
+			      const struct cgsi_shard *s)
+{
+	add_stats(t, s);
+}
+
+void cgsi_totals_out(struct cgs_rollup_totals *out,
+		     const struct cgs_rollup_totals *t)
+{
+	size_t n = out->sz ? CGS_MIN(out->sz, sizeof(*t)) : sizeof(*t);
+	memcpy(out, t, n);
+	out->sz = n;
+}
+
+/* `cgroups` here counts cgroup nodes per shard (a cgroup seen by k shards
+ * counts k times, removed incarnations count until retired); a snapshot's
+ * totals count distinct cgroups. */
+CGS_EXPORT int cgs_rollup_totals(struct cgs_rollup *r,
+				 struct cgs_rollup_totals *out)
+{
+	if (!r || !out)
+		return -EINVAL;
+	struct cgs_rollup_totals t = { .sz = sizeof(t) };
+	for (unsigned i = 0; i < r->nshards; i++) {
+		struct cgsi_shard *s = &r->shards[i];
+		pthread_mutex_lock(&s->lock);
+		add_stats(&t, s);
+		t.cgroups += s->cgs.count - 1; /* minus the unknown bucket */
+		pthread_mutex_unlock(&s->lock);
+	}
+	cgsi_totals_out(out, &t);
+	return 0;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Rollup internals shared by attribution, accounting and snapshots. */
+#ifndef CGS_ROLLUP_INT_H
+#define CGS_ROLLUP_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+
+#include "attribute/deaths.h"
+#include "attribute/mounts.h"
+#include "attribute/pcache.h"
+#include "rollup/cgtable.h"
+#include "util/common.h"
+
+struct cgsi_shard_stats {
+	uint64_t records, unattributed, via_cache, via_proc, via_parent,
+		proc_reads;
+};
+
+/* One writer's state. Only that writer and snapshots (under `lock`) touch
+ * it; aligned so two shards never share a cache line. */
+struct cgsi_shard {
+	pthread_mutex_t lock;
+	struct cgsi_pcache cache;
+	struct cgsi_cgtab cgs;
+	struct cgsi_cgnode *unknown;
+	struct cgsi_shard_stats st;
+	char text[16384];        /* /proc/<pid>/cgroup contents */
+	char path[PATH_MAX];     /* a parsed cgroup path */
+	char dir[PATH_MAX + 64]; /* its directory under the mount */
+} __attribute__((aligned(64)));
+
+struct cgs_rollup {
+	struct cgs_rollup_opts o;
+	char *proc_root;
+	char *mountinfo;
+	struct cgsi_cg_mount mount;
+	struct cgsi_deaths deaths;
+	uint64_t t0;
+	unsigned nshards;
+	struct cgsi_shard *shards;
+	pthread_mutex_t snap_lock; /* serialises snapshots and retirement */
+};
+
+/* Rollup-relative milliseconds, >= 1 (0 means "never" in entries). */
+static inline uint64_t cgsi_rollup_now(const struct cgs_rollup *r)
+{
+	uint64_t c = r->o.clock_ms ? r->o.clock_ms(r->o.clock_ctx)
+				   : cgsi_now_mono_ms();
+	return c >= r->t0 ? c - r->t0 + 1 : 1;
+}
+
+/* Directory inode of a cgroup path, 0 if it cannot be stat'ed; *gone is
+ * set when the directory does not exist (ENOENT/ENOTDIR). */
+uint64_t cgsi_cg_ino(const struct cgs_rollup *r, const char *path,
+		     char *dirbuf, size_t dirlen, bool *gone);
+
+/* Node for `path` in shard s (slow path): found or created; re-checks the
+ * directory inode at most every revalidate_ms so a cgroup removed and
+ * recreated under the same path gets a node of its own. NULL on ENOMEM. */
+struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_shard *s,
+				const char *path, size_t len, uint64_t now);
+
+/* Attribute a task/TGID record to a node of shard s (never NULL: falls back
+ * to the unknown bucket). Called with s->lock held. */
+struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
+				   struct cgsi_shard *s,
+				   const struct cgs_record *rec, uint64_t now);
+
+/* Add a shard's attribution counters and cache size (lock held). */
+void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
+			      const struct cgsi_shard *s);
+/* Hands out min(out->sz, ours) bytes; out->sz 0 means "ours". */
+void cgsi_totals_out(struct cgs_rollup_totals *out,
+		     const struct cgs_rollup_totals *t);
+
+#endif
