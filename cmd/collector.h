@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* State of one taskstat-collect run, shared by setup, live, replay, sink. */
+#ifndef TSC_COLLECTOR_H
+#define TSC_COLLECTOR_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "capture.h"
+#include "cgstats.h"
+#include "options.h"
+#include "privdrop.h"
+
+#define PROG "taskstat-collect"
+#define TSC_FLUSH_BYTES (64u * 1024u) /* per-shard buffer flush threshold */
+
+/* Written by one listener thread; the main thread takes `lock` only to
+ * flush, so the lock is uncontended on the hot path. */
+struct tsc_shard {
+	pthread_mutex_t lock;
+	struct buf ev;  /* formatted event lines not yet written */
+	struct buf cap; /* capture records not yet written */
+	struct buf path; /* copy of the task's cgroup path */
+	uint64_t cap_too_big; /* records not representable in a capture */
+} __attribute__((aligned(64)));
+
+struct http;
+
+struct tsc {
+	struct tsc_opts *o;
+	enum tsc_format fmt;
+	int out_fd;                /* stdout or --output */
+	int cap_fd;                /* --record, else -1 */
+	int listen_fd;             /* --listen, pre-bound, else -1 */
+	bool drop;                 /* --user */
+	struct priv_user user;
+	struct cgs_rollup *rollup;
+	struct cgs_listener *l;    /* live only */
+	struct cap_reader *replay; /* --replay only */
+	const char *hierarchy;
+	unsigned nshards;
+	struct tsc_shard *shards;
+	size_t *rcvbuf;            /* per shard (live) */
+	const char **shard_cpus;   /* per shard (live), owned by l */
+	pthread_mutex_t out_lock;  /* writes to out_fd */
+	pthread_mutex_t cap_lock;  /* writes to cap_fd */
+	pthread_mutex_t prom_lock; /* prom */
+	struct buf prom;           /* last Prometheus text */
+	bool prom_on;
+	struct http *http;
+	int wake_fd;               /* eventfd: a listener thread hit an error */
+	int out_err, cap_err;      /* first write error (positive errno) */
+	uint64_t seq;
+	struct buf snap;           /* main thread's formatting buffer */
+	/* replay: counters as last recorded, plus what replay itself saw */
+	struct cap_counters rec_ctr;
+	uint64_t replay_malformed;
+};
+
+/* setup.c: validate every option against the system before registering
+ * anything. Returns 0, 1 (runtime error) or 2 (invalid option). */
+int tsc_setup(struct tsc *c, struct tsc_opts *o);
+void tsc_teardown(struct tsc *c);
+
+/* sink.c */
+int tsc_shards_init(struct tsc *c, unsigned n);
+/* Under the shard's lock (held by the caller). */
+void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
+		     const struct cgs_record *r, const char *cgroup,
+		     uint64_t recv_ns, unsigned shard);
+void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force);
+void tsc_flush_all(struct tsc *c);
+/* Snapshot everything and write it to every output. */
+int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final);
+/* Prometheus text for the HTTP handler: malloc'd copy. */
+char *tsc_prom_copy(struct tsc *c, size_t *len);
+int tsc_write_prologue(struct tsc *c, const char *hostinfo);
+void tsc_note_error(struct tsc *c, int *slot, int err);
+/* 0, or the first output error (positive errno). */
+int tsc_output_error(struct tsc *c);
+
+/* live.c / replay.c: return the process exit status. */
+int tsc_live(struct tsc *c, int sigfd);
+int tsc_replay(struct tsc *c, int sigfd);
+int tsc_stop_status(struct tsc *c, int status);
+
+/* http.c (libmicrohttpd) on the pre-bound c->listen_fd. */
+int tsc_http_start(struct tsc *c, char *err, size_t errlen);
+void tsc_http_stop(struct tsc *c);
+
+uint64_t tsc_mono_ns(void);
+uint64_t tsc_real_ns(void);
+
+#endif

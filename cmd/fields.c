@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stddef.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "output.h"
+
+#define C(m) offsetof(struct cgs_counters, m)
+
+const struct cfield tsc_fields[] = {
+	{ "tasks", C(tasks), U_COUNT, F_SUBTREE | F_DELTA, "task_exits_total",
+	  "Task (thread) exit records attributed to the cgroup itself." },
+	{ "processes", C(processes), U_COUNT, F_SUBTREE | F_DELTA,
+	  "process_exits_total",
+	  "Process exits (last thread of a process) in the cgroup itself." },
+	{ "tgid_records", C(tgid_records), U_COUNT, 0, NULL, NULL },
+	{ "utime_s", C(utime_us), U_US, F_SUBTREE | F_DELTA,
+	  "user_cpu_seconds_total", "User CPU time of exited tasks." },
+	{ "stime_s", C(stime_us), U_US, F_SUBTREE | F_DELTA,
+	  "system_cpu_seconds_total", "System CPU time of exited tasks." },
+	{ "cpu_run_real_s", C(cpu_run_real_ns), U_NS, F_SUBTREE,
+	  "cpu_run_real_seconds_total",
+	  "CPU time of exited tasks as the scheduler accounted it (real)." },
+	{ "cpu_run_virtual_s", C(cpu_run_virtual_ns), U_NS, 0,
+	  "cpu_run_virtual_seconds_total",
+	  "CPU time of exited tasks as the scheduler accounted it (virtual)." },
+	{ "minflt", C(minflt), U_COUNT, 0, "minor_page_faults_total",
+	  "Minor page faults of exited tasks." },
+	{ "majflt", C(majflt), U_COUNT, 0, "major_page_faults_total",
+	  "Major page faults of exited tasks." },
+	{ "read_char_bytes", C(read_char), U_COUNT, 0, "io_read_bytes_total",
+	  "Bytes exited tasks read with read-like syscalls (rchar)." },
+	{ "write_char_bytes", C(write_char), U_COUNT, 0,
+	  "io_write_bytes_total",
+	  "Bytes exited tasks wrote with write-like syscalls (wchar)." },
+	{ "read_syscalls", C(read_syscalls), U_COUNT, 0, "read_syscalls_total",
+	  "Read syscalls of exited tasks." },
+	{ "write_syscalls", C(write_syscalls), U_COUNT, 0,
+	  "write_syscalls_total", "Write syscalls of exited tasks." },
+	{ "read_bytes", C(read_bytes), U_COUNT, F_SUBTREE,
+	  "storage_read_bytes_total",
+	  "Bytes exited tasks caused to be read from storage." },
+	{ "write_bytes", C(write_bytes), U_COUNT, F_SUBTREE,
+	  "storage_write_bytes_total",
+	  "Bytes exited tasks caused to be written to storage." },
+	{ "cancelled_write_bytes", C(cancelled_write_bytes), U_COUNT, 0,
+	  "storage_cancelled_write_bytes_total",
+	  "Storage write bytes exited tasks cancelled (truncated pages)." },
+	{ "nvcsw", C(nvcsw), U_COUNT, 0, "voluntary_context_switches_total",
+	  "Voluntary context switches of exited tasks." },
+	{ "nivcsw", C(nivcsw), U_COUNT, 0,
+	  "involuntary_context_switches_total",
+	  "Involuntary context switches of exited tasks." },
+	{ "coremem_mb_us", C(coremem_mbus), U_COUNT, 0, NULL, NULL },
+	{ "virtmem_mb_us", C(virtmem_mbus), U_COUNT, 0, NULL, NULL },
+	{ "hiwater_rss_bytes_max", C(hiwater_rss_kb_max), U_KB, F_PEAK,
+	  "peak_rss_bytes",
+	  "Largest peak resident set size of an exited task." },
+	{ "hiwater_vm_bytes_max", C(hiwater_vm_kb_max), U_KB, F_PEAK,
+	  "peak_virtual_memory_bytes",
+	  "Largest peak virtual memory size of an exited task." },
+};
+const size_t tsc_nfields = sizeof(tsc_fields) / sizeof(tsc_fields[0]);
+
+uint64_t field_get(const struct cgs_counters *c, const struct cfield *f)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)c + f->off, sizeof(v));
+	return v;
+}
+
+void field_put(struct buf *b, uint64_t v, enum funit u)
+{
+	switch (u) {
+	case U_US: buf_fixed(b, v, 6); break;
+	case U_NS: buf_fixed(b, v, 9); break;
+	case U_KB: buf_u64(b, v * 1024); break;
+	default: buf_u64(b, v); break;
+	}
+}
+
+int exit_code_of(uint32_t status)
+{
+	return WIFEXITED(status) ? (int)WEXITSTATUS(status) : -1;
+}
+
+int exit_signal_of(uint32_t status)
+{
+	return WIFSIGNALED(status) ? (int)WTERMSIG(status) : 0;
+}
+
+const char *kind_name(enum cgs_kind k)
+{
+	switch (k) {
+	case CGS_KIND_THREAD: return "thread";
+	case CGS_KIND_PROCESS: return "process";
+	case CGS_KIND_TGID: return "tgid";
+	default: return "unknown";
+	}
+}

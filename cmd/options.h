@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Command line of taskstat-collect: syntax only (system checks live in
+ * setup.c so that this file stays pure and unit-testable). */
+#ifndef TSC_OPTIONS_H
+#define TSC_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum tsc_format { TSC_FMT_AUTO = 0, TSC_FMT_TABLE, TSC_FMT_JSONL, TSC_FMT_CSV };
+
+struct tsc_opts {
+	enum tsc_format format; /* AUTO until resolved in setup */
+	const char *output;     /* NULL: stdout */
+	uint64_t interval_ns;   /* between snapshots */
+	uint64_t duration_ns;   /* 0: run until a signal */
+	bool events;
+	const char *cpus;       /* NULL: all possible */
+	unsigned shards;        /* 0: library default */
+	size_t rcvbuf;          /* 0: library default */
+	bool no_tgid;
+	unsigned depth;         /* 0: no folding */
+	const char *hierarchy;  /* NULL: library default */
+	const char *listen;     /* as given */
+	char *listen_host;      /* owned; NULL or "" means any address */
+	char listen_port[8];
+	const char *textfile;
+	const char *record;
+	const char *replay;
+	const char *user;
+	unsigned top;           /* table rows; 0: all */
+};
+
+#define TSC_EXIT_USAGE 2
+
+/*
+ * Parse argv into *o. Returns 0 to go on, 1 when --help/--version was
+ * handled (exit 0), or TSC_EXIT_USAGE after printing a one-line message
+ * naming the option to stderr.
+ */
+int tsc_parse_options(int argc, char **argv, struct tsc_opts *o);
+void tsc_opts_free(struct tsc_opts *o);
+
+/* Strict parse of a non-negative decimal number of seconds ("0.5"). */
+int tsc_parse_seconds(const char *s, uint64_t *ns);
+/* Strict parse of an unsigned integer in [min, max]. */
+int tsc_parse_uint(const char *s, unsigned long long min,
+		   unsigned long long max, unsigned long long *out);
+/* Split "HOST:PORT", "[V6]:PORT" or ":PORT"; port 0..65535. */
+int tsc_parse_hostport(const char *s, char **host, char port[8]);
+
+const char *tsc_format_name(enum tsc_format f);
+
+#endif

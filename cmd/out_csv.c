@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * CSV (RFC 4180: CRLF line ends, quoted fields). One header, then rows of
+ * three types sharing the columns: "totals" (one per snapshot: collector
+ * counters), "cgroup" (one per cgroup per snapshot) and "exit" (--events).
+ * Columns that don't apply to a row type are empty.
+ */
+#include <string.h>
+
+#include "escape.h"
+#include "output.h"
+
+/* Columns after the per-type leading block. Event columns come last. */
+static const char *const ev_cols[] = {
+	"pid", "tgid", "ppid", "uid", "gid", "comm", "kind", "exit_status",
+	"exit_code", "signal", "etime_s", "btime",
+};
+#define NEV (sizeof(ev_cols) / sizeof(ev_cols[0]))
+
+static void sep(struct buf *b, size_t n)
+{
+	while (n--)
+		buf_putc(b, ',');
+}
+
+/* Number of counter columns: fields, delays, subtree, delta. */
+static size_t counter_cols(void)
+{
+	size_t n = tsc_nfields + 2 * CGS_DELAY__COUNT;
+	for (size_t i = 0; i < tsc_nfields; i++)
+		n += !!(tsc_fields[i].flags & F_SUBTREE) +
+		     !!(tsc_fields[i].flags & F_DELTA);
+	return n;
+}
+
+void out_csv_header(struct buf *b)
+{
+	buf_puts(b, "type,time,seq,final,records,dropped,unattributed,"
+		    "malformed,cgroup,depth,removed");
+	for (size_t i = 0; i < tsc_nfields; i++)
+		buf_printf(b, ",%s", tsc_fields[i].name);
+	for (int c = 0; c < CGS_DELAY__COUNT; c++) {
+		const char *n = cgs_delay_name((enum cgs_delay_class)c);
+		buf_printf(b, ",delay_%s_count,delay_%s_s", n, n);
+	}
+	for (size_t i = 0; i < tsc_nfields; i++)
+		if (tsc_fields[i].flags & F_SUBTREE)
+			buf_printf(b, ",%s_subtree", tsc_fields[i].name);
+	for (size_t i = 0; i < tsc_nfields; i++)
+		if (tsc_fields[i].flags & F_DELTA)
+			buf_printf(b, ",%s_delta", tsc_fields[i].name);
+	for (size_t i = 0; i < NEV; i++)
+		buf_printf(b, ",%s", ev_cols[i]);
+	buf_puts(b, "\r\n");
+}
+
+static void lead(struct buf *b, const char *type, const struct snap_info *in)
+{
+	buf_puts(b, type);
+	buf_putc(b, ',');
+	buf_fixed(b, in->time_ns, 9);
+	buf_putc(b, ',');
+	buf_u64(b, in->seq);
+	buf_puts(b, in->final ? ",true," : ",false,");
+}
+
+void out_csv_snapshot(struct buf *b, const struct snap_info *in,
+		      const struct cgs_snapshot *s)
+{
+	size_t n = cgs_snapshot_count(s);
+	size_t cc = counter_cols();
+
+	lead(b, "totals", in);
+	buf_printf(b, "%llu,%llu,%llu,%llu", (unsigned long long)in->records,
+		   (unsigned long long)in->dropped,
+		   (unsigned long long)in->unattributed,
+		   (unsigned long long)in->malformed);
+	sep(b, 3 + cc + NEV);
+	buf_puts(b, "\r\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		lead(b, "cgroup", in);
+		sep(b, 4);
+		esc_csv(b, g->path, strlen(g->path));
+		buf_printf(b, ",%u,%s", g->depth, g->removed ? "true" : "false");
+		for (size_t f = 0; f < tsc_nfields; f++) {
+			buf_putc(b, ',');
+			field_put(b, field_get(&g->self, &tsc_fields[f]),
+				  tsc_fields[f].unit);
+		}
+		for (int c = 0; c < CGS_DELAY__COUNT; c++) {
+			buf_putc(b, ',');
+			buf_u64(b, g->self.delay_count[c]);
+			buf_putc(b, ',');
+			buf_fixed(b, g->self.delay_total_ns[c], 9);
+		}
+		for (size_t f = 0; f < tsc_nfields; f++) {
+			if (!(tsc_fields[f].flags & F_SUBTREE))
+				continue;
+			buf_putc(b, ',');
+			field_put(b, field_get(&g->subtree, &tsc_fields[f]),
+				  tsc_fields[f].unit);
+		}
+		for (size_t f = 0; f < tsc_nfields; f++) {
+			if (!(tsc_fields[f].flags & F_DELTA))
+				continue;
+			buf_putc(b, ',');
+			field_put(b, field_get(&g->self_delta, &tsc_fields[f]),
+				  tsc_fields[f].unit);
+		}
+		sep(b, NEV);
+		buf_puts(b, "\r\n");
+	}
+}
+
+/* Event rows fill the counter columns they have (utime_s, stime_s, ...). */
+void out_csv_event(struct buf *b, const struct cgs_record *r,
+		   const char *cgroup, uint64_t recv_ns, unsigned shard)
+{
+	struct cgs_counters c;
+
+	memset(&c, 0, sizeof(c));
+	c.tasks = r->kind != CGS_KIND_TGID;
+	c.processes = r->kind == CGS_KIND_PROCESS;
+	c.tgid_records = r->kind == CGS_KIND_TGID;
+	c.utime_us = r->utime_us;
+	c.stime_us = r->stime_us;
+	c.cpu_run_real_ns = r->cpu_run_real_ns;
+	c.cpu_run_virtual_ns = r->cpu_run_virtual_ns;
+	c.minflt = r->minflt;
+	c.majflt = r->majflt;
+	c.read_char = r->read_char;
+	c.write_char = r->write_char;
+	c.read_syscalls = r->read_syscalls;
+	c.write_syscalls = r->write_syscalls;
+	c.read_bytes = r->read_bytes;
+	c.write_bytes = r->write_bytes;
+	c.cancelled_write_bytes = r->cancelled_write_bytes;
+	c.nvcsw = r->nvcsw;
+	c.nivcsw = r->nivcsw;
+	c.coremem_mbus = r->coremem_mbus;
+	c.virtmem_mbus = r->virtmem_mbus;
+	c.hiwater_rss_kb_max = r->hiwater_rss_kb;
+	c.hiwater_vm_kb_max = r->hiwater_vm_kb;
+
+	buf_puts(b, "exit,");
+	buf_fixed(b, recv_ns, 9);
+	sep(b, 7); /* seq .. malformed, then cgroup */
+	const char *cg = cgroup ? cgroup : CGS_UNKNOWN_CGROUP;
+	esc_csv(b, cg, strlen(cg));
+	sep(b, 2);
+	for (size_t f = 0; f < tsc_nfields; f++) {
+		buf_putc(b, ',');
+		field_put(b, field_get(&c, &tsc_fields[f]), tsc_fields[f].unit);
+	}
+	for (int d = 0; d < CGS_DELAY__COUNT; d++) {
+		buf_putc(b, ',');
+		buf_u64(b, r->delay[d].count);
+		buf_putc(b, ',');
+		buf_fixed(b, r->delay[d].total_ns, 9);
+	}
+	for (size_t f = 0; f < tsc_nfields; f++)
+		sep(b, !!(tsc_fields[f].flags & F_SUBTREE) +
+			       !!(tsc_fields[f].flags & F_DELTA));
+	buf_printf(b, ",%u,%u,%u,%u,%u,", r->pid, r->tgid, r->ppid, r->uid,
+		   r->gid);
+	esc_csv(b, r->comm, strlen(r->comm));
+	buf_printf(b, ",%s,%u,%d,%d,", kind_name(r->kind), r->exit_status,
+		   exit_code_of(r->exit_status), exit_signal_of(r->exit_status));
+	buf_fixed(b, r->etime_us, 6);
+	buf_putc(b, ',');
+	buf_u64(b, r->btime_s);
+	buf_puts(b, "\r\n");
+	(void)shard;
+}

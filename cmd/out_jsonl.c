@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* JSON lines: one object per line, each with a "type". */
+#include <string.h>
+
+#include "escape.h"
+#include "output.h"
+
+static void key(struct buf *b, const char *k)
+{
+	buf_putc(b, ',');
+	buf_putc(b, '"');
+	buf_puts(b, k);
+	buf_puts(b, "\":");
+}
+
+static void kv_u64(struct buf *b, const char *k, uint64_t v)
+{
+	key(b, k);
+	buf_u64(b, v);
+}
+
+/* A string, plus "<k>_hex" with the raw bytes when it wasn't UTF-8. */
+static void kv_str(struct buf *b, const char *k, const char *s)
+{
+	size_t n = strlen(s);
+	key(b, k);
+	if (esc_json(b, s, n)) {
+		buf_puts(b, ",\"");
+		buf_puts(b, k);
+		buf_puts(b, "_hex\":\"");
+		esc_hex(b, s, n);
+		buf_putc(b, '"');
+	}
+}
+
+static void counters(struct buf *b, const struct cgs_cgroup_stats *g)
+{
+	for (size_t i = 0; i < tsc_nfields; i++) {
+		const struct cfield *f = &tsc_fields[i];
+		key(b, f->name);
+		field_put(b, field_get(&g->self, f), f->unit);
+	}
+	for (int c = 0; c < CGS_DELAY__COUNT; c++) {
+		const char *n = cgs_delay_name((enum cgs_delay_class)c);
+		buf_printf(b, ",\"delay_%s_count\":", n);
+		buf_u64(b, g->self.delay_count[c]);
+		buf_printf(b, ",\"delay_%s_s\":", n);
+		buf_fixed(b, g->self.delay_total_ns[c], 9);
+	}
+	for (size_t i = 0; i < tsc_nfields; i++) {
+		const struct cfield *f = &tsc_fields[i];
+		if (!(f->flags & F_SUBTREE))
+			continue;
+		buf_printf(b, ",\"%s_subtree\":", f->name);
+		field_put(b, field_get(&g->subtree, f), f->unit);
+	}
+	for (size_t i = 0; i < tsc_nfields; i++) {
+		const struct cfield *f = &tsc_fields[i];
+		if (!(f->flags & F_DELTA))
+			continue;
+		buf_printf(b, ",\"%s_delta\":", f->name);
+		field_put(b, field_get(&g->self_delta, f), f->unit);
+	}
+}
+
+void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
+			const struct cgs_snapshot *s)
+{
+	size_t n = cgs_snapshot_count(s);
+
+	buf_puts(b, "{\"type\":\"rollup\",\"time\":");
+	buf_fixed(b, in->time_ns, 9);
+	kv_u64(b, "seq", in->seq);
+	key(b, "final");
+	buf_puts(b, in->final ? "true" : "false");
+	key(b, "replay");
+	buf_puts(b, in->replay ? "true" : "false");
+	key(b, "interval_s");
+	buf_fixed(b, in->interval_ns, 9);
+	kv_str(b, "hierarchy", in->hierarchy ? in->hierarchy : "");
+	kv_u64(b, "records", in->records);
+	kv_u64(b, "dropped", in->dropped);
+	kv_u64(b, "unattributed", in->unattributed);
+	kv_u64(b, "malformed", in->malformed);
+	kv_u64(b, "enobufs", in->enobufs);
+	kv_u64(b, "shards", in->shards);
+	kv_u64(b, "ncgroups", n);
+	buf_puts(b, ",\"cgroups\":[");
+	for (size_t i = 0; i < n; i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		if (i)
+			buf_putc(b, ',');
+		buf_putc(b, '{');
+		buf_puts(b, "\"cgroup\":");
+		size_t pl = strlen(g->path);
+		if (esc_json(b, g->path, pl)) {
+			buf_puts(b, ",\"cgroup_hex\":\"");
+			esc_hex(b, g->path, pl);
+			buf_putc(b, '"');
+		}
+		kv_u64(b, "depth", g->depth);
+		key(b, "removed");
+		buf_puts(b, g->removed ? "true" : "false");
+		counters(b, g);
+		buf_putc(b, '}');
+	}
+	buf_puts(b, "]}\n");
+}
+
+void out_jsonl_event(struct buf *b, const struct cgs_record *r,
+		     const char *cgroup, uint64_t recv_ns, unsigned shard)
+{
+	buf_puts(b, "{\"type\":\"exit\",\"time\":");
+	buf_fixed(b, recv_ns, 9);
+	key(b, "kind");
+	buf_putc(b, '"');
+	buf_puts(b, kind_name(r->kind));
+	buf_putc(b, '"');
+	kv_u64(b, "pid", r->pid);
+	kv_u64(b, "tgid", r->tgid);
+	kv_u64(b, "ppid", r->ppid);
+	kv_u64(b, "uid", r->uid);
+	kv_u64(b, "gid", r->gid);
+	kv_str(b, "comm", r->comm);
+	kv_str(b, "cgroup", cgroup ? cgroup : CGS_UNKNOWN_CGROUP);
+	kv_u64(b, "exit_status", r->exit_status);
+	buf_printf(b, ",\"exit_code\":%d,\"signal\":%d,\"core\":%s",
+		   exit_code_of(r->exit_status), exit_signal_of(r->exit_status),
+		   (r->flag & CGS_AC_CORE) ? "true" : "false");
+	kv_u64(b, "flag", r->flag);
+	buf_printf(b, ",\"nice\":%d", r->nice);
+	key(b, "utime_s");
+	buf_fixed(b, r->utime_us, 6);
+	key(b, "stime_s");
+	buf_fixed(b, r->stime_us, 6);
+	key(b, "etime_s");
+	buf_fixed(b, r->etime_us, 6);
+	kv_u64(b, "btime", r->btime_s);
+	key(b, "cpu_run_real_s");
+	buf_fixed(b, r->cpu_run_real_ns, 9);
+	kv_u64(b, "minflt", r->minflt);
+	kv_u64(b, "majflt", r->majflt);
+	kv_u64(b, "read_char_bytes", r->read_char);
+	kv_u64(b, "write_char_bytes", r->write_char);
+	kv_u64(b, "read_bytes", r->read_bytes);
+	kv_u64(b, "write_bytes", r->write_bytes);
+	kv_u64(b, "hiwater_rss_bytes", r->hiwater_rss_kb * 1024);
+	kv_u64(b, "hiwater_vm_bytes", r->hiwater_vm_kb * 1024);
+	kv_u64(b, "nvcsw", r->nvcsw);
+	kv_u64(b, "nivcsw", r->nivcsw);
+	key(b, "delay_cpu_s");
+	buf_fixed(b, r->delay[CGS_DELAY_CPU].total_ns, 9);
+	key(b, "delay_blkio_s");
+	buf_fixed(b, r->delay[CGS_DELAY_BLKIO].total_ns, 9);
+	kv_u64(b, "version", r->version);
+	kv_u64(b, "shard", shard);
+	buf_puts(b, "}\n");
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Prometheus text format 0.0.4. Per-cgroup series carry the cgroup's own
+ * ("self") values only, so that sum() over cgroups is the host total;
+ * subtree sums are for the JSON/CSV outputs.
+ */
+#include <string.h>
+
+#include "escape.h"
+#include "output.h"
+
+#define P "taskstat_"
+
+static void head(struct buf *b, const char *name, const char *type,
+		 const char *help)
+{
+	buf_printf(b, "# HELP " P "%s %s\n# TYPE " P "%s %s\n", name, help,
+		   name, type);
+}
+
+static void cglabel(struct buf *b, const char *path)
+{
+	buf_puts(b, "{cgroup=\"");
+	esc_prom_label(b, path, strlen(path));
+	buf_putc(b, '"');
+}
+
+static void collector(struct buf *b, const char *name, const char *type,
+		      const char *help, uint64_t v)
+{
+	head(b, name, type, help);
+	buf_printf(b, P "%s ", name);
+	buf_u64(b, v);
+	buf_putc(b, '\n');
+}
+
+void out_prom(struct buf *b, const struct snap_info *in,
+	      const struct cgs_snapshot *s)
+{
+	size_t n = s ? cgs_snapshot_count(s) : 0;
+
+	for (size_t f = 0; f < tsc_nfields; f++) {
+		const struct cfield *fd = &tsc_fields[f];
+		if (!fd->prom)
+			continue;
+		head(b, fd->prom, (fd->flags & F_PEAK) ? "gauge" : "counter",
+		     fd->help);
+		for (size_t i = 0; i < n; i++) {
+			const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+			buf_puts(b, P);
+			buf_puts(b, fd->prom);
+			cglabel(b, g->path);
+			buf_puts(b, "} ");
+			field_put(b, field_get(&g->self, fd), fd->unit);
+			buf_putc(b, '\n');
+		}
+	}
+	head(b, "delays_total", "counter",
+	     "Delays exited tasks waited, by class (delay accounting).");
+	for (size_t i = 0; i < n; i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		for (int c = 0; c < CGS_DELAY__COUNT; c++) {
+			buf_puts(b, P "delays_total");
+			cglabel(b, g->path);
+			buf_printf(b, ",class=\"%s\"} ",
+				   cgs_delay_name((enum cgs_delay_class)c));
+			buf_u64(b, g->self.delay_count[c]);
+			buf_putc(b, '\n');
+		}
+	}
+	head(b, "delay_seconds_total", "counter",
+	     "Time exited tasks spent waiting, by class (delay accounting).");
+	for (size_t i = 0; i < n; i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		for (int c = 0; c < CGS_DELAY__COUNT; c++) {
+			buf_puts(b, P "delay_seconds_total");
+			cglabel(b, g->path);
+			buf_printf(b, ",class=\"%s\"} ",
+				   cgs_delay_name((enum cgs_delay_class)c));
+			buf_fixed(b, g->self.delay_total_ns[c], 9);
+			buf_putc(b, '\n');
+		}
+	}
+
+	collector(b, "collector_records_total", "counter",
+		  "Task exit records accounted.", in->records);
+	collector(b, "collector_dropped_total", "counter",
+		  "Exit events the kernel dropped (listener queue full).",
+		  in->dropped);
+	collector(b, "collector_unattributed_total", "counter",
+		  "Records accounted to the (unknown) cgroup.",
+		  in->unattributed);
+	collector(b, "collector_malformed_total", "counter",
+		  "Netlink messages rejected as malformed.", in->malformed);
+	collector(b, "collector_enobufs_total", "counter",
+		  "Receive queue overrun episodes reported with ENOBUFS.",
+		  in->enobufs);
+	collector(b, "collector_shards", "gauge", "Listener sockets.",
+		  in->shards);
+	collector(b, "collector_cgroups", "gauge", "Cgroups tracked.", n);
+	head(b, "collector_receive_buffer_bytes", "gauge",
+	     "Receive buffer the kernel granted each listener socket.");
+	for (unsigned i = 0; in->rcvbuf && i < in->shards; i++) {
+		buf_printf(b, P "collector_receive_buffer_bytes{shard=\"%u\"",
+			   i);
+		if (in->shard_cpus && in->shard_cpus[i]) {
+			buf_puts(b, ",cpus=\"");
+			esc_prom_label(b, in->shard_cpus[i],
+				       strlen(in->shard_cpus[i]));
+			buf_putc(b, '"');
+		}
+		buf_puts(b, "} ");
+		buf_u64(b, in->rcvbuf[i]);
+		buf_putc(b, '\n');
+	}
+	head(b, "collector_last_snapshot_timestamp_seconds", "gauge",
+	     "When these values were taken, seconds since the epoch.");
+	buf_puts(b, P "collector_last_snapshot_timestamp_seconds ");
+	buf_fixed(b, in->time_ns, 9);
+	buf_putc(b, '\n');
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Human-readable table: top cgroups by task exits, aligned columns. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "escape.h"
+#include "output.h"
+
+static void timestamp(struct buf *b, uint64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	char s[32];
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	buf_puts(b, s);
+}
+
+static int by_tasks(const void *a, const void *b)
+{
+	const struct cgs_cgroup_stats *x = *(const struct cgs_cgroup_stats *const *)a;
+	const struct cgs_cgroup_stats *y = *(const struct cgs_cgroup_stats *const *)b;
+	if (x->self.tasks != y->self.tasks)
+		return x->self.tasks > y->self.tasks ? -1 : 1;
+	if (x->subtree.tasks != y->subtree.tasks)
+		return x->subtree.tasks > y->subtree.tasks ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* Seconds with 3 decimals, right-aligned in w columns. */
+static void secs(struct buf *b, uint64_t us, int w)
+{
+	buf_printf(b, " %*llu.%03llu", w - 4,
+		   (unsigned long long)(us / 1000000u),
+		   (unsigned long long)(us % 1000000u / 1000u));
+}
+
+void out_table_snapshot(struct buf *b, const struct snap_info *in,
+			const struct cgs_snapshot *s, unsigned top)
+{
+	size_t n = cgs_snapshot_count(s), shown = 0, rows = 0;
+	const struct cgs_cgroup_stats **v = calloc(n ? n : 1, sizeof(*v));
+
+	timestamp(b, in->time_ns);
+	buf_printf(b, "%s  records %llu  dropped %llu  unattributed %llu  "
+		   "malformed %llu  cgroups %zu  hierarchy %s\n",
+		   in->final ? "  final" : "",
+		   (unsigned long long)in->records,
+		   (unsigned long long)in->dropped,
+		   (unsigned long long)in->unattributed,
+		   (unsigned long long)in->malformed, n,
+		   in->hierarchy ? in->hierarchy : "?");
+	if (!v) {
+		buf_puts(b, "(out of memory)\n\n");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		if (g->subtree.tasks)
+			v[rows++] = g;
+	}
+	qsort(v, rows, sizeof(*v), by_tasks);
+	buf_printf(b, "%9s %7s %9s %9s %9s %10s %10s  %s\n", "TASKS", "NEW",
+		   "PROCS", "TASKS+SUB", "PROCS+SUB", "USER_S", "SYS_S",
+		   "CGROUP");
+	for (size_t i = 0; i < rows && (!top || shown < top); i++, shown++) {
+		const struct cgs_cgroup_stats *g = v[i];
+		buf_printf(b, "%9llu %7llu %9llu %9llu %9llu",
+			   (unsigned long long)g->self.tasks,
+			   (unsigned long long)g->self_delta.tasks,
+			   (unsigned long long)g->self.processes,
+			   (unsigned long long)g->subtree.tasks,
+			   (unsigned long long)g->subtree.processes);
+		secs(b, g->self.utime_us, 10);
+		secs(b, g->self.stime_us, 10);
+		buf_puts(b, "  ");
+		esc_text(b, g->path, strlen(g->path));
+		buf_putc(b, '\n');
+	}
+	if (rows > shown)
+		buf_printf(b, "(%zu more cgroups with exits; --top 0 shows "
+			   "all)\n", rows - shown);
+	buf_putc(b, '\n');
+	free(v);
+}
+
+void out_table_event(struct buf *b, const struct cgs_record *r,
+		     const char *cgroup, uint64_t recv_ns, unsigned shard)
+{
+	int code = exit_code_of(r->exit_status);
+	timestamp(b, recv_ns);
+	buf_printf(b, " exit %-7s pid %u tgid %u ppid %u comm ",
+		   kind_name(r->kind), r->pid, r->tgid, r->ppid);
+	esc_json(b, r->comm, strlen(r->comm));
+	if (code >= 0)
+		buf_printf(b, " status %d", code);
+	else
+		buf_printf(b, " signal %d", exit_signal_of(r->exit_status));
+	buf_printf(b, " user %llu.%06llus sys %llu.%06llus cgroup ",
+		   (unsigned long long)(r->utime_us / 1000000u),
+		   (unsigned long long)(r->utime_us % 1000000u),
+		   (unsigned long long)(r->stime_us / 1000000u),
+		   (unsigned long long)(r->stime_us % 1000000u));
+	const char *cg = cgroup ? cgroup : CGS_UNKNOWN_CGROUP;
+	esc_text(b, cg, strlen(cg));
+	buf_putc(b, '\n');
+	(void)shard;
+}

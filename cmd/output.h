@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Formatting of snapshots and exit events into buffers (no I/O here). */
+#ifndef TSC_OUTPUT_H
+#define TSC_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "cgstats.h"
+
+/* What a snapshot line says about the collector itself. */
+struct snap_info {
+	uint64_t time_ns;      /* CLOCK_REALTIME (replay: recorded time) */
+	uint64_t seq;          /* 1, 2, ... */
+	bool final;            /* written on stop */
+	bool replay;
+	const char *hierarchy;
+	uint64_t interval_ns;
+	uint64_t records, unattributed, dropped, malformed, enobufs;
+	unsigned shards;
+	const size_t *rcvbuf;         /* per shard; NULL in replay */
+	const char *const *shard_cpus; /* per shard; NULL in replay */
+};
+
+/* Counter fields shared by the formats, in output order. */
+enum funit {
+	U_COUNT, /* plain count */
+	U_US,    /* microseconds, written as seconds */
+	U_NS,    /* nanoseconds, written as seconds */
+	U_KB,    /* KiB, written as bytes */
+};
+#define F_SUBTREE (1u << 0) /* also written as <name>_subtree */
+#define F_DELTA (1u << 1)   /* also written as <name>_delta */
+#define F_PEAK (1u << 2)    /* a maximum, not a sum (Prometheus gauge) */
+
+struct cfield {
+	const char *name; /* JSON key / CSV column */
+	size_t off;       /* offset of the uint64_t in struct cgs_counters */
+	enum funit unit;
+	unsigned flags;
+	const char *prom; /* metric name without prefix, NULL: not exported */
+	const char *help;
+};
+
+extern const struct cfield tsc_fields[];
+extern const size_t tsc_nfields;
+
+uint64_t field_get(const struct cgs_counters *c, const struct cfield *f);
+void field_put(struct buf *b, uint64_t v, enum funit u);
+/* Wait status -> exit code (or -1) and signal (or 0). */
+int exit_code_of(uint32_t status);
+int exit_signal_of(uint32_t status);
+const char *kind_name(enum cgs_kind k);
+
+void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
+			const struct cgs_snapshot *s);
+void out_jsonl_event(struct buf *b, const struct cgs_record *r,
+		     const char *cgroup, uint64_t recv_ns, unsigned shard);
+
+void out_csv_header(struct buf *b);
+void out_csv_snapshot(struct buf *b, const struct snap_info *in,
+		      const struct cgs_snapshot *s);
+void out_csv_event(struct buf *b, const struct cgs_record *r,
+		   const char *cgroup, uint64_t recv_ns, unsigned shard);
+
+void out_table_snapshot(struct buf *b, const struct snap_info *in,
+			const struct cgs_snapshot *s, unsigned top);
+void out_table_event(struct buf *b, const struct cgs_record *r,
+		     const char *cgroup, uint64_t recv_ns, unsigned shard);
+
+/* Prometheus text exposition format 0.0.4. */
+void out_prom(struct buf *b, const struct snap_info *in,
+	      const struct cgs_snapshot *s);
+
+#endif

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Validate every option against the system before anything is registered:
+ * each failure is one line naming the option, exit status 2.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collector.h"
+
+static int usage_err(const char *opt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int usage_err(const char *opt, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, PROG ": --%s: ", opt);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return TSC_EXIT_USAGE;
+}
+
+static int open_out(const char *path, int *fd)
+{
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	return *fd < 0 ? -errno : 0;
+}
+
+struct probe {
+	const char *path;
+};
+
+/* Can we create the temp file next to the textfile and rename over it? */
+static int probe_textfile(void *arg)
+{
+	const struct probe *p = arg;
+	char *dup = strdup(p->path);
+	if (!dup)
+		return ENOMEM;
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s/.taskstat-collect-probe.%ld",
+		 dirname(dup), (long)getpid());
+	free(dup);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	unlink(tmp);
+	struct stat st;
+	if (stat(p->path, &st) == 0 && S_ISDIR(st.st_mode))
+		return EISDIR;
+	return 0;
+}
+
+static int bind_listen(struct tsc_opts *o, int *out)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	const char *host = o->listen_host && *o->listen_host ? o->listen_host
+							     : NULL;
+	int fd = -1, err = 0, one = 1;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if (!host)
+		hints.ai_family = AF_INET6; /* dual-stack any address */
+	int r = getaddrinfo(host, o->listen_port, &hints, &res);
+	if (r != 0 && !host) {
+		hints.ai_family = AF_INET;
+		r = getaddrinfo(host, o->listen_port, &hints, &res);
+	}
+	if (r != 0)
+		return usage_err("listen", "%s: %s", o->listen, gai_strerror(r));
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ai->ai_family == AF_INET6 && !host) {
+			int zero = 0;
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
+				   sizeof(zero));
+		}
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+		    listen(fd, 64) == 0)
+			break;
+		err = errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return usage_err("listen", "cannot listen on %s: %s", o->listen,
+				 strerror(err));
+	*out = fd;
+	return 0;
+}
+
+/* Print where the metrics are served (port 0 picks a free port). */
+static void say_listen(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char host[NI_MAXHOST], serv[NI_MAXSERV];
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
+	    getnameinfo((struct sockaddr *)&ss, len, host, sizeof(host), serv,
+			sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV))
+		return;
+	bool v6 = strchr(host, ':') != NULL;
+	fprintf(stderr, PROG ": serving metrics on http://%s%s%s:%s/metrics\n",
+		v6 ? "[" : "", host, v6 ? "]" : "", serv);
+}
+
+int tsc_setup(struct tsc *c, struct tsc_opts *o)
+{
+	char err[256];
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->out_fd = STDOUT_FILENO;
+	c->cap_fd = -1;
+	c->listen_fd = -1;
+	c->wake_fd = -1;
+	pthread_mutex_init(&c->out_lock, NULL);
+	pthread_mutex_init(&c->cap_lock, NULL);
+	pthread_mutex_init(&c->prom_lock, NULL);
+	buf_init(&c->prom);
+	buf_init(&c->snap);
+
+	c->fmt = o->format;
+	if (c->fmt == TSC_FMT_AUTO)
+		c->fmt = !o->output && isatty(STDOUT_FILENO) ? TSC_FMT_TABLE
+							     : TSC_FMT_JSONL;
+
+	if (o->replay) {
+		r = cap_open(&c->replay, o->replay, err, sizeof(err));
+		if (r < 0)
+			return usage_err("replay", "%s: %s", o->replay, err);
+	}
+	if (!o->replay && o->cpus) {
+		r = cgs_cpulist_validate(o->cpus, err, sizeof(err));
+		if (r < 0)
+			return usage_err("cpus", "'%s': %s", o->cpus,
+					 *err ? err : strerror(-r));
+		if (r == 0)
+			return usage_err("cpus", "'%s' lists no CPU", o->cpus);
+	}
+	if (o->user) {
+		r = priv_lookup(o->user, &c->user, err, sizeof(err));
+		if (r < 0)
+			return usage_err("user", "%s", err);
+		c->drop = true;
+	}
+	if (o->output) {
+		struct stat st;
+		if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
+			return usage_err("output", "%s: %s", o->output,
+					 strerror(EISDIR));
+		r = open_out(o->output, &c->out_fd);
+		if (r < 0)
+			return usage_err("output", "%s: %s", o->output,
+					 strerror(-r));
+	}
+	if (o->record) {
+		r = open_out(o->record, &c->cap_fd);
+		if (r < 0)
+			return usage_err("record", "%s: %s", o->record,
+					 strerror(-r));
+	}
+	if (o->textfile) {
+		struct probe p = { o->textfile };
+		r = priv_run_as(c->drop ? &c->user : NULL, probe_textfile, &p);
+		if (r)
+			return usage_err("textfile", "%s: %s%s", o->textfile,
+					 strerror(r), c->drop ?
+					 " (as the --user)" : "");
+	}
+
+	/* The hierarchy: a throw-away rollup proves it can be used. */
+	struct cgs_rollup_opts ro;
+	memset(&ro, 0, sizeof(ro));
+	ro.sz = sizeof(ro);
+	ro.shards = 1;
+	ro.hierarchy = o->hierarchy;
+	ro.flags = o->no_tgid ? CGS_ROLLUP_NO_TGID : 0;
+	r = cgs_rollup_new(&c->rollup, &ro);
+	if (r < 0) {
+		if (o->hierarchy)
+			return usage_err("hierarchy", "'%s': %s", o->hierarchy,
+					 r == -ENOENT ? "no such cgroup "
+					 "hierarchy is mounted" :
+					 cgs_strerror(r));
+		fprintf(stderr, PROG ": cannot find a cgroup hierarchy: %s\n",
+			cgs_strerror(r));
+		return 1;
+	}
+	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
+
+	if (o->listen) {
+		r = bind_listen(o, &c->listen_fd);
+		if (r)
+			return r;
+		say_listen(c->listen_fd);
+	}
+	c->prom_on = o->listen || o->textfile;
+	return 0;
+}
+
+void tsc_teardown(struct tsc *c)
+{
+	tsc_http_stop(c);
+	cgs_listener_close(c->l);
+	c->l = NULL;
+	cgs_rollup_free(c->rollup);
+	c->rollup = NULL;
+	cap_close(c->replay);
+	c->replay = NULL;
+	for (unsigned i = 0; c->shards && i < c->nshards; i++) {
+		buf_free(&c->shards[i].ev);
+		buf_free(&c->shards[i].cap);
+		buf_free(&c->shards[i].path);
+		pthread_mutex_destroy(&c->shards[i].lock);
+	}
+	free(c->shards);
+	c->shards = NULL;
+	free(c->rcvbuf);
+	free(c->shard_cpus);
+	if (c->listen_fd >= 0)
+		close(c->listen_fd);
+	if (c->cap_fd >= 0)
+		close(c->cap_fd);
+	if (c->out_fd > STDERR_FILENO)
+		close(c->out_fd);
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
+	buf_free(&c->prom);
+	buf_free(&c->snap);
+	priv_user_free(&c->user);
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Where formatted output goes. Event lines and capture records are built
+ * in per-shard buffers by the listener threads and written in big chunks
+ * under a writer mutex; snapshots are built and written by the main thread
+ * after flushing those buffers, so a snapshot line follows the events it
+ * counts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "output.h"
+
+uint64_t tsc_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t tsc_real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void tsc_note_error(struct tsc *c, int *slot, int err)
+{
+	int zero = 0;
+	if (__atomic_compare_exchange_n(slot, &zero, err, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	    c->wake_fd >= 0) {
+		uint64_t one = 1;
+		if (write(c->wake_fd, &one, sizeof(one)) < 0) {
+			/* the main loop also checks the slot on its ticks */
+		}
+	}
+}
+
+int tsc_output_error(struct tsc *c)
+{
+	int e = __atomic_load_n(&c->out_err, __ATOMIC_ACQUIRE);
+	return e ? e : __atomic_load_n(&c->cap_err, __ATOMIC_ACQUIRE);
+}
+
+int tsc_shards_init(struct tsc *c, unsigned n)
+{
+	c->shards = calloc(n ? n : 1, sizeof(*c->shards));
+	if (!c->shards)
+		return -ENOMEM;
+	c->nshards = n;
+	for (unsigned i = 0; i < n; i++) {
+		pthread_mutex_init(&c->shards[i].lock, NULL);
+		buf_init(&c->shards[i].ev);
+		buf_init(&c->shards[i].cap);
+		buf_init(&c->shards[i].path);
+	}
+	return 0;
+}
+
+static void write_locked(struct tsc *c, pthread_mutex_t *m, int fd,
+			 int *slot, struct buf *b)
+{
+	if (!b->len)
+		return;
+	pthread_mutex_lock(m);
+	if (!__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
+		int r = write_all(fd, b->p, b->len);
+		if (r < 0)
+			tsc_note_error(c, slot, -r);
+		else if (b->oom)
+			tsc_note_error(c, slot, ENOMEM);
+	}
+	pthread_mutex_unlock(m);
+	buf_reset(b);
+}
+
+void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
+		     const struct cgs_record *r, const char *cgroup,
+		     uint64_t recv_ns, unsigned shard)
+{
+	switch (c->fmt) {
+	case TSC_FMT_CSV:
+		out_csv_event(&s->ev, r, cgroup, recv_ns, shard);
+		break;
+	case TSC_FMT_TABLE:
+		out_table_event(&s->ev, r, cgroup, recv_ns, shard);
+		break;
+	default:
+		out_jsonl_event(&s->ev, r, cgroup, recv_ns, shard);
+		break;
+	}
+}
+
+void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force)
+{
+	if (s->ev.len && (force || s->ev.len >= TSC_FLUSH_BYTES))
+		write_locked(c, &c->out_lock, c->out_fd, &c->out_err, &s->ev);
+	if (c->cap_fd >= 0 && s->cap.len &&
+	    (force || s->cap.len >= TSC_FLUSH_BYTES))
+		write_locked(c, &c->cap_lock, c->cap_fd, &c->cap_err, &s->cap);
+}
+
+void tsc_flush_all(struct tsc *c)
+{
+	for (unsigned i = 0; i < c->nshards; i++) {
+		struct tsc_shard *s = &c->shards[i];
+		pthread_mutex_lock(&s->lock);
+		tsc_shard_flush_locked(c, s, true);
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+char *tsc_prom_copy(struct tsc *c, size_t *len)
+{
+	char *p = NULL;
+	pthread_mutex_lock(&c->prom_lock);
+	*len = c->prom.len;
+	p = malloc(c->prom.len + 1);
+	if (p) {
+		memcpy(p, c->prom.p ? c->prom.p : "", c->prom.len);
+		p[c->prom.len] = '\0';
+	}
+	pthread_mutex_unlock(&c->prom_lock);
+	return p;
+}
+
+/* Temp file in the same directory, then rename(): node_exporter never
+ * sees a half-written file. */
+static int write_textfile(const char *path, const struct buf *b)
+{
+	size_t n = strlen(path);
+	char *tmp = malloc(n + 32);
+	if (!tmp)
+		return -ENOMEM;
+	char *dup = strdup(path);
+	if (!dup) {
+		free(tmp);
+		return -ENOMEM;
+	}
+	char *dir = dirname(dup);
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	snprintf(tmp, n + 32, "%s/.%s.%ld.tmp", dir, base, (long)getpid());
+	free(dup);
+	int r = 0;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r = -errno;
+		free(tmp);
+		return r;
+	}
+	r = write_all(fd, b->p ? b->p : "", b->len);
+	if (!r && fchmod(fd, 0644) < 0)
+		r = -errno;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && rename(tmp, path) < 0)
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	free(tmp);
+	return r;
+}
+
+static void fill_info(struct tsc *c, struct snap_info *in,
+		      const struct cgs_snapshot *s, uint64_t time_ns, bool final)
+{
+	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+
+	memset(in, 0, sizeof(*in));
+	in->time_ns = time_ns;
+	in->seq = c->seq;
+	in->final = final;
+	in->replay = c->replay != NULL;
+	in->hierarchy = c->hierarchy;
+	in->interval_ns = c->o->interval_ns;
+	in->records = t ? t->records : 0;
+	in->unattributed = t ? t->unattributed : 0;
+	in->shards = c->nshards;
+	if (c->l) {
+		struct cgs_loss loss;
+		memset(&loss, 0, sizeof(loss));
+		loss.sz = sizeof(loss);
+		if (cgs_listener_loss(c->l, CGS_ALL_SHARDS, &loss) == 0) {
+			in->dropped = loss.dropped;
+			/* A truncated message can't be decoded: malformed. */
+			in->malformed = loss.decode.malformed + loss.truncated;
+			in->enobufs = loss.enobufs;
+		}
+		for (unsigned i = 0; i < c->nshards; i++)
+			c->rcvbuf[i] = cgs_listener_shard_rcvbuf(c->l, i);
+		in->rcvbuf = c->rcvbuf;
+		in->shard_cpus = c->shard_cpus;
+	} else {
+		in->dropped = c->rec_ctr.dropped;
+		in->malformed = c->rec_ctr.malformed + c->rec_ctr.truncated +
+				c->replay_malformed;
+		in->enobufs = c->rec_ctr.enobufs;
+	}
+}
+
+/* Also used before the first interval (seq 0) to fill /metrics. */
+int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
+{
+	struct cgs_snapshot_opts so;
+	struct cgs_snapshot *s = NULL;
+	struct snap_info in;
+	int r;
+
+	memset(&so, 0, sizeof(so));
+	so.sz = sizeof(so);
+	so.fold_depth = c->o->depth;
+	so.no_delta = c->seq == 0;
+	r = cgs_rollup_snapshot(c->rollup, &so, &s);
+	if (r < 0)
+		return r;
+	fill_info(c, &in, s, time_ns, final);
+
+	if (c->seq > 0) {
+		tsc_flush_all(c); /* events before the snapshot that counts them */
+		buf_reset(&c->snap);
+		switch (c->fmt) {
+		case TSC_FMT_CSV:
+			out_csv_snapshot(&c->snap, &in, s);
+			break;
+		case TSC_FMT_TABLE:
+			out_table_snapshot(&c->snap, &in, s, c->o->top);
+			break;
+		default:
+			out_jsonl_snapshot(&c->snap, &in, s);
+			break;
+		}
+		write_locked(c, &c->out_lock, c->out_fd, &c->out_err, &c->snap);
+		if (c->cap_fd >= 0) {
+			struct cap_counters ctr = {
+				.time_ns = time_ns, .dropped = in.dropped,
+				.malformed = in.malformed, .enobufs = in.enobufs,
+			};
+			cap_encode_counters(&c->snap, &ctr);
+			write_locked(c, &c->cap_lock, c->cap_fd, &c->cap_err,
+				     &c->snap);
+		}
+	}
+	if (c->prom_on) {
+		buf_reset(&c->snap);
+		out_prom(&c->snap, &in, s);
+		if (c->o->textfile) {
+			r = write_textfile(c->o->textfile, &c->snap);
+			if (r < 0)
+				fprintf(stderr, PROG ": --textfile: %s: %s\n",
+					c->o->textfile, strerror(-r));
+		}
+		if (c->listen_fd >= 0) {
+			pthread_mutex_lock(&c->prom_lock);
+			struct buf t = c->prom;
+			c->prom = c->snap;
+			c->snap = t;
+			pthread_mutex_unlock(&c->prom_lock);
+		}
+	}
+	cgs_snapshot_free(s);
+	if (c->seq > 0 && !final)
+		cgs_rollup_retire_removed(c->rollup);
+	return 0;
+}
+
+int tsc_write_prologue(struct tsc *c, const char *hostinfo)
+{
+	struct buf b;
+	int r = 0;
+
+	buf_init(&b);
+	if (c->fmt == TSC_FMT_CSV) {
+		out_csv_header(&b);
+		r = write_all(c->out_fd, b.p, b.len);
+		if (r < 0)
+			tsc_note_error(c, &c->out_err, -r);
+	}
+	if (!r && c->cap_fd >= 0) {
+		buf_reset(&b);
+		cap_encode_header(&b, tsc_real_ns(), c->nshards, hostinfo);
+		r = write_all(c->cap_fd, b.p, b.len);
+		if (r < 0)
+			tsc_note_error(c, &c->cap_err, -r);
+	}
+	buf_free(&b);
+	return r;
+}
