@@ -15,17 +15,17 @@
  *    cpu_delay_max, cpu_delay_min, blkio_*, swapin_*, freepages_*,
  *    thrashing_*, compact_*, wpcopy_*, irq_* (max before min), and against
  *    a live 6.18 reply (tests/decode/data/v16_query.bin: version 16, 560
- *    bytes, max >= min wherever both are set).
- *  v15 (6.14 .. 6.14.8): the same patch's removed lines show the broken
- *    v15 order: a max/min pair right after every *_delay_total, e.g.
- *    cpu_count, cpu_delay_total, cpu_delay_max, cpu_delay_min, blkio_count
- *    ... (commits 658eb5ab916d "delayacct: add delay max", f65c64f311ee
+ *    bytes, cpu max > min over 200 runqueue waits, max <= total).
+ *  v15 (6.14 until the stable fix above): the same patch's removed lines
+ *    show the broken order, a max/min pair right after every
+ *    *_delay_total: cpu_count, cpu_delay_total, cpu_delay_max,
+ *    cpu_delay_min, blkio_count, ... (commits 658eb5ab916d "delayacct: add delay max", f65c64f311ee
  *    "delayacct: add delay min", b016d0873777 version bump to 15).
  *  v14 "max only": linux-next between 658eb5ab916d and f65c64f311ee
  *    (Dec 2024) inserted only *_delay_max after each *_delay_total and
  *    kept TASKSTATS_VERSION 14 (patch "[PATCH linux next] delayacct: add
  *    delay max to record delay peak", 2024-12-03): 496 bytes.
- *  v1 (2.6.18 .. 2.6.19): version, padding[3], then the delay block, so
+ *  v1 (the first taskstats kernels): version, padding[3], then the delay block, so
  *    cpu_count sits at offset 8, not 16.
  */
 #ifndef CGS_DECODE_LAYOUT_H
