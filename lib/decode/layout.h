@@ -19,14 +19,15 @@
  *  v15 (6.14 until the stable fix above): the same patch's removed lines
  *    show the broken order, a max/min pair right after every
  *    *_delay_total: cpu_count, cpu_delay_total, cpu_delay_max,
- *    cpu_delay_min, blkio_count, ... (commits 658eb5ab916d "delayacct: add delay max", f65c64f311ee
- *    "delayacct: add delay min", b016d0873777 version bump to 15).
+ *    cpu_delay_min, blkio_count, ... (commits 658eb5ab916d "delayacct:
+ *    add delay max", f65c64f311ee "delayacct: add delay min",
+ *    b016d0873777 version bump to 15).
  *  v14 "max only": linux-next between 658eb5ab916d and f65c64f311ee
  *    (Dec 2024) inserted only *_delay_max after each *_delay_total and
  *    kept TASKSTATS_VERSION 14 (patch "[PATCH linux next] delayacct: add
  *    delay max to record delay peak", 2024-12-03): 496 bytes.
- *  v1 (the first taskstats kernels): version, padding[3], then the delay block, so
- *    cpu_count sits at offset 8, not 16.
+ *  v1 (the first taskstats kernels): version, padding[3], then the delay
+ *    block, so cpu_count sits at offset 8, not 16.
  */
 #ifndef CGS_DECODE_LAYOUT_H
 #define CGS_DECODE_LAYOUT_H
