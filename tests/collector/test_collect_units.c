@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests of taskstat-collect's pure parts: escaping, option parsing,
+ * the capture format (round trip and every corruption the reader must
+ * name). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "buf.h"
+#include "capture.h"
+#include "escape.h"
+#include "options.h"
+
+static const char *json(const char *s, size_t n, bool *lossy)
+{
+	static struct buf b;
+	buf_reset(&b);
+	bool l = esc_json(&b, s, n);
+	if (lossy)
+		*lossy = l;
+	return b.p;
+}
+
+static void t_json_escape(void **st)
+{
+	bool lossy;
+	(void)st;
+	assert_string_equal(json("abc", 3, &lossy), "\"abc\"");
+	assert_false(lossy);
+	assert_string_equal(json("a\"b\\c", 5, NULL), "\"a\\\"b\\\\c\"");
+	assert_string_equal(json("\n\t\r\b\f", 5, NULL),
+			    "\"\\n\\t\\r\\b\\f\"");
+	assert_string_equal(json("\x01\x1f\x7f", 3, NULL),
+			    "\"\\u0001\\u001f\\u007f\"");
+	/* valid UTF-8 passes through */
+	assert_string_equal(json("h\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 10,
+				 &lossy), "\"h\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+	assert_false(lossy);
+	/* invalid: stray continuation, truncated, overlong, surrogate,
+	 * > U+10FFFF, 0xff */
+	assert_string_equal(json("\x80", 1, &lossy), "\"\\ufffd\"");
+	assert_true(lossy);
+	assert_string_equal(json("a\xc3", 2, NULL), "\"a\\ufffd\"");
+	assert_string_equal(json("\xc0\xaf", 2, NULL), "\"\\ufffd\\ufffd\"");
+	assert_string_equal(json("\xe0\x80\xaf", 3, NULL),
+			    "\"\\ufffd\\ufffd\\ufffd\"");
+	assert_string_equal(json("\xed\xa0\x80", 3, NULL),
+			    "\"\\ufffd\\ufffd\\ufffd\"");
+	assert_string_equal(json("\xf4\x90\x80\x80", 4, NULL),
+			    "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	assert_string_equal(json("\xff" "x", 2, NULL), "\"\\ufffdx\"");
+	assert_string_equal(json("", 0, NULL), "\"\"");
+}
+
+/* Every byte string escapes to pure printable ASCII JSON. */
+static void t_json_all_bytes(void **st)
+{
+	char in[512];
+	struct buf b;
+	(void)st;
+	buf_init(&b);
+	srand(42);
+	for (int iter = 0; iter < 2000; iter++) {
+		size_t n = (size_t)(rand() % 64);
+		for (size_t i = 0; i < n; i++)
+			in[i] = (char)(rand() % 255 + 1);
+		buf_reset(&b);
+		esc_json(&b, in, n);
+		for (size_t i = 0; i < b.len; i++) {
+			unsigned char c = (unsigned char)b.p[i];
+			assert_true(c >= 0x20);
+			assert_true(c != 0x7f);
+			/* non-ASCII output is valid UTF-8 */
+			if (c >= 0x80) {
+				size_t l = utf8_seq_len((unsigned char *)b.p + i,
+						       b.len - i);
+				assert_true(l > 1);
+				i += l - 1;
+			}
+		}
+		/* only escaped quotes inside */
+		assert_int_equal(b.p[0], '"');
+		assert_int_equal(b.p[b.len - 1], '"');
+	}
+	buf_free(&b);
+}
+
+static void t_csv_escape(void **st)
+{
+	struct buf b;
+	(void)st;
+	buf_init(&b);
+	esc_csv(&b, "plain", 5);
+	assert_string_equal(b.p, "plain");
+	buf_reset(&b);
+	esc_csv(&b, "a,b", 3);
+	assert_string_equal(b.p, "\"a,b\"");
+	buf_reset(&b);
+	esc_csv(&b, "say \"hi\"", 8);
+	assert_string_equal(b.p, "\"say \"\"hi\"\"\"");
+	buf_reset(&b);
+	esc_csv(&b, "l1\nl2\r", 6);
+	assert_string_equal(b.p, "\"l1\nl2\r\"");
+	buf_reset(&b);
+	esc_csv(&b, " x", 2);
+	assert_string_equal(b.p, "\" x\"");
+	buf_reset(&b);
+	assert_true(esc_csv(&b, "\xff", 1));
+	assert_string_equal(b.p, "\xef\xbf\xbd");
+	buf_free(&b);
+}
+
+static void t_prom_escape(void **st)
+{
+	struct buf b;
+	(void)st;
+	buf_init(&b);
+	esc_prom_label(&b, "a\\b\"c\nd", 7);
+	assert_string_equal(b.p, "a\\\\b\\\"c\\nd");
+	buf_reset(&b);
+	assert_true(esc_prom_label(&b, "x\xc3", 2));
+	assert_string_equal(b.p, "x\xef\xbf\xbd");
+	buf_reset(&b);
+	esc_text(&b, "/a\x1b[31m", 7);
+	assert_string_equal(b.p, "/a\\u001b[31m");
+	buf_free(&b);
+}
+
+static void t_fixed(void **st)
+{
+	struct buf b;
+	(void)st;
+	buf_init(&b);
+	buf_fixed(&b, 1500000, 6);
+	assert_string_equal(b.p, "1.5");
+	buf_reset(&b);
+	buf_fixed(&b, 0, 9);
+	assert_string_equal(b.p, "0.0");
+	buf_reset(&b);
+	buf_fixed(&b, 1000000001, 9);
+	assert_string_equal(b.p, "1.000000001");
+	buf_reset(&b);
+	buf_fixed(&b, UINT64_MAX, 6);
+	assert_string_equal(b.p, "18446744073709.551615");
+	buf_free(&b);
+}
+
+static int parse(struct tsc_opts *o, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	argv[argc++] = (char *)"taskstat-collect";
+	va_start(ap, o);
+	for (char *a; (a = va_arg(ap, char *));)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	FILE *saved = stderr;
+	stderr = fopen("/dev/null", "w");
+	int r = tsc_parse_options(argc, argv, o);
+	fclose(stderr);
+	stderr = saved;
+	return r;
+}
+
+static void t_options(void **st)
+{
+	struct tsc_opts o;
+	(void)st;
+	assert_int_equal(parse(&o, NULL), 0);
+	assert_int_equal(o.interval_ns, 5000000000ull);
+	assert_int_equal(o.format, TSC_FMT_AUTO);
+	assert_int_equal(parse(&o, "--interval", "0.5", "--duration", "2",
+			       "-f", "csv", "--events", "--cpus", "0",
+			       "--shards", "1", "--no-tgid", "--depth", "3",
+			       "--hierarchy", "cpu", "--listen", ":9101",
+			       "--user", "nobody", NULL), 0);
+	assert_int_equal(o.interval_ns, 500000000ull);
+	assert_int_equal(o.duration_ns, 2000000000ull);
+	assert_int_equal(o.format, TSC_FMT_CSV);
+	assert_true(o.events && o.no_tgid);
+	assert_int_equal(o.shards, 1);
+	assert_int_equal(o.depth, 3);
+	assert_string_equal(o.listen_host, "");
+	assert_string_equal(o.listen_port, "9101");
+	tsc_opts_free(&o);
+	assert_int_equal(parse(&o, "--listen", "[::1]:80", NULL), 0);
+	assert_string_equal(o.listen_host, "::1");
+	tsc_opts_free(&o);
+
+	static const char *const bad[][2] = {
+		{ "--interval", "-1" }, { "--interval", "abc" },
+		{ "--interval", "0" }, { "--interval", "nan" },
+		{ "--interval", "inf" }, { "--interval", "1e20" },
+		{ "--interval", " 1" }, { "--interval", "0x10" },
+		{ "--duration", "0" }, { "--duration", "-3" },
+		{ "--format", "xml" }, { "--shards", "0" },
+		{ "--shards", "-1" }, { "--depth", "1.5" },
+		{ "--listen", "9101" }, { "--listen", "::1:9101" },
+		{ "--listen", "host:70000" }, { "--hierarchy", "a/b" },
+		{ "--top", "x" }, { "--cpus", "" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int r = parse(&o, bad[i][0], bad[i][1], NULL);
+		if (r != TSC_EXIT_USAGE)
+			fail_msg("%s %s accepted", bad[i][0], bad[i][1]);
+		tsc_opts_free(&o);
+	}
+	assert_int_equal(parse(&o, "--bogus", NULL), TSC_EXIT_USAGE);
+	assert_int_equal(parse(&o, "stray", NULL), TSC_EXIT_USAGE);
+	assert_int_equal(parse(&o, "--interval", NULL), TSC_EXIT_USAGE);
+	assert_int_equal(parse(&o, "--replay", "x", "--record", "y", NULL),
+			 TSC_EXIT_USAGE);
+	assert_int_equal(parse(&o, "--replay", "x", "--user", "nobody", NULL),
+			 TSC_EXIT_USAGE);
+}
+
+/* A capture in memory: header, two exits, counters. */
+static size_t make_capture(struct buf *b, size_t *rec2_off)
+{
+	static const unsigned char raw1[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const unsigned char raw2[] = { 9, 9, 9 };
+	struct cap_counters c = { 77, 1, 2, 3, 4, 5 };
+	buf_init(b);
+	cap_encode_header(b, 123456789ull, 2, "host=test\nhierarchy=v2\n");
+	assert_int_equal(cap_encode_exit(b, 1000, 1, raw1, sizeof(raw1),
+					 "/a/b", ""), 0);
+	*rec2_off = b->len;
+	assert_int_equal(cap_encode_exit(b, 2000, 0, raw2, sizeof(raw2),
+					 "/c", "/c"), 0);
+	cap_encode_counters(b, &c);
+	return b->len;
+}
+
+static int open_mem(struct cap_reader **r, const void *p, size_t n,
+		    char *err, size_t errlen)
+{
+	FILE *f = fmemopen((void *)p, n, "rb");
+	assert_non_null(f);
+	return cap_open_stream(r, f, err, errlen);
+}
+
+static void t_capture_roundtrip(void **st)
+{
+	struct buf b;
+	struct cap_reader *r;
+	struct cap_exit ex;
+	struct cap_counters c;
+	char err[256];
+	size_t off2;
+	(void)st;
+
+	size_t n = make_capture(&b, &off2);
+	assert_int_equal(open_mem(&r, b.p, n, err, sizeof(err)), 0);
+	assert_int_equal(cap_created_ns(r), 123456789ull);
+	assert_int_equal(cap_shards(r), 2);
+	assert_string_equal(cap_hostinfo(r), "host=test\nhierarchy=v2\n");
+	assert_int_equal(cap_next(r, &ex, &c, err, sizeof(err)), CAP_REC_EXIT);
+	assert_int_equal(ex.recv_ns, 1000);
+	assert_int_equal(ex.shard, 1);
+	assert_int_equal(ex.raw_len, 8);
+	assert_memory_equal(ex.raw, "\1\2\3\4\5\6\7\10", 8);
+	assert_string_equal(ex.task_path, "/a/b");
+	assert_string_equal(ex.group_path, "");
+	assert_int_equal(cap_next(r, &ex, &c, err, sizeof(err)), CAP_REC_EXIT);
+	assert_string_equal(ex.task_path, "/c");
+	assert_string_equal(ex.group_path, "/c");
+	assert_int_equal(cap_next(r, &ex, &c, err, sizeof(err)),
+			 CAP_REC_COUNTERS);
+	assert_int_equal(c.time_ns, 77);
+	assert_int_equal(c.dropped, 1);
+	assert_int_equal(c.truncated, 5);
+	assert_int_equal(cap_next(r, &ex, &c, err, sizeof(err)), 0);
+	assert_int_equal(cap_records(r), 3);
+	cap_close(r);
+	buf_free(&b);
+}
+
+static void expect_open_err(const void *p, size_t n, int code,
+			    const char *needle)
+{
+	struct cap_reader *r;
+	char err[256] = "";
+	assert_int_equal(open_mem(&r, p, n, err, sizeof(err)), code);
+	assert_null(r);
+	if (!strstr(err, needle))
+		fail_msg("error '%s' lacks '%s'", err, needle);
+}
+
+static void expect_next_err(const void *p, size_t n, const char *needle)
+{
+	struct cap_reader *r;
+	struct cap_exit ex;
+	struct cap_counters c;
+	char err[256] = "";
+	int rc;
+	assert_int_equal(open_mem(&r, p, n, err, sizeof(err)), 0);
+	while ((rc = cap_next(r, &ex, &c, err, sizeof(err))) > 0)
+		;
+	assert_true(rc < 0);
+	if (!strstr(err, needle))
+		fail_msg("error '%s' lacks '%s'", err, needle);
+	cap_close(r);
+}
+
+static void t_capture_corrupt(void **st)
+{
+	struct buf b;
+	size_t off2;
+	(void)st;
+	size_t n = make_capture(&b, &off2);
+	char *m = malloc(n);
+
+	/* header problems */
+	expect_open_err(b.p, 5, -EBADMSG, "bad magic");
+	expect_open_err(b.p, 20, -EBADMSG, "truncated header");
+	memcpy(m, b.p, n);
+	m[8] = 2; /* version 2 */
+	expect_open_err(m, n, -EPROTO, "version 2 is not supported");
+	memcpy(m, b.p, n);
+	m[CAP_HDR_FIXED + 2] ^= 1; /* host info byte */
+	expect_open_err(m, n, -EBADMSG, "checksum");
+	memcpy(m, b.p, n);
+	m[0] = 'X';
+	expect_open_err(m, n, -EBADMSG, "bad magic");
+
+	/* record problems: every truncation point is reported */
+	size_t hlen = CAP_HDR_FIXED + strlen("host=test\nhierarchy=v2\n");
+	for (size_t cut = hlen + 1; cut < n; cut++) {
+		if (cut == off2)
+			continue; /* a clean record boundary */
+		struct cap_reader *r;
+		struct cap_exit ex;
+		struct cap_counters c;
+		char err[256];
+		int rc;
+		assert_int_equal(open_mem(&r, b.p, cut, err, sizeof(err)), 0);
+		while ((rc = cap_next(r, &ex, &c, err, sizeof(err))) > 0)
+			;
+		if (cut != n - CAP_REC_HDR - 48 && rc != -EBADMSG)
+			fail_msg("truncation at %zu not reported", cut);
+		if (rc < 0 && !strstr(err, "truncated"))
+			fail_msg("cut %zu: '%s'", cut, err);
+		cap_close(r);
+	}
+	memcpy(m, b.p, n);
+	m[off2 + CAP_REC_HDR + 30] ^= 0x40; /* body byte of record 2 */
+	expect_next_err(m, n, "record 2 at offset");
+	expect_next_err(m, n, "checksum mismatch");
+	memcpy(m, b.p, n);
+	m[off2] = 'Z'; /* marker */
+	expect_next_err(m, n, "bad record marker");
+	memcpy(m, b.p, n);
+	m[off2 + 11] = 0x7f; /* body length huge */
+	expect_next_err(m, n, "out of range");
+	free(m);
+	buf_free(&b);
+}
+
+static void t_capture_limits(void **st)
+{
+	struct buf b;
+	(void)st;
+	buf_init(&b);
+	char *big = malloc(CAP_PATH_MAX + 2);
+	memset(big, 'a', CAP_PATH_MAX + 1);
+	big[0] = '/';
+	big[CAP_PATH_MAX + 1] = '\0';
+	assert_int_equal(cap_encode_exit(&b, 1, 0, "x", 1, big, NULL), -E2BIG);
+	assert_int_equal(b.len, 0);
+	free(big);
+	buf_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_json_escape),
+		cmocka_unit_test(t_json_all_bytes),
+		cmocka_unit_test(t_csv_escape),
+		cmocka_unit_test(t_prom_escape),
+		cmocka_unit_test(t_fixed),
+		cmocka_unit_test(t_options),
+		cmocka_unit_test(t_capture_roundtrip),
+		cmocka_unit_test(t_capture_corrupt),
+		cmocka_unit_test(t_capture_limits),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
