@@ -62,6 +62,10 @@ CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_shard *s = &r->shards[i];
 		pthread_mutex_lock(&s->lock);
+		/* drop expired cache entries first: they hold references */
+		struct cgsi_pcache_policy pol = { &r->deaths, now,
+						  r->o.grace_ms };
+		cgsi_pcache_sweep(&s->cache, s->cache.mask + 1, &pol);
 		/* parents created while retiring are appended and visited */
 		for (struct cgsi_cgnode *n = s->cgs.first, *nx; n; n = nx) {
 			nx = n->next;

@@ -335,7 +335,6 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		stack[top++] = i;
 		c->path = e->path;
 		snap->paths[i] = e->path;
-		e->path = NULL;
 		c->depth = e->unknown ? 0 : e->depth;
 		c->ino = e->ino;
 		c->removed = e->removed;
@@ -357,6 +356,8 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		}
 	free(stack);
 	free(parent);
+	for (size_t i = 0; i < a.n; i++)
+		a.v[i].path = NULL; /* owned by snap now */
 	snap->n = a.n;
 	snap->totals = t;
 	vec_free(&a);

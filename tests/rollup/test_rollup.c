@@ -1,0 +1,770 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests of the rollup: /proc/<pid>/cgroup parsing, mount discovery,
+ * counter math, subtree sums, folding, snapshot deltas, attribution paths
+ * (cache, /proc, parent, unknown), pid reuse and moves with a fake clock,
+ * removed/recreated cgroups, retirement, and bounded memory under churn.
+ * A fake /proc and cgroup2 mount live in a temp dir (fakeproc.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "cgstats.h"
+#include "fakeproc.h"
+#include "rollup/rollup_int.h"
+
+static struct fakeproc F;
+
+static int setup(void **state)
+{
+	(void)state;
+	return fp_init(&F);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fp_fini(&F);
+	return 0;
+}
+
+static struct cgs_rollup *new_rollup(unsigned shards, unsigned flags)
+{
+	struct cgs_rollup_opts o = fp_opts(&F);
+	o.shards = shards;
+	o.flags = flags;
+	struct cgs_rollup *r = NULL;
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	return r;
+}
+
+/* Independent of lib/rollup/counters.h: what a task record adds. */
+static void expect_add(struct cgs_counters *c, const struct cgs_record *r)
+{
+	if (r->kind == CGS_KIND_TGID) {
+		c->tgid_records++;
+		return;
+	}
+	c->tasks++;
+	if (r->kind == CGS_KIND_PROCESS)
+		c->processes++;
+	c->utime_us += r->utime_us;
+	c->stime_us += r->stime_us;
+	c->cpu_run_real_ns += r->cpu_run_real_ns;
+	c->cpu_run_virtual_ns += r->cpu_run_virtual_ns;
+	for (int i = 0; i < CGS_DELAY__COUNT; i++) {
+		c->delay_count[i] += r->delay[i].count;
+		c->delay_total_ns[i] += r->delay[i].total_ns;
+	}
+	c->minflt += r->minflt;
+	c->majflt += r->majflt;
+	c->read_char += r->read_char;
+	c->write_char += r->write_char;
+	c->read_syscalls += r->read_syscalls;
+	c->write_syscalls += r->write_syscalls;
+	c->read_bytes += r->read_bytes;
+	c->write_bytes += r->write_bytes;
+	c->cancelled_write_bytes += r->cancelled_write_bytes;
+	c->nvcsw += r->nvcsw;
+	c->nivcsw += r->nivcsw;
+	c->coremem_mbus += r->coremem_mbus;
+	c->virtmem_mbus += r->virtmem_mbus;
+	if (r->hiwater_rss_kb > c->hiwater_rss_kb_max)
+		c->hiwater_rss_kb_max = r->hiwater_rss_kb;
+	if (r->hiwater_vm_kb > c->hiwater_vm_kb_max)
+		c->hiwater_vm_kb_max = r->hiwater_vm_kb;
+}
+
+static void expect_sum(struct cgs_counters *d, const struct cgs_counters *s)
+{
+	uint64_t *a = (uint64_t *)d;
+	const uint64_t *b = (const uint64_t *)s;
+	size_t n = sizeof(*d) / 8;
+	for (size_t i = 0; i < n - 2; i++)
+		a[i] += b[i];
+	for (size_t i = n - 2; i < n; i++)
+		if (b[i] > a[i])
+			a[i] = b[i];
+}
+
+static void assert_counters(const struct cgs_counters *got,
+			    const struct cgs_counters *want)
+{
+	const uint64_t *g = (const uint64_t *)got, *w = (const uint64_t *)want;
+	for (size_t i = 0; i < sizeof(*got) / 8; i++) {
+		if (g[i] != w[i])
+			fail_msg("counter word %zu: got %llu want %llu", i,
+				 (unsigned long long)g[i],
+				 (unsigned long long)w[i]);
+	}
+}
+
+static const struct cgs_cgroup_stats *find(const struct cgs_snapshot *s,
+					   const char *path, bool removed)
+{
+	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		if (!strcmp(c->path, path) && c->removed == removed)
+			return c;
+	}
+	return NULL;
+}
+
+static struct cgs_snapshot *snap(struct cgs_rollup *r, unsigned fold,
+				 bool no_delta)
+{
+	struct cgs_snapshot_opts o = { .sz = sizeof(o), .fold_depth = fold,
+				       .no_delta = no_delta };
+	struct cgs_snapshot *s = NULL;
+	assert_int_equal(cgs_rollup_snapshot(r, &o, &s), 0);
+	return s;
+}
+
+static const char *acct(struct cgs_rollup *r, unsigned shard,
+			const struct cgs_record *rec)
+{
+	const char *p = NULL;
+	assert_int_equal(cgs_rollup_account(r, shard, rec, &p), 0);
+	return p;
+}
+
+/* ---- parser and mounts ---------------------------------------------- */
+
+static void test_parse(void **state)
+{
+	(void)state;
+	char buf[64];
+	const char *t = "12:pids:/x\n4:cpu,cpuacct:/c/d\n1:name=systemd:/s\n"
+			"0::/system.slice/nginx.service\n";
+	assert_int_equal(cgs_parse_proc_cgroup(t, strlen(t), "v2", buf,
+					       sizeof(buf)),
+			 (int)strlen("/system.slice/nginx.service"));
+	assert_string_equal(buf, "/system.slice/nginx.service");
+	assert_int_equal(cgs_parse_proc_cgroup(t, strlen(t), NULL, buf,
+					       sizeof(buf)),
+			 27);
+	assert_int_equal(cgs_parse_proc_cgroup(t, strlen(t), "cpuacct", buf,
+					       sizeof(buf)),
+			 4);
+	assert_string_equal(buf, "/c/d");
+	assert_int_equal(cgs_parse_proc_cgroup(t, strlen(t), "cpu", buf,
+					       sizeof(buf)),
+			 4);
+	assert_int_equal(cgs_parse_proc_cgroup(t, strlen(t), "name=systemd",
+					       buf, sizeof(buf)),
+			 2);
+	assert_string_equal(buf, "/s");
+	assert_int_equal(cgs_parse_proc_cgroup(t, strlen(t), "memory", buf,
+					       sizeof(buf)),
+			 -ENOENT);
+	assert_int_equal(cgs_parse_proc_cgroup(t, strlen(t), "cpu", buf, 4),
+			 -ENAMETOOLONG);
+	/* a zombie in a removed cgroup2 cgroup */
+	const char *z = "0::/gone (deleted)\n";
+	assert_int_equal(cgs_parse_proc_cgroup(z, strlen(z), "v2", buf,
+					       sizeof(buf)),
+			 5);
+	assert_string_equal(buf, "/gone");
+	/* no trailing newline, v2 root */
+	assert_int_equal(cgs_parse_proc_cgroup("0::/", 4, "v2", buf,
+					       sizeof(buf)),
+			 1);
+	assert_string_equal(buf, "/");
+	const char *bad[] = { "garbage", "x:y:/z\n", "0::relative\n", "0:/\n",
+			      "" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(cgs_parse_proc_cgroup(bad[i], strlen(bad[i]),
+						       "v2", buf, sizeof(buf)),
+				 -EBADMSG);
+	/* only v1 lines: no "0::" */
+	const char *v1 = "3:memory:/m\n";
+	assert_int_equal(cgs_parse_proc_cgroup(v1, strlen(v1), "v2", buf,
+					       sizeof(buf)),
+			 -ENOENT);
+}
+
+static void test_mounts(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(1, 0);
+	assert_string_equal(cgs_rollup_hierarchy(r), "v2");
+	assert_string_equal(r->mount.mnt, F.mnt);
+	cgs_rollup_free(r);
+
+	struct cgs_rollup_opts o = fp_opts(&F);
+	o.hierarchy = "memory";
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	assert_string_equal(cgs_rollup_hierarchy(r), "memory");
+	fp_set(&F, 10, "/mm/x");
+	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 10, 10, 1, 1);
+	assert_string_equal(acct(r, 0, &rec), "/mm/x");
+	cgs_rollup_free(r);
+
+	o.hierarchy = "hugetlb";
+	assert_int_equal(cgs_rollup_new(&r, &o), -ENOENT);
+
+	/* hybrid host without cgroup2: the first v1 controller */
+	char mi[512];
+	snprintf(mi, sizeof(mi), "%s/mi-v1", F.root);
+	FILE *fp = fopen(mi, "w");
+	fprintf(fp, "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup "
+		    "cgroup rw,cpu,cpuacct\n"
+		    "40 31 0:37 / /sys/fs/cgroup/with\\040space rw - cgroup "
+		    "cgroup rw,xattr,name=systemd\n");
+	fclose(fp);
+	o.hierarchy = NULL;
+	o.mountinfo = mi;
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	assert_string_equal(cgs_rollup_hierarchy(r), "cpu");
+	assert_string_equal(r->mount.mnt, "/sys/fs/cgroup/cpu,cpuacct");
+	cgs_rollup_free(r);
+	o.hierarchy = "name=systemd";
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	assert_string_equal(r->mount.mnt, "/sys/fs/cgroup/with space");
+	cgs_rollup_free(r);
+}
+
+/* ---- counters, subtree sums, TGID records --------------------------- */
+
+static void test_math(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(2, 0);
+	fp_set(&F, 100, "/a");
+	fp_set(&F, 200, "/a/b");
+	fp_set(&F, 300, "/a/b");
+	fp_set(&F, 400, "/z");
+	struct cgs_counters a = { 0 }, b = { 0 }, z = { 0 };
+	struct cgs_record recs[] = {
+		fp_record(CGS_KIND_THREAD, 101, 100, 1, 1),
+		fp_record(CGS_KIND_PROCESS, 100, 100, 1, 2),
+		fp_record(CGS_KIND_TGID, 0, 100, 0, 3),
+		fp_record(CGS_KIND_PROCESS, 200, 200, 1, 7),
+		fp_record(CGS_KIND_THREAD, 301, 300, 1, 4),
+		fp_record(CGS_KIND_PROCESS, 400, 400, 1, 5),
+	};
+	struct cgs_counters *dst[] = { &a, &a, &a, &b, &b, &z };
+	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		acct(r, (unsigned)i % 2, &recs[i]);
+		expect_add(dst[i], &recs[i]);
+	}
+	assert_int_equal(a.tgid_records, 1);
+	assert_int_equal(a.tasks, 2);
+	assert_int_equal(a.processes, 1);
+
+	struct cgs_snapshot *s = snap(r, 0, false);
+	/* "/", "/a", "/a/b", "/z", "(unknown)" in path order */
+	assert_int_equal(cgs_snapshot_count(s), 5);
+	const char *order[] = { "/", "/a", "/a/b", "/z", CGS_UNKNOWN_CGROUP };
+	for (size_t i = 0; i < 5; i++)
+		assert_string_equal(cgs_snapshot_get(s, i)->path, order[i]);
+	const struct cgs_cgroup_stats *ca = find(s, "/a", false),
+				      *cb = find(s, "/a/b", false),
+				      *root = find(s, "/", false),
+				      *cz = find(s, "/z", false),
+				      *cu = find(s, CGS_UNKNOWN_CGROUP, false);
+	assert_non_null(ca);
+	assert_non_null(cb);
+	assert_non_null(root);
+	assert_non_null(cu);
+	assert_int_equal(ca->depth, 1);
+	assert_int_equal(cb->depth, 2);
+	assert_int_equal(root->depth, 0);
+	assert_counters(&ca->self, &a);
+	assert_counters(&cb->self, &b);
+	assert_counters(&cz->self, &z);
+	struct cgs_counters sub_a = a, all = { 0 }, zero = { 0 };
+	expect_sum(&sub_a, &b);
+	assert_counters(&ca->subtree, &sub_a);
+	assert_counters(&cb->subtree, &b);
+	expect_sum(&all, &sub_a);
+	expect_sum(&all, &z);
+	assert_counters(&root->subtree, &all);
+	assert_counters(&root->self, &zero);
+	assert_counters(&ca->self_delta, &a);
+	assert_counters(&ca->subtree_delta, &sub_a);
+	/* the unknown bucket is visible and empty */
+	assert_counters(&cu->self, &zero);
+	assert_true(ca->ino != 0);
+	assert_false(ca->removed);
+	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	assert_int_equal(t->records, 6);
+	assert_int_equal(t->unattributed, 0);
+	assert_int_equal(t->cgroups, 4);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+
+	/* NO_TGID: TGID records are not even counted */
+	r = new_rollup(1, CGS_ROLLUP_NO_TGID);
+	acct(r, 0, &recs[1]);
+	const char *p = (const char *)1;
+	assert_int_equal(cgs_rollup_account(r, 0, &recs[2], &p), 0);
+	assert_null(p);
+	s = snap(r, 0, false);
+	assert_int_equal(find(s, "/a", false)->self.tgid_records, 0);
+	assert_int_equal(cgs_snapshot_totals(s)->records, 1);
+	cgs_snapshot_free(s);
+	/* bad arguments */
+	assert_int_equal(cgs_rollup_account(r, 1, &recs[0], NULL), -EINVAL);
+	struct cgs_record bad = recs[0];
+	bad.kind = 0;
+	assert_int_equal(cgs_rollup_account(r, 0, &bad, NULL), -EINVAL);
+	cgs_rollup_free(r);
+}
+
+static void test_order_fold(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(1, 0);
+	const char *paths[] = { "/a-b", "/a/b/c/d/e", "/a/b", "/a", "/a/b/c",
+				"/b" };
+	struct cgs_counters want[6];
+	memset(want, 0, sizeof(want));
+	for (size_t i = 0; i < 6; i++)
+		fp_mkdir(&F, paths[i]);
+	for (size_t i = 0; i < 6; i++) {
+		struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 0, 0, 0,
+						  i + 1);
+		assert_int_equal(cgs_rollup_account_path(r, 0, &rec, paths[i]),
+				 0);
+		expect_add(&want[i], &rec);
+	}
+	struct cgs_snapshot *s = snap(r, 0, true);
+	const char *order[] = { "/", "/a", "/a/b", "/a/b/c", "/a/b/c/d",
+				"/a/b/c/d/e", "/a-b", "/b",
+				CGS_UNKNOWN_CGROUP };
+	assert_int_equal(cgs_snapshot_count(s), 9);
+	for (size_t i = 0; i < 9; i++)
+		assert_string_equal(cgs_snapshot_get(s, i)->path, order[i]);
+	/* /a/b/c/d exists only as an ancestor; its subtree is /a/b/c/d/e */
+	assert_int_equal(find(s, "/a/b/c/d", false)->self.tasks, 0);
+	assert_counters(&find(s, "/a/b/c/d", false)->subtree, &want[1]);
+	assert_int_equal(find(s, "/a/b/c/d/e", false)->depth, 5);
+	assert_int_equal(find(s, "/", false)->subtree.tasks, 6);
+	assert_int_equal(find(s, "/a", false)->subtree.tasks, 4);
+	cgs_snapshot_free(s);
+
+	/* fold deeper than 2 into /a/b */
+	s = snap(r, 2, true);
+	const char *forder[] = { "/", "/a", "/a/b", "/a-b", "/b",
+				 CGS_UNKNOWN_CGROUP };
+	assert_int_equal(cgs_snapshot_count(s), 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(cgs_snapshot_get(s, i)->path, forder[i]);
+	struct cgs_counters ab = want[2];
+	expect_sum(&ab, &want[4]);
+	expect_sum(&ab, &want[1]);
+	assert_counters(&find(s, "/a/b", false)->self, &ab);
+	assert_counters(&find(s, "/a/b", false)->subtree, &ab);
+	assert_int_equal(find(s, "/a", false)->subtree.tasks, 4);
+	assert_int_equal(find(s, "/", false)->subtree.tasks, 6);
+	cgs_snapshot_free(s);
+
+	/* fold to depth 1 */
+	s = snap(r, 1, true);
+	assert_int_equal(cgs_snapshot_count(s), 5);
+	assert_int_equal(find(s, "/a", false)->self.tasks, 4);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+static void test_deltas(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(2, 0);
+	fp_set(&F, 500, "/d/e");
+	struct cgs_record r1 = fp_record(CGS_KIND_THREAD, 501, 500, 1, 9);
+	struct cgs_record r2 = fp_record(CGS_KIND_THREAD, 502, 500, 1, 2);
+	struct cgs_record r3 = fp_record(CGS_KIND_PROCESS, 500, 500, 1, 3);
+	struct cgs_counters c1 = { 0 }, c2 = { 0 }, cum = { 0 };
+	acct(r, 0, &r1);
+	expect_add(&c1, &r1);
+	struct cgs_snapshot *s = snap(r, 0, false);
+	assert_counters(&find(s, "/d/e", false)->self_delta, &c1);
+	assert_counters(&find(s, "/d", false)->subtree_delta, &c1);
+	cgs_snapshot_free(s);
+
+	acct(r, 1, &r2);
+	acct(r, 0, &r3);
+	expect_add(&c2, &r2);
+	expect_add(&c2, &r3);
+	cum = c1;
+	expect_sum(&cum, &c2);
+	/* no_delta: look without moving the baseline */
+	s = snap(r, 0, true);
+	assert_counters(&find(s, "/d/e", false)->self_delta, &c2);
+	cgs_snapshot_free(s);
+	s = snap(r, 0, false);
+	const struct cgs_cgroup_stats *e = find(s, "/d/e", false);
+	/* the delta's peak is the peak since the previous snapshot (r3's),
+	 * below the cumulative peak (r1's) */
+	assert_counters(&e->self_delta, &c2);
+	assert_true(e->self.hiwater_rss_kb_max > e->self_delta.hiwater_rss_kb_max);
+	assert_counters(&e->self, &cum);
+	assert_counters(&find(s, "/", false)->subtree, &cum);
+	assert_counters(&find(s, "/", false)->subtree_delta, &c2);
+	cgs_snapshot_free(s);
+	s = snap(r, 0, false);
+	struct cgs_counters zero = { 0 };
+	assert_counters(&find(s, "/d/e", false)->self_delta, &zero);
+	assert_counters(&find(s, "/", false)->subtree_delta, &zero);
+	assert_counters(&find(s, "/d/e", false)->self, &cum);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+/* ---- attribution ----------------------------------------------------- */
+
+static void test_attribution_paths(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(1, 0);
+	struct cgs_rollup_totals t = { .sz = sizeof(t) };
+	fp_set(&F, 600, "/svc");
+	/* threads of a known process: one /proc read */
+	for (uint32_t i = 0; i < 50; i++) {
+		struct cgs_record rec = fp_record(CGS_KIND_THREAD, 601 + i,
+						  600, 1, i);
+		assert_string_equal(acct(r, 0, &rec), "/svc");
+	}
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(t.proc_reads, 1);
+	assert_int_equal(t.via_proc, 1);
+	assert_int_equal(t.via_cache, 49);
+	/* a child reaped before we look: via its parent, whose entry then
+	 * serves its siblings without syscalls */
+	for (uint32_t c = 0; c < 10; c++) {
+		struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 700 + c,
+						  700 + c, 600, c);
+		assert_string_equal(acct(r, 0, &rec), "/svc");
+		/* the TGID record after it: answered from the cache */
+		rec = fp_record(CGS_KIND_TGID, 0, 700 + c, 0, c);
+		assert_string_equal(acct(r, 0, &rec), "/svc");
+	}
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(t.via_parent, 10);
+	assert_int_equal(t.proc_reads, 11);
+	assert_int_equal(t.via_cache, 59);
+	/* parent unknown too: the unknown bucket, counted */
+	struct cgs_record orphan = fp_record(CGS_KIND_PROCESS, 900, 900, 899,
+					     1);
+	assert_string_equal(acct(r, 0, &orphan), CGS_UNKNOWN_CGROUP);
+	struct cgs_record nopid = fp_record(CGS_KIND_THREAD, 0, 0, 0, 1);
+	assert_string_equal(acct(r, 0, &nopid), CGS_UNKNOWN_CGROUP);
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(t.unattributed, 2);
+	assert_int_equal(t.records, 72);
+	struct cgs_snapshot *s = snap(r, 0, false);
+	assert_int_equal(find(s, CGS_UNKNOWN_CGROUP, false)->self.tasks, 2);
+	assert_int_equal(find(s, "/svc", false)->self.tasks, 60);
+	assert_int_equal(find(s, "/svc", false)->self.processes, 10);
+	assert_int_equal(find(s, "/svc", false)->self.tgid_records, 10);
+	cgs_snapshot_free(s);
+	/* a short totals struct gets only its own size */
+	struct { size_t sz; uint64_t records; } small = { sizeof(small), 0 };
+	assert_int_equal(cgs_rollup_totals(r, (struct cgs_rollup_totals *)&small),
+			 0);
+	assert_int_equal(small.records, 72);
+	cgs_rollup_free(r);
+}
+
+static void test_pid_reuse(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(2, 0);
+	/* process 1000 in /old; its death is seen */
+	fp_set(&F, 1000, "/old");
+	struct cgs_record th = fp_record(CGS_KIND_THREAD, 1001, 1000, 1, 1);
+	struct cgs_record ex = fp_record(CGS_KIND_PROCESS, 1000, 1000, 1, 1);
+	assert_string_equal(acct(r, 0, &th), "/old");
+	assert_string_equal(acct(r, 0, &ex), "/old");
+	fp_reap(&F, 1000);
+	/* a late thread of it on the same shard within grace: still /old */
+	F.now_ms += 500;
+	assert_string_equal(acct(r, 0, &th), "/old");
+	/* pid 1000 reused by a process in /new */
+	fp_set(&F, 1000, "/new");
+	/* its exit inside the grace period: a process exits once, so this
+	 * is a new process and does not inherit /old */
+	assert_string_equal(acct(r, 0, &ex), "/new");
+	/* after the grace period its threads are not /old either */
+	fp_set(&F, 1000, "/new2");
+	F.now_ms += 2001;
+	assert_string_equal(acct(r, 0, &th), "/new2");
+
+	/* cross-shard: shard 0 knows 2000 in /x; its exit arrives on shard 1 */
+	fp_set(&F, 2000, "/x");
+	struct cgs_record th2 = fp_record(CGS_KIND_THREAD, 2001, 2000, 1, 1);
+	struct cgs_record ex2 = fp_record(CGS_KIND_PROCESS, 2000, 2000, 1, 1);
+	assert_string_equal(acct(r, 0, &th2), "/x");
+	assert_string_equal(acct(r, 1, &ex2), "/x");
+	fp_reap(&F, 2000);
+	F.now_ms += 100;
+	/* a late record of it on shard 0 (within grace): /x */
+	assert_string_equal(acct(r, 0, &th2), "/x");
+	fp_set(&F, 2000, "/y");
+	/* shard 0 sees the new process's exit: not /x (died on shard 1) */
+	assert_string_equal(acct(r, 0, &ex2), "/y");
+	/* and after grace, a thread on shard 1 re-resolves */
+	fp_set(&F, 2000, "/y2");
+	F.now_ms += 2100;
+	assert_string_equal(acct(r, 1, &th2), "/y2");
+	fp_set(&F, 2000, "/y3");
+	/* shard 0's entry for the /y process was marked dead by its exit:
+	 * after grace its threads re-resolve too */
+	assert_string_equal(acct(r, 0, &th2), "/y3");
+	cgs_rollup_free(r);
+}
+
+static void test_move(void **state)
+{
+	(void)state;
+	struct cgs_rollup_opts o = fp_opts(&F);
+	o.revalidate_ms = 1000;
+	struct cgs_rollup *r = NULL;
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	fp_set(&F, 3000, "/m1");
+	struct cgs_record th = fp_record(CGS_KIND_THREAD, 3001, 3000, 1, 1);
+	assert_string_equal(acct(r, 0, &th), "/m1");
+	fp_set(&F, 3000, "/m2"); /* moved */
+	F.now_ms += 999;
+	assert_string_equal(acct(r, 0, &th), "/m1"); /* within the bound */
+	F.now_ms += 1;
+	assert_string_equal(acct(r, 0, &th), "/m2"); /* seen */
+	F.now_ms += 10;
+	struct cgs_rollup_totals t = { .sz = sizeof(t) };
+	assert_string_equal(acct(r, 0, &th), "/m2");
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(t.proc_reads, 2);
+	/* revalidation of a process already reaped keeps its last cgroup */
+	fp_reap(&F, 3000);
+	F.now_ms += 5000;
+	struct cgs_record ex = fp_record(CGS_KIND_PROCESS, 3000, 3000, 1, 1);
+	assert_string_equal(acct(r, 0, &ex), "/m2");
+	cgs_rollup_free(r);
+}
+
+/* ---- removed cgroups -------------------------------------------------- */
+
+static void test_removed_retire(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(2, 0);
+	fp_set(&F, 4000, "/rm/child");
+	fp_set(&F, 4100, "/rm");
+	struct cgs_record a = fp_record(CGS_KIND_PROCESS, 4000, 4000, 1, 1);
+	struct cgs_record b = fp_record(CGS_KIND_PROCESS, 4100, 4100, 1, 2);
+	acct(r, 0, &a);
+	acct(r, 1, &b);
+	fp_reap(&F, 4000);
+	fp_reap(&F, 4100);
+	fp_rmdir(&F, "/rm/child");
+	/* not reported yet: nothing retired */
+	assert_int_equal(cgs_rollup_retire_removed(r), 0);
+	struct cgs_snapshot *s = snap(r, 0, false);
+	assert_non_null(find(s, "/rm/child", true));
+	assert_non_null(find(s, "/rm", false));
+	struct cgs_counters root_sub = find(s, "/", false)->subtree;
+	assert_int_equal(root_sub.tasks, 2);
+	cgs_snapshot_free(s);
+	/* reported, but cache entries still point to it (grace) */
+	assert_int_equal(cgs_rollup_retire_removed(r), 0);
+	F.now_ms += 2001;
+	assert_int_equal(cgs_rollup_retire_removed(r), 1);
+	struct cgs_rollup_totals t = { .sz = sizeof(t) };
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(t.cache_entries, 0);
+	s = snap(r, 0, false);
+	assert_null(find(s, "/rm/child", true));
+	/* the parent keeps the retired child's totals in its subtree */
+	assert_int_equal(find(s, "/rm", false)->subtree.tasks, 2);
+	assert_int_equal(find(s, "/rm", false)->self.tasks, 1);
+	assert_int_equal(find(s, "/rm", false)->subtree_delta.tasks, 0);
+	assert_counters(&find(s, "/", false)->subtree, &root_sub);
+	cgs_snapshot_free(s);
+	/* the whole tree goes: /rm retires into / */
+	fp_rmdir(&F, "/rm");
+	assert_int_equal(cgs_rollup_retire_removed(r), 2); /* both shards */
+	s = snap(r, 0, false);
+	assert_int_equal(cgs_snapshot_count(s), 2); /* "/" and unknown */
+	assert_counters(&find(s, "/", false)->subtree, &root_sub);
+	assert_int_equal(find(s, "/", false)->subtree_delta.tasks, 0);
+	assert_int_equal(find(s, "/", false)->self.tasks, 0);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+static void test_recreated(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(1, 0);
+	fp_set(&F, 5000, "/re");
+	struct cgs_record a = fp_record(CGS_KIND_PROCESS, 5000, 5000, 1, 1);
+	acct(r, 0, &a);
+	char p[512];
+	struct stat st1, st2;
+	snprintf(p, sizeof(p), "%s/re", F.mnt);
+	assert_int_equal(stat(p, &st1), 0);
+	fp_rmdir(&F, "/re");
+	fp_mkdir(&F, "/hold"); /* takes the freed inode number, if recycled */
+	fp_mkdir(&F, "/re");
+	assert_int_equal(stat(p, &st2), 0);
+	if (st1.st_ino == st2.st_ino)
+		skip(); /* the filesystem reused the inode number */
+	F.now_ms += 1001;
+	fp_set(&F, 5001, "/re");
+	struct cgs_record b = fp_record(CGS_KIND_PROCESS, 5001, 5001, 1, 2);
+	acct(r, 0, &b);
+	struct cgs_snapshot *s = snap(r, 0, false);
+	const struct cgs_cgroup_stats *old = find(s, "/re", true),
+				      *cur = find(s, "/re", false);
+	assert_non_null(old);
+	assert_non_null(cur);
+	assert_int_equal(old->self.tasks, 1);
+	assert_int_equal(cur->self.tasks, 1);
+	assert_int_equal(old->ino, st1.st_ino);
+	assert_int_equal(cur->ino, st2.st_ino);
+	assert_true(old < cur); /* the older incarnation first */
+	assert_int_equal(find(s, "/", false)->subtree.tasks, 2);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+/* ---- memory bound ------------------------------------------------------ */
+
+static void test_churn_bounded(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(1, 0);
+	fp_set(&F, 1, "/init");
+	fp_set(&F, 7, "/live");
+	uint32_t max_cap = 0, max_entries = 0;
+	/* 100,000 distinct short-lived processes, 1 ms apart: each has a
+	 * thread record and an exit; half are already reaped (via parent) */
+	for (uint32_t i = 0; i < 100000; i++) {
+		uint32_t pid = 10000 + i * 3;
+		if (i % 2 == 0 && i < 2000)
+			fp_set(&F, pid, "/live");
+		struct cgs_record th = fp_record(CGS_KIND_THREAD, pid + 1, pid,
+						 i % 2 ? 1 : 7, 1);
+		struct cgs_record ex = fp_record(CGS_KIND_PROCESS, pid, pid,
+						 i % 2 ? 1 : 7, 1);
+		acct(r, 0, &th);
+		acct(r, 0, &ex);
+		F.now_ms += 1;
+		uint32_t cap = r->shards[0].cache.mask + 1;
+		if (cap > max_cap)
+			max_cap = cap;
+		if (r->shards[0].cache.count > max_entries)
+			max_entries = r->shards[0].cache.count;
+	}
+	struct cgs_rollup_totals t = { .sz = sizeof(t) };
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	/* at most grace (2000 ms) worth of dead processes, plus slack for
+	 * the incremental sweep */
+	printf("churn: max entries %u, capacity %u, final entries %llu\n",
+	       max_entries, max_cap, (unsigned long long)t.cache_entries);
+	assert_true(max_entries <= 2 * 2000 + 64);
+	assert_true(max_cap <= 16384);
+	assert_int_equal(t.records, 200000);
+	assert_int_equal(t.unattributed, 0);
+	/* after the grace period everything dies with its processes */
+	F.now_ms += 2001;
+	assert_true(cgs_rollup_retire_removed(r) >= 0);
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(t.cache_entries, 2); /* the live parents 1 and 7 */
+	struct cgs_snapshot *s = snap(r, 0, false);
+	assert_int_equal(find(s, "/live", false)->self.tasks +
+				 find(s, "/init", false)->self.tasks,
+			 200000);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+/* ---- shards written concurrently while snapshots are taken --------- */
+
+struct writer {
+	struct cgs_rollup *r;
+	unsigned shard;
+	uint32_t n;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct cgs_record rec = fp_record(CGS_KIND_THREAD, 10 + i,
+						  8000 + w->shard, 1, 1);
+		if (cgs_rollup_account(w->r, w->shard, &rec, NULL) < 0)
+			abort();
+	}
+	return NULL;
+}
+
+static void test_shards_concurrent(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(2, 0);
+	fp_set(&F, 8000, "/s/zero");
+	fp_set(&F, 8001, "/s/one");
+	struct writer w[2] = { { r, 0, 200000 }, { r, 1, 200000 } };
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, writer_main, &w[i]);
+	uint64_t seen = 0;
+	for (int k = 0; k < 20; k++) {
+		struct cgs_snapshot *s = snap(r, 0, false);
+		const struct cgs_cgroup_stats *c = find(s, "/s", false);
+		if (c) {
+			seen += c->subtree_delta.tasks;
+			assert_int_equal(c->subtree.tasks, seen);
+		}
+		cgs_snapshot_free(s);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	struct cgs_snapshot *s = snap(r, 0, false);
+	seen += find(s, "/s", false)->subtree_delta.tasks;
+	assert_int_equal(seen, 400000);
+	assert_int_equal(find(s, "/s/zero", false)->self.tasks, 200000);
+	assert_int_equal(find(s, "/s/one", false)->self.tasks, 200000);
+	assert_int_equal(cgs_snapshot_totals(s)->proc_reads, 2);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test_setup_teardown(test_mounts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_math, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_order_fold, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_deltas, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attribution_paths, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pid_reuse, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_move, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removed_retire, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_recreated, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_churn_bounded, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_shards_concurrent, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
