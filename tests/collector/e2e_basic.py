@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Live collection in real cgroups: per-cgroup counts, subtree sums, events
+and the final snapshot after SIGTERM holding every exit."""
+import time
+
+from e2e_common import (Cgroups, Collector, binary, by_path, check,
+                        expect_counts, final_rollup, need_root_taskstats)
+
+B = binary()
+need_root_taskstats(B)
+
+with Cgroups("basic") as cg:
+    a = cg.mkdir("a")
+    b = cg.mkdir("b")
+    col = Collector(B, ["-f", "jsonl", "--interval", "0.5", "--events"])
+    try:
+        col.wait_started()
+        wa = workload_a = None
+        from e2e_common import workload
+        wa = workload(a, procs=7, threads=4)
+        wb = workload(b, procs=3, threads=0)
+        wb2 = workload(b, procs=2, threads=2)
+        time.sleep(0.8)  # at least one periodic snapshot after the work
+        rc = col.stop()
+        check(rc == 0, "exit status %d after SIGTERM: %s" % (rc, col.stderr()))
+        objs = col.lines()
+    finally:
+        col.cleanup()
+
+    roll = final_rollup(objs)
+    pa, pb, pbase = cg.path("a"), cg.path("b"), cg.path()
+    expect_counts(roll, pa, wa["tasks"], wa["processes"], "final")
+    expect_counts(roll, pb, wb["tasks"] + wb2["tasks"],
+                  wb["processes"] + wb2["processes"], "final")
+    base = by_path(roll)[pbase]
+    check(base["tasks"] == 0, "base cgroup has its own tasks")
+    check(base["tasks_subtree"] == wa["tasks"] + wb["tasks"] + wb2["tasks"],
+          "tasks_subtree of %s: %d" % (pbase, base["tasks_subtree"]))
+    check(base["processes_subtree"] ==
+          wa["processes"] + wb["processes"] + wb2["processes"],
+          "processes_subtree of %s" % pbase)
+
+    # Collector totals present and sane.
+    for k in ("records", "dropped", "unattributed", "malformed"):
+        check(isinstance(roll.get(k), int), "rollup lacks %s" % k)
+    check(roll["dropped"] == 0, "dropped %d" % roll["dropped"])
+    check(roll["malformed"] == 0, "malformed %d" % roll["malformed"])
+
+    # Every record in the final snapshot; events agree with it.
+    tot = sum(c["tasks"] + c["tgid_records"] for c in roll["cgroups"])
+    check(tot == roll["records"], "cgroup sums %d != records %d" %
+          (tot, roll["records"]))
+    exits = [o for o in objs if o["type"] == "exit"]
+    check(len(exits) == roll["records"], "%d exit lines, %d records" %
+          (len(exits), roll["records"]))
+    ev_a = [e for e in exits if e["cgroup"] == pa and e["kind"] != "tgid"]
+    check(len(ev_a) == wa["tasks"], "%d events in %s" % (len(ev_a), pa))
+    kinds = {e["kind"] for e in ev_a}
+    check(kinds == {"thread", "process"}, "kinds in %s: %s" % (pa, kinds))
+    leader = [e for e in ev_a if e["pid"] == wa["pid"]]
+    check(len(leader) == 1 and leader[0]["exit_status"] == 3 << 8 and
+          leader[0]["exit_code"] == 3 and leader[0]["kind"] == "process",
+          "workload leader's exit record: %r" % leader)
+    for e in exits:
+        for k in ("pid", "tgid", "ppid", "comm", "cgroup", "kind",
+                  "exit_status", "utime_s", "stime_s"):
+            check(k in e, "exit line lacks %s" % k)
+    # Periodic snapshots came before the final one, cumulative counters.
+    rolls = [o for o in objs if o["type"] == "rollup"]
+    check(len(rolls) >= 2, "only %d rollup lines" % len(rolls))
+    seqs = [r["seq"] for r in rolls]
+    check(seqs == sorted(seqs) and len(set(seqs)) == len(seqs),
+          "snapshot seq not increasing: %s" % seqs)
+    prev = 0
+    for r in rolls:
+        check(r["records"] >= prev, "records went backwards")
+        prev = r["records"]
+print("ok")
