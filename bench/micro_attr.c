@@ -40,7 +40,7 @@ static int run_case(const char *kase, const struct cgsb_cgchain *c)
 	struct cgs_decode_stats ds = { 0 };
 	struct cgs_record task, group;
 	double ns[64];
-	char extra[512];
+	char extra[4608];
 	int err, mode;
 
 	if (!strcmp(kase, "pipeline"))

@@ -51,20 +51,23 @@ def v2_mount():
     return None
 
 
-def wait_ready(proc, errpath, timeout, pattern=('ready', 'listening')):
-    """Wait until the listener says it is ready on stderr (or timeout)."""
+def wait_ready(proc, errpath, timeout):
+    """Wait until the listener is receiving: it says "ready" on stderr
+    (bench/drain) or its receive threads exist (taskstat-collect starts them
+    only after its self-test proved the path). False if it died."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return False
         try:
             with open(errpath) as f:
-                text = f.read().lower()
-            if any(p in text for p in pattern):
+                if 'ready' in f.read().lower():
+                    return True
+            if len(os.listdir(f'/proc/{proc.pid}/task')) >= 2:
                 return True
         except OSError:
             pass
-        time.sleep(0.02)
+        time.sleep(0.01)
     return proc.poll() is None
 
 
@@ -226,6 +229,10 @@ def summarize(runs, configs, modes):
             got_t = [x.get('match_task_records') for x in rs]
             got_g = [x.get('match_tgid_records') for x in rs]
             drops = [x.get('dropped') for x in rs]
+            un = [x.get('unattributed') for x in rs
+                  if x.get('unattributed') is not None]
+            s['unattributed_host'] = {'min': min(un), 'max': max(un),
+                                      'median': med(un)} if un else None
             s['expected_task_records'] = exp_t
             s['expected_tgid_records'] = exp_g
             if cfg != 'a':
@@ -283,8 +290,9 @@ def markdown(meta, summ, configs, modes):
         out.append(f"\n### {mode}\n")
         out.append('| cfg | listener | elapsed s | user s | sys s | '
                    'listener CPU s | records (got/expected) | tgid recs | '
-                   'drops | elapsed | CPU | CPU incl. listener |')
-        out.append('|---|---|---|---|---|---|---|---|---|---|---|---|')
+                   'drops | unattributed (host) | elapsed | CPU | '
+                   'CPU incl. listener |')
+        out.append('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
         for cfg in configs:
             s = summ[mode].get(cfg)
             if not s:
@@ -292,7 +300,7 @@ def markdown(meta, summ, configs, modes):
             e = s['elapsed_s']
             o = s.get('overhead_pct', {})
             if cfg == 'a':
-                rec, tg, dr = '-', '-', '-'
+                rec, tg, dr, ua = '-', '-', '-', '-'
             else:
                 tr, gr = s['task_records'], s['tgid_records']
                 rec = (f"{tr['min']}..{tr['max']}/{s['expected_task_records']}"
@@ -302,11 +310,13 @@ def markdown(meta, summ, configs, modes):
                       if gr['min'] != gr['max'] else
                       f"{gr['min']}/{s['expected_tgid_records']}")
                 dr = str(s['dropped_total']) if s['dropped_known'] else '?'
+                u = s.get('unattributed_host')
+                ua = f"{u['min']}..{u['max']}" if u else '-'
             out.append(
                 f"| {cfg} | {CONFIGS[cfg]} | {fmt(e['median'])} "
                 f"[{fmt(e['min'])}-{fmt(e['max'])}] | "
                 f"{fmt(s['user_s']['median'])} | {fmt(s['sys_s']['median'])} | "
-                f"{fmt(s['listener_cpu_s']['median'])} | {rec} | {tg} | {dr} | "
+                f"{fmt(s['listener_cpu_s']['median'])} | {rec} | {tg} | {dr} | {ua} | "
                 f"{pct(o.get('elapsed_s'))} | {pct(o.get('cpu_s'))} | "
                 f"{pct(o.get('total_cpu_s'))} |")
         rows = [(cfg, summ[mode][cfg]['vs_floor']) for cfg in ('c', 'd', 'e')
