@@ -66,7 +66,7 @@ def targets(rows):
                   f'{r:.2f}x', r <= 1.1))
     s2 = find(rows, 'shards', 'pipeline', 2)
     if s2 and 'speedup' in s2:
-        t.append(('2 shards >= 1.8x the throughput of 1',
+        t.append(('2 shards >= 1.8x the throughput of 1 (pipeline)',
                   f"{s2['speedup']:.2f}x", s2['speedup'] >= 1.8))
     return t
 
@@ -75,6 +75,18 @@ def markdown(rows, meta):
     o = [f"Microbenchmarks, {meta['date']} on {meta['machine']}.",
          'Times: median over the repetitions [min-max]; instructions: '
          'callgrind, (Ir(long run) - Ir(short run)) / extra records.', '']
+    dec = [r for r in rows if r.get('bench') in ('micro_decode', 'decode')]
+    if dec:
+        o += ['### Decode (cgs_decode_msg)', '',
+              '| case | struct version | message bytes | records/message | '
+              'ns/record | instructions/record |', '|---|---|---|---|---|---|']
+        for r in dec:
+            cg = find(rows, 'callgrind-decode', r['case'])
+            o.append(f"| {r['case']} | v{r['param']} | {r.get('msg_bytes', '-')}"
+                     f" | {r.get('records_per_msg', '-')} | "
+                     f"{f2(r['ns_per_record'])} [{f2(r['min'])}-{f2(r['max'])}]"
+                     f" | {cg['ir_per_record'] if cg else '-'} |")
+        o.append('')
     attr = [r for r in rows if r.get('bench') == 'attr']
     if attr:
         o += ['### Hot path per record vs cgroup depth', '',
@@ -88,7 +100,7 @@ def markdown(rows, meta):
                      f" | {cg['ir_per_record'] if cg else '-'} | "
                      f"{r.get('via_cache', '-')} / {r.get('via_proc', '-')} / "
                      f"{r.get('unattributed', '-')} |")
-        o += ['', 'pipeline = cgs_decode_msg (596-byte v16 thread exit) + '
+        o += ['', 'pipeline = cgs_decode_msg (596-byte v16 thread exit, one record) + '
               'cgs_rollup_account; account = cgs_rollup_account on a decoded '
               'record (attribution via the per-process cache + rollup); '
               'path = cgs_rollup_account_path (no attribution).', '']
@@ -103,17 +115,18 @@ def markdown(rows, meta):
         o.append('')
     sh = [r for r in rows if r.get('bench') == 'shards']
     if sh:
-        o += ['### Receive-shard scaling (decode + attribution + rollup, '
-              'one thread per shard)', '',
-              '| threads | records/s | ns/record (wall/all records) | '
-              'speedup |', '|---|---|---|---|']
+        o += ['### Receive-shard scaling (one thread per shard, each feeding '
+              'its own rollup shard)', '',
+              '| case | threads | records/s | ns/record (wall/all records) | '
+              'speedup |', '|---|---|---|---|---|']
         for r in sh:
-            o.append(f"| {r['param']} | {r['records_per_s']:.0f} | "
+            o.append(f"| {r['case']} | {r['param']} | {r['records_per_s']:.0f} | "
                      f"{f2(r['ns_per_record'])} [{f2(r['min'])}-"
                      f"{f2(r['max'])}] | {f2(r.get('speedup', 1.0), 2)}x |")
         o.append('')
     other = [r for r in rows if r.get('bench') not in
-             ('attr', 'snapshot', 'shards', 'callgrind')]
+             ('attr', 'snapshot', 'shards', 'callgrind', 'callgrind-decode',
+              'micro_decode', 'decode')]
     if other:
         o += ['### Other benchmarks (as printed by their programs)', '']
         o += ['    ' + json.dumps(r) for r in other]

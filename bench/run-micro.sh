@@ -55,6 +55,7 @@ run micro_rollup
 run micro_attr -r $reps -i $iters -d 0,3,30 -c pipeline,account,path
 run micro_snapshot -r $reps -n 1000,10000
 run micro_shards -r $reps -i $shard_iters -c pipeline
+run micro_shards -r $reps -i $shard_iters -c path
 
 # Instructions per record from callgrind.
 callgrind_ir() { # callgrind_ir <out-file>: total Ir of a callgrind run
@@ -77,17 +78,21 @@ if [ $callgrind = 1 ] && command -v valgrind >/dev/null &&
 			echo "{\"bench\":\"callgrind\",\"case\":\"$kase\",\"param\":$depth,\"ir_per_record\":$per,\"ir_lo\":${ir[0]},\"ir_hi\":${ir[1]},\"iters_lo\":$cg_lo,\"iters_hi\":$cg_hi}" | tee -a "$log" >> "$raw"
 		done
 	done
-	# Decode alone, if the decode benchmark speaks the same -i/-r flags.
-	if [ -x "$bin/micro_decode" ] &&
-	   "$bin/micro_decode" -r 1 -i 10 >/dev/null 2>&1; then
-		ir=()
-		for n in $cg_lo $cg_hi; do
-			valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$n" \
-				"$bin/micro_decode" -r 1 -i $n >/dev/null 2>>"$log"
-			ir+=("$(callgrind_ir "$tmp/cg.$n")")
+	# Decode alone: micro_decode's cases (records per message in brackets).
+	if [ -x "$bin/micro_decode" ]; then
+		for spec in pid_tgid:2 pid:1 no_tgid:1 v8:1; do
+			kase=${spec%%:*}; recs=${spec##*:}
+			ir=()
+			for n in $cg_lo $cg_hi; do
+				valgrind --tool=callgrind \
+					--callgrind-out-file="$tmp/cg.$n" \
+					"$bin/micro_decode" -r 1 -i $n -c $kase \
+					>/dev/null 2>>"$log"
+				ir+=("$(callgrind_ir "$tmp/cg.$n")")
+			done
+			per=$(( (ir[1] - ir[0]) / ((cg_hi - cg_lo) * recs) ))
+			echo "{\"bench\":\"callgrind-decode\",\"case\":\"$kase\",\"param\":0,\"ir_per_record\":$per,\"ir_lo\":${ir[0]},\"ir_hi\":${ir[1]}}" | tee -a "$log" >> "$raw"
 		done
-		# micro_decode runs each of its cases once per iteration.
-		echo "{\"bench\":\"callgrind\",\"case\":\"decode-all-cases\",\"param\":0,\"ir_per_iter\":$(( (ir[1] - ir[0]) / (cg_hi - cg_lo) ))}" >> "$raw"
 	fi
 	rm -rf "$tmp"
 fi
