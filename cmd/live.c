@@ -60,6 +60,8 @@ static void hostinfo(struct tsc *c, struct buf *b)
 			   u.machine);
 	buf_printf(b, "collector=taskstat-collect %s\nlibcgstats=%s\n",
 		   TSC_VERSION, cgs_version());
+	buf_printf(b, "interval_ns=%llu\n",
+		   (unsigned long long)c->o->interval_ns);
 	buf_printf(b, "hierarchy=%s\nshards=%u\ncpus=%s\nno_tgid=%d\n",
 		   c->hierarchy ? c->hierarchy : "", c->nshards,
 		   c->o->cpus ? c->o->cpus : "all", c->o->no_tgid);

@@ -215,6 +215,7 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 			o->output = optarg;
 			break;
 		case 'i':
+			o->interval_set = true;
 			r = tsc_parse_seconds(optarg, &o->interval_ns);
 			if (r == -EINVAL)
 				return bad("interval", "'%s' is not a "

@@ -14,6 +14,7 @@ struct tsc_opts {
 	enum tsc_format format; /* AUTO until resolved in setup */
 	const char *output;     /* NULL: stdout */
 	uint64_t interval_ns;   /* between snapshots */
+	bool interval_set;      /* given on the command line */
 	uint64_t duration_ns;   /* 0: run until a signal */
 	bool events;
 	const char *cpus;       /* NULL: all possible */

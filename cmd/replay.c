@@ -65,6 +65,14 @@ int tsc_replay(struct tsc *c, int sigfd)
 	if (!c->o->hierarchy &&
 	    info_get(cap_hostinfo(c->replay), "hierarchy", hier, sizeof(hier)))
 		c->hierarchy = hier;
+	/* Without --interval, snapshot at the recorded run's interval. */
+	char ivs[32];
+	unsigned long long riv;
+	if (!c->o->interval_set &&
+	    info_get(cap_hostinfo(c->replay), "interval_ns", ivs, sizeof(ivs)) &&
+	    tsc_parse_uint(ivs, 10000000ull, 1000000000ull * 1000000000ull,
+			   &riv) == 0)
+		c->o->interval_ns = riv;
 	if (tsc_write_prologue(c, NULL) < 0)
 		return tsc_stop_status(c, 1);
 	if (c->prom_on) {

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""/metrics over HTTP (fetched with curl) and --textfile, both validated
+with promtool; per-cgroup self counters and the collector's own metrics."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+from e2e_common import (Cgroups, Collector, binary, check, need_root_taskstats,
+                        need_tool, port_from_stderr, workload)
+
+B = binary()
+need_root_taskstats(B)
+curl = need_tool("curl")
+promtool = need_tool("promtool")
+tmp = tempfile.mkdtemp(prefix="tsc-prom-")
+textfile = os.path.join(tmp, "taskstat.prom")
+
+
+def fetch(url, *extra):
+    r = subprocess.run([curl, "-sS", "--max-time", "10", "-D", "-"] +
+                       list(extra) + [url], capture_output=True, timeout=30)
+    check(r.returncode == 0, "curl %s: %s" % (url, r.stderr))
+    head, _, body = r.stdout.partition(b"\r\n\r\n")
+    return head.decode(), body
+
+
+def promcheck(text, what):
+    r = subprocess.run([promtool, "check", "metrics"], input=text,
+                       capture_output=True, timeout=30)
+    check(r.returncode == 0, "promtool on %s: %s %s" %
+          (what, r.stdout.decode(), r.stderr.decode()))
+
+
+def value(text, metric, cgroup):
+    pat = re.compile(r'^%s\{cgroup="%s"\} (\S+)$' % (re.escape(metric),
+                                                     re.escape(cgroup)),
+                     re.M)
+    m = pat.search(text)
+    return float(m.group(1)) if m else None
+
+
+try:
+    with Cgroups("prom") as cg:
+        d = cg.mkdir("svc")
+        col = Collector(B, ["-f", "jsonl", "-i", "0.3", "--listen",
+                            "127.0.0.1:0", "--textfile", textfile])
+        try:
+            hostport = port_from_stderr(col)
+            col.wait_started()
+            base = "http://%s" % hostport
+            # served before the first interval too
+            head, body = fetch(base + "/metrics")
+            check(" 200 " in head.split("\r\n")[0], "status: " + head)
+            check("text/plain; version=0.0.4" in head, "content type: " +
+                  head)
+            w = workload(d, procs=4, threads=2)
+            time.sleep(0.8)  # a snapshot after the work
+            head, body = fetch(base + "/metrics")
+            text = body.decode("utf-8")
+            promcheck(body, "/metrics")
+            p = cg.path("svc")
+            check(value(text, "taskstat_task_exits_total", p) == w["tasks"],
+                  "task_exits_total{%s} = %s" %
+                  (p, value(text, "taskstat_task_exits_total", p)))
+            check(value(text, "taskstat_process_exits_total", p) ==
+                  w["processes"], "process_exits_total")
+            # self values only: the parent has none of its own
+            check(value(text, "taskstat_task_exits_total", cg.path()) == 0,
+                  "parent cgroup carries child counts (not self values)")
+            for m in ("taskstat_collector_records_total",
+                      "taskstat_collector_dropped_total",
+                      "taskstat_collector_unattributed_total",
+                      "taskstat_collector_malformed_total",
+                      "taskstat_collector_shards",
+                      "taskstat_collector_receive_buffer_bytes{shard=\"0\""):
+                check(re.search("^" + re.escape(m), text, re.M),
+                      "missing " + m)
+            for line in text.splitlines():
+                if line.startswith("taskstat_") and "_seconds_total" in line:
+                    float(line.rsplit(" ", 1)[1])
+            # sum() over cgroups of self values == records accounted
+            tasks = sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+                        if l.startswith("taskstat_task_exits_total{"))
+            recs = float(re.search(r"^taskstat_collector_records_total (\S+)",
+                                   text, re.M).group(1))
+            check(tasks <= recs, "sum of task exits %s > records %s" %
+                  (tasks, recs))
+            # HEAD, 404, 405
+            head, body = fetch(base + "/metrics", "-I")
+            check(" 200 " in head.split("\r\n")[0], "HEAD /metrics: " + head)
+            head, _ = fetch(base + "/nope")
+            check(" 404 " in head.split("\r\n")[0], "404: " + head)
+            head, _ = fetch(base + "/metrics", "-X", "POST")
+            check(" 405 " in head.split("\r\n")[0], "405: " + head)
+            # the textfile: atomically replaced, valid, no temp files left
+            with open(textfile, "rb") as f:
+                tf = f.read()
+            promcheck(tf, "--textfile")
+            check(value(tf.decode(), "taskstat_task_exits_total", p) ==
+                  w["tasks"], "textfile count")
+            rc = col.stop()
+            check(rc == 0, "exit %d: %s" % (rc, col.stderr()))
+            left = [f for f in os.listdir(tmp) if f != "taskstat.prom"]
+            check(not left, "temp files left: %s" % left)
+        finally:
+            col.stop()
+            col.cleanup()
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+print("ok")
