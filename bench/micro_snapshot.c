@@ -6,11 +6,17 @@
  * snapshot sees it. Between snapshots one more record lands in every
  * cgroup, so the delta path is exercised.
  *
- * usage: micro_snapshot [-n 1000,10000] [-r REPS]
+ * The cgroup directories are really created under the cgroup2 mount (and
+ * removed at the end), since the snapshot looks at each directory to flag
+ * removed cgroups; -M uses paths that do not exist instead.
+ *
+ * usage: micro_snapshot [-n 1000,10000] [-r REPS] [-M]
  * Prints one JSON line per size: ms per snapshot (in "ns_per_record": ns
  * per cgroup) and the snapshot's cgroup count.
  */
 #include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +25,44 @@
 #include "cgstats.h"
 #include "micro_common.h"
 
-static int reps = 7;
+static int reps = 7, real_dirs = 1;
+
+/* mkdir (make) or rmdir (!make) the tree of n cgroups under the v2 mount. */
+static int tree(const char *top, long n, bool make)
+{
+	const char *mnt = cgsb_v2_mount();
+	char dir[PATH_MAX];
+
+	if (!mnt)
+		return -ENOENT;
+	if (make) {
+		snprintf(dir, sizeof(dir), "%s%s", mnt, top);
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	for (long g = 0; g <= (n - 1) / 100; g++) {
+		snprintf(dir, sizeof(dir), "%s%s/g%02ld", mnt, top, g);
+		if (make && mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		for (long i = g * 100; i < n && i < (g + 1) * 100; i++) {
+			snprintf(dir, sizeof(dir), "%s%s/g%02ld/c%05ld", mnt,
+				 top, g, i);
+			if (make && mkdir(dir, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			if (!make)
+				rmdir(dir);
+		}
+		if (!make) {
+			snprintf(dir, sizeof(dir), "%s%s/g%02ld", mnt, top, g);
+			rmdir(dir);
+		}
+	}
+	if (!make) {
+		snprintf(dir, sizeof(dir), "%s%s", mnt, top);
+		rmdir(dir);
+	}
+	return 0;
+}
 
 static int run_size(long n)
 {
@@ -32,7 +75,7 @@ static int run_size(long n)
 	uint8_t msg[CGSB_MSG_MAX];
 	struct cgs_record rec, group;
 	struct cgs_rollup *ru = NULL;
-	char (*paths)[64];
+	char (*paths)[96], top[32];
 	double ns[64], ms[64], acc_ns;
 	size_t len, count = 0;
 	char extra[256];
@@ -45,11 +88,24 @@ static int run_size(long n)
 	paths = calloc((size_t)n, sizeof(*paths));
 	if (!paths)
 		return -ENOMEM;
+	snprintf(top, sizeof(top), "/cgs-snap-%d", (int)getpid());
 	for (long i = 0; i < n; i++)
-		snprintf(paths[i], sizeof(paths[i]), "/cgs-snap/g%02ld/c%05ld",
+		snprintf(paths[i], sizeof(paths[i]), "%s/g%02ld/c%05ld", top,
 			 i / 100, i);
+	if (real_dirs) {
+		err = tree(top, n, true);
+		if (err < 0) {
+			fprintf(stderr, "micro_snapshot: mkdir: %s\n",
+				strerror(-err));
+			tree(top, n, false);
+			free(paths);
+			return err;
+		}
+	}
 	err = cgs_rollup_new(&ru, &ro);
 	if (err < 0) {
+		if (real_dirs)
+			tree(top, n, false);
 		free(paths);
 		return err;
 	}
@@ -83,13 +139,16 @@ static int run_size(long n)
 	}
 	cgs_rollup_free(ru);
 	free(paths);
+	if (real_dirs)
+		tree(top, n, false);
 	if (err < 0)
 		return err;
 	snprintf(extra, sizeof(extra),
 		 "\"ms_per_snapshot\":%.3f,\"ms_min\":%.3f,\"ms_max\":%.3f,"
-		 "\"snapshot_entries\":%zu,\"account_path_ns\":%.1f",
+		 "\"snapshot_entries\":%zu,\"account_path_ns\":%.1f,"
+		 "\"real_dirs\":%s",
 		 cgsb_median(ms, reps), cgsb_min(ms, reps), cgsb_max(ms, reps),
-		 count, acc_ns);
+		 count, acc_ns, real_dirs ? "true" : "false");
 	cgsb_report("snapshot", "snapshot", n, ns, reps, n, extra);
 	return 0;
 }
@@ -99,13 +158,14 @@ int main(int argc, char **argv)
 	char sizes[128] = "1000,10000";
 	int opt, rc = 0;
 
-	while ((opt = getopt(argc, argv, "n:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:M")) != -1) {
 		switch (opt) {
 		case 'n': snprintf(sizes, sizeof(sizes), "%s", optarg); break;
 		case 'r': reps = atoi(optarg); break;
+		case 'M': real_dirs = 0; break;
 		default:
 			fprintf(stderr, "usage: micro_snapshot [-n SIZES] "
-					"[-r REPS]\n");
+					"[-r REPS] [-M]\n");
 			return 2;
 		}
 	}
