@@ -26,7 +26,7 @@
 #include "attribute/proc_cgroup.h"
 #include "rollup/rollup_int.h"
 
-static int read_proc(struct cgs_rollup *r, struct cgsi_shard *s,
+static int read_proc(struct cgs_rollup *r, struct cgsi_rshard *s,
 		     uint32_t pid)
 {
 	s->st.proc_reads++;
@@ -53,7 +53,7 @@ static void repoint(struct cgsi_pentry *e, struct cgsi_cgnode *n)
 }
 
 static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
-				     struct cgsi_shard *s, uint32_t ppid,
+				     struct cgsi_rshard *s, uint32_t ppid,
 				     uint64_t now)
 {
 	if (!ppid)
@@ -92,7 +92,7 @@ static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 	return cg;
 }
 
-static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_shard *s,
+static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 				const struct cgs_record *rec, uint32_t key,
 				bool pexit, uint64_t now)
 {
@@ -129,7 +129,7 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_shard *s,
 }
 
 static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
-				      struct cgsi_shard *s,
+				      struct cgsi_rshard *s,
 				      struct cgsi_pentry *e, uint32_t key,
 				      bool pexit, uint64_t now)
 {
@@ -154,7 +154,7 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 }
 
 struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
-				   struct cgsi_shard *s,
+				   struct cgsi_rshard *s,
 				   const struct cgs_record *rec, uint64_t now)
 {
 	uint32_t key = rec->tgid ? rec->tgid : rec->pid;

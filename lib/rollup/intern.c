@@ -23,7 +23,7 @@ uint64_t cgsi_cg_ino(const struct cgs_rollup *r, const char *path,
 	return (uint64_t)st.st_ino;
 }
 
-struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_shard *s,
+struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
 				const char *path, size_t len, uint64_t now)
 {
 	uint64_t h = cgsi_path_hash(path, len);

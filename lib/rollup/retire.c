@@ -11,7 +11,7 @@
 #include "rollup/counters.h"
 #include "rollup/rollup_int.h"
 
-static bool retirable(struct cgs_rollup *r, struct cgsi_shard *s,
+static bool retirable(struct cgs_rollup *r, struct cgsi_rshard *s,
 		      struct cgsi_cgnode *n)
 {
 	if (n->unknown || n->refs || n->len <= 1 || n->path[0] != '/' ||
@@ -24,7 +24,7 @@ static bool retirable(struct cgs_rollup *r, struct cgsi_shard *s,
 	return gone || (ino && n->ino && ino != n->ino);
 }
 
-static int retire(struct cgs_rollup *r, struct cgsi_shard *s,
+static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 		  struct cgsi_cgnode *n, uint64_t now)
 {
 	size_t pl = n->len;
@@ -60,7 +60,7 @@ CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
 	uint64_t now = cgsi_rollup_now(r);
 	pthread_mutex_lock(&r->snap_lock);
 	for (unsigned i = 0; i < r->nshards; i++) {
-		struct cgsi_shard *s = &r->shards[i];
+		struct cgsi_rshard *s = &r->shards[i];
 		pthread_mutex_lock(&s->lock);
 		/* drop expired cache entries first: they hold references */
 		struct cgsi_pcache_policy pol = { &r->deaths, now,

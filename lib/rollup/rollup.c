@@ -22,7 +22,7 @@ static uint64_t coarse_ms(void *ctx)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static int shard_init(struct cgsi_shard *s)
+static int shard_init(struct cgsi_rshard *s)
 {
 	memset(s, 0, sizeof(*s));
 	int rc = pthread_mutex_init(&s->lock, NULL);
@@ -43,7 +43,7 @@ static int shard_init(struct cgsi_shard *s)
 	return 0;
 }
 
-static void shard_fini(struct cgsi_shard *s)
+static void shard_fini(struct cgsi_rshard *s)
 {
 	cgsi_pcache_fini(&s->cache);
 	cgsi_cgtab_fini(&s->cgs);
@@ -130,7 +130,7 @@ CGS_EXPORT const char *cgs_rollup_hierarchy(const struct cgs_rollup *r)
 	return r ? r->mount.hier : NULL;
 }
 
-static inline void account_node(struct cgsi_shard *s, struct cgsi_cgnode *n,
+static inline void account_node(struct cgsi_rshard *s, struct cgsi_cgnode *n,
 				const struct cgs_record *rec)
 {
 	s->st.records++;
@@ -158,7 +158,7 @@ CGS_EXPORT int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
 			*path_out = NULL;
 		return 0;
 	}
-	struct cgsi_shard *s = &r->shards[shard];
+	struct cgsi_rshard *s = &r->shards[shard];
 	uint64_t now = cgsi_rollup_now(r);
 	pthread_mutex_lock(&s->lock);
 	struct cgsi_cgnode *n = cgsi_attribute(r, s, rec, now);
@@ -184,7 +184,7 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 	size_t len = strlen(path);
 	if (len >= PATH_MAX)
 		return -ENAMETOOLONG;
-	struct cgsi_shard *s = &r->shards[shard];
+	struct cgsi_rshard *s = &r->shards[shard];
 	uint64_t now = cgsi_rollup_now(r);
 	pthread_mutex_lock(&s->lock);
 	struct cgsi_cgnode *n = unknown ? s->unknown
@@ -198,7 +198,7 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 	return n ? 0 : -ENOMEM;
 }
 
-static void add_stats(struct cgs_rollup_totals *t, const struct cgsi_shard *s)
+static void add_stats(struct cgs_rollup_totals *t, const struct cgsi_rshard *s)
 {
 	t->records += s->st.records;
 	t->unattributed += s->st.unattributed;
@@ -210,7 +210,7 @@ static void add_stats(struct cgs_rollup_totals *t, const struct cgsi_shard *s)
 }
 
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
-			      const struct cgsi_shard *s)
+			      const struct cgsi_rshard *s)
 {
 	add_stats(t, s);
 }
@@ -233,7 +233,7 @@ CGS_EXPORT int cgs_rollup_totals(struct cgs_rollup *r,
 		return -EINVAL;
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	for (unsigned i = 0; i < r->nshards; i++) {
-		struct cgsi_shard *s = &r->shards[i];
+		struct cgsi_rshard *s = &r->shards[i];
 		pthread_mutex_lock(&s->lock);
 		add_stats(&t, s);
 		t.cgroups += s->cgs.count - 1; /* minus the unknown bucket */

@@ -12,19 +12,19 @@
 #include "rollup/cgtable.h"
 #include "util/common.h"
 
-struct cgsi_shard_stats {
+struct cgsi_rshard_stats {
 	uint64_t records, unattributed, via_cache, via_proc, via_parent,
 		proc_reads;
 };
 
 /* One writer's state. Only that writer and snapshots (under `lock`) touch
  * it; aligned so two shards never share a cache line. */
-struct cgsi_shard {
+struct cgsi_rshard {
 	pthread_mutex_t lock;
 	struct cgsi_pcache cache;
 	struct cgsi_cgtab cgs;
 	struct cgsi_cgnode *unknown;
-	struct cgsi_shard_stats st;
+	struct cgsi_rshard_stats st;
 	char text[16384];        /* /proc/<pid>/cgroup contents */
 	char path[PATH_MAX];     /* a parsed cgroup path */
 	char dir[PATH_MAX + 64]; /* its directory under the mount */
@@ -38,7 +38,7 @@ struct cgs_rollup {
 	struct cgsi_deaths deaths;
 	uint64_t t0;
 	unsigned nshards;
-	struct cgsi_shard *shards;
+	struct cgsi_rshard *shards;
 	pthread_mutex_t snap_lock; /* serialises snapshots and retirement */
 };
 
@@ -58,18 +58,18 @@ uint64_t cgsi_cg_ino(const struct cgs_rollup *r, const char *path,
 /* Node for `path` in shard s (slow path): found or created; re-checks the
  * directory inode at most every revalidate_ms so a cgroup removed and
  * recreated under the same path gets a node of its own. NULL on ENOMEM. */
-struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_shard *s,
+struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
 				const char *path, size_t len, uint64_t now);
 
 /* Attribute a task/TGID record to a node of shard s (never NULL: falls back
  * to the unknown bucket). Called with s->lock held. */
 struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
-				   struct cgsi_shard *s,
+				   struct cgsi_rshard *s,
 				   const struct cgs_record *rec, uint64_t now);
 
 /* Add a shard's attribution counters and cache size (lock held). */
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
-			      const struct cgsi_shard *s);
+			      const struct cgsi_rshard *s);
 /* Hands out min(out->sz, ours) bytes; out->sz 0 means "ours". */
 void cgsi_totals_out(struct cgs_rollup_totals *out,
 		     const struct cgs_rollup_totals *t);

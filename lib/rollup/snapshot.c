@@ -274,7 +274,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 
 	pthread_mutex_lock(&r->snap_lock);
 	for (unsigned i = 0; i < r->nshards; i++) {
-		struct cgsi_shard *s = &r->shards[i];
+		struct cgsi_rshard *s = &r->shards[i];
 		bool ok = true;
 		pthread_mutex_lock(&s->lock);
 		/* allocate first, then copy: a failure leaves the baseline of
