@@ -16,7 +16,10 @@
  *    process died on another shard (relaxed load, a plain read, per hit);
  *  - a dead entry still answers for grace_ms after the death, because the
  *    other threads' records of that process may be queued on other shards
- *    (records are ordered per shard only); after that it is evicted and
+ *    (records are ordered per shard only); if it is older than
+ *    revalidate_ms it is first re-read from /proc (the zombie may have
+ *    moved since), unless /proc/<tgid> was already seen missing (a re-read
+ *    could then only find a pid reuser); after grace_ms it is evicted and
  *    the pid is resolved afresh from /proc;
  *  - a process exits once: a second process-exit record for a pid whose
  *    entry is already dead belongs to a new process and never inherits

@@ -16,7 +16,9 @@
 
 struct cgsi_pentry {
 	uint32_t tgid;          /* 0: free slot */
-	uint32_t gen;           /* death generation of tgid when resolved */
+	uint32_t gen : 24;      /* death generation of tgid when resolved */
+	uint32_t gone : 1;      /* /proc/<tgid> was found missing: re-reading
+				 * it could only find a pid reuser */
 	struct cgsi_cgnode *cg; /* holds a reference (cg->refs) */
 	uint64_t resolved_ms;   /* cgroup last read from /proc (or inferred) */
 	uint64_t dead_ms;       /* 0: alive as far as this shard knows */

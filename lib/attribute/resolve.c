@@ -86,7 +86,7 @@ static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 	}
 	e = cgsi_pcache_insert(&s->cache, ppid, cg, &pol);
 	if (e) {
-		e->gen = gen;
+		e->gen = gen & CGSI_DEATH_GEN_MASK;
 		e->resolved_ms = now;
 	}
 	return cg;
@@ -117,7 +117,8 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 	struct cgsi_pentry *e = cgsi_pcache_insert(&s->cache, key, cg, &pol);
 	if (e) {
-		e->gen = gen;
+		e->gen = gen & CGSI_DEATH_GEN_MASK;
+		e->gone = n == -ENOENT;
 		e->resolved_ms = now;
 		e->dead_ms = born_dead ? now : 0;
 		if (pexit)
@@ -128,10 +129,11 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	return cg;
 }
 
+/* Re-read /proc/<tgid>/cgroup for an entry older than revalidate_ms. */
 static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 				      struct cgsi_rshard *s,
 				      struct cgsi_pentry *e, uint32_t key,
-				      bool pexit, uint64_t now)
+				      uint64_t now)
 {
 	int n = read_proc(r, s, key);
 	struct cgsi_cgnode *cg = n >= 0 ? cgsi_intern(r, s, s->path,
@@ -139,18 +141,18 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 				       : NULL;
 	if (cg) {
 		repoint(e, cg);
-		e->resolved_ms = now;
 		s->st.via_proc++;
 	} else {
 		/* reaped before we looked again: its last known cgroup */
-		if (n == -ENOENT)
-			e->dead_ms = now;
+		if (n == -ENOENT) {
+			e->gone = 1;
+			if (!e->dead_ms)
+				e->dead_ms = now;
+		}
 		s->st.via_cache++;
 	}
-	cg = e->cg;
-	if (pexit)
-		mark_exit(r, e, key, now);
-	return cg;
+	e->resolved_ms = now;
+	return e->cg;
 }
 
 struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
@@ -166,22 +168,28 @@ struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
 	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, key);
 	if (cgs_likely(e != NULL)) {
 		uint64_t since;
+		struct cgsi_cgnode *cg;
+		bool stale = now >= e->resolved_ms + r->o.revalidate_ms;
 		if (cgs_likely(!cgsi_pentry_dead(e, &r->deaths, &since))) {
-			if (cgs_unlikely(now >= e->resolved_ms +
-						       r->o.revalidate_ms))
-				return revalidate(r, s, e, key, pexit, now);
-			s->st.via_cache++;
-			struct cgsi_cgnode *cg = e->cg;
+			if (cgs_unlikely(stale)) {
+				cg = revalidate(r, s, e, key, now);
+			} else {
+				s->st.via_cache++;
+				cg = e->cg;
+			}
 			if (pexit)
 				mark_exit(r, e, key, now);
 			return cg;
 		}
-		/* Dead: late records of it are answered for grace_ms; a
-		 * second process exit is a new process (a process exits
-		 * once). */
+		/* Dead: late records of it are answered for grace_ms (after
+		 * a re-read if the entry is stale: the zombie may have moved
+		 * since we last looked); a second process exit is a new
+		 * process (a process exits once). */
 		if (!pexit && now <= since + r->o.grace_ms) {
 			if (!e->dead_ms)
 				e->dead_ms = since ? since : now;
+			if (stale && !e->gone)
+				return revalidate(r, s, e, key, now);
 			s->st.via_cache++;
 			return e->cg;
 		}

@@ -552,6 +552,32 @@ static void test_move(void **state)
 	struct cgs_record ex = fp_record(CGS_KIND_PROCESS, 3000, 3000, 1, 1);
 	assert_string_equal(acct(r, 0, &ex), "/m2");
 	cgs_rollup_free(r);
+
+	/* A mover whose exit is accounted on another shard first: the late
+	 * thread records on the shard with the stale entry must not go to
+	 * the old cgroup (the zombie is re-read). */
+	o.shards = 2;
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	fp_set(&F, 3100, "/n1");
+	struct cgs_record t1 = fp_record(CGS_KIND_THREAD, 3101, 3100, 1, 1);
+	struct cgs_record x1 = fp_record(CGS_KIND_PROCESS, 3100, 3100, 1, 1);
+	assert_string_equal(acct(r, 0, &t1), "/n1");
+	fp_set(&F, 3100, "/n2");
+	F.now_ms += 1500;
+	assert_string_equal(acct(r, 1, &x1), "/n2");
+	assert_string_equal(acct(r, 0, &t1), "/n2");
+	/* once reaped, the entry answers without syscalls until grace ends */
+	fp_reap(&F, 3100);
+	struct cgs_rollup_totals t0 = { .sz = sizeof(t0) }, t2 = t0;
+	assert_int_equal(cgs_rollup_totals(r, &t0), 0);
+	F.now_ms += 1001;
+	assert_string_equal(acct(r, 0, &t1), "/n2"); /* stale: one read */
+	assert_string_equal(acct(r, 0, &t1), "/n2");
+	F.now_ms += 400;
+	assert_string_equal(acct(r, 0, &t1), "/n2");
+	assert_int_equal(cgs_rollup_totals(r, &t2), 0);
+	assert_int_equal(t2.proc_reads, t0.proc_reads + 1);
+	cgs_rollup_free(r);
 }
 
 /* ---- removed cgroups -------------------------------------------------- */
