@@ -5,6 +5,7 @@
  * the end of every --interval that had records, and the final one.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,8 +147,8 @@ int tsc_replay(struct tsc *c, int sigfd)
 	/* With --listen, keep serving the result until told to stop. */
 	if (c->http && !stopped && !status) {
 		struct pollfd pf = { .fd = sigfd, .events = POLLIN };
-		int ms = c->o->duration_ns ?
-			 (int)(c->o->duration_ns / 1000000u) : -1;
+		uint64_t d = c->o->duration_ns / 1000000u;
+		int ms = !c->o->duration_ns ? -1 : d > INT_MAX ? INT_MAX : (int)d;
 		while (poll(&pf, 1, ms) < 0 && errno == EINTR)
 			;
 	}

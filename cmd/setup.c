@@ -167,22 +167,6 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 			return usage_err("user", "%s", err);
 		c->drop = true;
 	}
-	if (o->output) {
-		struct stat st;
-		if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
-			return usage_err("output", "%s: %s", o->output,
-					 strerror(EISDIR));
-		r = open_out(o->output, &c->out_fd);
-		if (r < 0)
-			return usage_err("output", "%s: %s", o->output,
-					 strerror(-r));
-	}
-	if (o->record) {
-		r = open_out(o->record, &c->cap_fd);
-		if (r < 0)
-			return usage_err("record", "%s: %s", o->record,
-					 strerror(-r));
-	}
 	if (o->textfile) {
 		struct probe p = { o->textfile };
 		r = priv_run_as(c->drop ? &c->user : NULL, probe_textfile, &p);
@@ -216,8 +200,26 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 		r = bind_listen(o, &c->listen_fd);
 		if (r)
 			return r;
-		say_listen(c->listen_fd);
 	}
+	/* Files last: a rejected command line leaves none behind. */
+	if (o->output) {
+		struct stat st;
+		if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
+			return usage_err("output", "%s: %s", o->output,
+					 strerror(EISDIR));
+		r = open_out(o->output, &c->out_fd);
+		if (r < 0)
+			return usage_err("output", "%s: %s", o->output,
+					 strerror(-r));
+	}
+	if (o->record) {
+		r = open_out(o->record, &c->cap_fd);
+		if (r < 0)
+			return usage_err("record", "%s: %s", o->record,
+					 strerror(-r));
+	}
+	if (o->listen)
+		say_listen(c->listen_fd);
 	c->prom_on = o->listen || o->textfile;
 	return 0;
 }

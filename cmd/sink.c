@@ -270,7 +270,10 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 		}
 	}
 	cgs_snapshot_free(s);
-	if (c->seq > 0 && !final)
+	/* Bound memory on hosts with cgroup churn: forget removed cgroups
+	 * once a snapshot has shown their last counts. Not in replay: the
+	 * recorded host's directories need not exist here. */
+	if (c->seq > 0 && !final && !c->replay)
 		cgs_rollup_retire_removed(c->rollup);
 	return 0;
 }

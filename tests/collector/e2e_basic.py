@@ -48,8 +48,10 @@ with Cgroups("basic") as cg:
     check(roll["malformed"] == 0, "malformed %d" % roll["malformed"])
 
     # Every record in the final snapshot; events agree with it.
+    # (<=: cgroups removed meanwhile by others are retired after a
+    # snapshot has shown them; ours exist until the collector stopped)
     tot = sum(c["tasks"] + c["tgid_records"] for c in roll["cgroups"])
-    check(tot == roll["records"], "cgroup sums %d != records %d" %
+    check(tot <= roll["records"], "cgroup sums %d > records %d" %
           (tot, roll["records"]))
     exits = [o for o in objs if o["type"] == "exit"]
     check(len(exits) == roll["records"], "%d exit lines, %d records" %
