@@ -253,10 +253,23 @@ def summarize(runs, configs, modes):
         base = summ[mode].get('a')
         if not base:
             continue
+        # Paired overheads: each configuration against (a) of the same
+        # repetition, which ran seconds apart; drifting background load
+        # then cancels out far better than in a ratio of medians.
+        a_by_rep = {x['rep']: x for x in runs
+                    if x['mode'] == mode and x['config'] == 'a'}
         for cfg, s in summ[mode].items():
+            s['overhead_pct'], s['overhead_iqr'] = {}, {}
+            s['overhead_of_medians_pct'] = {}
             for k in ('elapsed_s', 'cpu_s', 'total_cpu_s'):
+                pr = [(x[k] / a_by_rep[x['rep']][k] - 1) * 100
+                      for x in runs if x['mode'] == mode and
+                      x['config'] == cfg and x['rep'] in a_by_rep and
+                      a_by_rep[x['rep']][k] > 0]
+                s['overhead_pct'][k] = med(pr)
+                s['overhead_iqr'][k] = iqr(pr) if pr else (None, None)
                 b = base[k]['median']
-                s.setdefault('overhead_pct', {})[k] = \
+                s['overhead_of_medians_pct'][k] = \
                     (s[k]['median'] / b - 1) * 100 if b else None
         fl = summ[mode].get('b')
         for cfg in ('c', 'd', 'e'):
@@ -265,9 +278,9 @@ def summarize(runs, configs, modes):
                 continue
             s['vs_floor'] = {}
             for k in ('elapsed_s', 'cpu_s', 'total_cpu_s'):
-                fo = fl[k]['median'] - base[k]['median']
-                co = s[k]['median'] - base[k]['median']
-                s['vs_floor'][k] = co / fo if fo > 0 else None
+                fo = fl['overhead_pct'][k]
+                co = s['overhead_pct'][k]
+                s['vs_floor'][k] = co / fo if fo and fo > 0 else None
     return summ
 
 
@@ -285,20 +298,21 @@ def markdown(meta, summ, configs, modes):
     out.append(f"threads: N={meta['n']} R={meta['rounds']}; procs: "
                f"N={meta['procs_n']} R={meta['procs_rounds']}; "
                f"{meta['reps']} interleaved repetitions per configuration; "
-               f"medians, [min-max] in brackets.\n")
+               f"medians, [min-max] in brackets. Records: the workload's "
+               f"own (drain: by comm; collector: its cgroup's row in the "
+               f"final rollup); drops: the kernel's exact counter, whole "
+               f"host.\n")
     for mode in modes:
         out.append(f"\n### {mode}\n")
         out.append('| cfg | listener | elapsed s | user s | sys s | '
                    'listener CPU s | records (got/expected) | tgid recs | '
-                   'drops | unattributed (host) | elapsed | CPU | '
-                   'CPU incl. listener |')
-        out.append('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+                   'drops | unattributed (whole host) |')
+        out.append('|---|---|---|---|---|---|---|---|---|---|')
         for cfg in configs:
             s = summ[mode].get(cfg)
             if not s:
                 continue
             e = s['elapsed_s']
-            o = s.get('overhead_pct', {})
             if cfg == 'a':
                 rec, tg, dr, ua = '-', '-', '-', '-'
             else:
@@ -316,14 +330,26 @@ def markdown(meta, summ, configs, modes):
                 f"| {cfg} | {CONFIGS[cfg]} | {fmt(e['median'])} "
                 f"[{fmt(e['min'])}-{fmt(e['max'])}] | "
                 f"{fmt(s['user_s']['median'])} | {fmt(s['sys_s']['median'])} | "
-                f"{fmt(s['listener_cpu_s']['median'])} | {rec} | {tg} | {dr} | {ua} | "
-                f"{pct(o.get('elapsed_s'))} | {pct(o.get('cpu_s'))} | "
-                f"{pct(o.get('total_cpu_s'))} |")
+                f"{fmt(s['listener_cpu_s']['median'])} | {rec} | {tg} | {dr} |"
+                f" {ua} |")
+        out.append('\nOverhead against (a), paired per repetition: median '
+                   '[interquartile range] of X/a - 1:\n')
+        out.append('| cfg | elapsed | workload CPU (user+sys) | '
+                   'CPU incl. listener |')
+        out.append('|---|---|---|---|')
+        for cfg in configs:
+            s = summ[mode].get(cfg)
+            if not s or cfg == 'a':
+                continue
+            o, q = s['overhead_pct'], s['overhead_iqr']
+            out.append(f"| {cfg} | " + ' | '.join(
+                f"{pct(o[k])} [{pct(q[k][0])}..{pct(q[k][1])}]"
+                for k in ('elapsed_s', 'cpu_s', 'total_cpu_s')) + ' |')
         rows = [(cfg, summ[mode][cfg]['vs_floor']) for cfg in ('c', 'd', 'e')
                 if cfg in summ[mode] and 'vs_floor' in summ[mode][cfg]]
         if rows:
-            out.append('\nCost relative to the drain-only floor '
-                       '((X-a)/(b-a); "-" when b is within noise of a):\n')
+            out.append('\nCost relative to the drain-only floor (overhead X '
+                       '/ overhead b; "-" when b measured no overhead):\n')
             out.append('| cfg | elapsed | CPU | CPU incl. listener |')
             out.append('|---|---|---|---|')
             for cfg, v in rows:
@@ -335,37 +361,41 @@ def markdown(meta, summ, configs, modes):
 
 def plot(outdir, summ, configs, modes):
     dat = os.path.join(outdir, 'churn-overhead.dat')
+    keys = (('elapsed_s', 'elapsed'), ('cpu_s', 'CPU'),
+            ('total_cpu_s', 'CPU+listener'))
     with open(dat, 'w') as f:
-        f.write('# cfg ' + ' '.join(f'{m}_elapsed {m}_cpu {m}_total'
-                                    for m in modes) + '\n')
+        f.write('# cfg, then per mode and metric: median q1 q3 (paired %)\n')
         for cfg in configs:
             if cfg == 'a':
                 continue
             cols = []
             for m in modes:
-                o = summ[m].get(cfg, {}).get('overhead_pct', {})
-                cols += [o.get('elapsed_s'), o.get('cpu_s'),
-                         o.get('total_cpu_s')]
+                s = summ[m].get(cfg, {})
+                for k, _ in keys:
+                    o = s.get('overhead_pct', {}).get(k)
+                    q = s.get('overhead_iqr', {}).get(k, (None, None))
+                    cols += [o, q[0], q[1]]
             f.write(f'"{cfg}" ' + ' '.join('NaN' if c is None else f'{c:.3f}'
                                            for c in cols) + '\n')
     png = os.path.join(outdir, 'churn-overhead.png')
     series = []
     col = 2
     for m in modes:
-        for lab in ('elapsed', 'CPU', 'CPU+listener'):
-            series.append(f"'{dat}' using {col}:xtic(1) title '{m} {lab}'")
-            col += 1
-    gp = f"""set terminal pngcairo size 1000,560 font ',10'
+        for _, lab in keys:
+            series.append(f"'{dat}' using {col}:{col + 1}:{col + 2}:xtic(1) "
+                          f"title '{m} {lab}'")
+            col += 3
+    gp = f"""set terminal pngcairo size 1100,560 font ',10'
 set output '{png}'
-set title 'Churn workload overhead vs no listener (medians)'
+set title 'Churn workload overhead vs no listener (paired medians, bars: IQR)'
 set ylabel 'overhead vs (a), %'
 set style data histograms
-set style histogram clustered gap 1
+set style histogram errorbars gap 1 lw 1
 set style fill solid 0.8 border -1
 set grid ytics
 set xzeroaxis lt -1
 set key outside right
-set xlabel 'k kernel side only, b drain-only, c collector full, d --no-tgid, e --events'
+set xlabel 'k kernel side only, b drain-only floor, c collector full, d --no-tgid, e --events'
 plot {', '.join(series)}
 """
     try:
