@@ -163,6 +163,12 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
                 raise RuntimeError(f'{cfg}: listener exited {rc}: {msg}')
         time.sleep(args.settle)
 
+    if mode == 'idle':
+        # Start/stop cost of the listener alone: same timeline, no workload.
+        time.sleep(args.settle)
+        rc, u, s = stop(listener)
+        return {'config': cfg, 'mode': mode, 'listener_cpu_s': u + s}
+
     n = args.n if mode == 'threads' else args.procs_n
     r = args.rounds if mode == 'threads' else args.procs_rounds
     wl = subprocess.run([args.churn, mode, '-n', str(n), '-r', str(r),
@@ -305,7 +311,8 @@ def markdown(meta, summ, configs, modes):
     for mode in modes:
         out.append(f"\n### {mode}\n")
         out.append('| cfg | listener | elapsed s | user s | sys s | '
-                   'listener CPU s | records (got/expected) | tgid recs | '
+                   'listener CPU s (net of start/stop; us/record) | '
+                   'records (got/expected) | tgid recs | '
                    'drops | unattributed (whole host) |')
         out.append('|---|---|---|---|---|---|---|---|---|---|')
         for cfg in configs:
@@ -313,6 +320,10 @@ def markdown(meta, summ, configs, modes):
             if not s:
                 continue
             e = s['elapsed_s']
+            lnet = ''
+            if 'listener_net_cpu_s' in s:
+                lnet = (f" ({fmt(s['listener_net_cpu_s'])}; "
+                        f"{fmt(s['listener_net_us_per_record'], 2)})")
             if cfg == 'a':
                 rec, tg, dr, ua = '-', '-', '-', '-'
             else:
@@ -330,7 +341,7 @@ def markdown(meta, summ, configs, modes):
                 f"| {cfg} | {CONFIGS[cfg]} | {fmt(e['median'])} "
                 f"[{fmt(e['min'])}-{fmt(e['max'])}] | "
                 f"{fmt(s['user_s']['median'])} | {fmt(s['sys_s']['median'])} | "
-                f"{fmt(s['listener_cpu_s']['median'])} | {rec} | {tg} | {dr} |"
+                f"{fmt(s['listener_cpu_s']['median'])}{lnet} | {rec} | {tg} | {dr} |"
                 f" {ua} |")
         out.append('\nOverhead against (a), paired per repetition: median '
                    '[interquartile range] of X/a - 1:\n')
@@ -438,6 +449,9 @@ def main():
     ap.add_argument('--settle', type=float, default=0.3,
                     help='idle seconds before and after the workload')
     ap.add_argument('--ready-timeout', type=float, default=3.0)
+    ap.add_argument('--idle-reps', type=int, default=5,
+                    help='listener start/stop runs without workload, to '
+                    'separate its fixed cost from per-record cost')
     ap.add_argument('--collector-arg', action='append', default=[],
                     help='extra argument for taskstat-collect (repeatable)')
     ap.add_argument('--quick', action='store_true',
@@ -449,6 +463,7 @@ def main():
         args.rounds = min(args.rounds, 3)
         args.procs_rounds = min(args.procs_rounds, 2)
         args.settle = min(args.settle, 0.2)
+        args.idle_reps = min(args.idle_reps, 2)
     args.churn = os.path.join(args.build, 'bench', 'churn')
     args.drain = os.path.join(args.build, 'bench', 'drain')
     args.collector = os.path.join(args.build, 'cmd', 'taskstat-collect')
@@ -492,6 +507,13 @@ def main():
                           f"listener {r['listener_cpu_s']:.3f} records "
                           f"{r.get('match_task_records')} drops "
                           f"{r.get('dropped')}", file=sys.stderr)
+        idle = {}
+        for cfg in configs:
+            if cfg == 'a':
+                continue
+            v = [run_one(args, cfg, 'idle', None, cgpath, tmp)
+                 ['listener_cpu_s'] for _ in range(args.idle_reps)]
+            idle[cfg] = med(v)
     finally:
         try:
             os.rmdir(cgdir)
@@ -503,11 +525,20 @@ def main():
         'procs_n': args.procs_n, 'procs_rounds': args.procs_rounds,
         'reps': args.reps, 'configs': {c: CONFIGS[c] for c in configs},
         'interval_s': args.interval, 'settle_s': args.settle,
+        'listener_idle_cpu_s': idle,
         'wall_s': time.monotonic() - t0,
         'loadavg': open('/proc/loadavg').read().split()[:3],
         'command': ' '.join([sys.argv[0]] + sys.argv[1:]),
     }
     summ = summarize(runs, configs, modes)
+    for mode in modes:
+        for cfg, s in summ[mode].items():
+            if cfg in idle:
+                net = s['listener_cpu_s']['median'] - idle[cfg]
+                recs = s['expected_task_records']
+                s['listener_idle_cpu_s'] = idle[cfg]
+                s['listener_net_cpu_s'] = net
+                s['listener_net_us_per_record'] = net / recs * 1e6
     with open(os.path.join(args.out, 'churn.json'), 'w') as f:
         json.dump({'meta': meta, 'summary': summ, 'runs': runs}, f, indent=1)
     md = markdown(meta, summ, configs, modes)
