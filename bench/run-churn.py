@@ -15,6 +15,8 @@ configuration always runs first):
   k  bench/drain registered with a 64 MiB buffer but asleep until the end:
      what the kernel's per-exit work alone costs (no wake-ups), the bound
      under any listener's cost
+  w  (optional) bench/drain with --batch-ms 0: woken per message, to show
+     what batching saves
 
 The workload joins a dedicated cgroup2 directory so the collector's
 per-cgroup rollup can be checked against what the workload produced.
@@ -39,6 +41,7 @@ CONFIGS = {
     'd': 'taskstat-collect --no-tgid',
     'e': 'taskstat-collect --events',
     'k': 'kernel side only (registered, not woken)',
+    'w': 'drain-only, woken per message (batch 0)',
 }
 
 
@@ -138,6 +141,8 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
     elif cfg == 'k':
         cmd = [args.drain, '--batch-ms', '1000000', '--rcvbuf',
                str(64 << 20)]
+    elif cfg == 'w':
+        cmd = [args.drain, '--batch-ms', '0']
     elif cfg in 'cde':
         cmd = [args.collector, '--format', 'jsonl', '--output', outpath,
                '--interval', str(args.interval), '--hierarchy', 'v2']
@@ -183,7 +188,7 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
         rc, u, s = stop(listener)
         res.update(listener_rc=rc, listener_user_s=u, listener_sys_s=s,
                    listener_cpu_s=u + s)
-        if cfg in 'bk':
+        if cfg in 'bkw':
             try:
                 with open(outpath + '.stdout') as f:
                     d = json.loads(f.read().strip().splitlines()[-1])
@@ -469,7 +474,7 @@ def main():
     args.collector = os.path.join(args.build, 'cmd', 'taskstat-collect')
     configs = [c for c in args.configs if c in CONFIGS]
     modes = [m for m in args.modes.split(',') if m in ('threads', 'procs')]
-    missing = {'b': args.drain, 'k': args.drain, 'c': args.collector, 'd': args.collector,
+    missing = {'b': args.drain, 'k': args.drain, 'w': args.drain, 'c': args.collector, 'd': args.collector,
                'e': args.collector}
     for c in list(configs):
         if c in missing and not os.access(missing[c], os.X_OK):
