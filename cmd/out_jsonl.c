@@ -142,6 +142,8 @@ void out_jsonl_event(struct buf *b, const struct cgs_record *r,
 	kv_u64(b, "majflt", r->majflt);
 	kv_u64(b, "read_char_bytes", r->read_char);
 	kv_u64(b, "write_char_bytes", r->write_char);
+	kv_u64(b, "read_syscalls", r->read_syscalls);
+	kv_u64(b, "write_syscalls", r->write_syscalls);
 	kv_u64(b, "read_bytes", r->read_bytes);
 	kv_u64(b, "write_bytes", r->write_bytes);
 	kv_u64(b, "hiwater_rss_bytes", r->hiwater_rss_kb * 1024);
