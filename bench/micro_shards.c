@@ -7,6 +7,11 @@
  * way cgs_listener_run's threads feed a collector. 1 thread on a 1-shard
  * rollup vs 2 threads on a 2-shard rollup, the same records per thread,
  * interleaved over REPS rounds; throughput = all records / wall time.
+ * On a shared machine the second thread may not get a core of its own, so
+ * each thread's CPU time is measured too: 2 x (CPU ns/record with one
+ * thread) / (CPU ns/record with two) is the speedup two free cores would
+ * give, and it exposes contention (shared cache lines, locks that spin)
+ * even when the wall clock can't.
  *
  * usage: micro_shards [-i RECORDS_PER_THREAD] [-r REPS] [-c pipeline|path]
  *                     [-P (don't pin threads to CPUs)]
@@ -17,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgstats.h"
@@ -36,7 +42,16 @@ struct worker {
 	unsigned shard;
 	pthread_barrier_t *start;
 	double t_end;
+	double cpu_s; /* thread CPU time of the timed loop */
 } __attribute__((aligned(64)));
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void *work(void *arg)
 {
@@ -57,6 +72,7 @@ static void *work(void *arg)
 	cgs_decode_msg(msgs[0], lens[0], 0, &task, &group, &ds);
 	cgs_rollup_account(w->ru, w->shard, &task, NULL);
 	pthread_barrier_wait(w->start);
+	double c0 = thread_cpu_s();
 	for (long i = 0; i < iters; i++) {
 		unsigned k = (unsigned)i & (NMSG - 1);
 
@@ -68,18 +84,20 @@ static void *work(void *arg)
 			cgs_rollup_account(w->ru, w->shard, &task, NULL);
 	}
 	w->t_end = cgsb_now();
+	w->cpu_s = thread_cpu_s() - c0;
 	return NULL;
 }
 
-/* Records per second with n threads on an n-shard rollup. */
-static double run(unsigned n, struct cgs_rollup_totals *t)
+/* Records per second with n threads on an n-shard rollup; *cpu_ns gets the
+ * CPU ns per record summed over the threads. */
+static double run(unsigned n, struct cgs_rollup_totals *t, double *cpu_ns)
 {
 	struct cgs_rollup_opts ro = { .sz = sizeof(ro), .shards = n,
 				      .hierarchy = "v2" };
 	struct worker w[2];
 	pthread_barrier_t start;
 	struct cgs_rollup *ru = NULL;
-	double t0, t1 = 0;
+	double t0, t1 = 0, cpu = 0;
 
 	if (cgs_rollup_new(&ru, &ro) < 0)
 		return -1;
@@ -94,7 +112,9 @@ static double run(unsigned n, struct cgs_rollup_totals *t)
 		pthread_join(w[i].th, NULL);
 		if (w[i].t_end > t1)
 			t1 = w[i].t_end;
+		cpu += w[i].cpu_s;
 	}
+	*cpu_ns = cpu * 1e9 / ((double)iters * n);
 	pthread_barrier_destroy(&start);
 	t->sz = sizeof(*t);
 	cgs_rollup_totals(ru, t);
@@ -105,7 +125,8 @@ static double run(unsigned n, struct cgs_rollup_totals *t)
 int main(int argc, char **argv)
 {
 	struct cgs_rollup_totals t1 = { 0 }, t2 = { 0 };
-	double r1[64], r2[64], ns1[64], ns2[64], m1, m2;
+	double r1[64], r2[64], ns1[64], ns2[64], c1[64], c2[64], m1, m2;
+	double cm1, cm2;
 	struct cgsb_cgchain c;
 	char extra[512];
 	int opt, err;
@@ -144,26 +165,31 @@ int main(int argc, char **argv)
 	}
 	/* Interleave 1 and 2 so drifting background load hits both. */
 	for (int r = 0; r < reps; r++) {
-		r1[r] = run(1, &t1);
-		r2[r] = run(2, &t2);
+		r1[r] = run(1, &t1, &c1[r]);
+		r2[r] = run(2, &t2, &c2[r]);
 		ns1[r] = 1e9 / r1[r];
 		ns2[r] = 1e9 / r2[r];
 	}
 	cgsb_cgchain_destroy(&c);
 	m1 = cgsb_median(r1, reps);
 	m2 = cgsb_median(r2, reps);
+	cm1 = cgsb_median(c1, reps);
+	cm2 = cgsb_median(c2, reps);
 	snprintf(extra, sizeof(extra),
-		 "\"records_per_s\":%.0f,\"unattributed\":%llu,"
+		 "\"records_per_s\":%.0f,\"cpu_ns_per_record\":%.2f,"
+		 "\"unattributed\":%llu,"
 		 "\"via_cache\":%llu,\"via_proc\":%llu,\"pinned\":%s",
-		 m1, (unsigned long long)t1.unattributed,
+		 m1, cm1, (unsigned long long)t1.unattributed,
 		 (unsigned long long)t1.via_cache,
 		 (unsigned long long)t1.via_proc, pin ? "true" : "false");
 	cgsb_report("shards", use_path ? "path" : "pipeline", 1, ns1, reps,
 		    iters, extra);
 	snprintf(extra, sizeof(extra),
-		 "\"records_per_s\":%.0f,\"speedup\":%.3f,\"unattributed\":%llu,"
+		 "\"records_per_s\":%.0f,\"speedup\":%.3f,"
+		 "\"cpu_ns_per_record\":%.2f,\"cpu_speedup\":%.3f,"
+		 "\"unattributed\":%llu,"
 		 "\"via_cache\":%llu,\"via_proc\":%llu,\"pinned\":%s",
-		 m2, m2 / m1, (unsigned long long)t2.unattributed,
+		 m2, m2 / m1, cm2, 2 * cm1 / cm2, (unsigned long long)t2.unattributed,
 		 (unsigned long long)t2.via_cache,
 		 (unsigned long long)t2.via_proc, pin ? "true" : "false");
 	cgsb_report("shards", use_path ? "path" : "pipeline", 2, ns2, reps,
