@@ -228,6 +228,7 @@ def summarize(runs, configs, modes):
                 continue
             s = {'runs': len(rs)}
             for k in ('elapsed_s', 'user_s', 'sys_s', 'cpu_s',
+                      'listener_user_s', 'listener_sys_s',
                       'listener_cpu_s', 'total_cpu_s'):
                 v = [x[k] for x in rs]
                 lo, hi = iqr(v)
@@ -316,7 +317,8 @@ def markdown(meta, summ, configs, modes):
     for mode in modes:
         out.append(f"\n### {mode}\n")
         out.append('| cfg | listener | elapsed s | user s | sys s | '
-                   'listener CPU s (net of start/stop; us/record) | '
+                   'listener CPU s: user/sys (total net of start/stop; '
+                   'us/record) | '
                    'records (got/expected) | tgid recs | '
                    'drops | unattributed (whole host) |')
         out.append('|---|---|---|---|---|---|---|---|---|---|')
@@ -346,7 +348,8 @@ def markdown(meta, summ, configs, modes):
                 f"| {cfg} | {CONFIGS[cfg]} | {fmt(e['median'])} "
                 f"[{fmt(e['min'])}-{fmt(e['max'])}] | "
                 f"{fmt(s['user_s']['median'])} | {fmt(s['sys_s']['median'])} | "
-                f"{fmt(s['listener_cpu_s']['median'])}{lnet} | {rec} | {tg} | {dr} |"
+                f"{fmt(s['listener_user_s']['median'])}/"
+                f"{fmt(s['listener_sys_s']['median'])}{lnet} | {rec} | {tg} | {dr} |"
                 f" {ua} |")
         out.append('\nOverhead against (a), paired per repetition: median '
                    '[interquartile range] of X/a - 1:\n')
