@@ -18,7 +18,6 @@ int priv_lookup(const char *name, struct priv_user *u, char *err,
 		size_t errlen)
 {
 	struct passwd *pw;
-	char *end;
 
 	memset(u, 0, sizeof(*u));
 	errno = 0;
@@ -35,7 +34,6 @@ int priv_lookup(const char *name, struct priv_user *u, char *err,
 			}
 		}
 	}
-	(void)end;
 	if (!pw) {
 		snprintf(err, errlen, "no such user '%s'", name);
 		return -ENOENT;
