@@ -256,6 +256,9 @@ int tsc_live(struct tsc *c, int sigfd)
 		fprintf(stderr, PROG ": final snapshot: %s\n", cgs_strerror(r));
 		status = 1;
 	}
+	/* A clean stop leaves a complete capture on disk. */
+	if (c->cap_fd >= 0 && fsync(c->cap_fd) < 0 && errno != EINVAL)
+		tsc_note_error(c, &c->cap_err, errno);
 	uint64_t too_big = 0;
 	for (unsigned i = 0; i < c->nshards; i++)
 		too_big += c->shards[i].cap_too_big;

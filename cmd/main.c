@@ -19,11 +19,12 @@ int main(int argc, char **argv)
 	int r;
 
 	/* Blocked before any thread exists, so every thread inherits the
-	 * mask and only the signalfd sees SIGINT/SIGTERM. Writes to a closed
+	 * mask and only the signalfd sees SIGINT/SIGTERM/SIGHUP. Writes to a closed
 	 * pipe return EPIPE instead of killing us mid-snapshot. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP); /* a closed terminal: stop cleanly too */
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
