@@ -375,11 +375,6 @@ int main(void)
 		fprintf(stderr, "expected the v2 hierarchy\n");
 		return 1;
 	}
-	if ((rc = cgs_listener_run(l, on_exit_event, NULL, NULL)) < 0) {
-		fprintf(stderr, "run: %s\n", cgs_strerror(rc));
-		return 1;
-	}
-
 	const uint64_t TR = (uint64_t)T * R;
 	struct worker thr[LEVELS], frk[LEVELS], mov[LEVELS];
 	for (int i = 0; i < LEVELS; i++) {
@@ -394,6 +389,20 @@ int main(void)
 		want[next].tasks += TR + 1;
 		want[next].processes += 1;
 		want[next].tgid_records += 1;
+	}
+	/* short-lived children reaped at once, in e/burst */
+	struct worker b = spawn(W_BURST, LEVELS);
+	burst_pid = b.pid;
+	want[LEVELS].tasks += BURST + 1;
+	want[LEVELS].processes += BURST + 1;
+
+	/* Every worker is forked before the receive threads start: a fork
+	 * of a multi-threaded process may inherit a lock held by another
+	 * thread (seen with ASan's allocator), and the workers create
+	 * threads themselves. The listener is registered already. */
+	if ((rc = cgs_listener_run(l, on_exit_event, NULL, NULL)) < 0) {
+		fprintf(stderr, "run: %s\n", cgs_strerror(rc));
+		return 1;
 	}
 	for (int i = 0; i < LEVELS; i++) {
 		go(&thr[i]);
@@ -419,11 +428,6 @@ int main(void)
 	for (int i = 0; i < LEVELS; i++)
 		go(&mov[i]);
 
-	/* short-lived children reaped at once, in e/burst */
-	struct worker b = spawn(W_BURST, LEVELS);
-	burst_pid = b.pid;
-	want[LEVELS].tasks += BURST + 1;
-	want[LEVELS].processes += BURST + 1;
 	go(&b);
 
 	for (int i = 0; i < LEVELS; i++) {
