@@ -10,6 +10,11 @@
  *   account   cgs_rollup_account on an already decoded record
  *             (attribution through the per-process cache + rollup)
  *   path      cgs_rollup_account_path with the path given (no attribution)
+ *   exited    cgs_rollup_account of process exits (AGROUP) whose process is
+ *             already reaped while its parent (the paused child) lives: a
+ *             new tgid every record, so nothing is cached and attribution
+ *             goes through /proc (the fork-and-exit churn case). Use fewer
+ *             iterations (-i) for it: it does syscalls per record.
  *
  * usage: micro_attr [-i ITERS] [-r REPS] [-d 0,3,30] [-c pipeline,account,path]
  * Prints one JSON line per (case, depth); attribution counters included so a
@@ -49,6 +54,8 @@ static int run_case(const char *kase, const struct cgsb_cgchain *c)
 		mode = 1;
 	else if (!strcmp(kase, "path"))
 		mode = 2;
+	else if (!strcmp(kase, "exited"))
+		mode = 3;
 	else
 		return -EINVAL;
 
@@ -57,7 +64,8 @@ static int run_case(const char *kase, const struct cgsb_cgchain *c)
 			.version = 16, .with_tgid = false,
 			.pid = (uint32_t)c->child + 1 + (uint32_t)i,
 			.tgid = (uint32_t)c->child, .ppid = (uint32_t)getpid(),
-			.btime_s = c->child_btime_s, .flag = 0,
+			.flag = mode == 3 ? CGS_AC_AGROUP : 0,
+			.btime_s = c->child_btime_s,
 		};
 		lens[i] = cgsb_build_msg(msgs[i], sizeof(msgs[i]), &s);
 		err = cgs_decode_msg(msgs[i], lens[i], 0, &recs[i], &group,
@@ -91,6 +99,13 @@ static int run_case(const char *kase, const struct cgsb_cgchain *c)
 				cgs_rollup_account(ru, 0, &task, NULL);
 				break;
 			case 1:
+				cgs_rollup_account(ru, 0, &recs[k], NULL);
+				break;
+			case 3:
+				/* pids above any pid_max: never alive */
+				recs[k].pid = recs[k].tgid =
+					4194304u + 1 + (uint32_t)(i % 4000000);
+				recs[k].ppid = (uint32_t)c->child;
 				cgs_rollup_account(ru, 0, &recs[k], NULL);
 				break;
 			default:
