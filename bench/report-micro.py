@@ -107,7 +107,11 @@ def markdown(rows, meta):
         o += ['', 'pipeline = cgs_decode_msg (596-byte v16 thread exit, one record) + '
               'cgs_rollup_account; account = cgs_rollup_account on a decoded '
               'record (attribution via the per-process cache + rollup); '
-              'path = cgs_rollup_account_path (no attribution).', '']
+              'path = cgs_rollup_account_path (no attribution); exited = '
+              'cgs_rollup_account of a process exit whose process is already '
+              'reaped while its parent lives (new tgid every record: '
+              'attribution reads /proc, as in fork-and-exit churn; '
+              'instructions not counted, the cost is in syscalls).', '']
     snap = [r for r in rows if r.get('bench') == 'snapshot']
     if snap:
         o += ['### Snapshot', '', '| cgroups | ms/snapshot | ns/cgroup | '
