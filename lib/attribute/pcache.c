@@ -16,18 +16,22 @@
  *    process died on another shard (relaxed load, a plain read, per hit);
  *  - a dead entry still answers for grace_ms after the death, because the
  *    other threads' records of that process may be queued on other shards
- *    (records are ordered per shard only); if it is older than
- *    revalidate_ms it is first re-read from /proc (the zombie may have
- *    moved since), unless /proc/<tgid> was already seen missing (a re-read
- *    could then only find a pid reuser); after grace_ms it is evicted and
- *    the pid is resolved afresh from /proc;
+ *    (records are ordered per shard only). Before answering it re-reads
+ *    /proc/<tgid>/cgroup once the death is known and then at most every
+ *    CGSI_DEAD_RECHECK_MS, until /proc/<tgid> is seen gone: a process
+ *    that reused the pid (or a parent that did, for the via-parent path)
+ *    is then found in /proc instead of inheriting the dead one's cgroup,
+ *    and a zombie that moved is seen where it is. After grace_ms the
+ *    entry is evicted and the pid is resolved afresh;
  *  - a process exits once: a second process-exit record for a pid whose
  *    entry is already dead belongs to a new process and never inherits
  *    the dead one's cgroup, even inside the grace period. Short-lived
  *    single-threaded processes (where pid reuse happens) are thus always
- *    told apart; only thread records of a new multi-threaded process that
- *    reused the pid within grace_ms of the old one's death can inherit
- *    the old cgroup (the documented window);
+ *    told apart. What remains: thread records of a new process that
+ *    reused the pid and exited within CGSI_DEAD_RECHECK_MS of a re-read
+ *    that still saw the old process (its zombie), or that was itself
+ *    reaped before any re-read; and a new process's exit accounted
+ *    before the old one's exit on a lagging shard;
  *  - entries resolved through a parent or not at all (the process was
  *    already reaped) are born dead: they serve only the grace period.
  * Trade-off of the shared array: 8 bytes per possible pid (calloc'ed,

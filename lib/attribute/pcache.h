@@ -14,6 +14,9 @@
  * until its pid comes round again). */
 #define CGSI_PCACHE_IDLE_MS 600000u
 
+/* A dead entry re-reads /proc at most this often (see resolve.c). */
+#define CGSI_DEAD_RECHECK_MS 100u
+
 struct cgsi_pentry {
 	uint32_t tgid;          /* 0: free slot */
 	uint32_t gen : 24;      /* death generation of tgid when resolved */

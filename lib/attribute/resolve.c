@@ -52,6 +52,26 @@ static void repoint(struct cgsi_pentry *e, struct cgsi_cgnode *n)
 	e->cg = n;
 }
 
+static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
+				      struct cgsi_rshard *s,
+				      struct cgsi_pentry *e, uint32_t key,
+				      uint64_t now, bool count);
+
+/*
+ * Whether a dead entry (within grace) must look at /proc again before it
+ * answers: not if /proc/<tgid> was already seen gone; yes if it was last
+ * read before the death was known, or more than CGSI_DEAD_RECHECK_MS ago.
+ * A pid comes round again only after the pid allocator wrapped (about a
+ * second under the heaviest churn), so a process that reused the pid is
+ * found in /proc by the re-read, while the late records of the dead one
+ * cost at most one read per shard per CGSI_DEAD_RECHECK_MS.
+ */
+static bool dead_recheck(const struct cgsi_pentry *e, uint64_t now)
+{
+	return !e->gone && (e->resolved_ms <= e->dead_ms ||
+			    now >= e->resolved_ms + CGSI_DEAD_RECHECK_MS);
+}
+
 static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 				     struct cgsi_rshard *s, uint32_t ppid,
 				     uint64_t now)
@@ -66,24 +86,25 @@ static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 			if (now < e->resolved_ms + r->o.revalidate_ms)
 				return e->cg;
 		} else if (now <= since + r->o.grace_ms) {
-			return e->cg;
+			/* the pid may be a new parent already (reuse) */
+			if (!e->dead_ms)
+				e->dead_ms = since ? since : now;
+			if (!dead_recheck(e, now))
+				return e->cg;
 		} else {
 			cgsi_pcache_remove(&s->cache, e);
 			e = NULL;
 		}
 	}
+	if (e)
+		return revalidate(r, s, e, ppid, now, false);
 	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, ppid));
 	int n = read_proc(r, s, ppid);
 	if (n < 0)
-		return e ? e->cg : NULL; /* parent gone too: last known */
+		return NULL;
 	struct cgsi_cgnode *cg = cgsi_intern(r, s, s->path, (size_t)n, now);
 	if (!cg)
-		return e ? e->cg : NULL;
-	if (e) {
-		repoint(e, cg);
-		e->resolved_ms = now;
-		return cg;
-	}
+		return NULL;
 	e = cgsi_pcache_insert(&s->cache, ppid, cg, &pol);
 	if (e) {
 		e->gen = gen & CGSI_DEATH_GEN_MASK;
@@ -129,11 +150,11 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	return cg;
 }
 
-/* Re-read /proc/<tgid>/cgroup for an entry older than revalidate_ms. */
+/* Re-read /proc/<tgid>/cgroup for a cached entry. */
 static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 				      struct cgsi_rshard *s,
 				      struct cgsi_pentry *e, uint32_t key,
-				      uint64_t now)
+				      uint64_t now, bool count)
 {
 	int n = read_proc(r, s, key);
 	struct cgsi_cgnode *cg = n >= 0 ? cgsi_intern(r, s, s->path,
@@ -141,7 +162,8 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 				       : NULL;
 	if (cg) {
 		repoint(e, cg);
-		s->st.via_proc++;
+		if (count)
+			s->st.via_proc++;
 	} else {
 		/* reaped before we looked again: its last known cgroup */
 		if (n == -ENOENT) {
@@ -149,7 +171,8 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 			if (!e->dead_ms)
 				e->dead_ms = now;
 		}
-		s->st.via_cache++;
+		if (count)
+			s->st.via_cache++;
 	}
 	e->resolved_ms = now;
 	return e->cg;
@@ -169,10 +192,10 @@ struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
 	if (cgs_likely(e != NULL)) {
 		uint64_t since;
 		struct cgsi_cgnode *cg;
-		bool stale = now >= e->resolved_ms + r->o.revalidate_ms;
 		if (cgs_likely(!cgsi_pentry_dead(e, &r->deaths, &since))) {
-			if (cgs_unlikely(stale)) {
-				cg = revalidate(r, s, e, key, now);
+			if (cgs_unlikely(now >= e->resolved_ms +
+						       r->o.revalidate_ms)) {
+				cg = revalidate(r, s, e, key, now, true);
 			} else {
 				s->st.via_cache++;
 				cg = e->cg;
@@ -181,15 +204,17 @@ struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
 				mark_exit(r, e, key, now);
 			return cg;
 		}
-		/* Dead: late records of it are answered for grace_ms (after
-		 * a re-read if the entry is stale: the zombie may have moved
-		 * since we last looked); a second process exit is a new
+		/* Dead: late records of it are answered for grace_ms, after
+		 * a re-read of /proc when dead_recheck() says so (a process
+		 * that reused the pid, or the zombie moved since we last
+		 * looked); the TGID record that follows a process exit in the
+		 * same message needs none. A second process exit is a new
 		 * process (a process exits once). */
 		if (!pexit && now <= since + r->o.grace_ms) {
 			if (!e->dead_ms)
 				e->dead_ms = since ? since : now;
-			if (stale && !e->gone)
-				return revalidate(r, s, e, key, now);
+			if (rec->kind != CGS_KIND_TGID && dead_recheck(e, now))
+				return revalidate(r, s, e, key, now, true);
 			s->st.via_cache++;
 			return e->cg;
 		}

@@ -523,6 +523,28 @@ static void test_pid_reuse(void **state)
 	/* shard 0's entry for the /y process was marked dead by its exit:
 	 * after grace its threads re-resolve too */
 	assert_string_equal(acct(r, 0, &th2), "/y3");
+
+	/* a parent pid reused: a reaped child of the new parent must not be
+	 * attributed through the dead parent's entry */
+	fp_set(&F, 4400, "/p-old");
+	struct cgs_record pold = fp_record(CGS_KIND_PROCESS, 4400, 4400, 1, 1);
+	assert_string_equal(acct(r, 0, &pold), "/p-old");
+	fp_reap(&F, 4400);
+	F.now_ms += 20;
+	fp_set(&F, 4400, "/p-new");
+	struct cgs_record kid = fp_record(CGS_KIND_PROCESS, 4401, 4401, 4400,
+					  1);
+	assert_string_equal(acct(r, 0, &kid), "/p-new");
+	/* a thread of a new process that reused a pid 20 ms after the old
+	 * one died is found in /proc, not inherited */
+	fp_set(&F, 4500, "/t-old");
+	struct cgs_record told = fp_record(CGS_KIND_PROCESS, 4500, 4500, 1, 1);
+	assert_string_equal(acct(r, 1, &told), "/t-old");
+	fp_reap(&F, 4500);
+	F.now_ms += 20;
+	fp_set(&F, 4500, "/t-new");
+	struct cgs_record tnew = fp_record(CGS_KIND_THREAD, 4501, 4500, 1, 1);
+	assert_string_equal(acct(r, 1, &tnew), "/t-new");
 	cgs_rollup_free(r);
 }
 
