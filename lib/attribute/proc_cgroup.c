@@ -6,6 +6,7 @@
  * " (deleted)" to the path of a removed cgroup still holding a zombie:
  * it is stripped, the path is what identifies the cgroup.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "attribute/proc_cgroup.h"
@@ -29,6 +30,14 @@ CGS_EXPORT int cgs_parse_proc_cgroup(const char *text, size_t len,
 				     const char *hierarchy, char *buf,
 				     size_t buflen)
 {
+	return cgsi_parse_proc_cgroup(text, len, hierarchy, buf, buflen, NULL);
+}
+
+int cgsi_parse_proc_cgroup(const char *text, size_t len, const char *hierarchy,
+			   char *buf, size_t buflen, bool *deleted)
+{
+	if (deleted)
+		*deleted = false;
 	if (!text || !buf || !buflen)
 		return -EINVAL;
 	bool v2 = !hierarchy || !strcmp(hierarchy, "v2");
@@ -59,8 +68,12 @@ CGS_EXPORT int cgs_parse_proc_cgroup(const char *text, size_t len,
 			size_t pl = (size_t)(le - path);
 			static const char del[] = " (deleted)";
 			if (v2 && pl > sizeof(del) - 1 &&
-			    !memcmp(le - (sizeof(del) - 1), del, sizeof(del) - 1))
+			    !memcmp(le - (sizeof(del) - 1), del,
+				    sizeof(del) - 1)) {
 				pl -= sizeof(del) - 1;
+				if (deleted)
+					*deleted = true;
+			}
 			if (pl == 0 || path[0] != '/')
 				return -EBADMSG;
 			if (pl + 1 > buflen)
@@ -76,7 +89,7 @@ CGS_EXPORT int cgs_parse_proc_cgroup(const char *text, size_t len,
 
 int cgsi_proc_cgroup_read(const char *proc_root, uint32_t pid,
 			  const char *hier, char *scratch, size_t scratch_len,
-			  char *out, size_t out_len)
+			  char *out, size_t out_len, bool *deleted)
 {
 	char fn[512];
 	int n = snprintf(fn, sizeof(fn), "%s/%u/cgroup", proc_root, pid);
@@ -87,5 +100,6 @@ int cgsi_proc_cgroup_read(const char *proc_root, uint32_t pid,
 		return len == -ESRCH ? -ENOENT : len;
 	if (len == 0)
 		return -ENOENT; /* a task being torn down reads empty */
-	return cgs_parse_proc_cgroup(scratch, (size_t)len, hier, out, out_len);
+	return cgsi_parse_proc_cgroup(scratch, (size_t)len, hier, out, out_len,
+				      deleted);
 }

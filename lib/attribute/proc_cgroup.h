@@ -3,8 +3,14 @@
 #ifndef CGS_ATTRIBUTE_PROC_CGROUP_H
 #define CGS_ATTRIBUTE_PROC_CGROUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* cgs_parse_proc_cgroup, also saying whether cgroup2 marked the cgroup
+ * " (deleted)" (a zombie left in a removed cgroup). deleted may be NULL. */
+int cgsi_parse_proc_cgroup(const char *text, size_t len, const char *hierarchy,
+			   char *buf, size_t buflen, bool *deleted);
 
 /*
  * Read <proc_root>/<pid>/cgroup and extract the path of `hier` into out.
@@ -14,6 +20,6 @@
  */
 int cgsi_proc_cgroup_read(const char *proc_root, uint32_t pid,
 			  const char *hier, char *scratch, size_t scratch_len,
-			  char *out, size_t out_len);
+			  char *out, size_t out_len, bool *deleted);
 
 #endif

@@ -32,7 +32,17 @@ static int read_proc(struct cgs_rollup *r, struct cgsi_rshard *s,
 	s->st.proc_reads++;
 	return cgsi_proc_cgroup_read(r->proc_root, pid, r->mount.hier, s->text,
 				     sizeof(s->text), s->path,
-				     sizeof(s->path));
+				     sizeof(s->path), &s->deleted);
+}
+
+/* Node of the path read_proc() just left in s->path (n bytes). */
+static struct cgsi_cgnode *intern_read(struct cgs_rollup *r,
+				       struct cgsi_rshard *s, int n,
+				       uint64_t now)
+{
+	return cgsi_intern(r, s, s->path, (size_t)n, now,
+			   CGSI_INTERN_PROC |
+				   (s->deleted ? CGSI_INTERN_DELETED : 0));
 }
 
 static void mark_exit(struct cgs_rollup *r, struct cgsi_pentry *e,
@@ -102,7 +112,7 @@ static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 	int n = read_proc(r, s, ppid);
 	if (n < 0)
 		return NULL;
-	struct cgsi_cgnode *cg = cgsi_intern(r, s, s->path, (size_t)n, now);
+	struct cgsi_cgnode *cg = intern_read(r, s, n, now);
 	if (!cg)
 		return NULL;
 	e = cgsi_pcache_insert(&s->cache, ppid, cg, &pol);
@@ -123,7 +133,7 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	bool born_dead = false;
 	int n = read_proc(r, s, key);
 	if (n >= 0)
-		cg = cgsi_intern(r, s, s->path, (size_t)n, now);
+		cg = intern_read(r, s, n, now);
 	if (cg) {
 		s->st.via_proc++;
 	} else {
@@ -157,9 +167,7 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 				      uint64_t now, bool count)
 {
 	int n = read_proc(r, s, key);
-	struct cgsi_cgnode *cg = n >= 0 ? cgsi_intern(r, s, s->path,
-						      (size_t)n, now)
-				       : NULL;
+	struct cgsi_cgnode *cg = n >= 0 ? intern_read(r, s, n, now) : NULL;
 	if (cg) {
 		repoint(e, cg);
 		if (count)

@@ -125,6 +125,21 @@ void cgsi_cgtab_unhash(struct cgsi_cgtab *t, struct cgsi_cgnode *n)
 
 void cgsi_cgtab_del(struct cgsi_cgtab *t, struct cgsi_cgnode *n)
 {
+	/* unlink from its path's chain of incarnations; the chain of a
+	 * deleted head is cut (no pointer into freed nodes is left) */
+	struct cgsi_cgnode *c = cgsi_cgtab_find(t, n->path, n->len, n->hash);
+	if (c == n) {
+		while (c) {
+			struct cgsi_cgnode *o = c->older;
+			c->older = NULL;
+			c = o;
+		}
+	}
+	for (; c; c = c->older)
+		if (c->older == n) {
+			c->older = n->older;
+			break;
+		}
 	cgsi_cgtab_unhash(t, n);
 	if (n->prev)
 		n->prev->next = n->next;

@@ -14,6 +14,7 @@
 struct cgsi_cgnode {
 	struct cgsi_cgnode *hnext;      /* hash chain */
 	struct cgsi_cgnode *prev, *next; /* every node of the shard */
+	struct cgsi_cgnode *older;      /* previous incarnation of the path */
 	struct cgs_counters cum;        /* self, cumulative */
 	struct cgs_counters base;       /* cum at the last delta baseline */
 	struct cgs_counters carry;      /* retired descendants, cumulative */

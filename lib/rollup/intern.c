@@ -24,11 +24,19 @@ uint64_t cgsi_cg_ino(const struct cgs_rollup *r, const char *path,
 }
 
 struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
-				const char *path, size_t len, uint64_t now)
+				const char *path, size_t len, uint64_t now,
+				unsigned flags)
 {
 	uint64_t h = cgsi_path_hash(path, len);
 	struct cgsi_cgnode *n = cgsi_cgtab_find(&s->cgs, path, len, h);
-	if (n && (n->unknown || now < n->checked_ms + r->o.revalidate_ms))
+	if (n && n->unknown)
+		return n;
+	if (n && (flags & CGSI_INTERN_DELETED))
+		/* a zombie left in a removed cgroup: the newest removed
+		 * incarnation (n itself if no newer one was seen yet) */
+		return n->older ? n->older : n;
+	uint64_t recheck = (flags & CGSI_INTERN_PROC) ? 1 : r->o.revalidate_ms;
+	if (n && now < n->checked_ms + recheck)
 		return n;
 	bool gone;
 	uint64_t ino = cgsi_cg_ino(r, path, s->dir, sizeof(s->dir), &gone);
@@ -39,13 +47,17 @@ struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
 				n->ino = ino;
 			return n;
 		}
-		/* removed and recreated under the same path: a new cgroup */
-		cgsi_cgtab_unhash(&s->cgs, n);
+		/* removed and created again under the same path: a new cgroup
+		 * (added first: on ENOMEM the old one goes on answering) */
 	}
+	struct cgsi_cgnode *old = n;
 	n = cgsi_cgtab_add(&s->cgs, path, len, h);
 	if (!n)
-		return NULL;
-	n->ino = ino;
+		return old;
+	if (old)
+		cgsi_cgtab_unhash(&s->cgs, old);
+	n->older = old;
+	n->ino = (flags & CGSI_INTERN_DELETED) ? 0 : ino;
 	n->checked_ms = now;
 	return n;
 }

@@ -35,7 +35,7 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 	char *pp = strndup(n->path, pl);
 	if (!pp)
 		return -ENOMEM;
-	struct cgsi_cgnode *p = cgsi_intern(r, s, pp, pl, now);
+	struct cgsi_cgnode *p = cgsi_intern(r, s, pp, pl, now, 0);
 	free(pp);
 	if (!p)
 		return -ENOMEM;

@@ -188,7 +188,7 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 	uint64_t now = cgsi_rollup_now(r);
 	pthread_mutex_lock(&s->lock);
 	struct cgsi_cgnode *n = unknown ? s->unknown
-					: cgsi_intern(r, s, path, len, now);
+					: cgsi_intern(r, s, path, len, now, 0);
 	if (n) {
 		account_node(s, n, rec);
 		if (unknown)

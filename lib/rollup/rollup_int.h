@@ -25,6 +25,7 @@ struct cgsi_rshard {
 	struct cgsi_cgtab cgs;
 	struct cgsi_cgnode *unknown;
 	struct cgsi_rshard_stats st;
+	bool deleted;            /* the last /proc read said " (deleted)" */
 	char text[16384];        /* /proc/<pid>/cgroup contents */
 	char path[PATH_MAX];     /* a parsed cgroup path */
 	char dir[PATH_MAX + 64]; /* its directory under the mount */
@@ -55,11 +56,21 @@ static inline uint64_t cgsi_rollup_now(const struct cgs_rollup *r)
 uint64_t cgsi_cg_ino(const struct cgs_rollup *r, const char *path,
 		     char *dirbuf, size_t dirlen, bool *gone);
 
-/* Node for `path` in shard s (slow path): found or created; re-checks the
- * directory inode at most every revalidate_ms so a cgroup removed and
- * recreated under the same path gets a node of its own. NULL on ENOMEM. */
+/* cgsi_intern flags */
+#define CGSI_INTERN_PROC (1u << 0)    /* a live task is in this cgroup now */
+#define CGSI_INTERN_DELETED (1u << 1) /* /proc said " (deleted)" */
+
+/*
+ * Node for `path` in shard s (slow path): found or created. A cgroup
+ * removed and created again under the same path gets a node of its own:
+ * the directory inode is re-checked (stat) when a task is found in the
+ * cgroup through /proc (CGSI_INTERN_PROC), at most once per millisecond
+ * per node, otherwise at most every revalidate_ms. A task in a deleted
+ * cgroup stays with the node it finds. NULL on ENOMEM.
+ */
 struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
-				const char *path, size_t len, uint64_t now);
+				const char *path, size_t len, uint64_t now,
+				unsigned flags);
 
 /* Attribute a task/TGID record to a node of shard s (never NULL: falls back
  * to the unknown bucket). Called with s->lock held. */

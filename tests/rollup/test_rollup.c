@@ -669,22 +669,44 @@ static void test_recreated(void **state)
 	assert_int_equal(stat(p, &st2), 0);
 	if (st1.st_ino == st2.st_ino)
 		skip(); /* the filesystem reused the inode number */
-	F.now_ms += 1001;
+	/* re-created at once: 5 ms later */
+	F.now_ms += 5;
+	/* a zombie left in the removed incarnation */
+	fp_set_text(&F, 5002, "0::/re (deleted)\n");
+	struct cgs_record z = fp_record(CGS_KIND_PROCESS, 5002, 5002, 1, 3);
+	assert_string_equal(acct(r, 0, &z), "/re");
 	fp_set(&F, 5001, "/re");
 	struct cgs_record b = fp_record(CGS_KIND_PROCESS, 5001, 5001, 1, 2);
 	acct(r, 0, &b);
+	/* another zombie of the removed one, after the new one was seen */
+	fp_set_text(&F, 5003, "0::/re (deleted)\n");
+	struct cgs_record z2 = fp_record(CGS_KIND_PROCESS, 5003, 5003, 1, 4);
+	acct(r, 0, &z2);
 	struct cgs_snapshot *s = snap(r, 0, false);
 	const struct cgs_cgroup_stats *old = find(s, "/re", true),
 				      *cur = find(s, "/re", false);
 	assert_non_null(old);
 	assert_non_null(cur);
-	assert_int_equal(old->self.tasks, 1);
+	assert_int_equal(old->self.tasks, 3);
 	assert_int_equal(cur->self.tasks, 1);
 	assert_int_equal(old->ino, st1.st_ino);
 	assert_int_equal(cur->ino, st2.st_ino);
 	assert_true(old < cur); /* the older incarnation first */
-	assert_int_equal(find(s, "/", false)->subtree.tasks, 2);
+	assert_int_equal(find(s, "/", false)->subtree.tasks, 4);
 	cgs_snapshot_free(s);
+	/* the removed incarnation retires once its entries are gone */
+	F.now_ms += 2001;
+	assert_int_equal(cgs_rollup_retire_removed(r), 1);
+	s = snap(r, 0, false);
+	assert_null(find(s, "/re", true));
+	assert_int_equal(find(s, "/re", false)->self.tasks, 1);
+	assert_int_equal(find(s, "/", false)->subtree.tasks, 4);
+	cgs_snapshot_free(s);
+	/* a zombie of a removed incarnation after it was retired: the
+	 * current node (nothing older is left) */
+	fp_set_text(&F, 5004, "0::/re (deleted)\n");
+	struct cgs_record z3 = fp_record(CGS_KIND_PROCESS, 5004, 5004, 1, 5);
+	assert_string_equal(acct(r, 0, &z3), "/re");
 	cgs_rollup_free(r);
 }
 
