@@ -16,7 +16,11 @@
  * usage: micro_rollup [-n RECORDS] [-r REPS] [-d 0,3,30] [-m hot,churn]
  *                     [-s 1,2] [--callgrind]
  * Prints one JSON line per (mode, depth, shards): median ns/record over REPS
- * runs (per record and thread; for 2 shards also the aggregate speedup).
+ * runs interleaved across the points (wall time per record and thread;
+ * aggregate; CPU time per record), for 2 shards the aggregate speedup and
+ * cpu_cost_vs_1_shard (CPU per record with 2 shards / with 1: 1.0 means
+ * the shards do not slow each other down, i.e. linear scaling given free
+ * cores; the wall-clock speedup also depends on what else the host runs).
  * --callgrind re-runs each (mode, depth) with one shard under
  * `valgrind --tool=callgrind --toggle-collect=cgsb_rollup_feed` and adds
  * instructions/record (Ir of the fed records / their count).
@@ -184,7 +188,7 @@ struct feeder {
 	const struct cgs_record *recs; /* hot mode: NREC records cycled */
 	uint32_t next_child;          /* churn mode: pids handed out */
 	long n;
-	double secs;
+	double secs, cpu_secs;
 };
 
 /* The measured loop (callgrind collects only inside it). */
@@ -208,11 +212,19 @@ __attribute__((noinline)) void cgsb_rollup_feed(struct feeder *f, long n)
 	}
 }
 
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void *feeder_main(void *arg)
 {
 	struct feeder *f = arg;
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	cgsb_rollup_feed(f, f->n);
+	f->cpu_secs = cpu_s() - c0;
 	f->secs = now_s() - t0;
 	return NULL;
 }
@@ -242,7 +254,7 @@ static void warm(struct cgs_rollup *r, unsigned shards, bool churn,
 			cgs_rollup_account(r, s, &hot[j][i], NULL);
 		if (churn) {
 			struct feeder f = { r, s, true, PARENT(j), hot[j], 0,
-					    1, 0 };
+					    1, 0, 0 };
 			cgsb_rollup_feed(&f, 1);
 		}
 	}
@@ -251,7 +263,8 @@ static void warm(struct cgs_rollup *r, unsigned shards, bool churn,
 /* One run of a (mode, depth, shards) point: ns per record per thread, and
  * per record in aggregate. */
 static void run_once(bool churn, unsigned j, unsigned shards, long n,
-		     double *ns, double *agg, struct cgs_rollup_totals *tot)
+		     double *ns, double *agg, double *cpu,
+		     struct cgs_rollup_totals *tot)
 {
 	struct cgs_rollup *r = new_rollup(shards);
 	warm(r, shards, churn, j);
@@ -259,17 +272,19 @@ static void run_once(bool churn, unsigned j, unsigned shards, long n,
 	pthread_t th[2];
 	for (unsigned s = 0; s < shards; s++) {
 		f[s] = (struct feeder){ r, s, churn, PARENT(j), hot[j], 1, n,
-					0 };
+					0, 0 };
 		pthread_create(&th[s], NULL, feeder_main, &f[s]);
 	}
-	double worst = 0;
+	double worst = 0, cpus = 0;
 	for (unsigned s = 0; s < shards; s++) {
 		pthread_join(th[s], NULL);
 		if (f[s].secs > worst)
 			worst = f[s].secs;
+		cpus += f[s].cpu_secs;
 	}
 	*ns = worst * 1e9 / (double)n;
 	*agg = worst * 1e9 / (double)(n * shards);
+	*cpu = cpus * 1e9 / (double)(n * shards);
 	tot->sz = sizeof(*tot);
 	cgs_rollup_totals(r, tot);
 	cgs_rollup_free(r);
@@ -366,7 +381,7 @@ int main(int argc, char **argv)
 				struct cgs_rollup *r = new_rollup(1);
 				warm(r, 1, m, j);
 				struct feeder f = { r, 0, m, PARENT(j), hot[j],
-						    1, nrec, 0 };
+						    1, nrec, 0, 0 };
 				cgsb_rollup_feed(&f, nrec);
 				cgs_rollup_free(r);
 			}
@@ -375,7 +390,8 @@ int main(int argc, char **argv)
 	}
 	/* reps interleaved over depths and shard counts: drifts of a shared
 	 * machine hit every point alike */
-	static double ns[2][MAXD][3][64], agg[2][MAXD][3][64];
+	static double ns[2][MAXD][3][64], agg[2][MAXD][3][64],
+		cpu[2][MAXD][3][64];
 	static struct cgs_rollup_totals tot[2][MAXD][3];
 	for (int k = 0; k < reps; k++)
 		for (int m = 0; m < 2; m++) {
@@ -391,6 +407,7 @@ int main(int argc, char **argv)
 						run_once(m, j, sh, n,
 							 &ns[m][j][sh][k],
 							 &agg[m][j][sh][k],
+							 &cpu[m][j][sh][k],
 							 &tot[m][j][sh]);
 				}
 			}
@@ -402,7 +419,7 @@ int main(int argc, char **argv)
 		long n = m ? nrec / 20 : nrec;
 		double base1 = 0;
 		for (unsigned j = 0; j < nd; j++) {
-			double one = 0;
+			double one = 0, one_cpu = 0;
 			for (unsigned sh = 1; sh <= 2; sh++) {
 				char sn[4];
 				snprintf(sn, sizeof(sn), "%u", sh);
@@ -410,21 +427,26 @@ int main(int argc, char **argv)
 					continue;
 				double med = median(ns[m][j][sh], reps);
 				double amed = median(agg[m][j][sh], reps);
-				if (sh == 1)
+				double cmed = median(cpu[m][j][sh], reps);
+				if (sh == 1) {
 					one = med;
+					one_cpu = cmed;
+				}
 				if (sh == 1 && j == 0)
 					base1 = med;
 				printf("{\"bench\":\"micro_rollup\",\"mode\":\"%s\","
 				       "\"depth\":%u,\"shards\":%u,"
 				       "\"ns_per_record\":%.2f,"
-				       "\"ns_per_record_aggregate\":%.2f,",
-				       mode, D[j], sh, med, amed);
+				       "\"ns_per_record_aggregate\":%.2f,"
+				       "\"cpu_ns_per_record\":%.2f,",
+				       mode, D[j], sh, med, amed, cmed);
 				if (sh == 1 && base1 > 0)
 					printf("\"ratio_to_depth_%u\":%.3f,", D[0],
 					       med / base1);
 				if (sh == 2 && one > 0)
-					printf("\"speedup_vs_1_shard\":%.2f,",
-					       one / amed);
+					printf("\"speedup_vs_1_shard\":%.2f,"
+					       "\"cpu_cost_vs_1_shard\":%.3f,",
+					       one / amed, cmed / one_cpu);
 				printf("\"records\":%ld,\"reps\":%d,"
 				       "\"proc_reads\":%llu,\"unattributed\":%llu",
 				       n, reps,
