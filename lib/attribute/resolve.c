@@ -20,8 +20,15 @@
  *    second socket and a message per fork; not used.
  * 4. Otherwise the unknown bucket, counted in `unattributed`.
  * The answer is cached (entries from steps 3-4 are born dead and live only
- * for the grace period) so the TGID record that follows a process exit and
- * late records from its other threads need no syscall.
+ * for the grace period) so the TGID record that follows a process exit
+ * needs no syscall, and late records from its other threads at most one
+ * /proc read per shard per CGSI_DEAD_RECHECK_MS until the process is seen
+ * gone (see dead_recheck()).
+ *
+ * Bound on moves: a record accounted more than revalidate_ms after its
+ * process moved is attributed to the new cgroup whenever /proc/<tgid> is
+ * still there (alive or zombie); once the process is reaped, the last
+ * cgroup seen is used.
  */
 #include "attribute/proc_cgroup.h"
 #include "rollup/rollup_int.h"
