@@ -112,6 +112,26 @@ def markdown(rows, meta):
               'reaped while its parent lives (new tgid every record: '
               'attribution reads /proc, as in fork-and-exit churn; '
               'instructions not counted, the cost is in syscalls).', '']
+    mr = [r for r in rows if r.get('bench') == 'micro_rollup']
+    if mr:
+        o += ['### micro_rollup (attribution + rollup on a fake /proc and '
+              'cgroup tree; from the rollup work)', '',
+              '| mode | depth | shards | ns/record (per thread) | aggregate '
+              'ns/record | CPU ns/record | vs depth 0 | 2-shard wall speedup '
+              '| 2-shard CPU cost vs 1 | instructions/record |',
+              '|---|---|---|---|---|---|---|---|---|---|']
+        for r in mr:
+            o.append(f"| {r.get('mode')} | {r.get('depth')} | "
+                     f"{r.get('shards')} | {f2(r.get('ns_per_record'))} | "
+                     f"{f2(r.get('ns_per_record_aggregate'))} | "
+                     f"{f2(r.get('cpu_ns_per_record'))} | "
+                     f"{f2(r.get('ratio_to_depth_0'), 3)} | "
+                     f"{f2(r.get('speedup_vs_1_shard'), 2)} | "
+                     f"{f2(r.get('cpu_cost_vs_1_shard'), 3)} | "
+                     f"{f2(r.get('instructions_per_record'))} |")
+        o += ['', 'hot = thread exits of known processes (cache hit); churn = '
+              'every record a new, already reaped child (failed open of its '
+              '/proc entry, then the parent\'s cache entry).', '']
     snap = [r for r in rows if r.get('bench') == 'snapshot']
     if snap:
         o += ['### Snapshot', '', '| cgroups | ms/snapshot | ns/cgroup | '
@@ -137,7 +157,7 @@ def markdown(rows, meta):
         o.append('')
     other = [r for r in rows if r.get('bench') not in
              ('attr', 'snapshot', 'shards', 'callgrind', 'callgrind-decode',
-              'micro_decode', 'decode')]
+              'micro_decode', 'decode', 'micro_rollup')]
     if other:
         o += ['### Other benchmarks (as printed by their programs)', '']
         o += ['    ' + json.dumps(r) for r in other]

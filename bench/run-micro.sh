@@ -51,7 +51,11 @@ run() { # run <name> <args...>: append the JSON lines it prints
 # Timed runs. micro_decode / micro_rollup come from the decode / rollup
 # work; their own defaults are used and their JSON lines kept as printed.
 run micro_decode
-run micro_rollup
+if [ $callgrind = 1 ] && command -v valgrind >/dev/null; then
+	run micro_rollup --callgrind
+else
+	run micro_rollup
+fi
 run micro_attr -r $reps -i $iters -d 0,3,30 -c pipeline,account,path
 # Reaped processes attributed through /proc (syscalls per record): fewer.
 run micro_attr -r $reps -i $((iters / 100)) -d 0,3,30 -c exited
