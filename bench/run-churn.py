@@ -306,7 +306,10 @@ def pct(x):
 
 def markdown(meta, summ, configs, modes):
     out = []
-    out.append(f"Churn benchmark, {meta['date']} on {meta['machine']}.\n")
+    out.append(f"Churn benchmark, {meta['date']} on {meta['machine']}; "
+               f"load average {meta['loadavg_start'][0]} at the start, "
+               f"{meta['loadavg_end'][0]} at the end "
+               f"({meta['wall_s']:.0f} s).\n")
     out.append(f"threads: N={meta['n']} R={meta['rounds']}; procs: "
                f"N={meta['procs_n']} R={meta['procs_rounds']}; "
                f"{meta['reps']} interleaved repetitions per configuration; "
@@ -499,6 +502,8 @@ def main():
 
     runs = []
     t0 = time.monotonic()
+    with open('/proc/loadavg') as f:
+        load_start = f.read().split()[:3]
     try:
         for rep in range(args.reps):
             order = configs[rep % len(configs):] + \
@@ -535,7 +540,8 @@ def main():
         'interval_s': args.interval, 'settle_s': args.settle,
         'listener_idle_cpu_s': idle,
         'wall_s': time.monotonic() - t0,
-        'loadavg': open('/proc/loadavg').read().split()[:3],
+        'loadavg_start': load_start,
+        'loadavg_end': open('/proc/loadavg').read().split()[:3],
         'command': ' '.join([sys.argv[0]] + sys.argv[1:]),
     }
     summ = summarize(runs, configs, modes)
