@@ -95,7 +95,7 @@ def markdown(rows, meta):
     if attr:
         o += ['### Hot path per record vs cgroup depth', '',
               '| case | depth | ns/record | instructions/record | '
-              'attributed via cache / /proc / unknown |',
+              'attributed via cache / /proc / parent / unknown |',
               '|---|---|---|---|---|']
         for r in attr:
             cg = find(rows, 'callgrind', r['case'], r['param'])
@@ -103,6 +103,7 @@ def markdown(rows, meta):
                      f"{f2(r['ns_per_record'])} [{f2(r['min'])}-{f2(r['max'])}]"
                      f" | {cg['ir_per_record'] if cg else '-'} | "
                      f"{r.get('via_cache', '-')} / {r.get('via_proc', '-')} / "
+                     f"{r.get('via_parent', '-')} / "
                      f"{r.get('unattributed', '-')} |")
         o += ['', 'pipeline = cgs_decode_msg (596-byte v16 thread exit, one record) + '
               'cgs_rollup_account; account = cgs_rollup_account on a decoded '
