@@ -40,6 +40,7 @@ bool buf_reserve(struct buf *b, size_t more)
 	}
 	b->p = p;
 	b->cap = cap;
+	p[b->len] = '\0'; /* NUL-terminated even before the first byte */
 	return true;
 }
 
