@@ -12,6 +12,7 @@ proc_cgroup: one selector byte (hierarchy, buffer size) + /proc/<pid>/cgroup
              text of a hybrid, a v2-only and a v1-only host.
 capture:     one mode byte (bit 0: fix up checksums) + a capture file with
              the above messages (format of cmd/capture.h, CRC-32 = zlib's).
+escape:      names (cgroup paths, comms) with hostile bytes, as is.
 
 Deterministic: re-running it rewrites the same bytes. Run from anywhere.
 """
@@ -188,6 +189,15 @@ def capture_seeds(seeds):
     }
 
 
+def escape_seeds():
+    names = [b"/user.slice/session-1.scope", b" lead and trail ",
+             b"q\"uo'te\\back", b"ctl\x01\x1b[31m\x7f\t\r\n",
+             b"inv\xff\xfe\xc3x\x80\xe2\x82", b"\xc3\xa9\xf0\x9f\x98\x80",
+             b"csv,f\"x\"\"", b"prom{a=\"b\"} 1 #", b"\xed\xa0\x80\xf4\x90"
+             b"\x80\x80\xc0\xaf\xe0\x80\xaf", b""]
+    return {"name%02d.txt" % i: n for i, n in enumerate(names)}
+
+
 def write(target, files):
     d = os.path.join(CORPUS, target)
     os.makedirs(d, exist_ok=True)
@@ -201,6 +211,7 @@ def main():
     write("decode", dec)
     write("proc_cgroup", proc_cgroup_seeds())
     write("capture", capture_seeds(seeds))
+    write("escape", escape_seeds())
 
 
 if __name__ == "__main__":
