@@ -121,12 +121,23 @@ int tsc_live(struct tsc *c, int sigfd)
 	ro.shards = c->nshards;
 	ro.hierarchy = c->o->hierarchy;
 	ro.flags = c->o->no_tgid ? CGS_ROLLUP_NO_TGID : 0;
+	/* Fork tracking opens the proc connector: before --user drops the
+	 * privilege it needs. */
+	if (!c->o->no_fork_events)
+		ro.flags |= CGS_ROLLUP_TRACK_FORKS;
 	cgs_rollup_free(c->rollup);
 	c->rollup = NULL;
 	r = cgs_rollup_new(&c->rollup, &ro);
 	if (r < 0) {
 		fprintf(stderr, PROG ": rollup: %s\n", cgs_strerror(r));
 		return 1;
+	}
+	if (!c->o->no_fork_events) {
+		struct cgs_rollup_totals t = { .sz = sizeof(t) };
+		if (cgs_rollup_totals(c->rollup, &t) == 0 && !t.fork_tracking)
+			fprintf(stderr, PROG ": warning: cannot track forks "
+				"(proc connector unavailable); exits whose "
+				"parent is gone too will be unattributed\n");
 	}
 	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
 

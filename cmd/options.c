@@ -34,6 +34,9 @@ static const char usage[] =
 "                                to 16)\n"
 "      --rcvbuf BYTES            receive buffer per socket (default 16 MiB)\n"
 "      --no-tgid                 ignore per-thread-group aggregate records\n"
+"      --no-fork-events          don't track forks with the proc connector\n"
+"                                (exits whose parent is gone too then land\n"
+"                                in the (unknown) cgroup)\n"
 "      --depth N                 fold cgroups deeper than N into their\n"
 "                                ancestor at depth N\n"
 "      --hierarchy v2|CONTROLLER cgroup hierarchy that keys the rollup\n"
@@ -54,7 +57,7 @@ static const char usage[] =
 
 enum {
 	OPT_TOP = 256, OPT_CPUS, OPT_SHARDS, OPT_RCVBUF, OPT_NO_TGID, OPT_DEPTH,
-	OPT_HIERARCHY, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY,
+	OPT_HIERARCHY, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY, OPT_NO_FORK_EVENTS,
 };
 
 static const struct option longopts[] = {
@@ -68,6 +71,7 @@ static const struct option longopts[] = {
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "rcvbuf", required_argument, NULL, OPT_RCVBUF },
 	{ "no-tgid", no_argument, NULL, OPT_NO_TGID },
+	{ "no-fork-events", no_argument, NULL, OPT_NO_FORK_EVENTS },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "hierarchy", required_argument, NULL, OPT_HIERARCHY },
 	{ "listen", required_argument, NULL, 'l' },
@@ -263,6 +267,9 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 		case OPT_NO_TGID:
 			o->no_tgid = true;
 			break;
+		case OPT_NO_FORK_EVENTS:
+			o->no_fork_events = true;
+			break;
 		case OPT_DEPTH:
 			if ((r = set_uint("depth", optarg, 1, 4096, &v)))
 				return r;
@@ -338,10 +345,10 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 		if (o->record)
 			return bad("record", "cannot be combined with "
 				   "--replay%s", "");
-		if (o->cpus || o->shards || o->rcvbuf)
+		if (o->cpus || o->shards || o->rcvbuf || o->no_fork_events)
 			return bad(o->cpus ? "cpus" : o->shards ? "shards" :
-				   "rcvbuf", "has no meaning with --replay%s",
-				   "");
+				   o->rcvbuf ? "rcvbuf" : "no-fork-events",
+				   "has no meaning with --replay%s", "");
 		if (o->user)
 			return bad("user", "has no meaning with --replay "
 				   "(no privileges are needed)%s", "");

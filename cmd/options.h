@@ -21,6 +21,7 @@ struct tsc_opts {
 	unsigned shards;        /* 0: library default */
 	size_t rcvbuf;          /* 0: library default */
 	bool no_tgid;
+	bool no_fork_events;    /* don't track forks (proc connector) */
 	unsigned depth;         /* 0: no folding */
 	const char *hierarchy;  /* NULL: library default */
 	const char *listen;     /* as given */

@@ -384,6 +384,14 @@ struct cgs_rollup;
 #define CGS_UNKNOWN_CGROUP "(unknown)"
 
 #define CGS_ROLLUP_NO_TGID (1u << 0) /* ignore TGID-kind records */
+/* Track forks from the proc connector (needs CAP_NET_ADMIN; else the
+ * rollup is created without it: see totals.fork_tracking), so that an
+ * exit whose process and parent are already reaped is attributed to its
+ * nearest live fork ancestor. Costs a socket and 12 bytes per possible
+ * pid; no thread, nothing on the path of known processes. Fork times are
+ * compared with clock_ms, which must then be CLOCK_MONOTONIC based (the
+ * default). With a proc_root other than "/proc" no socket is opened. */
+#define CGS_ROLLUP_TRACK_FORKS (1u << 1)
 
 struct cgs_rollup_opts {
 	size_t sz;             /* sizeof(struct cgs_rollup_opts) */
@@ -460,6 +468,13 @@ struct cgs_rollup_totals {
 	uint64_t proc_reads;      /* /proc reads done */
 	uint64_t cache_entries;   /* live cache entries, all shards */
 	uint64_t cgroups;         /* cgroups tracked */
+	/* CGS_ROLLUP_TRACK_FORKS */
+	uint64_t via_ancestor;    /* process and parent gone; attributed via
+				   * the nearest fork ancestor still known */
+	uint64_t fork_tracking;   /* 1 if forks are tracked, 0 if not asked
+				   * or the connector could not be opened */
+	uint64_t fork_events;     /* process forks received */
+	uint64_t fork_drops;      /* fork events the kernel dropped (exact) */
 };
 
 struct cgs_snapshot;

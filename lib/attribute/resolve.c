@@ -15,10 +15,13 @@
  * 3. Already reaped: the parent's cgroup (ac_ppid; its cache entry, else
  *    /proc/<ppid>/cgroup). A fork inherits its parent's cgroup, so this is
  *    right unless the child was moved (services spawned then moved by a
- *    manager) or reparented (ac_ppid is then the reaper). The proc
- *    connector's fork events would not fix the first case and cost a
- *    second socket and a message per fork; not used.
- * 4. Otherwise the unknown bucket, counted in `unattributed`.
+ *    manager) or reparented (ac_ppid is then the reaper).
+ * 4. With CGS_ROLLUP_TRACK_FORKS (forks.c), when the parent is gone too
+ *    (a subshell's pipeline, gcc's driver): the nearest fork ancestor
+ *    still known, walking the tracked fork parents (which also stay right
+ *    for a process reparented to a reaper: step 3 is skipped when ac_ppid
+ *    is not the fork parent, unless the walk finds nothing).
+ * 5. Otherwise the unknown bucket, counted in `unattributed`.
  * The answer is cached (entries from steps 3-4 are born dead and live only
  * for the grace period) so the TGID record that follows a process exit
  * needs no syscall, and late records from its other threads at most one
@@ -130,6 +133,77 @@ static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 	return cg;
 }
 
+/* Lifetime of the task of rec in ms, for the fork-time check (forks.c):
+ * the thread group's for a process exit, the thread's otherwise. */
+static uint64_t life_ms(const struct cgs_record *rec)
+{
+	uint64_t us = rec->kind == CGS_KIND_PROCESS && rec->tgetime_us
+			      ? rec->tgetime_us
+			      : rec->etime_us;
+	return us / 1000u;
+}
+
+/*
+ * Cgroup of a fork ancestor: its live cache entry if read from /proc after
+ * the ancestor's fork, else /proc/<pid>/cgroup, which counts only if the
+ * pid was not forked again meanwhile (re-checked after a drain).
+ */
+static struct cgsi_cgnode *ancestor_cg(struct cgs_rollup *r,
+				       struct cgsi_rshard *s,
+				       const struct cgsi_fork_hop *h,
+				       uint64_t now)
+{
+	struct cgsi_forks *f = r->forks;
+	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, h->pid);
+	uint64_t since;
+	if (e && !cgsi_pentry_dead(e, &r->deaths, &since) && !e->gone &&
+	    now < e->resolved_ms + r->o.revalidate_ms &&
+	    (h->seq ? (int32_t)((uint32_t)e->resolved_ms - h->when) >
+			      (int32_t)CGSI_FORKS_SLACK_MS
+		    : h->cache_ok))
+		return e->cg;
+	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, h->pid));
+	int n = read_proc(r, s, h->pid);
+	if (n < 0)
+		return NULL;
+	pthread_mutex_lock(&f->lock);
+	cgsi_forks_drain_locked(f, now);
+	bool same = cgsi_forks_same_locked(f, h->pid, h);
+	pthread_mutex_unlock(&f->lock);
+	if (!same)
+		return NULL;
+	struct cgsi_cgnode *cg = intern_read(r, s, n, now);
+	if (!cg)
+		return NULL;
+	/* cache it for the siblings (a dead entry still serves the late
+	 * records of the process it was resolved for: left alone) */
+	struct cgsi_pcache_policy pol = { &r->deaths, now, r->o.grace_ms };
+	if (e) {
+		if (!cgsi_pentry_dead(e, &r->deaths, &since)) {
+			repoint(e, cg);
+			e->resolved_ms = now;
+		}
+	} else if ((e = cgsi_pcache_insert(&s->cache, h->pid, cg, &pol))) {
+		e->gen = gen & CGSI_DEATH_GEN_MASK;
+		e->resolved_ms = now;
+	}
+	return cg;
+}
+
+/* Step 4: walk the fork ancestors of a reaped process. */
+static struct cgsi_cgnode *ancestors_cg(struct cgs_rollup *r,
+					struct cgsi_rshard *s,
+					struct cgsi_fork_hop *hop, int n,
+					uint64_t now)
+{
+	for (int i = 0; i < n; i++) {
+		struct cgsi_cgnode *cg = ancestor_cg(r, s, &hop[i], now);
+		if (cg)
+			return cg;
+	}
+	return NULL;
+}
+
 static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 				const struct cgs_record *rec, uint32_t key,
 				bool pexit, uint64_t now)
@@ -143,14 +217,40 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 		cg = intern_read(r, s, n, now);
 	if (cg) {
 		s->st.via_proc++;
+		if (r->forks)
+			cgsi_forks_maybe_drain(r->forks, now);
 	} else {
 		born_dead = true;
-		cg = parent_cg(r, s, rec->ppid, now);
-		if (cg) {
+		struct cgsi_fork_hop hop[CGSI_FORKS_MAX_HOPS];
+		int nhops = 0, first = 0;
+		uint32_t fp = 0;
+		if (r->forks && rec->kind != CGS_KIND_TGID) {
+			/* catch up: this process's fork event is queued */
+			struct cgsi_forks *f = r->forks;
+			pthread_mutex_lock(&f->lock);
+			cgsi_forks_drain_locked(f, now);
+			fp = cgsi_forks_parent_locked(f, key, life_ms(rec), now);
+			nhops = cgsi_forks_chain_locked(f, key, life_ms(rec), now,
+							hop,
+							CGSI_FORKS_MAX_HOPS);
+			pthread_mutex_unlock(&f->lock);
+		}
+		/* ac_ppid first when it is the fork parent (or nothing is
+		 * known); not when that pid was forked again since (nhops 0:
+		 * another process has it now); last when the process was
+		 * reparented (ac_ppid is then the reaper) */
+		bool use_ppid = !fp || (fp == rec->ppid && nhops > 0);
+		bool reaper = fp && fp != rec->ppid;
+		if (use_ppid && (cg = parent_cg(r, s, rec->ppid, now))) {
+			s->st.via_parent++;
+		} else if ((first = use_ppid && fp ? 1 : 0) < nhops &&
+			   (cg = ancestors_cg(r, s, hop + first, nhops - first,
+					      now))) {
+			s->st.via_ancestor++;
+		} else if (reaper && (cg = parent_cg(r, s, rec->ppid, now))) {
 			s->st.via_parent++;
 		} else {
 			cg = s->unknown;
-			s->st.unattributed++;
 		}
 	}
 	struct cgsi_pentry *e = cgsi_pcache_insert(&s->cache, key, cg, &pol);
@@ -199,10 +299,8 @@ struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
 {
 	uint32_t key = rec->tgid ? rec->tgid : rec->pid;
 	bool pexit = rec->kind == CGS_KIND_PROCESS;
-	if (cgs_unlikely(!key)) {
-		s->st.unattributed++;
+	if (cgs_unlikely(!key))
 		return s->unknown;
-	}
 	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, key);
 	if (cgs_likely(e != NULL)) {
 		uint64_t since;

@@ -22,9 +22,10 @@ static uint64_t coarse_ms(void *ctx)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static int shard_init(struct cgsi_rshard *s)
+static int shard_init(struct cgs_rollup *r, struct cgsi_rshard *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->r = r;
 	int rc = pthread_mutex_init(&s->lock, NULL);
 	if (rc)
 		return -rc;
@@ -50,6 +51,22 @@ static void shard_fini(struct cgsi_rshard *s)
 	pthread_mutex_destroy(&s->lock);
 }
 
+/* Fork tracking is best effort: without the connector (no privilege, old
+ * kernel) the rollup works as without the flag; totals say which. */
+static void track_forks(struct cgs_rollup *r)
+{
+	struct cgsi_forks *f = calloc(1, sizeof(*f));
+	if (!f)
+		return;
+	/* a fake proc tree (tests) gets injected events, not the host's */
+	bool real = !strcmp(r->proc_root, "/proc");
+	if (cgsi_forks_open(f, r->proc_root, real, cgsi_rollup_now(r)) < 0) {
+		free(f);
+		return;
+	}
+	r->forks = f;
+}
+
 CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
 {
 	if (!r)
@@ -57,6 +74,10 @@ CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
 	for (unsigned i = 0; r->shards && i < r->nshards; i++)
 		shard_fini(&r->shards[i]);
 	free(r->shards);
+	if (r->forks) {
+		cgsi_forks_close(r->forks);
+		free(r->forks);
+	}
 	cgsi_deaths_fini(&r->deaths);
 	pthread_mutex_destroy(&r->snap_lock);
 	free(r->proc_root);
@@ -112,12 +133,14 @@ CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
 		goto fail;
 	}
 	for (unsigned i = 0; i < r->nshards; i++) {
-		if ((rc = shard_init(&r->shards[i])) < 0) {
+		if ((rc = shard_init(r, &r->shards[i])) < 0) {
 			shard_fini(&r->shards[i]);
 			r->nshards = i;
 			goto fail;
 		}
 	}
+	if (r->o.flags & CGS_ROLLUP_TRACK_FORKS)
+		track_forks(r);
 	*out = r;
 	return 0;
 fail:
@@ -189,19 +212,20 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 	pthread_mutex_lock(&s->lock);
 	struct cgsi_cgnode *n = unknown ? s->unknown
 					: cgsi_intern(r, s, path, len, now, 0);
-	if (n) {
+	if (n)
 		account_node(s, n, rec);
-		if (unknown)
-			s->st.unattributed++;
-	}
 	pthread_mutex_unlock(&s->lock);
 	return n ? 0 : -ENOMEM;
 }
 
+/* `unattributed` is what the unknown bucket holds, whichever way records
+ * got there (a lookup, a cache entry pointing at it, a replayed path):
+ * read from its counters, so the hot path counts nothing extra. */
 static void add_stats(struct cgs_rollup_totals *t, const struct cgsi_rshard *s)
 {
 	t->records += s->st.records;
-	t->unattributed += s->st.unattributed;
+	t->unattributed += s->unknown->cum.tasks + s->unknown->cum.tgid_records;
+	t->via_ancestor += s->st.via_ancestor;
 	t->via_cache += s->st.via_cache;
 	t->via_proc += s->st.via_proc;
 	t->via_parent += s->st.via_parent;
@@ -209,10 +233,27 @@ static void add_stats(struct cgs_rollup_totals *t, const struct cgsi_rshard *s)
 	t->cache_entries += s->cache.count;
 }
 
+/* Fork tracker totals; a snapshot also drains the connector (lock order:
+ * shard, then tracker, as on the slow path). */
+static void add_fork_stats(struct cgs_rollup_totals *t, struct cgs_rollup *r)
+{
+	struct cgsi_forks *f = r->forks;
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	cgsi_forks_drain_locked(f, cgsi_rollup_now(r));
+	t->fork_tracking = 1;
+	t->fork_events = f->events;
+	t->fork_drops = f->drops;
+	pthread_mutex_unlock(&f->lock);
+}
+
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
 			      const struct cgsi_rshard *s)
 {
 	add_stats(t, s);
+	if (s == &s->r->shards[0])
+		add_fork_stats(t, s->r);
 }
 
 void cgsi_totals_out(struct cgs_rollup_totals *out,
@@ -239,6 +280,7 @@ CGS_EXPORT int cgs_rollup_totals(struct cgs_rollup *r,
 		t.cgroups += s->cgs.count - 1; /* minus the unknown bucket */
 		pthread_mutex_unlock(&s->lock);
 	}
+	add_fork_stats(&t, r);
 	cgsi_totals_out(out, &t);
 	return 0;
 }

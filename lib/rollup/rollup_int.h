@@ -7,20 +7,22 @@
 #include <pthread.h>
 
 #include "attribute/deaths.h"
+#include "attribute/forks.h"
 #include "attribute/mounts.h"
 #include "attribute/pcache.h"
 #include "rollup/cgtable.h"
 #include "util/common.h"
 
 struct cgsi_rshard_stats {
-	uint64_t records, unattributed, via_cache, via_proc, via_parent,
-		proc_reads;
+	uint64_t records, via_cache, via_proc, via_parent, proc_reads,
+		via_ancestor;
 };
 
 /* One writer's state. Only that writer and snapshots (under `lock`) touch
  * it; aligned so two shards never share a cache line. */
 struct cgsi_rshard {
 	pthread_mutex_t lock;
+	struct cgs_rollup *r;
 	struct cgsi_pcache cache;
 	struct cgsi_cgtab cgs;
 	struct cgsi_cgnode *unknown;
@@ -37,6 +39,7 @@ struct cgs_rollup {
 	char *mountinfo;
 	struct cgsi_cg_mount mount;
 	struct cgsi_deaths deaths;
+	struct cgsi_forks *forks; /* CGS_ROLLUP_TRACK_FORKS, else NULL */
 	uint64_t t0;
 	unsigned nshards;
 	struct cgsi_rshard *shards;

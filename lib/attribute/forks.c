@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Fork tracking (CGS_ROLLUP_TRACK_FORKS): who forked each process, from
+ * the proc connector, so that an exit record whose process and parent are
+ * both reaped (a subshell's pipeline, `sh -c "sh -c true"`, gcc's driver
+ * and its cc1/as) is attributed to the nearest live fork ancestor instead
+ * of the unknown bucket. A fork inherits its parent's cgroup, so the
+ * nearest ancestor still in /proc (or in the cache) is where it ran unless
+ * something moved it.
+ *
+ * Socket: NETLINK_CONNECTOR bound to CN_IDX_PROC, PROC_CN_MCAST_LISTEN
+ * (first the plain form, whose ack proves the subscription, then the
+ * 6.6+ form with an event-type filter asking for PROC_EVENT_FORK only;
+ * older kernels ignore the second message and stay on all events). A
+ * classic BPF socket filter keeps only process forks (child_pid ==
+ * child_tgid) and acks, so thread creations and other events are dropped
+ * in the kernel before they are queued: what is queued grows with process
+ * forks only, whose exits drain it (below). Forced 16 MiB buffer; the
+ * kernel's drop counter (SO_MEMINFO) is read after every drain.
+ *
+ * Tables: per pid (sized from pid_max, calloc'ed: untouched pages cost
+ * nothing) link = seq << 22 | parent tgid and when = fork time in rollup
+ * ms (mod 2^32). seq numbers forks in arrival order, which is causal: a
+ * parent's fork is queued before its child's, and a pid's reuse after its
+ * death (so after every fork it made). Hence an ancestor whose seq is not
+ * below its child's was forked again after the child: the walk stops
+ * there (pid reuse never inherits a dead process's cgroup). The exiting
+ * process's own entry is checked against its lifetime (tgetime/etime): an
+ * entry forked after now - lifetime is a newer process with that pid. A
+ * kernel drop makes every entry recorded before it untrusted (trust_seq):
+ * a lost fork could have superseded it.
+ *
+ * Why no tracker thread (the first design had one): the drain happens on
+ * the rollup's slow path instead, under the tracker's mutex: (1) a
+ * synchronous catch-up before a record whose /proc entry is gone is
+ * resolved (the fork event is queued before the child first runs, so it
+ * is there by then), (2) an opportunistic drain on any cache miss at most
+ * every CGSI_FORKS_DRAIN_MS (misses are new processes: they come with
+ * process churn, i.e. with the forks to drain), (3) one per snapshot. So
+ * fork tracking adds no wake-up and no thread: wake-ups are what costs a
+ * listener most (taskstats-facts.md), a thread created by cgs_rollup_new
+ * would exist before the collector drops its privileges (every thread must
+ * lose its bounding set: it is per thread), and fork() from a process with
+ * an extra thread is what the tests avoid. The hot path (threads of known
+ * processes) is untouched. Memory: 12 bytes per possible pid.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/filter.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attribute/forks.h"
+#include "util/common.h"
+
+#define PID_MAX_LIMIT (1u << CGSI_FORKS_PID_BITS)
+#define PID_MASK (PID_MAX_LIMIT - 1)
+#define RCVBUF (16u << 20)
+#define SLOTS 64
+#define SLOT_SZ 256
+
+#ifndef SO_MEMINFO
+#define SO_MEMINFO 55
+#endif
+#ifndef SK_MEMINFO_DROPS
+#define SK_MEMINFO_DROPS 8
+#define SK_MEMINFO_VARS 9
+#endif
+
+/* Linux 6.6 (uapi cn_proc.h): LISTEN with an event-type filter. Debian
+ * 12's headers predate it; the layout is two u32 enums. */
+struct cgsi_proc_input {
+	uint32_t mcast_op;   /* enum proc_cn_mcast_op */
+	uint32_t event_type; /* enum proc_cn_event */
+};
+
+/* Offsets in a received message: nlmsghdr (16), cn_msg (20), then
+ * proc_event: what, cpu, timestamp_ns, event_data. */
+#define OFF_DATA (NLMSG_HDRLEN + (int)sizeof(struct cn_msg))
+#define OFF_WHAT OFF_DATA
+#define OFF_TS (OFF_DATA + 8)
+#define OFF_FORK (OFF_DATA + 16) /* parent_pid, parent_tgid, child_pid,
+				  * child_tgid */
+
+static int pid_max(const char *proc_root)
+{
+	char fn[512], buf[32];
+	unsigned long v = PID_MAX_LIMIT;
+	snprintf(fn, sizeof(fn), "%s/sys/kernel/pid_max", proc_root);
+	if (cgsi_read_file(fn, buf, sizeof(buf)) > 0) {
+		unsigned long x = strtoul(buf, NULL, 10);
+		if (x >= 2 && x <= PID_MAX_LIMIT)
+			v = x;
+	}
+	return (int)v;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int send_listen(int fd, const void *op, size_t len)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct cn_msg cn;
+		unsigned char data[8];
+	} __attribute__((packed)) m;
+	memset(&m, 0, sizeof(m));
+	size_t total = NLMSG_HDRLEN + sizeof(struct cn_msg) + len;
+	m.nh.nlmsg_len = (uint32_t)total;
+	m.nh.nlmsg_type = NLMSG_DONE;
+	m.nh.nlmsg_pid = 0; /* the kernel fills in our port id */
+	m.cn.id.idx = CN_IDX_PROC;
+	m.cn.id.val = CN_VAL_PROC;
+	m.cn.seq = 1;
+	m.cn.len = (uint16_t)len;
+	memcpy(m.data, op, len);
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
+	if (sendto(fd, &m, total, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Wait for the ack of the plain LISTEN (what == PROC_EVENT_NONE). */
+static int wait_ack(int fd, unsigned char *buf)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int n = poll(&p, 1, 1000);
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		ssize_t len = recv(fd, buf, SLOT_SZ, MSG_DONTWAIT);
+		if (len < 0) {
+			if (errno == EAGAIN || errno == EINTR ||
+			    errno == ENOBUFS)
+				continue;
+			return -errno;
+		}
+		if (len < OFF_FORK + 4)
+			continue;
+		uint32_t what, err;
+		memcpy(&what, buf + OFF_WHAT, 4);
+		memcpy(&err, buf + OFF_FORK, 4);
+		if (what == PROC_EVENT_NONE)
+			return err ? -(int)err : 0;
+	}
+	return -ETIMEDOUT;
+}
+
+static int attach_filter(int fd)
+{
+	/* ld loads big-endian words: compare with ntohl(host value). */
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_WHAT),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(PROC_EVENT_FORK), 1,
+			 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 4, 5), /* ack */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_FORK + 8), /* child_pid */
+		BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_FORK + 12), /* tgid */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog prog = { CGS_ARRAY_SIZE(code), code };
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
+		return -errno;
+	return 0;
+}
+
+static int connect_socket(struct cgsi_forks *f)
+{
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+			NETLINK_CONNECTOR);
+	if (fd < 0)
+		return -errno;
+	int rc;
+	int sz = RCVBUF;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if ((rc = attach_filter(fd)) < 0)
+		goto fail;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
+				  .nl_groups = CN_IDX_PROC };
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	uint32_t op = PROC_CN_MCAST_LISTEN;
+	if ((rc = send_listen(fd, &op, sizeof(op))) < 0 ||
+	    (rc = wait_ack(fd, f->buf)) < 0)
+		goto fail;
+	/* Narrow to forks (6.6+; its ack is filtered out, older kernels
+	 * ignore a message of this size). */
+	struct cgsi_proc_input in = { PROC_CN_MCAST_LISTEN, PROC_EVENT_FORK };
+	send_listen(fd, &in, sizeof(in));
+	f->fd = fd;
+	return 0;
+fail:
+	close(fd);
+	return rc;
+}
+
+int cgsi_forks_open(struct cgsi_forks *f, const char *proc_root,
+		    bool connect, uint64_t now)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	int rc = pthread_mutex_init(&f->lock, NULL);
+	if (rc)
+		return -rc;
+	f->npids = (uint32_t)pid_max(proc_root);
+	f->link = calloc(f->npids, sizeof(*f->link));
+	f->when = calloc(f->npids, sizeof(*f->when));
+	f->buf = malloc((size_t)SLOTS * SLOT_SZ);
+	f->trust_seq = 1;
+	atomic_store_explicit(&f->last_drain, now, memory_order_relaxed);
+	if (!f->link || !f->when || !f->buf) {
+		cgsi_forks_close(f);
+		return -ENOMEM;
+	}
+	if (connect && (rc = connect_socket(f)) < 0) {
+		cgsi_forks_close(f);
+		return rc;
+	}
+	return 0;
+}
+
+void cgsi_forks_close(struct cgsi_forks *f)
+{
+	if (f->fd >= 0) {
+		uint32_t op = PROC_CN_MCAST_IGNORE;
+		send_listen(f->fd, &op, sizeof(op));
+		close(f->fd);
+	}
+	f->fd = -1;
+	free(f->link);
+	free(f->when);
+	free(f->buf);
+	f->link = NULL;
+	f->when = NULL;
+	f->buf = NULL;
+	pthread_mutex_destroy(&f->lock);
+}
+
+void cgsi_forks_record_locked(struct cgsi_forks *f, uint32_t parent,
+			      uint32_t child, uint64_t when_ms)
+{
+	if (!child || child >= f->npids || parent > PID_MASK) {
+		f->untracked++;
+		return;
+	}
+	f->seq++;
+	f->events++;
+	f->link[child] = f->seq << CGSI_FORKS_PID_BITS | parent;
+	f->when[child] = (uint32_t)when_ms;
+}
+
+void cgsi_forks_lost_locked(struct cgsi_forks *f, uint64_t n)
+{
+	if (!n)
+		return;
+	f->drops += n;
+	f->trust_seq = f->seq + 1;
+}
+
+static void read_drops(struct cgsi_forks *f)
+{
+	uint32_t mem[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mem);
+	if (getsockopt(f->fd, SOL_SOCKET, SO_MEMINFO, mem, &len) < 0 ||
+	    len < (SK_MEMINFO_DROPS + 1) * sizeof(uint32_t))
+		return;
+	/* sk_drops counts since the socket opened; 32 bits, may wrap */
+	uint32_t total = mem[SK_MEMINFO_DROPS];
+	uint32_t seen = (uint32_t)f->drops;
+	cgsi_forks_lost_locked(f, (uint32_t)(total - seen));
+}
+
+void cgsi_forks_drain_locked(struct cgsi_forks *f, uint64_t now)
+{
+	atomic_store_explicit(&f->last_drain, now, memory_order_relaxed);
+	if (f->fd < 0)
+		return;
+	/* kernel timestamps (CLOCK_MONOTONIC ns) -> rollup ms */
+	int64_t off = (int64_t)now - (int64_t)mono_ms();
+	struct mmsghdr mm[SLOTS];
+	struct iovec iov[SLOTS];
+	for (;;) {
+		for (int i = 0; i < SLOTS; i++) {
+			iov[i].iov_base = f->buf + (size_t)i * SLOT_SZ;
+			iov[i].iov_len = SLOT_SZ;
+			memset(&mm[i], 0, sizeof(mm[i]));
+			mm[i].msg_hdr.msg_iov = &iov[i];
+			mm[i].msg_hdr.msg_iovlen = 1;
+		}
+		int n = recvmmsg(f->fd, mm, SLOTS, MSG_DONTWAIT, NULL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ENOBUFS) /* overrun: counted below */
+				continue;
+			break; /* EAGAIN: empty */
+		}
+		for (int i = 0; i < n; i++) {
+			const unsigned char *p = iov[i].iov_base;
+			if (mm[i].msg_len < OFF_FORK + 16)
+				continue;
+			uint32_t what, v[4];
+			uint64_t ts;
+			memcpy(&what, p + OFF_WHAT, 4);
+			if (what != PROC_EVENT_FORK)
+				continue;
+			memcpy(&ts, p + OFF_TS, 8);
+			memcpy(v, p + OFF_FORK, sizeof(v));
+			if (v[2] != v[3]) /* a thread (filter not attached?) */
+				continue;
+			int64_t w = (int64_t)(ts / 1000000u) + off;
+			cgsi_forks_record_locked(f, v[1], v[3],
+						 w > 0 ? (uint64_t)w : 1);
+		}
+		if (n < SLOTS)
+			break;
+	}
+	read_drops(f);
+}
+
+void cgsi_forks_maybe_drain(struct cgsi_forks *f, uint64_t now)
+{
+	uint64_t last = atomic_load_explicit(&f->last_drain,
+					     memory_order_relaxed);
+	if (now < last + CGSI_FORKS_DRAIN_MS)
+		return;
+	if (pthread_mutex_trylock(&f->lock))
+		return; /* someone is draining */
+	cgsi_forks_drain_locked(f, now);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static inline uint64_t link_seq(uint64_t l)
+{
+	return l >> CGSI_FORKS_PID_BITS;
+}
+
+static inline uint32_t link_parent(uint64_t l)
+{
+	return (uint32_t)(l & PID_MASK);
+}
+
+uint32_t cgsi_forks_parent_locked(struct cgsi_forks *f, uint32_t tgid,
+				  uint64_t life_ms, uint64_t now)
+{
+	if (!tgid || tgid >= f->npids)
+		return 0;
+	uint64_t l = f->link[tgid];
+	if (!l || link_seq(l) < f->trust_seq)
+		return 0;
+	/* forked after the exiting process started: a newer process */
+	if (life_ms != UINT64_MAX) {
+		if (life_ms >= (1ull << 31) - 2 * CGSI_FORKS_SLACK_MS)
+			return 0; /* too old for the 32-bit times */
+		uint32_t start = (uint32_t)(now - life_ms);
+		if ((int32_t)(f->when[tgid] - start) >
+		    (int32_t)CGSI_FORKS_SLACK_MS)
+			return 0;
+	}
+	return link_parent(l);
+}
+
+int cgsi_forks_chain_locked(struct cgsi_forks *f, uint32_t tgid,
+			    uint64_t life_ms, uint64_t now,
+			    struct cgsi_fork_hop *hop, int max)
+{
+	uint32_t a = cgsi_forks_parent_locked(f, tgid, life_ms, now);
+	if (!a)
+		return 0;
+	uint64_t child_seq = link_seq(f->link[tgid]);
+	int n = 0;
+	while (a && n < max) {
+		uint64_t l = a < f->npids ? f->link[a] : 0;
+		uint64_t s = link_seq(l);
+		if (l && s >= child_seq)
+			break; /* pid a was forked again after its child */
+		hop[n].pid = a;
+		hop[n].seq = s;
+		hop[n].when = l ? f->when[a] : 0;
+		hop[n].cache_ok = !l && f->trust_seq == 1;
+		n++;
+		/* a forked before tracking started, or its fork may predate
+		 * a lost event: a itself is right (its child's entry is
+		 * trusted and a was not forked again), its parent unknown */
+		if (!l || s < f->trust_seq)
+			break;
+		child_seq = s;
+		a = link_parent(l);
+	}
+	return n;
+}
+
+bool cgsi_forks_same_locked(struct cgsi_forks *f, uint32_t pid,
+			    const struct cgsi_fork_hop *h)
+{
+	uint64_t l = pid < f->npids ? f->link[pid] : 0;
+	return link_seq(l) == h->seq;
+}
