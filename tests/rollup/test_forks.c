@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Fork tracking (CGS_ROLLUP_TRACK_FORKS) with a fake /proc, a fake clock
+ * and synthetic fork events injected into the tracker (a rollup over a
+ * fake proc root opens no connector socket): the ancestor walk, a
+ * reparented process, pid reuse of an ancestor and of the exiting pid
+ * (seen through fork order and fork times), lost events, the hop limit,
+ * cached ancestors, "disabled = no effect", and `unattributed` counting
+ * every record put in the unknown bucket.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cgstats.h"
+#include "fakeproc.h"
+#include "rollup/rollup_int.h"
+
+static struct fakeproc F;
+
+static int setup(void **state)
+{
+	(void)state;
+	return fp_init(&F);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fp_fini(&F);
+	return 0;
+}
+
+static struct cgs_rollup *new_rollup(unsigned flags)
+{
+	struct cgs_rollup_opts o = fp_opts(&F);
+	o.flags = flags;
+	struct cgs_rollup *r = NULL;
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	return r;
+}
+
+static struct cgs_rollup *tracking(void)
+{
+	struct cgs_rollup *r = new_rollup(CGS_ROLLUP_TRACK_FORKS);
+	assert_non_null(r->forks);
+	assert_int_equal(r->forks->fd, -1); /* fake proc: no socket */
+	return r;
+}
+
+/* A fork `ago_ms` before now (rollup ms). */
+static void fork_ev(struct cgs_rollup *r, uint32_t parent, uint32_t child,
+		    uint64_t ago_ms)
+{
+	struct cgsi_forks *f = r->forks;
+	pthread_mutex_lock(&f->lock);
+	cgsi_forks_record_locked(f, parent, child,
+				 cgsi_rollup_now(r) - ago_ms);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void lost(struct cgs_rollup *r, uint64_t n)
+{
+	pthread_mutex_lock(&r->forks->lock);
+	cgsi_forks_lost_locked(r->forks, n);
+	pthread_mutex_unlock(&r->forks->lock);
+}
+
+/* Exit of a single-threaded process that lived life_ms. */
+static const char *exit_of(struct cgs_rollup *r, uint32_t pid, uint32_t ppid,
+			   uint64_t life_ms)
+{
+	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, pid, pid, ppid, 1);
+	rec.etime_us = rec.tgetime_us = life_ms * 1000;
+	const char *path = NULL;
+	assert_int_equal(cgs_rollup_account(r, 0, &rec, &path), 0);
+	return path;
+}
+
+static struct cgs_rollup_totals totals(struct cgs_rollup *r)
+{
+	struct cgs_rollup_totals t = { .sz = sizeof(t) };
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	return t;
+}
+
+/* bash (100, alive in /svc) -> subshell 200 -> cat 300; 300 and 200 are
+ * reaped before the record of 300 is read. */
+static void test_walk(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = tracking();
+	fp_set(&F, 100, "/svc");
+	fork_ev(r, 100, 200, 30);
+	fork_ev(r, 200, 300, 20);
+	F.now_ms += 20;
+	assert_string_equal(exit_of(r, 300, 200, 10), "/svc");
+	/* its TGID record: the cache entry, no walk, not unknown */
+	struct cgs_record g = fp_record(CGS_KIND_TGID, 0, 300, 0, 1);
+	const char *path = NULL;
+	assert_int_equal(cgs_rollup_account(r, 0, &g, &path), 0);
+	assert_string_equal(path, "/svc");
+	/* the subshell's own exit: via its live parent */
+	assert_string_equal(exit_of(r, 200, 100, 40), "/svc");
+	/* another subshell's child: bash is in the cache now */
+	uint64_t reads = totals(r).proc_reads;
+	fork_ev(r, 100, 201, 30);
+	fork_ev(r, 201, 302, 25);
+	assert_string_equal(exit_of(r, 302, 201, 5), "/svc");
+	struct cgs_rollup_totals t = totals(r);
+	assert_int_equal(t.via_ancestor, 2); /* 300, 302 */
+	assert_int_equal(t.via_parent, 1);   /* 200: its parent is alive */
+	assert_int_equal(t.unattributed, 0);
+	assert_int_equal(t.fork_tracking, 1);
+	assert_int_equal(t.fork_events, 4);
+	/* 302: its own /proc and 201's; bash from the cache */
+	assert_int_equal(t.proc_reads - reads, 2);
+	cgs_rollup_free(r);
+}
+
+/* Reparented to a reaper (ac_ppid 1, in "/"): the fork ancestor wins. */
+static void test_reparented(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = tracking();
+	fp_set(&F, 1, "/");
+	fp_set(&F, 100, "/svc");
+	fork_ev(r, 100, 200, 50);
+	fork_ev(r, 200, 300, 40);
+	assert_string_equal(exit_of(r, 300, 1, 30), "/svc");
+	assert_int_equal(totals(r).via_ancestor, 1);
+	/* nothing known above the fork parent: the reaper, as before */
+	fork_ev(r, 999, 400, 40); /* 999: never in /proc */
+	assert_string_equal(exit_of(r, 400, 1, 30), "/");
+	assert_int_equal(totals(r).via_parent, 1);
+	cgs_rollup_free(r);
+}
+
+/* An ancestor's pid forked again after its child: the new process must
+ * not lend its cgroup. */
+static void test_ancestor_reuse(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = tracking();
+	fp_set(&F, 100, "/svc");
+	fp_set(&F, 50, "/other");
+	fork_ev(r, 100, 200, 50);
+	fork_ev(r, 200, 300, 40);
+	/* 200 died, its pid went to a child of 50 in /other */
+	fork_ev(r, 50, 200, 30);
+	fp_set(&F, 200, "/other");
+	/* ac_ppid 200 is the reused pid: not read, not walked through */
+	assert_string_equal(exit_of(r, 300, 200, 20), CGS_UNKNOWN_CGROUP);
+	/* the same one hop further up: 100 reused by a child of 50 */
+	fork_ev(r, 100, 210, 50);
+	fork_ev(r, 210, 310, 40);
+	fork_ev(r, 50, 100, 30);
+	fp_set(&F, 100, "/other");
+	assert_string_equal(exit_of(r, 310, 210, 20), CGS_UNKNOWN_CGROUP);
+	struct cgs_rollup_totals t = totals(r);
+	assert_int_equal(t.via_ancestor, 0);
+	assert_int_equal(t.unattributed, 2);
+	cgs_rollup_free(r);
+}
+
+/* The exiting pid's entry is a newer process (forked after the exiting
+ * one started): no walk. Its own entry (forked before) is fine. */
+static void test_exiting_reuse(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = tracking();
+	fp_set(&F, 100, "/svc");
+	fp_set(&F, 50, "/other");
+	F.now_ms += 100000;
+	fork_ev(r, 50, 300, 5); /* the pid's newest fork: 5 ms ago */
+	/* 300 lived 10 s: the entry is another process */
+	assert_string_equal(exit_of(r, 300, 77, 10000), CGS_UNKNOWN_CGROUP);
+	/* a thread record of the same (reaped) process: same answer */
+	fork_ev(r, 100, 301, 5000);
+	struct cgs_record th = fp_record(CGS_KIND_THREAD, 302, 301, 77, 1);
+	th.etime_us = 4000u * 1000u;
+	const char *path = NULL;
+	assert_int_equal(cgs_rollup_account(r, 0, &th, &path), 0);
+	assert_string_equal(path, "/svc"); /* thread started after its fork */
+	F.now_ms += 3000; /* grace over, the entry is gone */
+	th.etime_us = 9000u * 1000u; /* impossible for the fork 8 s ago */
+	th.pid = 303;
+	assert_int_equal(cgs_rollup_account(r, 0, &th, &path), 0);
+	assert_string_equal(path, CGS_UNKNOWN_CGROUP);
+	assert_int_equal(totals(r).via_ancestor, 1);
+	cgs_rollup_free(r);
+}
+
+/* Lost events: entries recorded before the loss are not trusted; those
+ * recorded after are. */
+static void test_lost(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = tracking();
+	fp_set(&F, 100, "/svc");
+	fork_ev(r, 100, 200, 50);
+	fork_ev(r, 200, 300, 40);
+	fork_ev(r, 100, 220, 45);
+	lost(r, 3);
+	assert_string_equal(exit_of(r, 300, 200, 20), CGS_UNKNOWN_CGROUP);
+	fork_ev(r, 100, 210, 30);
+	fork_ev(r, 210, 310, 20);
+	assert_string_equal(exit_of(r, 310, 210, 10), "/svc");
+	/* a trusted child whose parent's fork predates the loss: the
+	 * parent itself is still right, nothing above it */
+	fork_ev(r, 200, 320, 10); /* 200's entry predates the loss */
+	fp_set(&F, 200, "/sub");
+	assert_string_equal(exit_of(r, 320, 200, 5), "/sub");
+	/* 220 reaped: what forked it (100 by its entry) is not trusted */
+	fork_ev(r, 220, 340, 10);
+	assert_string_equal(exit_of(r, 340, 220, 5), CGS_UNKNOWN_CGROUP);
+	struct cgs_rollup_totals t = totals(r);
+	assert_int_equal(t.fork_drops, 3);
+	assert_int_equal(t.unattributed, 2);
+	cgs_rollup_free(r);
+}
+
+static void chain(struct cgs_rollup *r, uint32_t top, uint32_t base, int n)
+{
+	uint32_t p = top;
+	for (int i = 0; i < n; i++) {
+		fork_ev(r, p, base + (uint32_t)i, (uint64_t)(100 - i));
+		p = base + (uint32_t)i;
+	}
+}
+
+/* At most CGSI_FORKS_MAX_HOPS ancestors are looked at. */
+static void test_hop_limit(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = tracking();
+	fp_set(&F, 100, "/deep");
+	/* 100 -> 1000 -> ... -> 1000+k-1: the last one exits with
+	 * k-1 reaped ancestors between it and 100 */
+	chain(r, 100, 1000, CGSI_FORKS_MAX_HOPS);
+	assert_string_equal(exit_of(r, 1000 + CGSI_FORKS_MAX_HOPS - 1,
+				    1000 + CGSI_FORKS_MAX_HOPS - 2, 1),
+			    "/deep");
+	chain(r, 100, 2000, CGSI_FORKS_MAX_HOPS + 1);
+	assert_string_equal(exit_of(r, 2000 + CGSI_FORKS_MAX_HOPS,
+				    2000 + CGSI_FORKS_MAX_HOPS - 1, 1),
+			    CGS_UNKNOWN_CGROUP);
+	cgs_rollup_free(r);
+}
+
+/* A cached ancestor answers only if it was read after its own fork. */
+static void test_cached_ancestor(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = tracking();
+	fp_set(&F, 100, "/old");
+	struct cgs_record th = fp_record(CGS_KIND_THREAD, 101, 100, 1, 1);
+	assert_string_equal(cgs_rollup_account(r, 0, &th, NULL) ? "" : "ok",
+			    "ok"); /* 100 cached (alive) in /old */
+	F.now_ms += 100;
+	/* pid 100 is a new process now (its exit was never seen) */
+	fork_ev(r, 1, 100, 50);
+	fp_set(&F, 100, "/new");
+	fork_ev(r, 100, 200, 40);
+	fork_ev(r, 200, 300, 30);
+	assert_string_equal(exit_of(r, 300, 200, 10), "/new");
+	/* read after its fork: the cache answers (a move since is not seen
+	 * before revalidate_ms, as for any cached process) */
+	fp_set(&F, 100, "/newer");
+	fork_ev(r, 100, 201, 20);
+	fork_ev(r, 201, 301, 15);
+	uint64_t reads = totals(r).proc_reads;
+	assert_string_equal(exit_of(r, 301, 201, 10), "/new");
+	assert_int_equal(totals(r).proc_reads - reads, 2); /* 301, 201 */
+	assert_int_equal(totals(r).via_ancestor, 2);
+	cgs_rollup_free(r);
+}
+
+/* Without the flag: no tracker, old behaviour, counters zero. */
+static void test_disabled(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(0);
+	assert_null(r->forks);
+	fp_set(&F, 100, "/svc");
+	assert_string_equal(exit_of(r, 300, 200, 10), CGS_UNKNOWN_CGROUP);
+	struct cgs_rollup_totals t = totals(r);
+	assert_int_equal(t.fork_tracking, 0);
+	assert_int_equal(t.fork_events, 0);
+	assert_int_equal(t.via_ancestor, 0);
+	assert_int_equal(t.unattributed, 1);
+	struct cgs_snapshot *s = NULL;
+	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
+	assert_int_equal(cgs_snapshot_totals(s)->fork_tracking, 0);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+/* `unattributed` counts records put in the unknown bucket, whichever
+ * way: a TGID record answered by a cache entry pointing at it, and
+ * cgs_rollup_account_path alike. */
+static void test_unattributed_records(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(0);
+	struct cgs_record p = fp_record(CGS_KIND_PROCESS, 900, 900, 899, 1);
+	struct cgs_record g = fp_record(CGS_KIND_TGID, 0, 900, 0, 1);
+	const char *path = NULL;
+	assert_int_equal(cgs_rollup_account(r, 0, &p, &path), 0);
+	assert_string_equal(path, CGS_UNKNOWN_CGROUP);
+	assert_int_equal(cgs_rollup_account(r, 0, &g, &path), 0);
+	assert_string_equal(path, CGS_UNKNOWN_CGROUP);
+	assert_int_equal(totals(r).unattributed, 2);
+	assert_int_equal(cgs_rollup_account_path(r, 0, &p, CGS_UNKNOWN_CGROUP),
+			 0);
+	assert_int_equal(cgs_rollup_account_path(r, 0, &g, CGS_UNKNOWN_CGROUP),
+			 0);
+	assert_int_equal(totals(r).unattributed, 4);
+	struct cgs_snapshot *s = NULL;
+	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
+	assert_int_equal(cgs_snapshot_totals(s)->unattributed, 4);
+	assert_int_equal(cgs_snapshot_totals(s)->records, 4);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_walk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reparented, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ancestor_reuse, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_exiting_reuse, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hop_limit, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cached_ancestor, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unattributed_records,
+						setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
