@@ -12,6 +12,7 @@ configuration always runs first):
   c  taskstat-collect fully on (attribution, rollup, per-tgid, jsonl)
   d  c with --no-tgid
   e  c with --events (one line per exit record, to a file)
+  f  c with --no-fork-events (no proc-connector fork tracking)
   k  bench/drain registered with a 64 MiB buffer but asleep until the end:
      what the kernel's per-exit work alone costs (no wake-ups), the bound
      under any listener's cost
@@ -41,6 +42,7 @@ CONFIGS = {
     'd': 'taskstat-collect --no-tgid',
     'e': 'taskstat-collect --events',
     'k': 'kernel side only (registered, not woken)',
+    'f': 'taskstat-collect --no-fork-events',
     'w': 'drain-only, woken per message (batch 0)',
 }
 
@@ -143,13 +145,15 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
                str(64 << 20)]
     elif cfg == 'w':
         cmd = [args.drain, '--batch-ms', '0']
-    elif cfg in 'cde':
+    elif cfg in 'cdef':
         cmd = [args.collector, '--format', 'jsonl', '--output', outpath,
                '--interval', str(args.interval), '--hierarchy', 'v2']
         if cfg == 'd':
             cmd.append('--no-tgid')
         if cfg == 'e':
             cmd.append('--events')
+        if cfg == 'f':
+            cmd.append('--no-fork-events')
         cmd += args.collector_arg
     else:
         cmd = None
@@ -284,7 +288,7 @@ def summarize(runs, configs, modes):
                 s['overhead_of_medians_pct'][k] = \
                     (s[k]['median'] / b - 1) * 100 if b else None
         fl = summ[mode].get('b')
-        for cfg in ('c', 'd', 'e'):
+        for cfg in ('c', 'd', 'e', 'f'):
             s = summ[mode].get(cfg)
             if not s or not fl:
                 continue
@@ -367,7 +371,8 @@ def markdown(meta, summ, configs, modes):
             out.append(f"| {cfg} | " + ' | '.join(
                 f"{pct(o[k])} [{pct(q[k][0])}..{pct(q[k][1])}]"
                 for k in ('elapsed_s', 'cpu_s', 'total_cpu_s')) + ' |')
-        rows = [(cfg, summ[mode][cfg]['vs_floor']) for cfg in ('c', 'd', 'e')
+        rows = [(cfg, summ[mode][cfg]['vs_floor'])
+                for cfg in ('c', 'd', 'e', 'f')
                 if cfg in summ[mode] and 'vs_floor' in summ[mode][cfg]]
         if rows:
             out.append('\nCost relative to the drain-only floor (overhead X '
@@ -417,7 +422,7 @@ set style fill solid 0.8 border -1
 set grid ytics
 set xzeroaxis lt -1
 set key outside right
-set xlabel 'k kernel side only, b drain-only floor, c collector full, d --no-tgid, e --events'
+set xlabel 'k kernel side only, b drain-only floor, c collector full, d --no-tgid, e --events, f --no-fork-events'
 plot {', '.join(series)}
 """
     try:
@@ -449,7 +454,7 @@ def main():
                                                     'build-bench'),
                     help='CMake build directory (default: ../build-bench)')
     ap.add_argument('--reps', type=int, default=20)
-    ap.add_argument('--configs', default='akbcde')
+    ap.add_argument('--configs', default='akbcdef')
     ap.add_argument('--modes', default='threads,procs')
     ap.add_argument('-n', type=int, default=1000)
     ap.add_argument('-r', '--rounds', type=int, default=10)
@@ -480,8 +485,9 @@ def main():
     args.collector = os.path.join(args.build, 'cmd', 'taskstat-collect')
     configs = [c for c in args.configs if c in CONFIGS]
     modes = [m for m in args.modes.split(',') if m in ('threads', 'procs')]
-    missing = {'b': args.drain, 'k': args.drain, 'w': args.drain, 'c': args.collector, 'd': args.collector,
-               'e': args.collector}
+    missing = {'b': args.drain, 'k': args.drain, 'w': args.drain,
+               'c': args.collector, 'd': args.collector, 'e': args.collector,
+               'f': args.collector}
     for c in list(configs):
         if c in missing and not os.access(missing[c], os.X_OK):
             print(f'skipping {c}: {missing[c]} not built', file=sys.stderr)
