@@ -303,6 +303,9 @@ void cgsi_forks_drain_locked(struct cgsi_forks *f, uint64_t now)
 	int64_t off = (int64_t)now - (int64_t)mono_ms();
 	struct mmsghdr mm[SLOTS];
 	struct iovec iov[SLOTS];
+	/* the queue drops only when full, so an empty drain means no drop
+	 * since the counter was last read: skip that syscall */
+	bool got = false;
 	for (;;) {
 		for (int i = 0; i < SLOTS; i++) {
 			iov[i].iov_base = f->buf + (size_t)i * SLOT_SZ;
@@ -315,10 +318,13 @@ void cgsi_forks_drain_locked(struct cgsi_forks *f, uint64_t now)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == ENOBUFS) /* overrun: counted below */
+			if (errno == ENOBUFS) { /* overrun: counted below */
+				got = true;
 				continue;
+			}
 			break; /* EAGAIN: empty */
 		}
+		got |= n > 0;
 		for (int i = 0; i < n; i++) {
 			const unsigned char *p = iov[i].iov_base;
 			if (mm[i].msg_len < OFF_FORK + 16)
@@ -339,7 +345,8 @@ void cgsi_forks_drain_locked(struct cgsi_forks *f, uint64_t now)
 		if (n < SLOTS)
 			break;
 	}
-	read_drops(f);
+	if (got)
+		read_drops(f);
 }
 
 void cgsi_forks_maybe_drain(struct cgsi_forks *f, uint64_t now)
