@@ -384,8 +384,9 @@ struct cgs_rollup;
 #define CGS_UNKNOWN_CGROUP "(unknown)"
 
 #define CGS_ROLLUP_NO_TGID (1u << 0) /* ignore TGID-kind records */
-/* Track forks from the proc connector (needs CAP_NET_ADMIN; else the
- * rollup is created without it: see totals.fork_tracking), so that an
+/* Track forks from the proc connector (kernels before 6.6 require
+ * CAP_NET_ADMIN; when the connector cannot be opened the rollup is created
+ * without it: see totals.fork_tracking), so that an
  * exit whose process and parent are already reaped is attributed to its
  * nearest live fork ancestor. Costs a socket and 12 bytes per possible
  * pid; no thread, nothing on the path of known processes. Fork times are

@@ -46,8 +46,8 @@ struct cgsi_fork_hop {
 /*
  * Set up the tables (sized from <proc_root>/sys/kernel/pid_max) and, when
  * `connect`, the connector socket. Returns 0, -ENOMEM, or the socket's
- * error (-EPERM without CAP_NET_ADMIN, -EPROTONOSUPPORT without the
- * connector); on a socket error the tables are freed again.
+ * error (-EPERM without CAP_NET_ADMIN before Linux 6.6, -EPROTONOSUPPORT
+ * without the connector, -ETIMEDOUT when the subscription is not acked); on a socket error the tables are freed again.
  */
 int cgsi_forks_open(struct cgsi_forks *f, const char *proc_root,
 		    bool connect, uint64_t now);
