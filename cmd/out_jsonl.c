@@ -83,6 +83,16 @@ void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
 	kv_u64(b, "unattributed", in->unattributed);
 	kv_u64(b, "malformed", in->malformed);
 	kv_u64(b, "enobufs", in->enobufs);
+	buf_puts(b, ",\"attribution\":{");
+	buf_puts(b, "\"cache\":");
+	buf_u64(b, in->via_cache);
+	kv_u64(b, "proc", in->via_proc);
+	kv_u64(b, "parent", in->via_parent);
+	kv_u64(b, "ancestor", in->via_ancestor);
+	buf_putc(b, '}');
+	key(b, "fork_tracking");
+	buf_puts(b, in->fork_tracking ? "true" : "false");
+	kv_u64(b, "fork_drops", in->fork_drops);
 	kv_u64(b, "shards", in->shards);
 	kv_u64(b, "ncgroups", n);
 	buf_puts(b, ",\"cgroups\":[");

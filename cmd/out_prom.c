@@ -95,6 +95,25 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	collector(b, "collector_enobufs_total", "counter",
 		  "Receive queue overrun episodes reported with ENOBUFS.",
 		  in->enobufs);
+	head(b, "collector_attributed_total", "counter",
+	     "Records attributed to a cgroup, by how it was found.");
+	const struct { const char *via; uint64_t v; } vias[] = {
+		{ "cache", in->via_cache }, { "proc", in->via_proc },
+		{ "parent", in->via_parent }, { "ancestor", in->via_ancestor },
+	};
+	for (size_t i = 0; i < sizeof(vias) / sizeof(vias[0]); i++) {
+		buf_printf(b, P "collector_attributed_total{via=\"%s\"} ",
+			   vias[i].via);
+		buf_u64(b, vias[i].v);
+		buf_putc(b, '\n');
+	}
+	collector(b, "collector_fork_tracking", "gauge",
+		  "1 if fork events from the proc connector are used.",
+		  in->fork_tracking);
+	collector(b, "collector_fork_events_dropped_total", "counter",
+		  "Fork events the kernel dropped (attribution of reaped "
+		  "processes may fall back to their parent).",
+		  in->fork_drops);
 	collector(b, "collector_shards", "gauge", "Listener sockets.",
 		  in->shards);
 	collector(b, "collector_cgroups", "gauge", "Cgroups tracked.", n);

@@ -19,6 +19,11 @@ struct snap_info {
 	const char *hierarchy;
 	uint64_t interval_ns;
 	uint64_t records, unattributed, dropped, malformed, enobufs;
+	/* how records found their cgroup; fork events lost (attribution of
+	 * reaped processes degrades, so it is shown, not hidden) */
+	uint64_t via_cache, via_proc, via_parent, via_ancestor;
+	bool fork_tracking;
+	uint64_t fork_drops;
 	unsigned shards;
 	const size_t *rcvbuf;         /* per shard; NULL in replay */
 	const char *const *shard_cpus; /* per shard; NULL in replay */

@@ -187,6 +187,14 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 	in->interval_ns = c->o->interval_ns;
 	in->records = t ? t->records : 0;
 	in->unattributed = t ? t->unattributed : 0;
+	if (t) {
+		in->via_cache = t->via_cache;
+		in->via_proc = t->via_proc;
+		in->via_parent = t->via_parent;
+		in->via_ancestor = t->via_ancestor;
+		in->fork_tracking = t->fork_tracking;
+		in->fork_drops = t->fork_drops;
+	}
 	in->shards = c->nshards;
 	if (c->l) {
 		struct cgs_loss loss;
