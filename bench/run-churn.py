@@ -126,7 +126,9 @@ def parse_collector(path, cgpath):
                match_processes=row.get('processes', 0),
                records=o.get('records'), dropped=o.get('dropped'),
                unattributed=o.get('unattributed'),
-               final_snapshot=o.get('final'), snapshots=o.get('seq'))
+               final_snapshot=o.get('final'), snapshots=o.get('seq'),
+               attribution=o.get('attribution'),
+               fork_drops=o.get('fork_drops'))
     return res
 
 
@@ -247,6 +249,13 @@ def summarize(runs, configs, modes):
             drops = [x.get('dropped') for x in rs]
             un = [x.get('unattributed') for x in rs
                   if x.get('unattributed') is not None]
+            att = [x['attribution'] for x in rs
+                   if isinstance(x.get('attribution'), dict)]
+            if att:
+                s['attribution_median'] = {
+                    k: med([a.get(k, 0) for a in att]) for k in att[0]}
+                s['fork_drops_total'] = sum(x.get('fork_drops') or 0
+                                            for x in rs)
             s['unattributed_host'] = {'min': min(un), 'max': max(un),
                                       'median': med(un)} if un else None
             s['expected_task_records'] = exp_t
@@ -358,6 +367,16 @@ def markdown(meta, summ, configs, modes):
                 f"{fmt(s['listener_user_s']['median'])}/"
                 f"{fmt(s['listener_sys_s']['median'])}{lnet} | {rec} | {tg} | {dr} |"
                 f" {ua} |")
+        att = [(cfg, summ[mode][cfg]) for cfg in configs
+               if 'attribution_median' in summ[mode].get(cfg, {})]
+        if att:
+            out.append('\nHow the collector attributed records (whole host, '
+                       'median per run): ' + '; '.join(
+                           f"{cfg}: " + ', '.join(
+                               f"{k} {v:g}" for k, v in
+                               s['attribution_median'].items()) +
+                           f", fork-event drops {s['fork_drops_total']}"
+                           for cfg, s in att) + '\n')
         out.append('\nOverhead against (a), paired per repetition: median '
                    '[interquartile range] of X/a - 1:\n')
         out.append('| cfg | elapsed | workload CPU (user+sys) | '
