@@ -380,28 +380,39 @@ def markdown(meta, summ, configs, modes):
         out.append('\nOverhead against (a), paired per repetition: median '
                    '[interquartile range] of X/a - 1:\n')
         out.append('| cfg | elapsed | workload CPU (user+sys) | '
-                   'CPU incl. listener |')
-        out.append('|---|---|---|---|')
+                   'CPU incl. listener | listener CPU net of start/stop, '
+                   '% of (a)\'s workload CPU |')
+        out.append('|---|---|---|---|---|')
         for cfg in configs:
             s = summ[mode].get(cfg)
             if not s or cfg == 'a':
                 continue
             o, q = s['overhead_pct'], s['overhead_iqr']
+            base_cpu = summ[mode]['a']['cpu_s']['median']
+            net = s.get('listener_net_cpu_s')
+            s['listener_net_pct_of_workload'] = \
+                net / base_cpu * 100 if net is not None and base_cpu else None
             out.append(f"| {cfg} | " + ' | '.join(
                 f"{pct(o[k])} [{pct(q[k][0])}..{pct(q[k][1])}]"
-                for k in ('elapsed_s', 'cpu_s', 'total_cpu_s')) + ' |')
+                for k in ('elapsed_s', 'cpu_s', 'total_cpu_s')) +
+                f" | {pct(s['listener_net_pct_of_workload'])} |")
         rows = [(cfg, summ[mode][cfg]['vs_floor'])
                 for cfg in ('c', 'd', 'e', 'f')
                 if cfg in summ[mode] and 'vs_floor' in summ[mode][cfg]]
         if rows:
             out.append('\nCost relative to the drain-only floor (overhead X '
                        '/ overhead b; "-" when b measured no overhead):\n')
-            out.append('| cfg | elapsed | CPU | CPU incl. listener |')
-            out.append('|---|---|---|---|')
+            out.append('| cfg | elapsed | CPU | CPU incl. listener | '
+                       'listener CPU per record, net of start/stop, vs b |')
+            out.append('|---|---|---|---|---|')
+            bnet = summ[mode].get('b', {}).get('listener_net_us_per_record')
             for cfg, v in rows:
+                xnet = summ[mode][cfg].get('listener_net_us_per_record')
+                lr = xnet / bnet if xnet is not None and bnet else None
+                summ[mode][cfg]['vs_floor']['listener_net_per_record'] = lr
                 out.append(f"| {cfg} | {fmt(v['elapsed_s'], 2)}x | "
                            f"{fmt(v['cpu_s'], 2)}x | "
-                           f"{fmt(v['total_cpu_s'], 2)}x |")
+                           f"{fmt(v['total_cpu_s'], 2)}x | {fmt(lr, 2)}x |")
     return '\n'.join(out) + '\n'
 
 
@@ -492,7 +503,12 @@ def main():
     ap.add_argument('--quick', action='store_true',
                     help='CI smoke: 2 reps, smaller workloads (~1 min)')
     ap.add_argument('--out', default=os.path.join(here, 'results'))
+    ap.add_argument('--from-json', metavar='CHURN_JSON',
+                    help='only redo the report (md, json, png) of a run')
     args = ap.parse_args()
+    if args.from_json:
+        os.makedirs(args.out, exist_ok=True)
+        return rereport(args.from_json, args.out)
     if args.quick:
         args.reps = min(args.reps, 2)
         args.rounds = min(args.rounds, 3)
@@ -569,6 +585,12 @@ def main():
         'loadavg_end': open('/proc/loadavg').read().split()[:3],
         'command': ' '.join([sys.argv[0]] + sys.argv[1:]),
     }
+    return report(args.out, meta, runs, configs, modes)
+
+
+def report(outdir, meta, runs, configs, modes):
+    """Summaries, churn.json, churn.md and the plot from the raw runs."""
+    idle = meta.get('listener_idle_cpu_s', {})
     summ = summarize(runs, configs, modes)
     for mode in modes:
         for cfg, s in summ[mode].items():
@@ -578,14 +600,27 @@ def main():
                 s['listener_idle_cpu_s'] = idle[cfg]
                 s['listener_net_cpu_s'] = net
                 s['listener_net_us_per_record'] = net / recs * 1e6
-    with open(os.path.join(args.out, 'churn.json'), 'w') as f:
-        json.dump({'meta': meta, 'summary': summ, 'runs': runs}, f, indent=1)
     md = markdown(meta, summ, configs, modes)
-    with open(os.path.join(args.out, 'churn.md'), 'w') as f:
+    with open(os.path.join(outdir, 'churn.json'), 'w') as f:
+        json.dump({'meta': meta, 'summary': summ, 'runs': runs}, f, indent=1)
+    with open(os.path.join(outdir, 'churn.md'), 'w') as f:
         f.write(md)
-    plot(args.out, summ, configs, modes)
+    plot(outdir, summ, configs, modes)
     print(md)
     return 0
+
+
+def rereport(path, outdir):
+    """--from-json: redo the report of an earlier run without running."""
+    with open(path) as f:
+        d = json.load(f)
+    meta, runs = d['meta'], d['runs']
+    configs = [c for c in meta['configs']]
+    modes = []
+    for r in runs:
+        if r['mode'] not in modes:
+            modes.append(r['mode'])
+    return report(outdir, meta, runs, configs, modes)
 
 
 if __name__ == '__main__':
