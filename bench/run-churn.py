@@ -322,7 +322,9 @@ def markdown(meta, summ, configs, modes):
     out.append(f"Churn benchmark, {meta['date']} on {meta['machine']}; "
                f"load average {meta['loadavg_start'][0]} at the start, "
                f"{meta['loadavg_end'][0]} at the end "
-               f"({meta['wall_s']:.0f} s).\n")
+               f"({meta['wall_s']:.0f} s)"
+               f"{'; nice ' + str(meta['nice']) if meta.get('nice') else ''}"
+               f".\n")
     out.append(f"threads: N={meta['n']} R={meta['rounds']}; procs: "
                f"N={meta['procs_n']} R={meta['procs_rounds']}; "
                f"{meta['reps']} interleaved repetitions per configuration; "
@@ -503,6 +505,9 @@ def main():
     ap.add_argument('--quick', action='store_true',
                     help='CI smoke: 2 reps, smaller workloads (~1 min)')
     ap.add_argument('--out', default=os.path.join(here, 'results'))
+    ap.add_argument('--nice', type=int, default=0,
+                    help='run harness, workload and listeners at this nice '
+                    'level (e.g. -10 on a shared machine)')
     ap.add_argument('--from-json', metavar='CHURN_JSON',
                     help='only redo the report (md, json, png) of a run')
     args = ap.parse_args()
@@ -541,6 +546,8 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     os.makedirs(args.out, exist_ok=True)
 
+    if args.nice:
+        os.nice(args.nice)
     runs = []
     t0 = time.monotonic()
     with open('/proc/loadavg') as f:
@@ -579,7 +586,7 @@ def main():
         'procs_n': args.procs_n, 'procs_rounds': args.procs_rounds,
         'reps': args.reps, 'configs': {c: CONFIGS[c] for c in configs},
         'interval_s': args.interval, 'settle_s': args.settle,
-        'listener_idle_cpu_s': idle,
+        'nice': args.nice, 'listener_idle_cpu_s': idle,
         'wall_s': time.monotonic() - t0,
         'loadavg_start': load_start,
         'loadavg_end': open('/proc/loadavg').read().split()[:3],
