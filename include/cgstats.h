@@ -393,6 +393,15 @@ struct cgs_rollup;
  * compared with clock_ms, which must then be CLOCK_MONOTONIC based (the
  * default). With a proc_root other than "/proc" no socket is opened. */
 #define CGS_ROLLUP_TRACK_FORKS (1u << 1)
+/* Fast attribution (requires CGS_ROLLUP_TRACK_FORKS, ignored without it):
+ * the exit record of a process not in the cache takes its fork parent's
+ * cgroup, with no /proc read, when the parent is alive and its cache entry
+ * was read from /proc after the parent's own fork and less than
+ * revalidate_ms ago (totals.via_fork_parent); otherwise /proc as usual.
+ * Trade-off: a child that moved itself to another cgroup between fork and
+ * exit (systemd services, container runtimes) is attributed to its
+ * parent's cgroup. Off by default. */
+#define CGS_ROLLUP_FAST_ATTRIBUTION (1u << 2)
 
 struct cgs_rollup_opts {
 	size_t sz;             /* sizeof(struct cgs_rollup_opts) */
@@ -476,6 +485,9 @@ struct cgs_rollup_totals {
 				   * or the connector could not be opened */
 	uint64_t fork_events;     /* process forks received */
 	uint64_t fork_drops;      /* fork events the kernel dropped (exact) */
+	/* CGS_ROLLUP_FAST_ATTRIBUTION */
+	uint64_t via_fork_parent; /* new process attributed to its live fork
+				   * parent's cached cgroup, no /proc read */
 };
 
 struct cgs_snapshot;

@@ -22,6 +22,13 @@
  *    for a process reparented to a reaper: step 3 is skipped when ac_ppid
  *    is not the fork parent, unless the walk finds nothing).
  * 5. Otherwise the unknown bucket, counted in `unattributed`.
+ * With CGS_ROLLUP_FAST_ATTRIBUTION (and fork tracking), a process exit
+ * that misses the cache first tries its fork parent's cache entry, before
+ * step 2 (fork_parent_cg()): a fork inherits its parent's cgroup, and
+ * under process churn the /proc read it saves is what costs the workload
+ * (proc_cgroup_show takes cgroup_mutex and css_set_lock, as fork and exit
+ * do). Wrong for a child that moved itself between fork and exit, hence
+ * opt-in. Without the flag the only cost is a flag test on the miss path.
  * The answer is cached (entries from steps 3-4 are born dead and live only
  * for the grace period) so the TGID record that follows a process exit
  * needs no syscall, and late records from its other threads at most one
@@ -144,6 +151,23 @@ static uint64_t life_ms(const struct cgs_record *rec)
 }
 
 /*
+ * Whether cache entry e (may be NULL) tells the cgroup of fork ancestor h
+ * now: alive, /proc/<pid> not seen gone, fresh, and read from /proc after
+ * the ancestor's own fork (else it may be a previous holder of the pid).
+ */
+static bool hop_entry_ok(const struct cgs_rollup *r,
+			 const struct cgsi_pentry *e,
+			 const struct cgsi_fork_hop *h, uint64_t now)
+{
+	uint64_t since;
+	return e && !cgsi_pentry_dead(e, &r->deaths, &since) && !e->gone &&
+	       now < e->resolved_ms + r->o.revalidate_ms &&
+	       (h->seq ? (int32_t)((uint32_t)e->resolved_ms - h->when) >
+				 (int32_t)CGSI_FORKS_SLACK_MS
+		       : h->cache_ok);
+}
+
+/*
  * Cgroup of a fork ancestor: its live cache entry if read from /proc after
  * the ancestor's fork, else /proc/<pid>/cgroup, which counts only if the
  * pid was not forked again meanwhile (re-checked after a drain).
@@ -156,11 +180,7 @@ static struct cgsi_cgnode *ancestor_cg(struct cgs_rollup *r,
 	struct cgsi_forks *f = r->forks;
 	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, h->pid);
 	uint64_t since;
-	if (e && !cgsi_pentry_dead(e, &r->deaths, &since) && !e->gone &&
-	    now < e->resolved_ms + r->o.revalidate_ms &&
-	    (h->seq ? (int32_t)((uint32_t)e->resolved_ms - h->when) >
-			      (int32_t)CGSI_FORKS_SLACK_MS
-		    : h->cache_ok))
+	if (hop_entry_ok(r, e, h, now))
 		return e->cg;
 	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, h->pid));
 	int n = read_proc(r, s, h->pid);
@@ -204,6 +224,30 @@ static struct cgsi_cgnode *ancestors_cg(struct cgs_rollup *r,
 	return NULL;
 }
 
+/*
+ * Fast attribution of a process exit that missed the cache: its fork
+ * parent's cgroup when the fork event (drained first: it is queued before
+ * the child runs) names a parent consistent with the record's lifetime and
+ * not forked again since, and the parent's cache entry passes
+ * hop_entry_ok(). NULL: resolve as without the flag.
+ */
+static struct cgsi_cgnode *fork_parent_cg(struct cgs_rollup *r,
+					  struct cgsi_rshard *s,
+					  const struct cgs_record *rec,
+					  uint32_t key, uint64_t now)
+{
+	struct cgsi_forks *f = r->forks;
+	struct cgsi_fork_hop h;
+	pthread_mutex_lock(&f->lock);
+	cgsi_forks_drain_locked(f, now);
+	int nhops = cgsi_forks_chain_locked(f, key, life_ms(rec), now, &h, 1);
+	pthread_mutex_unlock(&f->lock);
+	if (nhops < 1)
+		return NULL;
+	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, h.pid);
+	return hop_entry_ok(r, e, &h, now) ? e->cg : NULL;
+}
+
 static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 				const struct cgs_record *rec, uint32_t key,
 				bool pexit, uint64_t now)
@@ -212,10 +256,12 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, key));
 	struct cgsi_cgnode *cg = NULL;
 	bool born_dead = false;
-	int n = read_proc(r, s, key);
-	if (n >= 0)
-		cg = intern_read(r, s, n, now);
-	if (cg) {
+	int n = 0;
+	if ((r->o.flags & CGS_ROLLUP_FAST_ATTRIBUTION) && pexit && r->forks &&
+	    (cg = fork_parent_cg(r, s, rec, key, now))) {
+		s->st.via_fork_parent++;
+	} else if ((n = read_proc(r, s, key)) >= 0 &&
+		   (cg = intern_read(r, s, n, now))) {
 		s->st.via_proc++;
 		if (r->forks)
 			cgsi_forks_maybe_drain(r->forks, now);

@@ -226,6 +226,7 @@ static void add_stats(struct cgs_rollup_totals *t, const struct cgsi_rshard *s)
 	t->records += s->st.records;
 	t->unattributed += s->unknown->cum.tasks + s->unknown->cum.tgid_records;
 	t->via_ancestor += s->st.via_ancestor;
+	t->via_fork_parent += s->st.via_fork_parent;
 	t->via_cache += s->st.via_cache;
 	t->via_proc += s->st.via_proc;
 	t->via_parent += s->st.via_parent;

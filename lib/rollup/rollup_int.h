@@ -15,7 +15,7 @@
 
 struct cgsi_rshard_stats {
 	uint64_t records, via_cache, via_proc, via_parent, proc_reads,
-		via_ancestor;
+		via_ancestor, via_fork_parent;
 };
 
 /* One writer's state. Only that writer and snapshots (under `lock`) touch
