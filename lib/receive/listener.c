@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "receive/listener_int.h"
@@ -280,14 +282,50 @@ fail:
 	return r;
 }
 
+/*
+ * Deregistering needs CAP_NET_ADMIN, which a collector may have shed after
+ * registering. The kernel drops a listener entry when a send to its closed
+ * port fails, so one exit on each of the shard's CPUs after close removes
+ * what we could not: until then, whoever bound that port id next would
+ * receive every exit on those CPUs.
+ */
+static void flush_stale(const char *cpus)
+{
+	unsigned char *set = malloc(CGSI_MAX_CPUS);
+	if (!set)
+		return;
+	if (cgsi_cpulist_parse(cpus, set, NULL, 0) > 0) {
+		for (int c = 0; c < CGSI_MAX_CPUS && c < CPU_SETSIZE; c++) {
+			if (!set[c])
+				continue;
+			pid_t p = fork();
+			if (p == 0) {
+				cpu_set_t cs;
+				CPU_ZERO(&cs);
+				CPU_SET(c, &cs);
+				sched_setaffinity(0, sizeof(cs), &cs);
+				_exit(0);
+			}
+			if (p > 0)
+				while (waitpid(p, NULL, 0) < 0 && errno == EINTR) {
+				}
+		}
+	}
+	free(set);
+}
+
 static void shard_close(struct cgs_listener *l, struct cgsi_shard *s)
 {
 	if (s->sk) {
+		int r = 0;
 		if (s->cpus && s->bufs)
-			cgsi_send_mask(s, l->family,
-				       TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK,
-				       s->cpus, false);
+			r = cgsi_send_mask(s, l->family,
+					   TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK,
+					   s->cpus, false);
 		nl_socket_free(s->sk);
+		s->sk = NULL;
+		if (r < 0 && s->cpus)
+			flush_stale(s->cpus);
 	}
 	free(s->cpus);
 	free(s->msgs);
