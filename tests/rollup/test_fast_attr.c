@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Fast attribution (CGS_ROLLUP_FAST_ATTRIBUTION) with a fake /proc, a fake
+ * clock and synthetic fork events: a new process's exit takes its fork
+ * parent's cached cgroup with no /proc read, and only when that entry is
+ * trustworthy (alive, fresh, read after the parent's own fork, the fork
+ * event consistent); every other case reads /proc exactly as without the
+ * flag, and without the flag (or without fork tracking) the path is never
+ * taken.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cgstats.h"
+#include "fakeproc.h"
+#include "rollup/rollup_int.h"
+
+#define FAST (CGS_ROLLUP_TRACK_FORKS | CGS_ROLLUP_FAST_ATTRIBUTION)
+
+static struct fakeproc F;
+
+static int setup(void **state)
+{
+	(void)state;
+	int rc = fp_init(&F);
+	F.now_ms += 100000; /* room for fork times in the past */
+	return rc;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fp_fini(&F);
+	return 0;
+}
+
+static struct cgs_rollup *new_rollup(unsigned flags)
+{
+	struct cgs_rollup_opts o = fp_opts(&F);
+	o.flags = flags;
+	struct cgs_rollup *r = NULL;
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	if (flags & CGS_ROLLUP_TRACK_FORKS) {
+		assert_non_null(r->forks);
+		assert_int_equal(r->forks->fd, -1); /* fake proc: no socket */
+	}
+	return r;
+}
+
+/* A fork `ago_ms` before now (rollup ms). */
+static void fork_ev(struct cgs_rollup *r, uint32_t parent, uint32_t child,
+		    uint64_t ago_ms)
+{
+	struct cgsi_forks *f = r->forks;
+	pthread_mutex_lock(&f->lock);
+	cgsi_forks_record_locked(f, parent, child,
+				 cgsi_rollup_now(r) - ago_ms);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void lost(struct cgs_rollup *r, uint64_t n)
+{
+	pthread_mutex_lock(&r->forks->lock);
+	cgsi_forks_lost_locked(r->forks, n);
+	pthread_mutex_unlock(&r->forks->lock);
+}
+
+static const char *account(struct cgs_rollup *r, struct cgs_record *rec)
+{
+	const char *path = NULL;
+	assert_int_equal(cgs_rollup_account(r, 0, rec, &path), 0);
+	return path;
+}
+
+/* Exit of a single-threaded process that lived life_ms. */
+static const char *exit_of(struct cgs_rollup *r, uint32_t pid, uint32_t ppid,
+			   uint64_t life_ms)
+{
+	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, pid, pid, ppid, 1);
+	rec.etime_us = rec.tgetime_us = life_ms * 1000;
+	return account(r, &rec);
+}
+
+/* A thread of live process tgid exits: resolves tgid through /proc. */
+static const char *thread_of(struct cgs_rollup *r, uint32_t tid,
+			     uint32_t tgid)
+{
+	struct cgs_record rec = fp_record(CGS_KIND_THREAD, tid, tgid, 1, 1);
+	rec.etime_us = 1000;
+	return account(r, &rec);
+}
+
+static struct cgs_rollup_totals totals(struct cgs_rollup *r)
+{
+	struct cgs_rollup_totals t = { .sz = sizeof(t) };
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	return t;
+}
+
+/* Parent 100 in /svc, resolved once; its children in /proc say
+ * /svc/moved (the documented trade-off: fast mode says /svc). */
+static void parent_resolved(struct cgs_rollup *r)
+{
+	fp_set(&F, 100, "/svc");
+	fp_mkdir(&F, "/svc/moved");
+	fork_ev(r, 1, 100, 500); /* the parent's own fork, well before */
+	assert_string_equal(thread_of(r, 101, 100), "/svc");
+	F.now_ms += 50;
+}
+
+/* Children of a cached parent: zero /proc reads, the parent's cgroup. */
+static void test_fast_children(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(FAST);
+	parent_resolved(r);
+	struct cgs_rollup_totals t0 = totals(r);
+	assert_int_equal(t0.proc_reads, 1);
+	for (uint32_t pid = 1000; pid < 2000; pid++) {
+		fp_set(&F, pid, "/svc/moved");
+		fork_ev(r, 100, pid, 2);
+		assert_string_equal(exit_of(r, pid, 100, 1), "/svc");
+		/* the TGID record that follows: the new entry, no read */
+		struct cgs_record g = fp_record(CGS_KIND_TGID, 0, pid, 0, 1);
+		assert_string_equal(account(r, &g), "/svc");
+		if (pid % 100 == 0)
+			F.now_ms++;
+	}
+	struct cgs_rollup_totals t = totals(r);
+	assert_int_equal(t.proc_reads, t0.proc_reads);
+	assert_int_equal(t.via_fork_parent, 1000);
+	assert_int_equal(t.via_proc, t0.via_proc);
+	assert_int_equal(t.unattributed, 0);
+	/* a parent forked before tracking started (no event, none lost) */
+	fp_set(&F, 300, "/svc2");
+	assert_string_equal(thread_of(r, 301, 300), "/svc2");
+	fork_ev(r, 300, 3000, 1);
+	fp_set(&F, 3000, "/svc/moved");
+	assert_string_equal(exit_of(r, 3000, 300, 1), "/svc2");
+	assert_int_equal(totals(r).via_fork_parent, 1001);
+	cgs_rollup_free(r);
+}
+
+/* Every untrustworthy case reads the child's /proc, as without the flag. */
+static void test_fast_fallbacks(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(FAST);
+	parent_resolved(r);
+	uint64_t reads = totals(r).proc_reads;
+
+	/* no fork event for the child */
+	fp_set(&F, 2000, "/svc/moved");
+	assert_string_equal(exit_of(r, 2000, 100, 1), "/svc/moved");
+	/* a fork event newer than the exiting process's start: another
+	 * process has the pid now */
+	fork_ev(r, 100, 2001, 0);
+	fp_set(&F, 2001, "/svc/moved");
+	assert_string_equal(exit_of(r, 2001, 100, 500), "/svc/moved");
+	/* the parent is not in the cache */
+	fp_set(&F, 400, "/p");
+	fork_ev(r, 400, 2002, 1);
+	fp_set(&F, 2002, "/svc/moved");
+	assert_string_equal(exit_of(r, 2002, 400, 1), "/svc/moved");
+	assert_int_equal(totals(r).proc_reads - reads, 3);
+	assert_int_equal(totals(r).via_fork_parent, 0);
+
+	/* stale: older than revalidate_ms (1000) */
+	F.now_ms += 1000;
+	fork_ev(r, 100, 2003, 1);
+	fp_set(&F, 2003, "/svc/moved");
+	assert_string_equal(exit_of(r, 2003, 100, 1), "/svc/moved");
+	assert_int_equal(totals(r).proc_reads - reads, 4);
+	/* fresh again (the parent's thread revalidates): fast */
+	assert_string_equal(thread_of(r, 102, 100), "/svc");
+	F.now_ms += 30;
+	fork_ev(r, 100, 2004, 1);
+	fp_set(&F, 2004, "/svc/moved");
+	assert_string_equal(exit_of(r, 2004, 100, 1), "/svc");
+	assert_int_equal(totals(r).via_fork_parent, 1);
+	reads = totals(r).proc_reads;
+
+	/* resolved before the parent's own fork: pid 100 forked again (a
+	 * new process, in /q) after the entry was read */
+	fork_ev(r, 7, 100, 10);
+	fp_set(&F, 100, "/q");
+	fork_ev(r, 100, 2005, 1);
+	fp_set(&F, 2005, "/q");
+	assert_string_equal(exit_of(r, 2005, 100, 1), "/q");
+	/* resolved within the slack of the parent's fork: not trusted */
+	fp_set(&F, 500, "/r");
+	fork_ev(r, 1, 500, 5);
+	assert_string_equal(thread_of(r, 501, 500), "/r");
+	fork_ev(r, 500, 2006, 1);
+	fp_set(&F, 2006, "/r/x");
+	fp_mkdir(&F, "/r/x");
+	assert_string_equal(exit_of(r, 2006, 500, 1), "/r/x");
+	assert_int_equal(totals(r).proc_reads - reads, 3); /* 2005, 500, 2006 */
+	assert_int_equal(totals(r).via_fork_parent, 1);
+
+	/* lost events: the child's fork entry is not trusted */
+	fp_set(&F, 600, "/s");
+	assert_string_equal(thread_of(r, 601, 600), "/s");
+	F.now_ms += 30;
+	fork_ev(r, 600, 2007, 1);
+	lost(r, 1);
+	fp_set(&F, 2007, "/s/x");
+	fp_mkdir(&F, "/s/x");
+	assert_string_equal(exit_of(r, 2007, 600, 1), "/s/x");
+	/* (after the loss the parent, forked before tracking, is no longer
+	 * vouched for either, so even a new event does not help) */
+	fork_ev(r, 600, 2008, 1);
+	fp_set(&F, 2008, "/s/x");
+	assert_string_equal(exit_of(r, 2008, 600, 1), "/s/x");
+	assert_int_equal(totals(r).proc_reads - reads, 6); /* 600, 2007/8 */
+
+	/* dead parent: its exit was accounted */
+	fp_set(&F, 700, "/t");
+	fork_ev(r, 1, 700, 200);
+	assert_string_equal(thread_of(r, 701, 700), "/t");
+	F.now_ms += 30;
+	fork_ev(r, 700, 2009, 1);
+	fp_set(&F, 2009, "/t/x");
+	fp_mkdir(&F, "/t/x");
+	assert_string_equal(exit_of(r, 700, 1, 300), "/t");
+	assert_string_equal(exit_of(r, 2009, 700, 1), "/t/x");
+	assert_int_equal(totals(r).proc_reads - reads, 8); /* 700, 2009 */
+	assert_int_equal(totals(r).via_fork_parent, 1);
+	assert_int_equal(totals(r).unattributed, 0);
+	cgs_rollup_free(r);
+}
+
+/* Thread records of an unknown process and a reaped child keep the usual
+ * paths (/proc, then via the parent): no fast path. */
+static void test_fast_scope(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = new_rollup(FAST);
+	parent_resolved(r);
+	uint64_t reads = totals(r).proc_reads;
+	fork_ev(r, 100, 2000, 2);
+	fp_set(&F, 2000, "/svc/moved");
+	assert_string_equal(thread_of(r, 2001, 2000), "/svc/moved");
+	assert_int_equal(totals(r).proc_reads - reads, 1);
+	assert_int_equal(totals(r).via_fork_parent, 0);
+	cgs_rollup_free(r);
+}
+
+/* Without the flag, or without fork tracking, the path is never taken. */
+static void test_exact_mode(void **state)
+{
+	(void)state;
+	unsigned modes[] = { CGS_ROLLUP_TRACK_FORKS,
+			     CGS_ROLLUP_FAST_ATTRIBUTION, 0 };
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		struct cgs_rollup *r = new_rollup(modes[m]);
+		fp_set(&F, 100, "/svc");
+		fp_mkdir(&F, "/svc/moved");
+		assert_string_equal(thread_of(r, 101, 100), "/svc");
+		F.now_ms += 50;
+		uint64_t reads = totals(r).proc_reads;
+		for (uint32_t pid = 1000; pid < 1100; pid++) {
+			if (r->forks)
+				fork_ev(r, 100, pid, 2);
+			fp_set(&F, pid, "/svc/moved");
+			assert_string_equal(exit_of(r, pid, 100, 1),
+					    "/svc/moved");
+		}
+		struct cgs_rollup_totals t = totals(r);
+		assert_int_equal(t.proc_reads - reads, 100);
+		assert_int_equal(t.via_fork_parent, 0);
+		assert_int_equal(t.via_proc, 101);
+		cgs_rollup_free(r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fast_children, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fast_fallbacks, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fast_scope, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_exact_mode, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
