@@ -125,6 +125,8 @@ int tsc_live(struct tsc *c, int sigfd)
 	 * privilege it needs. */
 	if (!c->o->no_fork_events)
 		ro.flags |= CGS_ROLLUP_TRACK_FORKS;
+	if (c->o->fast_attribution)
+		ro.flags |= CGS_ROLLUP_FAST_ATTRIBUTION;
 	cgs_rollup_free(c->rollup);
 	c->rollup = NULL;
 	r = cgs_rollup_new(&c->rollup, &ro);
@@ -141,7 +143,9 @@ int tsc_live(struct tsc *c, int sigfd)
 	}
 	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
 
-	/* Registered: now shed privileges, before any thread exists. */
+	/* Registered: now shed privileges, before any thread exists. Even
+	 * without --user nothing needs a capability from here on (closing
+	 * copes with a refused deregistration). */
 	if (c->drop) {
 		r = priv_drop(&c->user, err, sizeof(err));
 		if (r < 0) {
@@ -149,6 +153,9 @@ int tsc_live(struct tsc *c, int sigfd)
 				err);
 			return 1;
 		}
+	} else if (priv_shed_caps(err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
 	}
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->wake_fd < 0) {

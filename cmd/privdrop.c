@@ -154,6 +154,30 @@ int priv_drop(const struct priv_user *u, char *err, size_t errlen)
 	return 0;
 }
 
+int priv_shed_caps(char *err, size_t errlen)
+{
+	/* best effort: only a holder of CAP_SETPCAP can shrink it */
+	for (int cap = 0; cap <= last_cap(); cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			break;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
+	    errno != EINVAL) {
+		snprintf(err, errlen, "cannot clear ambient capabilities: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	cap_t none = cap_init();
+	if (!none || cap_set_proc(none) < 0) {
+		int r = -errno;
+		cap_free(none);
+		snprintf(err, errlen, "cannot clear capabilities: %s",
+			 strerror(-r));
+		return r;
+	}
+	cap_free(none);
+	return 0;
+}
+
 int priv_run_as(const struct priv_user *u, int (*fn)(void *), void *arg)
 {
 	pid_t pid = fork();

@@ -27,6 +27,15 @@ void priv_user_free(struct priv_user *u);
 int priv_drop(const struct priv_user *u, char *err, size_t errlen);
 
 /*
+ * Without --user: keep the uid, clear the ambient, inheritable, permitted
+ * and effective capability sets (and the bounding set where CAP_SETPCAP
+ * allows) once the listeners are registered, so that a collector started
+ * with ambient CAP_NET_ADMIN (a systemd unit) does not keep it for months.
+ * Must run before any thread is started. Returns 0 or -errno with err set.
+ */
+int priv_shed_caps(char *err, size_t errlen);
+
+/*
  * Run fn(arg) in a forked child that has switched to u (or in a child with
  * unchanged credentials when u is NULL) and return its result (0 or a
  * positive errno). Used to check, before registering anything, that the
