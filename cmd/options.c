@@ -37,6 +37,12 @@ static const char usage[] =
 "      --no-fork-events          don't track forks with the proc connector\n"
 "                                (exits whose parent is gone too then land\n"
 "                                in the (unknown) cgroup)\n"
+"      --attribution exact|fast  exact (default): read /proc/PID/cgroup for\n"
+"                                each new process; fast: take its live fork\n"
+"                                parent's cached cgroup when trustworthy\n"
+"                                (cheaper under process churn; a child that\n"
+"                                moved itself to another cgroup is counted\n"
+"                                in its parent's)\n"
 "      --depth N                 fold cgroups deeper than N into their\n"
 "                                ancestor at depth N\n"
 "      --hierarchy v2|CONTROLLER cgroup hierarchy that keys the rollup\n"
@@ -58,6 +64,7 @@ static const char usage[] =
 enum {
 	OPT_TOP = 256, OPT_CPUS, OPT_SHARDS, OPT_RCVBUF, OPT_NO_TGID, OPT_DEPTH,
 	OPT_HIERARCHY, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY, OPT_NO_FORK_EVENTS,
+	OPT_ATTRIBUTION,
 };
 
 static const struct option longopts[] = {
@@ -72,6 +79,7 @@ static const struct option longopts[] = {
 	{ "rcvbuf", required_argument, NULL, OPT_RCVBUF },
 	{ "no-tgid", no_argument, NULL, OPT_NO_TGID },
 	{ "no-fork-events", no_argument, NULL, OPT_NO_FORK_EVENTS },
+	{ "attribution", required_argument, NULL, OPT_ATTRIBUTION },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "hierarchy", required_argument, NULL, OPT_HIERARCHY },
 	{ "listen", required_argument, NULL, 'l' },
@@ -270,6 +278,15 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 		case OPT_NO_FORK_EVENTS:
 			o->no_fork_events = true;
 			break;
+		case OPT_ATTRIBUTION:
+			if (!strcmp(optarg, "exact"))
+				o->fast_attribution = false;
+			else if (!strcmp(optarg, "fast"))
+				o->fast_attribution = true;
+			else
+				return bad("attribution", "unknown mode '%s' "
+					   "(exact or fast)", optarg);
+			break;
 		case OPT_DEPTH:
 			if ((r = set_uint("depth", optarg, 1, 4096, &v)))
 				return r;
@@ -352,7 +369,14 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 		if (o->user)
 			return bad("user", "has no meaning with --replay "
 				   "(no privileges are needed)%s", "");
+		if (o->fast_attribution)
+			return bad("attribution", "has no meaning with "
+				   "--replay (records carry their cgroup)%s",
+				   "");
 	}
+	if (o->fast_attribution && o->no_fork_events)
+		return bad("attribution", "'fast' needs fork events (cannot "
+			   "be combined with --no-fork-events)%s", "");
 	if (o->record && o->replay == NULL && o->output &&
 	    !strcmp(o->record, o->output))
 		return bad("record", "same file as --output%s", "");

@@ -22,6 +22,7 @@ struct tsc_opts {
 	size_t rcvbuf;          /* 0: library default */
 	bool no_tgid;
 	bool no_fork_events;    /* don't track forks (proc connector) */
+	bool fast_attribution;  /* --attribution fast */
 	unsigned depth;         /* 0: no folding */
 	const char *hierarchy;  /* NULL: library default */
 	const char *listen;     /* as given */

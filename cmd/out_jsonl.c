@@ -89,6 +89,7 @@ void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
 	kv_u64(b, "proc", in->via_proc);
 	kv_u64(b, "parent", in->via_parent);
 	kv_u64(b, "ancestor", in->via_ancestor);
+	kv_u64(b, "fork_parent", in->via_fork_parent);
 	buf_putc(b, '}');
 	key(b, "fork_tracking");
 	buf_puts(b, in->fork_tracking ? "true" : "false");

@@ -100,6 +100,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	const struct { const char *via; uint64_t v; } vias[] = {
 		{ "cache", in->via_cache }, { "proc", in->via_proc },
 		{ "parent", in->via_parent }, { "ancestor", in->via_ancestor },
+		{ "fork_parent", in->via_fork_parent },
 	};
 	for (size_t i = 0; i < sizeof(vias) / sizeof(vias[0]); i++) {
 		buf_printf(b, P "collector_attributed_total{via=\"%s\"} ",

@@ -22,6 +22,7 @@ struct snap_info {
 	/* how records found their cgroup; fork events lost (attribution of
 	 * reaped processes degrades, so it is shown, not hidden) */
 	uint64_t via_cache, via_proc, via_parent, via_ancestor;
+	uint64_t via_fork_parent; /* --attribution fast */
 	bool fork_tracking;
 	uint64_t fork_drops;
 	unsigned shards;

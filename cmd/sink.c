@@ -192,6 +192,7 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 		in->via_proc = t->via_proc;
 		in->via_parent = t->via_parent;
 		in->via_ancestor = t->via_ancestor;
+		in->via_fork_parent = t->via_fork_parent;
 		in->fork_tracking = t->fork_tracking;
 		in->fork_drops = t->fork_drops;
 	}

@@ -77,6 +77,10 @@ try:
         (["--interval"], "--interval"),
         (["stray-argument"], "stray-argument"),
         (["--replay", "x", "--record", "y"], "--record"),
+        (["--attribution", "fastest"], "--attribution"),
+        (["--attribution", ""], "--attribution"),
+        (["--attribution"], "--attribution"),
+        (["--attribution", "fast", "--no-fork-events"], "--attribution"),
     ]
     for args, opt in cases:
         usage_error(args, opt)
