@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 struct cgsi_cg_mount {
 	char hier[64];        /* "v2" or a v1 controller ("cpu", "name=x") */

@@ -40,6 +40,9 @@
  * still there (alive or zombie); once the process is reaped, the last
  * cgroup seen is used.
  */
+#include <sys/stat.h>
+
+#include "attribute/mounts.h"
 #include "attribute/proc_cgroup.h"
 #include "rollup/rollup_int.h"
 
@@ -47,9 +50,26 @@ static int read_proc(struct cgs_rollup *r, struct cgsi_rshard *s,
 		     uint32_t pid)
 {
 	s->st.proc_reads++;
-	return cgsi_proc_cgroup_read(r->proc_root, pid, r->mount.hier, s->text,
-				     sizeof(s->text), s->path,
-				     sizeof(s->path), &s->deleted);
+	int n = cgsi_proc_cgroup_read(r->proc_root, pid, r->mount.hier,
+				      s->text, sizeof(s->text), s->path,
+				      sizeof(s->path), &s->deleted);
+	/* " (deleted)" is also a legal cgroup name suffix: the kernel's
+	 * marker only if no live directory has the literal name (rare, slow
+	 * path: only when the suffix is there) */
+	static const char del[] = " (deleted)";
+	if (n >= 0 && s->deleted &&
+	    (size_t)n + sizeof(del) <= sizeof(s->path)) {
+		char dir[sizeof(r->mount.mnt) + sizeof(s->path)];
+		memcpy(s->path + n, del, sizeof(del));
+		struct stat st;
+		if (cgsi_cg_dir(&r->mount, s->path, dir, sizeof(dir)) >= 0 &&
+		    stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+			s->deleted = false;
+			return n + (int)sizeof(del) - 1;
+		}
+		s->path[n] = '\0';
+	}
+	return n;
 }
 
 /* Node of the path read_proc() just left in s->path (n bytes). */
