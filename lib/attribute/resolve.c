@@ -249,7 +249,10 @@ static struct cgsi_cgnode *ancestors_cg(struct cgs_rollup *r,
  * parent's cgroup when the fork event (drained first: it is queued before
  * the child runs) names a parent consistent with the record's lifetime and
  * not forked again since, and the parent's cache entry passes
- * hop_entry_ok(). NULL: resolve as without the flag.
+ * hop_entry_ok(). An entry that fails only for its age is refreshed from
+ * the parent's /proc (ancestor_cg(): the pid is re-checked against forks
+ * after the read), so a long-lived parent costs one read per revalidate_ms
+ * instead of one per child. NULL: resolve as without the flag.
  */
 static struct cgsi_cgnode *fork_parent_cg(struct cgs_rollup *r,
 					  struct cgsi_rshard *s,
@@ -265,7 +268,12 @@ static struct cgsi_cgnode *fork_parent_cg(struct cgs_rollup *r,
 	if (nhops < 1)
 		return NULL;
 	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, h.pid);
-	return hop_entry_ok(r, e, &h, now) ? e->cg : NULL;
+	if (hop_entry_ok(r, e, &h, now))
+		return e->cg;
+	if (e && now >= e->resolved_ms + r->o.revalidate_ms &&
+	    hop_entry_ok(r, e, &h, e->resolved_ms))
+		return ancestor_cg(r, s, &h, now);
+	return NULL;
 }
 
 static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,

@@ -172,19 +172,32 @@ static void test_fast_fallbacks(void **state)
 	assert_int_equal(totals(r).proc_reads - reads, 3);
 	assert_int_equal(totals(r).via_fork_parent, 0);
 
-	/* stale: older than revalidate_ms (1000) */
+	/* stale (older than revalidate_ms, 1000): the parent's /proc is read
+	 * again (one read, not the child's), then its children are fast */
 	F.now_ms += 1000;
+	fp_set(&F, 100, "/svc2");
 	fork_ev(r, 100, 2003, 1);
 	fp_set(&F, 2003, "/svc/moved");
-	assert_string_equal(exit_of(r, 2003, 100, 1), "/svc/moved");
+	assert_string_equal(exit_of(r, 2003, 100, 1), "/svc2");
 	assert_int_equal(totals(r).proc_reads - reads, 4);
-	/* fresh again (the parent's thread revalidates): fast */
-	assert_string_equal(thread_of(r, 102, 100), "/svc");
-	F.now_ms += 30;
 	fork_ev(r, 100, 2004, 1);
 	fp_set(&F, 2004, "/svc/moved");
-	assert_string_equal(exit_of(r, 2004, 100, 1), "/svc");
-	assert_int_equal(totals(r).via_fork_parent, 1);
+	assert_string_equal(exit_of(r, 2004, 100, 1), "/svc2");
+	assert_int_equal(totals(r).proc_reads - reads, 4);
+	assert_int_equal(totals(r).via_fork_parent, 2);
+	/* stale, and the parent was reaped meanwhile (no exit record seen):
+	 * the child's /proc */
+	F.now_ms += 1000;
+	fp_reap(&F, 100);
+	fork_ev(r, 100, 2010, 1);
+	fp_set(&F, 2010, "/svc/moved");
+	assert_string_equal(exit_of(r, 2010, 100, 1), "/svc/moved");
+	assert_int_equal(totals(r).proc_reads - reads, 6);
+	assert_int_equal(totals(r).via_fork_parent, 2);
+	/* pid 100 again, alive in /svc (fresh entry below) */
+	F.now_ms += 1000;
+	fp_set(&F, 100, "/svc");
+	assert_string_equal(thread_of(r, 102, 100), "/svc");
 	reads = totals(r).proc_reads;
 
 	/* resolved before the parent's own fork: pid 100 forked again (a
@@ -203,7 +216,7 @@ static void test_fast_fallbacks(void **state)
 	fp_mkdir(&F, "/r/x");
 	assert_string_equal(exit_of(r, 2006, 500, 1), "/r/x");
 	assert_int_equal(totals(r).proc_reads - reads, 3); /* 2005, 500, 2006 */
-	assert_int_equal(totals(r).via_fork_parent, 1);
+	assert_int_equal(totals(r).via_fork_parent, 2);
 
 	/* lost events: the child's fork entry is not trusted */
 	fp_set(&F, 600, "/s");
@@ -232,7 +245,7 @@ static void test_fast_fallbacks(void **state)
 	assert_string_equal(exit_of(r, 700, 1, 300), "/t");
 	assert_string_equal(exit_of(r, 2009, 700, 1), "/t/x");
 	assert_int_equal(totals(r).proc_reads - reads, 8); /* 700, 2009 */
-	assert_int_equal(totals(r).via_fork_parent, 1);
+	assert_int_equal(totals(r).via_fork_parent, 2);
 	assert_int_equal(totals(r).unattributed, 0);
 	cgs_rollup_free(r);
 }
