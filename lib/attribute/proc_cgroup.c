@@ -9,6 +9,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "attribute/proc_cgroup.h"
 #include "util/common.h"
 
@@ -98,6 +103,22 @@ int cgsi_proc_cgroup_read(const char *proc_root, uint32_t pid,
 	int len = cgsi_read_file(fn, scratch, scratch_len);
 	if (len < 0)
 		return len == -ESRCH ? -ENOENT : len;
+	/*
+	 * /proc/<n> also answers for a thread id n (hidden from readdir). The
+	 * pids we look up are processes (tgids); if one was reaped and n now
+	 * belongs to another process's thread, its cgroup is not ours. Fork
+	 * tracking ignores thread creations, so ask the kernel: pidfd_open()
+	 * accepts only thread-group leaders, zombies included (a thread id
+	 * gets ENOENT or EINVAL, by kernel version). Asked only after a
+	 * successful read: a reaped process costs nothing more.
+	 */
+	if (strcmp(proc_root, "/proc") == 0) {
+		int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0u);
+		if (pfd >= 0)
+			close(pfd);
+		else if (errno == EINVAL || errno == ESRCH || errno == ENOENT)
+			return -ENOENT;
+	}
 	if (len == 0)
 		return -ENOENT; /* a task being torn down reads empty */
 	return cgsi_parse_proc_cgroup(scratch, (size_t)len, hier, out, out_len,
