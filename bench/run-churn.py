@@ -13,6 +13,8 @@ configuration always runs first):
   d  c with --no-tgid
   e  c with --events (one line per exit record, to a file)
   f  c with --no-fork-events (no proc-connector fork tracking)
+  x  (optional) c with --attribution fast (fork parent's cached cgroup
+     instead of a /proc read per new process)
   k  bench/drain registered with a 64 MiB buffer but asleep until the end:
      what the kernel's per-exit work alone costs (no wake-ups), the bound
      under any listener's cost
@@ -43,6 +45,7 @@ CONFIGS = {
     'e': 'taskstat-collect --events',
     'k': 'kernel side only (registered, not woken)',
     'f': 'taskstat-collect --no-fork-events',
+    'x': 'taskstat-collect --attribution fast',
     'w': 'drain-only, woken per message (batch 0)',
 }
 
@@ -147,7 +150,7 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
                str(64 << 20)]
     elif cfg == 'w':
         cmd = [args.drain, '--batch-ms', '0']
-    elif cfg in 'cdef':
+    elif cfg in 'cdefx':
         cmd = [args.collector, '--format', 'jsonl', '--output', outpath,
                '--interval', str(args.interval), '--hierarchy', 'v2']
         if cfg == 'd':
@@ -156,6 +159,8 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
             cmd.append('--events')
         if cfg == 'f':
             cmd.append('--no-fork-events')
+        if cfg == 'x':
+            cmd += ['--attribution', 'fast']
         cmd += args.collector_arg
     else:
         cmd = None
@@ -297,7 +302,7 @@ def summarize(runs, configs, modes):
                 s['overhead_of_medians_pct'][k] = \
                     (s[k]['median'] / b - 1) * 100 if b else None
         fl = summ[mode].get('b')
-        for cfg in ('c', 'd', 'e', 'f'):
+        for cfg in ('c', 'd', 'e', 'f', 'x'):
             s = summ[mode].get(cfg)
             if not s or not fl:
                 continue
@@ -399,7 +404,7 @@ def markdown(meta, summ, configs, modes):
                 for k in ('elapsed_s', 'cpu_s', 'total_cpu_s')) +
                 f" | {pct(s['listener_net_pct_of_workload'])} |")
         rows = [(cfg, summ[mode][cfg]['vs_floor'])
-                for cfg in ('c', 'd', 'e', 'f')
+                for cfg in ('c', 'd', 'e', 'f', 'x')
                 if cfg in summ[mode] and 'vs_floor' in summ[mode][cfg]]
         if rows:
             out.append('\nCost relative to the drain-only floor (overhead X '
@@ -527,7 +532,7 @@ def main():
     modes = [m for m in args.modes.split(',') if m in ('threads', 'procs')]
     missing = {'b': args.drain, 'k': args.drain, 'w': args.drain,
                'c': args.collector, 'd': args.collector, 'e': args.collector,
-               'f': args.collector}
+               'f': args.collector, 'x': args.collector}
     for c in list(configs):
         if c in missing and not os.access(missing[c], os.X_OK):
             print(f'skipping {c}: {missing[c]} not built', file=sys.stderr)

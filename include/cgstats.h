@@ -397,8 +397,9 @@ struct cgs_rollup;
  * the exit record of a process not in the cache takes its fork parent's
  * cgroup, with no /proc read, when the parent is alive and its cache entry
  * was read from /proc after the parent's own fork and less than
- * revalidate_ms ago (totals.via_fork_parent); a parent not cached yet or
- * cached too long ago is read once for its next children. Otherwise the
+ * revalidate_ms ago (totals.via_fork_parent); a parent not cached, or not
+ * provably after its fork, or too long ago, is read from /proc once for
+ * its next children. A parent known dead or gone, or a fork unknown: the
  * child's /proc as usual.
  * Trade-off: a child that moved itself to another cgroup between fork and
  * exit (systemd services, container runtimes) is attributed to its

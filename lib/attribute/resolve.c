@@ -250,11 +250,13 @@ static struct cgsi_cgnode *ancestors_cg(struct cgs_rollup *r,
  * the child runs) names a parent consistent with the record's lifetime and
  * not forked again since, and the parent's cache entry passes
  * hop_entry_ok(). When this shard has no entry for the parent, or one
- * that fails only for its age, the parent's /proc is read instead of the
- * child's (ancestor_cg(): the pid is re-checked against forks after the
- * read) and cached, so a long-lived parent costs one read per shard per
- * revalidate_ms instead of one per child. NULL: resolve as without the
- * flag.
+ * too old or not provably read after the parent's fork (a parent that
+ * forks right after its own fork, e.g. after moving itself to its
+ * cgroup), the parent's /proc is read instead of the child's
+ * (ancestor_cg(): the pid is re-checked against forks after the read) and
+ * cached, so a long-lived parent costs one read per shard per
+ * revalidate_ms instead of one per child. A parent known dead or reaped:
+ * NULL, resolve as without the flag.
  */
 static struct cgsi_cgnode *fork_parent_cg(struct cgs_rollup *r,
 					  struct cgsi_rshard *s,
@@ -272,10 +274,10 @@ static struct cgsi_cgnode *fork_parent_cg(struct cgs_rollup *r,
 	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, h.pid);
 	if (hop_entry_ok(r, e, &h, now))
 		return e->cg;
-	if (!e || (now >= e->resolved_ms + r->o.revalidate_ms &&
-		   hop_entry_ok(r, e, &h, e->resolved_ms)))
-		return ancestor_cg(r, s, &h, now);
-	return NULL;
+	uint64_t since;
+	if (e && (e->gone || cgsi_pentry_dead(e, &r->deaths, &since)))
+		return NULL;
+	return ancestor_cg(r, s, &h, now);
 }
 
 static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,

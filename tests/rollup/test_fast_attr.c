@@ -213,22 +213,35 @@ static void test_fast_fallbacks(void **state)
 	reads = totals(r).proc_reads;
 
 	/* resolved before the parent's own fork: pid 100 forked again (a
-	 * new process, in /q) after the entry was read */
+	 * new process, in /q) after the entry was read: the entry is not
+	 * used, the parent's /proc is read again (the new process) */
 	fork_ev(r, 7, 100, 10);
 	fp_set(&F, 100, "/q");
 	fork_ev(r, 100, 2005, 1);
-	fp_set(&F, 2005, "/q");
+	fp_set(&F, 2005, "/q/x");
+	fp_mkdir(&F, "/q/x");
 	assert_string_equal(exit_of(r, 2005, 100, 1), "/q");
-	/* resolved within the slack of the parent's fork: not trusted */
+	/* resolved within the slack of the parent's fork: read again */
 	fp_set(&F, 500, "/r");
 	fork_ev(r, 1, 500, 5);
 	assert_string_equal(thread_of(r, 501, 500), "/r");
 	fork_ev(r, 500, 2006, 1);
 	fp_set(&F, 2006, "/r/x");
 	fp_mkdir(&F, "/r/x");
-	assert_string_equal(exit_of(r, 2006, 500, 1), "/r/x");
-	assert_int_equal(totals(r).proc_reads - reads, 3); /* 2005, 500, 2006 */
-	assert_int_equal(totals(r).via_fork_parent, 4);
+	assert_string_equal(exit_of(r, 2006, 500, 1), "/r");
+	assert_int_equal(totals(r).proc_reads - reads, 3); /* 100, 500 x2 */
+	assert_int_equal(totals(r).via_fork_parent, 6);
+	/* ... and trusted once read more than the slack after it */
+	F.now_ms += 30;
+	fork_ev(r, 500, 2016, 1);
+	fp_set(&F, 2016, "/r/x");
+	assert_string_equal(exit_of(r, 2016, 500, 1), "/r");
+	fork_ev(r, 500, 2026, 1);
+	fp_set(&F, 2026, "/r/x");
+	assert_string_equal(exit_of(r, 2026, 500, 1), "/r");
+	assert_int_equal(totals(r).proc_reads - reads, 4); /* 500 */
+	assert_int_equal(totals(r).via_fork_parent, 8);
+	reads = totals(r).proc_reads;
 
 	/* lost events: the child's fork entry is not trusted */
 	fp_set(&F, 600, "/s");
@@ -239,12 +252,14 @@ static void test_fast_fallbacks(void **state)
 	fp_set(&F, 2007, "/s/x");
 	fp_mkdir(&F, "/s/x");
 	assert_string_equal(exit_of(r, 2007, 600, 1), "/s/x");
-	/* (after the loss the parent, forked before tracking, is no longer
-	 * vouched for either, so even a new event does not help) */
+	/* after the loss the parent's cached entry (forked before tracking)
+	 * is no longer vouched for: a new child's event (trusted) makes the
+	 * parent's /proc be read again, checked against forks after it */
 	fork_ev(r, 600, 2008, 1);
 	fp_set(&F, 2008, "/s/x");
-	assert_string_equal(exit_of(r, 2008, 600, 1), "/s/x");
-	assert_int_equal(totals(r).proc_reads - reads, 6); /* 600, 2007/8 */
+	assert_string_equal(exit_of(r, 2008, 600, 1), "/s");
+	assert_int_equal(totals(r).proc_reads - reads, 3); /* 600 x2, 2007 */
+	assert_int_equal(totals(r).via_fork_parent, 9);
 
 	/* dead parent: its exit was accounted */
 	fp_set(&F, 700, "/t");
@@ -256,8 +271,8 @@ static void test_fast_fallbacks(void **state)
 	fp_mkdir(&F, "/t/x");
 	assert_string_equal(exit_of(r, 700, 1, 300), "/t");
 	assert_string_equal(exit_of(r, 2009, 700, 1), "/t/x");
-	assert_int_equal(totals(r).proc_reads - reads, 8); /* 700, 2009 */
-	assert_int_equal(totals(r).via_fork_parent, 4);
+	assert_int_equal(totals(r).proc_reads - reads, 5); /* 700, 2009 */
+	assert_int_equal(totals(r).via_fork_parent, 9);
 	assert_int_equal(totals(r).unattributed, 0);
 	cgs_rollup_free(r);
 }
