@@ -371,6 +371,24 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 	return e->cg;
 }
 
+/*
+ * Whether a thread record's thread group started after `death_ms`, the time
+ * we accounted the exit of the process that had this pid before. The group
+ * started at (its exit - ac_tgetime), and its exit happened at most
+ * CGSI_LATE_LAG_MS before we read it; a late record of the dead process
+ * started before the death. Under heavy churn pids come round within the
+ * grace period, and this is what tells the two apart (v12+ records).
+ */
+#define CGSI_LATE_LAG_MS 50u
+static bool group_started_after(const struct cgs_record *rec,
+				uint64_t death_ms, uint64_t now)
+{
+	if (rec->kind != CGS_KIND_THREAD || !rec->tgetime_us)
+		return false;
+	uint64_t age = rec->tgetime_us / 1000u;
+	return age < now && now - age > death_ms + CGSI_LATE_LAG_MS;
+}
+
 struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
 				   struct cgsi_rshard *s,
 				   const struct cgs_record *rec, uint64_t now)
@@ -404,6 +422,12 @@ struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
 		if (!pexit && now <= since + r->o.grace_ms) {
 			if (!e->dead_ms)
 				e->dead_ms = since ? since : now;
+			if (group_started_after(rec, e->dead_ms, now)) {
+				/* not a late record: a process that reused the
+				 * pid after the death we saw */
+				cgsi_pcache_remove(&s->cache, e);
+				return miss(r, s, rec, key, pexit, now);
+			}
 			if (rec->kind != CGS_KIND_TGID && dead_recheck(e, now))
 				return revalidate(r, s, e, key, now, true);
 			s->st.via_cache++;

@@ -545,6 +545,24 @@ static void test_pid_reuse(void **state)
 	fp_set(&F, 4500, "/t-new");
 	struct cgs_record tnew = fp_record(CGS_KIND_THREAD, 4501, 4500, 1, 1);
 	assert_string_equal(acct(r, 1, &tnew), "/t-new");
+
+	/* once /proc was seen gone, a dead entry answers late records for
+	 * the whole grace period without looking again; a thread whose group
+	 * started after the death (ac_tgetime) is a new process's */
+	fp_set(&F, 4600, "/g-old");
+	struct cgs_record gth = fp_record(CGS_KIND_THREAD, 4601, 4600, 1, 1);
+	struct cgs_record gex = fp_record(CGS_KIND_PROCESS, 4600, 4600, 1, 1);
+	gth.tgetime_us = 5000000; /* the group lived 5 s */
+	assert_string_equal(acct(r, 0, &gth), "/g-old");
+	assert_string_equal(acct(r, 0, &gex), "/g-old");
+	fp_reap(&F, 4600);
+	F.now_ms += 150;
+	assert_string_equal(acct(r, 0, &gth), "/g-old"); /* late, /proc gone */
+	F.now_ms += 300;
+	fp_set(&F, 4600, "/g-new");
+	struct cgs_record gnew = fp_record(CGS_KIND_THREAD, 4602, 4600, 1, 1);
+	gnew.tgetime_us = 200000; /* started 200 ms ago: after the death */
+	assert_string_equal(acct(r, 0, &gnew), "/g-new");
 	cgs_rollup_free(r);
 }
 
