@@ -394,8 +394,9 @@ struct cgs_rollup;
  * default). With a proc_root other than "/proc" no socket is opened. */
 #define CGS_ROLLUP_TRACK_FORKS (1u << 1)
 /* Fast attribution (requires CGS_ROLLUP_TRACK_FORKS, ignored without it):
- * the exit record of a process not in the cache takes its fork parent's
- * cgroup, with no /proc read, when the parent is alive and its cache entry
+ * the exit record of a process not in the cache that lived less than
+ * revalidate_ms takes its fork parent's cgroup, with no /proc read, when
+ * the parent is alive and its cache entry
  * was read from /proc after the parent's own fork and less than
  * revalidate_ms ago (totals.via_fork_parent); a parent not cached, or not
  * provably after its fork, or too long ago, is read from /proc once for

@@ -289,7 +289,10 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	struct cgsi_cgnode *cg = NULL;
 	bool born_dead = false;
 	int n = 0;
+	/* fast: only short lives (churn, where the read costs); a process
+	 * that lived longer had time to move, and its read is amortised */
 	if ((r->o.flags & CGS_ROLLUP_FAST_ATTRIBUTION) && pexit && r->forks &&
+	    life_ms(rec) < r->o.revalidate_ms &&
 	    (cg = fork_parent_cg(r, s, rec, key, now))) {
 		s->st.via_fork_parent++;
 	} else if ((n = read_proc(r, s, key)) >= 0 &&
