@@ -47,10 +47,20 @@ static void test_threads_are_not_processes(void **state)
 	char fn[64];
 	snprintf(fn, sizeof(fn), "/proc/%d/cgroup", (int)tid);
 	assert_int_equal(access(fn, R_OK), 0); /* the trap exists */
-	assert_int_equal(cgsi_proc_cgroup_read("/proc", (uint32_t)tid, "v2",
-					       scratch, sizeof(scratch), path,
-					       sizeof(path), &del),
-			 -ENOENT);
+	/* without pidfd_open (kernel < 5.3, or valgrind 3.19 which does not
+	 * know the syscall) the library cannot tell and accepts the read */
+	int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0u);
+	bool can_tell = pfd >= 0 || errno != ENOSYS;
+	if (pfd >= 0)
+		close(pfd);
+	int r = cgsi_proc_cgroup_read("/proc", (uint32_t)tid, "v2", scratch,
+				      sizeof(scratch), path, sizeof(path),
+				      &del);
+	if (can_tell)
+		assert_int_equal(r, -ENOENT);
+	else
+		fprintf(stderr, "pidfd_open unavailable: leadership not "
+			"checked (read gave %d)\n", r);
 	pthread_mutex_unlock(&mu);
 	pthread_join(t, NULL);
 }
