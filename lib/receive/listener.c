@@ -291,27 +291,25 @@ fail:
  */
 static void flush_stale(const char *cpus)
 {
-	unsigned char *set = malloc(CGSI_MAX_CPUS);
-	if (!set)
+	/* on the stack: the children exit at once and must own no heap */
+	unsigned char set[CGSI_MAX_CPUS];
+	if (cgsi_cpulist_parse(cpus, set, NULL, 0) <= 0)
 		return;
-	if (cgsi_cpulist_parse(cpus, set, NULL, 0) > 0) {
-		for (int c = 0; c < CGSI_MAX_CPUS && c < CPU_SETSIZE; c++) {
-			if (!set[c])
-				continue;
-			pid_t p = fork();
-			if (p == 0) {
-				cpu_set_t cs;
-				CPU_ZERO(&cs);
-				CPU_SET(c, &cs);
-				sched_setaffinity(0, sizeof(cs), &cs);
-				_exit(0);
-			}
-			if (p > 0)
-				while (waitpid(p, NULL, 0) < 0 && errno == EINTR) {
-				}
+	for (int c = 0; c < CGSI_MAX_CPUS && c < CPU_SETSIZE; c++) {
+		if (!set[c])
+			continue;
+		pid_t p = fork();
+		if (p == 0) {
+			cpu_set_t cs;
+			CPU_ZERO(&cs);
+			CPU_SET(c, &cs);
+			sched_setaffinity(0, sizeof(cs), &cs);
+			_exit(0);
 		}
+		if (p > 0)
+			while (waitpid(p, NULL, 0) < 0 && errno == EINTR) {
+			}
 	}
-	free(set);
 }
 
 static void shard_close(struct cgs_listener *l, struct cgsi_shard *s)
