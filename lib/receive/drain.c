@@ -92,10 +92,8 @@ int cgsi_shard_drain(struct cgs_listener *l, struct cgsi_shard *s,
 	if (cgs_unlikely(s->pending_len))
 		total = drain_pending(l, s, fn, user);
 	for (;;) {
-		for (unsigned i = 0; i < CGSI_RECV_SLOTS; i++) {
-			s->msgs[i].msg_hdr.msg_flags = 0;
-			s->msgs[i].msg_len = 0;
-		}
+		/* recvmmsg sets msg_len and msg_flags of each slot it fills,
+		 * and only those are read: no per-batch reset */
 		int n = recvmmsg(s->fd, s->msgs, CGSI_RECV_SLOTS, MSG_DONTWAIT,
 				 NULL);
 		if (n < 0) {
