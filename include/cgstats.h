@@ -407,6 +407,34 @@ struct cgs_rollup;
  * parent's cgroup. Off by default. */
 #define CGS_ROLLUP_FAST_ATTRIBUTION (1u << 2)
 
+/*
+ * Where a record's cgroup comes from (cgs_rollup_opts.attribution).
+ *
+ * CGS_ATTRIBUTION_KERNEL: the kernel itself, at exit time. A BPF program
+ * on the sched_process_exit tracepoint hands each exiting task's cgroup2
+ * id to the library (one ring buffer per shard, read without a syscall),
+ * and each record is joined with its own entry, verified by tid, tgid,
+ * lifetime, run time, context switches and start second. Exact whatever
+ * the launcher did (moved after fork, clone3 into a cgroup, reaped at
+ * once, pid reused). Needs Linux >= 5.10 with BTF, CAP_BPF + CAP_PERFMON
+ * (or CAP_SYS_ADMIN) when the rollup is created (not afterwards), a
+ * library built with libbpf, and the cgroup2 hierarchy. A record whose
+ * entry cannot be found (ring buffer full: totals.kernel_lost; preempted
+ * for over 20 ms between the two points) falls back to /proc, counted in
+ * totals.kernel_unmatched. cgs_rollup_new() fails when it cannot load.
+ * CGS_ATTRIBUTION_PROC: read /proc/<pid>/cgroup, a cache, the parent, fork
+ * ancestry (see CGS_ROLLUP_TRACK_FORKS): a guess after the fact; what is
+ * inferred from a parent or ancestor is counted per cgroup (inferred).
+ * CGS_ATTRIBUTION_AUTO (0, the default): KERNEL where it loads, else
+ * PROC; cgs_rollup_attribution() says which, cgs_rollup_kernel_error()
+ * why not.
+ */
+enum cgs_attribution {
+	CGS_ATTRIBUTION_AUTO = 0,
+	CGS_ATTRIBUTION_KERNEL = 1,
+	CGS_ATTRIBUTION_PROC = 2,
+};
+
 struct cgs_rollup_opts {
 	size_t sz;             /* sizeof(struct cgs_rollup_opts) */
 	unsigned shards;       /* concurrent writers (listener shards); 0: 1 */
@@ -423,6 +451,16 @@ struct cgs_rollup_opts {
 	unsigned flags;        /* CGS_ROLLUP_* */
 	uint64_t (*clock_ms)(void *ctx); /* monotonic ms; NULL: CLOCK_MONOTONIC */
 	void *clock_ctx;
+	enum cgs_attribution attribution; /* 0: CGS_ATTRIBUTION_AUTO */
+	size_t kernel_ringbuf; /* kernel source: ring buffer bytes per shard
+				* (rounded up to a power of two); 0: 2 MiB */
+	unsigned kernel_wait_ms; /* kernel source: longest wait of a record
+				  * for its entry; 0: 5 */
+	/* kernel source: cpulist of each shard (shards entries, as
+	 * cgs_listener_shard_cpus() gives them), so that a CPU's entries go
+	 * to the shard that receives that CPU's records; NULL: CPU c to
+	 * shard c % shards. Not kept after cgs_rollup_new(). */
+	const char *const *shard_cpus;
 };
 
 int cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
@@ -430,6 +468,13 @@ void cgs_rollup_free(struct cgs_rollup *r);
 
 /* The hierarchy in use ("v2", "cpu", ...); owned by r. */
 const char *cgs_rollup_hierarchy(const struct cgs_rollup *r);
+
+/* The attribution source in use: CGS_ATTRIBUTION_KERNEL or _PROC. */
+enum cgs_attribution cgs_rollup_attribution(const struct cgs_rollup *r);
+
+/* Why the kernel source is not in use (a sentence naming what is missing),
+ * or NULL when it is, or was not asked for. Owned by r. */
+const char *cgs_rollup_kernel_error(const struct cgs_rollup *r);
 
 /*
  * Attribute a record to a cgroup and account it, on behalf of one shard
@@ -469,6 +514,10 @@ struct cgs_cgroup_stats {
 	struct cgs_counters self, subtree;           /* cumulative */
 	struct cgs_counters self_delta, subtree_delta; /* since previous
 							* snapshot */
+	/* records of this cgroup (self) whose cgroup was inferred from a
+	 * parent or fork ancestor, not known: cumulative and since the
+	 * previous snapshot. Always 0 with the kernel source. */
+	uint64_t inferred, inferred_delta;
 };
 
 /* Collector-level attribution counters. */
@@ -492,6 +541,23 @@ struct cgs_rollup_totals {
 	/* CGS_ROLLUP_FAST_ATTRIBUTION */
 	uint64_t via_fork_parent; /* new process attributed to its live fork
 				   * parent's cached cgroup, no /proc read */
+	/* the kernel source (CGS_ATTRIBUTION_KERNEL) */
+	uint64_t attribution;      /* enum cgs_attribution in use */
+	uint64_t via_kernel;       /* records attributed from the kernel's
+				    * exit-time cgroup (TGID records too) */
+	uint64_t kernel_unmatched; /* records with no verified kernel entry:
+				    * attributed by the /proc fallback */
+	uint64_t kernel_lost;      /* kernel entries dropped, ring buffer full
+				    * (exact, counted by the BPF program) */
+	uint64_t kernel_expired;   /* kernel entries no record claimed (their
+				    * record was dropped, see cgs_loss) */
+	uint64_t kernel_waits;     /* records that waited for their entry */
+	uint64_t kernel_unresolved; /* cgroup ids without a known path */
+	uint64_t kernel_ringbuf;   /* ring buffer bytes per shard */
+	/* both sources */
+	uint64_t inferred;         /* records whose cgroup was inferred from a
+				    * parent or fork ancestor (via_parent +
+				    * via_ancestor + via_fork_parent) */
 };
 
 struct cgs_snapshot;

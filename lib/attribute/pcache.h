@@ -22,6 +22,8 @@ struct cgsi_pentry {
 	uint32_t gen : 24;      /* death generation of tgid when resolved */
 	uint32_t gone : 1;      /* /proc/<tgid> was found missing: re-reading
 				 * it could only find a pid reuser */
+	uint32_t inferred : 1;  /* cg came from a parent or fork ancestor,
+				 * not from this process's own /proc */
 	struct cgsi_cgnode *cg; /* holds a reference (cg->refs) */
 	uint64_t resolved_ms;   /* cgroup last read from /proc (or inferred) */
 	uint64_t dead_ms;       /* 0: alive as far as this shard knows */

@@ -288,6 +288,7 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, key));
 	struct cgsi_cgnode *cg = NULL;
 	bool born_dead = false;
+	uint64_t fp0 = s->st.via_fork_parent;
 	int n = 0;
 	/* fast: only short lives (churn, where the read costs); a process
 	 * that lived longer had time to move, and its read is amortised */
@@ -334,8 +335,12 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 			cg = s->unknown;
 		}
 	}
+	bool inferred = cg != s->unknown &&
+			(born_dead || s->st.via_fork_parent != fp0);
+	s->last_inferred = inferred;
 	struct cgsi_pentry *e = cgsi_pcache_insert(&s->cache, key, cg, &pol);
 	if (e) {
+		e->inferred = inferred;
 		e->gen = gen & CGSI_DEATH_GEN_MASK;
 		e->gone = n == -ENOENT;
 		e->resolved_ms = now;
@@ -358,6 +363,8 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 	struct cgsi_cgnode *cg = n >= 0 ? intern_read(r, s, n, now) : NULL;
 	if (cg) {
 		repoint(e, cg);
+		e->inferred = 0;
+		s->last_inferred = false;
 		if (count)
 			s->st.via_proc++;
 	} else {
@@ -404,6 +411,7 @@ struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
 	if (cgs_likely(e != NULL)) {
 		uint64_t since;
 		struct cgsi_cgnode *cg;
+		s->last_inferred = e->inferred;
 		if (cgs_likely(!cgsi_pentry_dead(e, &r->deaths, &since))) {
 			if (cgs_unlikely(now >= e->resolved_ms +
 						       r->o.revalidate_ms)) {

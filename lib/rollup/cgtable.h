@@ -21,6 +21,7 @@ struct cgsi_cgnode {
 	struct cgs_counters carry_base; /* carry at the last baseline */
 	uint64_t ivl_rss, ivl_vm;       /* self peaks since the baseline */
 	uint64_t carry_ivl_rss, carry_ivl_vm;
+	uint64_t inferred, inferred_base; /* records attributed by inference */
 	uint64_t reported;   /* cum.tasks + cum.tgid_records when last
 			      * snapshotted */
 	uint64_t ino;        /* directory inode, 0 if unknown */

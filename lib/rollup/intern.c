@@ -61,3 +61,29 @@ struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
 	n->checked_ms = now;
 	return n;
 }
+
+struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
+				   const char *path, size_t len, uint64_t id,
+				   uint64_t now)
+{
+	uint64_t h = cgsi_path_hash(path, len);
+	struct cgsi_cgnode *n = cgsi_cgtab_find(&s->cgs, path, len, h);
+	for (struct cgsi_cgnode *m = n; m; m = m->older)
+		if (m->ino == id)
+			return m;
+	if (n && !n->ino) { /* interned while its directory was gone */
+		n->ino = id;
+		return n;
+	}
+	struct cgsi_cgnode *old = n;
+	n = cgsi_cgtab_add(&s->cgs, path, len, h);
+	if (!n)
+		return NULL;
+	if (old)
+		cgsi_cgtab_unhash(&s->cgs, old);
+	n->older = old;
+	n->ino = id;
+	n->checked_ms = now;
+	(void)r;
+	return n;
+}

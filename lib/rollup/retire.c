@@ -48,6 +48,7 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 	p->carry_ivl_vm = CGS_MAX(p->carry_ivl_vm,
 				  CGS_MAX(n->ivl_vm, n->carry_ivl_vm));
 	/* what the parent already reported does not change */
+	s->kgen++; /* the kernel source's id cache may point at n */
 	cgsi_cgtab_del(&s->cgs, n);
 	return 0;
 }

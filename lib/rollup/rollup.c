@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "attribute/ksrc.h"
 #include "rollup/counters.h"
 #include "rollup/rollup_int.h"
 
@@ -74,6 +75,7 @@ CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
 	for (unsigned i = 0; r->shards && i < r->nshards; i++)
 		shard_fini(&r->shards[i]);
 	free(r->shards);
+	cgsi_ksrc_close(r->ksrc);
 	if (r->forks) {
 		cgsi_forks_close(r->forks);
 		free(r->forks);
@@ -139,7 +141,11 @@ CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
 			goto fail;
 		}
 	}
-	if (r->o.flags & CGS_ROLLUP_TRACK_FORKS)
+	/* the kernel source first: with it, fork tracking would only serve
+	 * the rare record whose entry was lost */
+	if ((rc = cgsi_kernel_open(r)) < 0)
+		goto fail;
+	if ((r->o.flags & CGS_ROLLUP_TRACK_FORKS) && !r->ksrc)
 		track_forks(r);
 	*out = r;
 	return 0;
@@ -153,10 +159,26 @@ CGS_EXPORT const char *cgs_rollup_hierarchy(const struct cgs_rollup *r)
 	return r ? r->mount.hier : NULL;
 }
 
+CGS_EXPORT enum cgs_attribution cgs_rollup_attribution(
+	const struct cgs_rollup *r)
+{
+	return r && r->ksrc ? CGS_ATTRIBUTION_KERNEL : CGS_ATTRIBUTION_PROC;
+}
+
+CGS_EXPORT const char *cgs_rollup_kernel_error(const struct cgs_rollup *r)
+{
+	return r && !r->ksrc && r->kerr[0] ? r->kerr : NULL;
+}
+
 static inline void account_node(struct cgsi_rshard *s, struct cgsi_cgnode *n,
 				const struct cgs_record *rec)
 {
 	s->st.records++;
+	if (cgs_unlikely(s->last_inferred)) {
+		s->last_inferred = false;
+		n->inferred++;
+		s->st.inferred++;
+	}
 	if (rec->kind == CGS_KIND_TGID) {
 		n->cum.tgid_records++;
 		return;
@@ -183,8 +205,17 @@ CGS_EXPORT int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
 	}
 	struct cgsi_rshard *s = &r->shards[shard];
 	uint64_t now = cgsi_rollup_now(r);
+	uint64_t cgid = 0;
+	bool found = false;
+	/* outside the shard lock: it may wait (bounded) for the entry */
+	if (r->ksrc && rec->kind != CGS_KIND_TGID)
+		found = cgsi_ksrc_lookup(r->ksrc, shard, rec, &cgid);
 	pthread_mutex_lock(&s->lock);
-	struct cgsi_cgnode *n = cgsi_attribute(r, s, rec, now);
+	struct cgsi_cgnode *n = NULL;
+	if (r->ksrc && !(n = cgsi_kernel_node(r, s, rec, found, cgid, now)))
+		s->st.kernel_fallback++;
+	if (!n)
+		n = cgsi_attribute(r, s, rec, now);
 	account_node(s, n, rec);
 	pthread_mutex_unlock(&s->lock);
 	if (path_out)
@@ -230,6 +261,9 @@ static void add_stats(struct cgs_rollup_totals *t, const struct cgsi_rshard *s)
 	t->via_cache += s->st.via_cache;
 	t->via_proc += s->st.via_proc;
 	t->via_parent += s->st.via_parent;
+	t->inferred += s->st.inferred;
+	t->via_kernel += s->st.via_kernel;
+	t->kernel_unmatched += s->st.kernel_fallback;
 	t->proc_reads += s->st.proc_reads;
 	t->cache_entries += s->cache.count;
 }
@@ -249,12 +283,29 @@ static void add_fork_stats(struct cgs_rollup_totals *t, struct cgs_rollup *r)
 	pthread_mutex_unlock(&f->lock);
 }
 
+/* Kernel source counters (its own locks; taken after a shard's). */
+static void add_kernel_stats(struct cgs_rollup_totals *t, struct cgs_rollup *r)
+{
+	t->attribution = cgs_rollup_attribution(r);
+	if (!r->ksrc)
+		return;
+	struct cgsi_ksrc_stats k;
+	cgsi_ksrc_stats(r->ksrc, &k);
+	t->kernel_lost = k.lost;
+	t->kernel_expired = k.expired + k.evicted;
+	t->kernel_waits = k.waits;
+	t->kernel_unresolved = k.unresolved;
+	t->kernel_ringbuf = k.ring_bytes;
+}
+
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
 			      const struct cgsi_rshard *s)
 {
 	add_stats(t, s);
-	if (s == &s->r->shards[0])
+	if (s == &s->r->shards[0]) {
 		add_fork_stats(t, s->r);
+		add_kernel_stats(t, s->r);
+	}
 }
 
 void cgsi_totals_out(struct cgs_rollup_totals *out,
@@ -282,6 +333,7 @@ CGS_EXPORT int cgs_rollup_totals(struct cgs_rollup *r,
 		pthread_mutex_unlock(&s->lock);
 	}
 	add_fork_stats(&t, r);
+	add_kernel_stats(&t, r);
 	cgsi_totals_out(out, &t);
 	return 0;
 }

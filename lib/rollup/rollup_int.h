@@ -15,7 +15,17 @@
 
 struct cgsi_rshard_stats {
 	uint64_t records, via_cache, via_proc, via_parent, proc_reads,
-		via_ancestor, via_fork_parent;
+		via_ancestor, via_fork_parent, inferred, via_kernel,
+		kernel_fallback;
+};
+
+/* Kernel source: cgroup id -> node, direct-mapped per shard; `gen` is the
+ * shard's kgen when filled (retiring a node bumps kgen). */
+#define CGSI_KCACHE_SIZE 512
+struct cgsi_kcache_ent {
+	uint64_t id;
+	struct cgsi_cgnode *n;
+	uint64_t gen;
 };
 
 /* One writer's state. Only that writer and snapshots (under `lock`) touch
@@ -28,6 +38,13 @@ struct cgsi_rshard {
 	struct cgsi_cgnode *unknown;
 	struct cgsi_rshard_stats st;
 	bool deleted;            /* the last /proc read said " (deleted)" */
+	bool last_inferred;      /* cgsi_attribute()'s answer was inferred */
+	uint64_t kgen;           /* bumped when a node is retired */
+	uint32_t k_last_tgid;    /* process exit last attributed by the kernel
+				  * source: its TGID record follows */
+	struct cgsi_cgnode *k_last_node;
+	uint64_t k_last_gen;
+	struct cgsi_kcache_ent kcache[CGSI_KCACHE_SIZE];
 	char text[16384];        /* /proc/<pid>/cgroup contents */
 	char path[PATH_MAX];     /* a parsed cgroup path */
 	char dir[PATH_MAX + 64]; /* its directory under the mount */
@@ -40,6 +57,8 @@ struct cgs_rollup {
 	struct cgsi_cg_mount mount;
 	struct cgsi_deaths deaths;
 	struct cgsi_forks *forks; /* CGS_ROLLUP_TRACK_FORKS, else NULL */
+	struct cgsi_ksrc *ksrc;   /* the kernel source, else NULL */
+	char kerr[320];           /* why the kernel source is not in use */
 	uint64_t t0;
 	unsigned nshards;
 	struct cgsi_rshard *shards;
@@ -75,8 +94,26 @@ struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
 				const char *path, size_t len, uint64_t now,
 				unsigned flags);
 
+/* Node of cgroup `path` known to have id `id` (the kernel source): the
+ * incarnation with that inode, or a new one. NULL on ENOMEM. */
+struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
+				   const char *path, size_t len, uint64_t id,
+				   uint64_t now);
+
+/* Load the kernel source if opts ask for it (ksource.c): 0, or -errno when
+ * CGS_ATTRIBUTION_KERNEL was asked and cannot be had (r->kerr says why). */
+int cgsi_kernel_open(struct cgs_rollup *r);
+
+/* Node of a record by the kernel source, NULL when it has no verified
+ * answer (the caller falls back). found/cgid: cgsi_ksrc_lookup()'s answer
+ * for thread and process records. Called with s->lock held. */
+struct cgsi_cgnode *cgsi_kernel_node(struct cgs_rollup *r,
+				     struct cgsi_rshard *s,
+				     const struct cgs_record *rec, bool found,
+				     uint64_t cgid, uint64_t now);
+
 /* Attribute a task/TGID record to a node of shard s (never NULL: falls back
- * to the unknown bucket). Called with s->lock held. */
+ * to the unknown bucket); sets s->last_inferred. Called with s->lock held. */
 struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
 				   struct cgsi_rshard *s,
 				   const struct cgs_record *rec, uint64_t now);

@@ -22,6 +22,7 @@ struct sent {
 	uint64_t ino;
 	bool unknown, superseded, removed;
 	struct cgs_counters self, self_d, carry, carry_d;
+	uint64_t inferred, inferred_d;
 };
 
 struct cgs_snapshot {
@@ -115,6 +116,8 @@ static void sort_merge(struct vec *a)
 			cgsi_counters_add(&d->self_d, &s->self_d);
 			cgsi_counters_add(&d->carry, &s->carry);
 			cgsi_counters_add(&d->carry_d, &s->carry_d);
+			d->inferred += s->inferred;
+			d->inferred_d += s->inferred_d;
 			if (!d->ino)
 				d->ino = s->ino;
 			d->superseded = d->superseded && s->superseded;
@@ -141,8 +144,11 @@ static void copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance)
 	cgsi_counters_sub(&e->carry_d, &n->carry, &n->carry_base);
 	e->carry_d.hiwater_rss_kb_max = n->carry_ivl_rss;
 	e->carry_d.hiwater_vm_kb_max = n->carry_ivl_vm;
+	e->inferred = n->inferred;
+	e->inferred_d = n->inferred - n->inferred_base;
 	n->reported = n->cum.tasks + n->cum.tgid_records;
 	if (advance) {
+		n->inferred_base = n->inferred;
 		n->base = n->cum;
 		n->carry_base = n->carry;
 		n->ivl_rss = n->ivl_vm = 0;
@@ -340,6 +346,8 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		c->removed = e->removed;
 		c->self = e->self;
 		c->self_delta = e->self_d;
+		c->inferred = e->inferred;
+		c->inferred_delta = e->inferred_d;
 		c->subtree = e->self;
 		cgsi_counters_add(&c->subtree, &e->carry);
 		c->subtree_delta = e->self_d;

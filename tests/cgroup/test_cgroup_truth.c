@@ -484,6 +484,16 @@ int main(void)
 	       (unsigned long long)t->via_parent,
 	       (unsigned long long)t->proc_reads,
 	       (unsigned long long)t->cache_entries);
+	printf("attribution %s: via kernel %llu unmatched %llu lost %llu "
+	       "expired %llu waits %llu unresolved %llu inferred %llu\n",
+	       t->attribution == CGS_ATTRIBUTION_KERNEL ? "kernel" : "proc",
+	       (unsigned long long)t->via_kernel,
+	       (unsigned long long)t->kernel_unmatched,
+	       (unsigned long long)t->kernel_lost,
+	       (unsigned long long)t->kernel_expired,
+	       (unsigned long long)t->kernel_waits,
+	       (unsigned long long)t->kernel_unresolved,
+	       (unsigned long long)t->inferred);
 	for (int i = 0; i <= LEVELS; i++) {
 		const struct cgs_cgroup_stats *c = find(s, rel[i]);
 		char what[700];

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause */
+/*
+ * The few kernel types exitcg.bpf.c reads, declared with
+ * preserve_access_index: libbpf relocates every access against the running
+ * kernel's BTF (CO-RE), so the object builds without the build host's
+ * kernel headers or a vmlinux.h and loads on any kernel with BTF whose
+ * structs have these members, wherever they are.
+ */
+#ifndef CGS_CORE_MIN_H
+#define CGS_CORE_MIN_H
+
+typedef unsigned char __u8;
+typedef short __s16;
+typedef unsigned short __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long __s64;
+typedef unsigned long long __u64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+typedef _Bool bool;
+
+enum bpf_map_type {
+	BPF_MAP_TYPE_ARRAY_OF_MAPS = 12,
+	BPF_MAP_TYPE_RINGBUF = 27,
+};
+
+#define BPF_RB_NO_WAKEUP (1ULL << 0)
+
+struct sched_entity {
+	__u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
+struct sched_info {
+	unsigned long pcount;
+	unsigned long long run_delay;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	struct sched_entity se;
+	struct sched_info sched_info;
+	unsigned long min_flt;
+	__u64 start_time;
+	unsigned long nvcsw;
+	unsigned long nivcsw;
+} __attribute__((preserve_access_index));
+
+struct kernfs_node {
+	__u64 id;
+} __attribute__((preserve_access_index));
+
+struct cgroup_root {
+	int hierarchy_id;
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+	struct kernfs_node *kn;
+	struct cgroup_root *root;
+	int level;
+} __attribute__((preserve_access_index));
+
+#endif

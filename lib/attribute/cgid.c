@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cgroup2 id -> path map; see cgid.h. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attribute/cgid.h"
+#include "util/common.h"
+
+static inline uint32_t id_hash(uint64_t id)
+{
+	return (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+int cgsi_cgid_init(struct cgsi_cgid *m, const struct cgsi_cg_mount *mount)
+{
+	memset(m, 0, sizeof(*m));
+	m->mount = mount;
+	m->slot = calloc(1024, sizeof(*m->slot));
+	if (!m->slot)
+		return -ENOMEM;
+	m->mask = 1023;
+	return 0;
+}
+
+void cgsi_cgid_fini(struct cgsi_cgid *m)
+{
+	for (uint32_t i = 0; m->slot && i <= m->mask; i++)
+		free(m->slot[i].path);
+	free(m->slot);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Tombstones are slots with id != 0 and path == NULL. */
+static struct cgsi_cgid_ent *find(const struct cgsi_cgid *m, uint64_t id)
+{
+	for (uint32_t i = id_hash(id) & m->mask; m->slot[i].id;
+	     i = (i + 1) & m->mask)
+		if (m->slot[i].id == id && m->slot[i].path)
+			return &m->slot[i];
+	return NULL;
+}
+
+const char *cgsi_cgid_get(const struct cgsi_cgid *m, uint64_t id)
+{
+	const struct cgsi_cgid_ent *e = find(m, id);
+	return e ? e->path : NULL;
+}
+
+static int grow(struct cgsi_cgid *m)
+{
+	uint32_t n = (m->mask + 1) * 2;
+	if ((m->count + 1) * 4 < (m->mask + 1) * 3 / 2)
+		n = m->mask + 1; /* mostly tombstones: rehash in place */
+	struct cgsi_cgid_ent *s = calloc(n, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (uint32_t i = 0; i <= m->mask; i++) {
+		struct cgsi_cgid_ent *e = &m->slot[i];
+		if (!e->id || !e->path)
+			continue;
+		uint32_t k = id_hash(e->id) & (n - 1);
+		while (s[k].id)
+			k = (k + 1) & (n - 1);
+		s[k] = *e;
+	}
+	free(m->slot);
+	m->slot = s;
+	m->mask = n - 1;
+	m->tombs = 0;
+	return 0;
+}
+
+int cgsi_cgid_set(struct cgsi_cgid *m, uint64_t id, const char *path)
+{
+	if (!id)
+		return 0;
+	struct cgsi_cgid_ent *e = find(m, id);
+	if (e) {
+		if (strcmp(e->path, path)) { /* renamed */
+			char *p = strdup(path);
+			if (!p)
+				return -ENOMEM;
+			free(e->path);
+			e->path = p;
+		}
+		return 0;
+	}
+	if ((m->count + m->tombs + 1) * 4 > (m->mask + 1) * 3 && grow(m) < 0)
+		return -ENOMEM;
+	char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	uint32_t i = id_hash(id) & m->mask;
+	while (m->slot[i].id && m->slot[i].path)
+		i = (i + 1) & m->mask;
+	if (m->slot[i].id)
+		m->tombs--;
+	m->slot[i].id = id;
+	m->slot[i].path = p;
+	m->slot[i].removed_ms = 0;
+	m->count++;
+	return 0;
+}
+
+void cgsi_cgid_removed(struct cgsi_cgid *m, uint64_t id, uint64_t now_ms)
+{
+	struct cgsi_cgid_ent *e = find(m, id);
+	if (e && !e->removed_ms)
+		e->removed_ms = now_ms;
+}
+
+static void purge(struct cgsi_cgid *m, uint64_t now_ms)
+{
+	for (uint32_t i = 0; i <= m->mask; i++) {
+		struct cgsi_cgid_ent *e = &m->slot[i];
+		if (e->path && e->removed_ms &&
+		    now_ms - e->removed_ms > CGSI_CGID_KEEP_MS) {
+			free(e->path);
+			e->path = NULL; /* tombstone: keeps probe chains */
+			m->count--;
+			m->tombs++;
+		}
+	}
+}
+
+/* Depth-first walk; `rel` is the path below the mount ("" at the top). */
+static int walk_dir(struct cgsi_cgid *m, int dfd, char *rel, size_t len,
+		    size_t cap, unsigned depth)
+{
+	struct stat st;
+	int n = 0;
+	if (fstat(dfd, &st) == 0) {
+		/* the path as /proc/<pid>/cgroup shows it: mount root + rel */
+		char full[PATH_MAX];
+		const char *root = m->mount->root;
+		bool slash = !strcmp(root, "/");
+		int k = snprintf(full, sizeof(full), "%s%s",
+				 slash ? "" : root, len ? rel : (slash ? "/" : ""));
+		if (k > 0 && (size_t)k < sizeof(full) &&
+		    cgsi_cgid_set(m, (uint64_t)st.st_ino, full) == 0)
+			n++;
+	}
+	if (depth > 64)
+		return n;
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return n;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2]))))
+			continue;
+		size_t nl = strlen(de->d_name);
+		if (len + 1 + nl + 1 > cap)
+			continue;
+		int c = openat(dirfd(d), de->d_name,
+			       O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (c < 0)
+			continue; /* removed meanwhile */
+		rel[len] = '/';
+		memcpy(rel + len + 1, de->d_name, nl + 1);
+		n += walk_dir(m, c, rel, len + 1 + nl, cap, depth + 1);
+		rel[len] = '\0';
+	}
+	closedir(d);
+	return n;
+}
+
+int cgsi_cgid_walk(struct cgsi_cgid *m, uint64_t now_ms, int force)
+{
+	if (!force && m->last_walk_ms &&
+	    now_ms - m->last_walk_ms < CGSI_CGID_WALK_MS)
+		return 0;
+	m->last_walk_ms = now_ms;
+	m->walks++;
+	purge(m, now_ms);
+	int fd = open(m->mount->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	char rel[PATH_MAX];
+	rel[0] = '\0';
+	return walk_dir(m, fd, rel, 0, sizeof(rel), 0);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Join of taskstats records with the kernel's exit-time entries (one table
+ * per shard, no locking of its own). Entries are kept in arrival order in
+ * a ring (oldest first, for expiry) with a tid-keyed open-addressing index
+ * over it. A record pairs only with an entry that provably belongs to it:
+ * same tid and tgid, a lifetime that ends where the record's ends (the
+ * entry is taken a few microseconds after the record: the gap), the same
+ * run-queue wait to the nanosecond (cpu_delay_total) unless the task was
+ * scheduled again in the gap (then grown by at most the gap), context
+ * switches, CPU slices and minor faults that did not grow by more than
+ * the gap allows, and a start second that agrees with ac_btime64. (The
+ * record's cpu_run_real_total is not used: on this kernel it is sampled
+ * at tick granularity, not se.sum_exec_runtime.) Of several candidates
+ * (a pid reused while an older record is still queued or was dropped) the
+ * one with the smallest gap wins. Pure code: unit-tested with synthetic
+ * entries.
+ */
+#ifndef CGS_ATTRIBUTE_KJOIN_H
+#define CGS_ATTRIBUTE_KJOIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cgstats.h"
+
+/* An entry whose gap exceeds this is not the record's (the task would
+ * have been preempted for that long between taskstats_exit() and the
+ * tracepoint); the record then falls back, counted. */
+#define CGSI_KJOIN_GAP_MAX_NS 20000000ull
+
+struct cgsi_kentry {
+	uint32_t tid, tgid;
+	uint32_t csw;
+	uint32_t live; /* 0: slot free or claimed */
+	uint64_t cgid;
+	uint64_t start_ns, now_ns;
+	uint64_t pcount, run_delay; /* ~0: the kernel has no sched_info */
+	uint64_t minflt;
+};
+
+struct cgsi_kjoin_stats {
+	uint64_t added, matched, expired, evicted, mismatched;
+};
+
+struct cgsi_kjoin {
+	struct cgsi_kentry *ring; /* cap entries, power of two */
+	uint32_t *index;          /* 2*cap slots: ring position + 1, 0 free */
+	uint32_t cap, imask;
+	uint64_t head, tail;      /* ring positions (monotonic) */
+	uint32_t count;           /* live entries */
+	uint64_t newest_matched_ns;
+	struct cgsi_kjoin_stats st;
+};
+
+int cgsi_kjoin_init(struct cgsi_kjoin *j, uint32_t cap);
+void cgsi_kjoin_fini(struct cgsi_kjoin *j);
+
+/* Add an entry (the oldest is evicted, counted, when the table is full). */
+void cgsi_kjoin_add(struct cgsi_kjoin *j, const struct cgsi_kentry *e);
+
+/*
+ * Find and claim the entry of a task record (thread or process kind).
+ * real_off_ns is CLOCK_REALTIME - CLOCK_MONOTONIC now (for the start
+ * second check). Returns true and *cgid on a verified match.
+ */
+bool cgsi_kjoin_claim(struct cgsi_kjoin *j, const struct cgs_record *rec,
+		      int64_t real_off_ns, uint64_t *cgid);
+
+/* Expire entries taken more than age_ns before `horizon_ns` (their record
+ * was dropped by the kernel, or went to a listener we don't have).
+ * Returns how many were expired. */
+uint32_t cgsi_kjoin_expire(struct cgsi_kjoin *j, uint64_t horizon_ns,
+			   uint64_t age_ns);
+
+#endif

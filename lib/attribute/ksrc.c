@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The kernel attribution source; see ksrc.h. */
+#include <linux/capability.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attribute/ksrc.h"
+#include "util/common.h"
+
+#ifndef CGS_HAVE_BPF
+
+int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
+		   unsigned nshards, const char *const *shard_cpus,
+		   size_t ring_bytes, unsigned wait_ms, char *err,
+		   size_t errlen)
+{
+	*out = NULL;
+	snprintf(err, errlen, "this libcgstats was built without libbpf "
+		 "(no kernel attribution source)");
+	return -EOPNOTSUPP;
+}
+void cgsi_ksrc_close(struct cgsi_ksrc *k) {}
+bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
+		      const struct cgs_record *rec, uint64_t *cgid)
+{
+	return false;
+}
+int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len,
+		   uint64_t now_ms)
+{
+	return -ENOENT;
+}
+void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+}
+
+#else
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "attribute/bpf/exitcg_abi.h"
+#include "attribute/cgid.h"
+#include "attribute/kjoin.h"
+#include "exitcg.skel.h"
+#include "util/cpulist.h"
+
+/* Entries are expired this long after the newest one a record claimed:
+ * records of one shard arrive in exit order, so an older entry's record
+ * is not coming (dropped by the kernel, or on a listener we don't have);
+ * the margin covers tasks that migrated to another shard's CPU. */
+#define KSRC_EXPIRE_NS 5000000000ull
+
+struct kshard {
+	pthread_mutex_t lock; /* owner per record; others on a miss */
+	struct ring_buffer *rb;
+	struct cgsi_kjoin join;
+	uint64_t lost_seen;   /* k->skel->bss->lost[] when last waited */
+	bool nowait;          /* a wait failed: don't wait until a hit */
+	uint64_t unmatched, waits, wait_timeouts, expired_calls;
+} __attribute__((aligned(64)));
+
+struct cgsi_ksrc {
+	struct exitcg_bpf *skel;
+	unsigned nshards;
+	struct kshard *sh;
+	int *ring_fd;
+	size_t ring_bytes;
+	unsigned wait_us;
+	struct ring_buffer *cgrb;
+	pthread_mutex_t idlock; /* ids, cgrb, dfl_hier */
+	struct cgsi_cgid ids;
+	const struct cgsi_cg_mount *mount;
+	int64_t dfl_hier;       /* cgroup2's hierarchy id, -1 until learned */
+	uint64_t now_ms;        /* for cgroup events, under idlock */
+	uint64_t cg_events;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t real_off_ns(void)
+{
+	struct timespec r, m;
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000 +
+	       ((int64_t)r.tv_nsec - (int64_t)m.tv_nsec);
+}
+
+static int on_exit_entry(void *ctx, void *data, size_t len)
+{
+	struct kshard *s = ctx;
+	const struct cgsk_exit *x = data;
+	if (len < sizeof(*x) || x->type != CGSK_EV_EXIT)
+		return 0;
+	struct cgsi_kentry e = {
+		.tid = x->tid, .tgid = x->tgid, .csw = x->csw,
+		.cgid = x->cgid, .start_ns = x->start_ns,
+		.now_ns = x->now_ns,
+		.pcount = x->pcount, .run_delay = x->run_delay,
+		.minflt = x->minflt,
+	};
+	cgsi_kjoin_add(&s->join, &e);
+	return 0;
+}
+
+/* Is (hier, id, path) an event of the cgroup2 hierarchy? Learned once
+ * from an event whose directory is still there with that inode. */
+static bool dfl_event(struct cgsi_ksrc *k, const struct cgsk_cgev *e)
+{
+	if (k->dfl_hier >= 0)
+		return (int64_t)e->hier == k->dfl_hier;
+	char dir[PATH_MAX + 64];
+	struct stat st;
+	if (cgsi_cg_dir(k->mount, e->path, dir, sizeof(dir)) < 0 ||
+	    stat(dir, &st) < 0 || (uint64_t)st.st_ino != e->id)
+		return false;
+	k->dfl_hier = e->hier;
+	return true;
+}
+
+static int on_cg_event(void *ctx, void *data, size_t len)
+{
+	struct cgsi_ksrc *k = ctx;
+	const struct cgsk_cgev *e = data;
+	if (len < sizeof(*e) || e->len <= 1 || e->len > CGSK_PATH_MAX)
+		return 0; /* unreadable or cut path: a walk finds it */
+	struct cgsk_cgev c = *e;
+	c.path[CGSK_PATH_MAX - 1] = '\0';
+	k->cg_events++;
+	if (!dfl_event(k, &c))
+		return 0;
+	if (c.type == CGSK_EV_MKDIR)
+		cgsi_cgid_set(&k->ids, c.id, c.path);
+	else if (c.type == CGSK_EV_RMDIR)
+		cgsi_cgid_removed(&k->ids, c.id, k->now_ms);
+	return 0;
+}
+
+static bool have_cap(int cap)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static char *load_log;
+static size_t load_log_len;
+
+static int log_libbpf(enum libbpf_print_level lvl, const char *fmt,
+		      va_list ap)
+{
+	if (lvl == LIBBPF_DEBUG || !load_log || load_log[0])
+		return 0;
+	vsnprintf(load_log, load_log_len, fmt, ap);
+	size_t n = strlen(load_log);
+	while (n && load_log[n - 1] == '\n')
+		load_log[--n] = '\0';
+	return 0;
+}
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int cpu_map(struct exitcg_bpf *skel, unsigned nshards,
+		   const char *const *shard_cpus)
+{
+	unsigned char *set = calloc(CGSI_MAX_CPUS, 1);
+	if (!set)
+		return -ENOMEM;
+	for (unsigned c = 0; c < CGSK_MAX_CPUS; c++)
+		skel->rodata->cpu_shard[c] = c % nshards;
+	for (unsigned i = 0; shard_cpus && i < nshards; i++) {
+		if (!shard_cpus[i])
+			continue;
+		memset(set, 0, CGSI_MAX_CPUS);
+		if (cgsi_cpulist_parse(shard_cpus[i], set, NULL, 0) < 0)
+			continue;
+		for (unsigned c = 0; c < CGSK_MAX_CPUS; c++)
+			if (set[c])
+				skel->rodata->cpu_shard[c] = i;
+	}
+	skel->rodata->nshards = nshards;
+	free(set);
+	return 0;
+}
+
+void cgsi_ksrc_close(struct cgsi_ksrc *k)
+{
+	if (!k)
+		return;
+	for (unsigned i = 0; k->sh && i < k->nshards; i++) {
+		ring_buffer__free(k->sh[i].rb);
+		cgsi_kjoin_fini(&k->sh[i].join);
+		pthread_mutex_destroy(&k->sh[i].lock);
+	}
+	free(k->sh);
+	for (unsigned i = 0; k->ring_fd && i < k->nshards; i++)
+		if (k->ring_fd[i] >= 0)
+			close(k->ring_fd[i]);
+	free(k->ring_fd);
+	ring_buffer__free(k->cgrb);
+	exitcg_bpf__destroy(k->skel);
+	cgsi_cgid_fini(&k->ids);
+	pthread_mutex_destroy(&k->idlock);
+	free(k);
+}
+
+static size_t ring_size(size_t want)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), s = page;
+	if (!want)
+		want = CGSI_KSRC_RING_BYTES;
+	while (s < want && s < (1ul << 30))
+		s <<= 1;
+	return s;
+}
+
+int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
+		   unsigned nshards, const char *const *shard_cpus,
+		   size_t ring_bytes, unsigned wait_ms, char *err,
+		   size_t errlen)
+{
+	char lerr[256] = "";
+	int rc;
+	*out = NULL;
+	if (!nshards || nshards > CGSK_MAX_SHARDS) {
+		snprintf(err, errlen, "%u shards: the kernel source supports "
+			 "1..%u", nshards, CGSK_MAX_SHARDS);
+		return -EINVAL;
+	}
+	if (strcmp(m->hier, "v2") || !m->mounted) {
+		snprintf(err, errlen, "the kernel source answers for cgroup2 "
+			 "only (hierarchy in use: %s%s)", m->hier,
+			 m->mounted ? "" : ", not mounted");
+		return -EOPNOTSUPP;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
+		snprintf(err, errlen, "the kernel has no BTF "
+			 "(/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF)");
+		return -EOPNOTSUPP;
+	}
+	if (!have_cap(CAP_SYS_ADMIN) &&
+	    !(have_cap(CAP_BPF) && have_cap(CAP_PERFMON))) {
+		snprintf(err, errlen, "loading the BPF program needs CAP_BPF "
+			 "and CAP_PERFMON (or CAP_SYS_ADMIN)%s%s",
+			 have_cap(CAP_BPF) ? "; CAP_PERFMON is missing" : "",
+			 have_cap(CAP_PERFMON) ? "; CAP_BPF is missing" : "");
+		return -EPERM;
+	}
+	struct cgsi_ksrc *k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	pthread_mutex_init(&k->idlock, NULL);
+	k->nshards = nshards;
+	k->mount = m;
+	k->dfl_hier = -1;
+	k->ring_bytes = ring_size(ring_bytes);
+	k->wait_us = (wait_ms ? wait_ms : CGSI_KSRC_WAIT_MS) * 1000u;
+	k->sh = aligned_alloc(64, sizeof(*k->sh) * nshards);
+	k->ring_fd = malloc(sizeof(*k->ring_fd) * nshards);
+	rc = -ENOMEM;
+	if (!k->sh || !k->ring_fd || cgsi_cgid_init(&k->ids, m) < 0)
+		goto fail_nolog;
+	memset(k->sh, 0, sizeof(*k->sh) * nshards);
+	for (unsigned i = 0; i < nshards; i++) {
+		k->ring_fd[i] = -1;
+		pthread_mutex_init(&k->sh[i].lock, NULL);
+		/* a queue's worth of records can wait behind their entries */
+		size_t cap = k->ring_bytes / (sizeof(struct cgsk_exit) + 8);
+		if ((rc = cgsi_kjoin_init(&k->sh[i].join,
+					  (uint32_t)CGS_MIN(cap, 1u << 20))) < 0)
+			goto fail_nolog;
+	}
+
+	/* libbpf's printer is process-wide: ours only while loading */
+	pthread_mutex_lock(&load_lock);
+	load_log = lerr;
+	load_log_len = sizeof(lerr);
+	libbpf_print_fn_t old = libbpf_set_print(log_libbpf);
+	rc = 0;
+	k->skel = exitcg_bpf__open();
+	if (!k->skel)
+		rc = -errno ? -errno : -ENOMEM;
+	if (!rc)
+		rc = cpu_map(k->skel, nshards, shard_cpus);
+	/* the inner map's size in the object is only a template: the kernel
+	 * compares type, key/value size and flags of ring buffers put in the
+	 * array, not their size */
+	if (!rc)
+		rc = exitcg_bpf__load(k->skel);
+	for (unsigned i = 0; !rc && i < nshards; i++) {
+		k->ring_fd[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0,
+					       (uint32_t)k->ring_bytes, NULL);
+		if (k->ring_fd[i] < 0) {
+			rc = -errno;
+			snprintf(lerr, sizeof(lerr), "ring buffer of %zu bytes: "
+				 "%s", k->ring_bytes, strerror(errno));
+			break;
+		}
+		int outer = bpf_map__fd(k->skel->maps.rings);
+		if (bpf_map_update_elem(outer, &i, &k->ring_fd[i], 0) < 0) {
+			rc = -errno;
+			snprintf(lerr, sizeof(lerr), "ring buffer as inner map "
+				 "(needs Linux 5.10): %s", strerror(errno));
+			break;
+		}
+		k->sh[i].rb = ring_buffer__new(k->ring_fd[i], on_exit_entry,
+					       &k->sh[i], NULL);
+		if (!k->sh[i].rb) {
+			rc = -errno;
+			break;
+		}
+	}
+	if (!rc) {
+		k->cgrb = ring_buffer__new(bpf_map__fd(k->skel->maps.cgring),
+					   on_cg_event, k, NULL);
+		if (!k->cgrb)
+			rc = -errno;
+	}
+	if (!rc) /* cgroup events first, then the walk: nothing falls
+		  * between the two */
+		rc = exitcg_bpf__attach(k->skel);
+	libbpf_set_print(old);
+	load_log = NULL;
+	pthread_mutex_unlock(&load_lock);
+	if (rc)
+		goto fail;
+	rc = cgsi_cgid_walk(&k->ids, cgsi_now_mono_ms(), 1);
+	if (rc < 0) {
+		snprintf(lerr, sizeof(lerr), "walking %.200s: %s", m->mnt,
+			 strerror(-rc));
+		goto fail;
+	}
+	*out = k;
+	return 0;
+fail:
+	if (rc > 0)
+		rc = -rc;
+	if (!rc)
+		rc = -EINVAL;
+	snprintf(err, errlen, "cannot load the BPF program: %s",
+		 lerr[0] ? lerr : strerror(-rc));
+	cgsi_ksrc_close(k);
+	return rc;
+fail_nolog:
+	snprintf(err, errlen, "%s", strerror(-rc));
+	cgsi_ksrc_close(k);
+	return rc;
+}
+
+static bool try_claim(struct kshard *s, const struct cgs_record *rec,
+		      int64_t off, uint64_t *cgid)
+{
+	ring_buffer__consume(s->rb);
+	return cgsi_kjoin_claim(&s->join, rec, off, cgid);
+}
+
+/* A task that migrated between taskstats_exit() and the tracepoint left
+ * its entry on another shard's ring: look there (slow path). */
+static bool claim_elsewhere(struct cgsi_ksrc *k, unsigned shard,
+			    const struct cgs_record *rec, int64_t off,
+			    uint64_t *cgid)
+{
+	for (unsigned i = 0; i < k->nshards; i++) {
+		if (i == shard)
+			continue;
+		struct kshard *o = &k->sh[i];
+		pthread_mutex_lock(&o->lock);
+		bool ok = try_claim(o, rec, off, cgid);
+		pthread_mutex_unlock(&o->lock);
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+static uint64_t lost_now(struct cgsi_ksrc *k, unsigned shard)
+{
+	return __atomic_load_n(&k->skel->bss->lost[shard], __ATOMIC_RELAXED);
+}
+
+bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
+		      const struct cgs_record *rec, uint64_t *cgid)
+{
+	struct kshard *s = &k->sh[shard];
+	int64_t off = real_off_ns();
+	pthread_mutex_lock(&s->lock);
+	bool ok = try_claim(s, rec, off, cgid);
+	if (ok) {
+		s->nowait = false;
+		if (s->join.newest_matched_ns > KSRC_EXPIRE_NS &&
+		    (++s->expired_calls & 255) == 0)
+			cgsi_kjoin_expire(&s->join, s->join.newest_matched_ns,
+					  KSRC_EXPIRE_NS);
+		pthread_mutex_unlock(&s->lock);
+		return true;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (claim_elsewhere(k, shard, rec, off, cgid))
+		return true;
+	/* Not queued yet (the tracepoint runs after taskstats_exit()), or
+	 * lost. Wait, bounded, unless this shard is in an overrun. */
+	uint64_t lost = lost_now(k, shard);
+	if (!s->nowait && lost == s->lost_seen) {
+		uint64_t t0 = mono_ns(), deadline = t0 + k->wait_us * 1000ull;
+		struct timespec nap = { 0, 50000 };
+		do {
+			nanosleep(&nap, NULL);
+			pthread_mutex_lock(&s->lock);
+			ok = try_claim(s, rec, off, cgid);
+			pthread_mutex_unlock(&s->lock);
+			if (!ok)
+				ok = claim_elsewhere(k, shard, rec, off, cgid);
+		} while (!ok && mono_ns() < deadline);
+		if (ok) {
+			pthread_mutex_lock(&s->lock);
+			s->waits++;
+			pthread_mutex_unlock(&s->lock);
+			return true;
+		}
+		pthread_mutex_lock(&s->lock);
+		s->waits++;
+		s->wait_timeouts++;
+		s->nowait = true;
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_lock(&s->lock);
+	s->lost_seen = lost_now(k, shard);
+	s->unmatched++;
+	pthread_mutex_unlock(&s->lock);
+	return false;
+}
+
+int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len,
+		   uint64_t now_ms)
+{
+	int rc = -ENOENT;
+	pthread_mutex_lock(&k->idlock);
+	k->now_ms = now_ms;
+	const char *p = cgsi_cgid_get(&k->ids, id);
+	if (!p) {
+		ring_buffer__consume(k->cgrb);
+		p = cgsi_cgid_get(&k->ids, id);
+	}
+	if (!p && cgsi_cgid_walk(&k->ids, now_ms, 0) > 0)
+		p = cgsi_cgid_get(&k->ids, id);
+	if (p) {
+		size_t n = strlen(p);
+		if (n < len) {
+			memcpy(buf, p, n + 1);
+			rc = (int)n;
+		} else {
+			rc = -ENAMETOOLONG;
+		}
+	} else {
+		k->ids.unresolved++;
+	}
+	pthread_mutex_unlock(&k->idlock);
+	return rc;
+}
+
+void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!k)
+		return;
+	for (unsigned i = 0; i < k->nshards; i++) {
+		struct kshard *s = &k->sh[i];
+		pthread_mutex_lock(&s->lock);
+		out->matched += s->join.st.matched;
+		out->expired += s->join.st.expired;
+		out->evicted += s->join.st.evicted;
+		out->unmatched += s->unmatched;
+		out->waits += s->waits;
+		out->wait_timeouts += s->wait_timeouts;
+		pthread_mutex_unlock(&s->lock);
+		out->lost += lost_now(k, i);
+	}
+	pthread_mutex_lock(&k->idlock);
+	ring_buffer__consume(k->cgrb);
+	out->unresolved = k->ids.unresolved;
+	out->walks = k->ids.walks;
+	out->cg_events = k->cg_events;
+	pthread_mutex_unlock(&k->idlock);
+	out->cg_lost = __atomic_load_n(&k->skel->bss->cg_lost, __ATOMIC_RELAXED);
+	out->ring_bytes = k->ring_bytes;
+}
+
+#endif /* CGS_HAVE_BPF */
