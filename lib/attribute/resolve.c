@@ -399,10 +399,43 @@ static bool group_started_after(const struct cgs_record *rec,
 	return age < now && now - age > death_ms + CGSI_LATE_LAG_MS;
 }
 
+/*
+ * Keep the bound on moves when the records come too late to look: a
+ * process that moved and was reaped before its next record was read can
+ * only be answered from what the cache last saw. So live entries are
+ * re-read in the background of the records, every CGSI_REVAL_STEP_MS a
+ * slice of the table sized to cover it every revalidate_ms: each live
+ * process costs at most one /proc read per revalidate_ms per shard, and
+ * the cache is never more than revalidate_ms (+ one step) behind a move,
+ * as long as the shard receives records (any exit on its CPUs).
+ */
+#define CGSI_REVAL_STEP_MS 50u
+static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
+			uint64_t now)
+{
+	s->reval_next = now + CGSI_REVAL_STEP_MS;
+	struct cgsi_pcache *c = &s->cache;
+	uint32_t cap = c->mask + 1;
+	uint64_t n = (uint64_t)cap * CGSI_REVAL_STEP_MS / r->o.revalidate_ms + 1;
+	if (n > cap)
+		n = cap;
+	for (uint64_t k = 0; k < n; k++) {
+		struct cgsi_pentry *e = &c->slot[s->reval_cursor];
+		s->reval_cursor = (s->reval_cursor + 1) & c->mask;
+		uint64_t since;
+		if (e->tgid && !e->gone && !e->inferred &&
+		    now >= e->resolved_ms + r->o.revalidate_ms &&
+		    !cgsi_pentry_dead(e, &r->deaths, &since))
+			revalidate(r, s, e, e->tgid, now, false);
+	}
+}
+
 struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
 				   struct cgsi_rshard *s,
 				   const struct cgs_record *rec, uint64_t now)
 {
+	if (cgs_unlikely(now >= s->reval_next))
+		reval_sweep(r, s, now);
 	uint32_t key = rec->tgid ? rec->tgid : rec->pid;
 	bool pexit = rec->kind == CGS_KIND_PROCESS;
 	if (cgs_unlikely(!key))
@@ -413,8 +446,11 @@ struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
 		struct cgsi_cgnode *cg;
 		s->last_inferred = e->inferred;
 		if (cgs_likely(!cgsi_pentry_dead(e, &r->deaths, &since))) {
+			/* inferred at fork time (fast attribution): never
+			 * the answer for a process that is still there */
 			if (cgs_unlikely(now >= e->resolved_ms +
-						       r->o.revalidate_ms)) {
+						       r->o.revalidate_ms ||
+					 (e->inferred && !pexit))) {
 				cg = revalidate(r, s, e, key, now, true);
 			} else {
 				s->st.via_cache++;

@@ -39,6 +39,8 @@ struct cgsi_rshard {
 	struct cgsi_rshard_stats st;
 	bool deleted;            /* the last /proc read said " (deleted)" */
 	bool last_inferred;      /* cgsi_attribute()'s answer was inferred */
+	uint64_t reval_next;     /* next background revalidation step */
+	uint32_t reval_cursor;
 	uint64_t kgen;           /* bumped when a node is retired */
 	uint32_t k_last_tgid;    /* process exit last attributed by the kernel
 				  * source: its TGID record follows */

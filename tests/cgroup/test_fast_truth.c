@@ -198,6 +198,7 @@ int main(void)
 		.sz = sizeof(ro),
 		.shards = cgs_listener_shards(l),
 		.flags = CGS_ROLLUP_TRACK_FORKS | CGS_ROLLUP_FAST_ATTRIBUTION,
+		.attribution = CGS_ATTRIBUTION_PROC, /* the fallback's mode */
 	};
 	if ((rc = cgs_rollup_new(&rollup, &ro)) < 0) {
 		fprintf(stderr, "rollup: %s\n", cgs_strerror(rc));

@@ -236,7 +236,9 @@ int main(void)
 
 	struct cgs_rollup_opts ro = { .sz = sizeof(ro),
 				      .shards = cgs_listener_shards(l),
-				      .flags = CGS_ROLLUP_TRACK_FORKS };
+				      .flags = CGS_ROLLUP_TRACK_FORKS,
+				      /* what is tested is the /proc fallback */
+				      .attribution = CGS_ATTRIBUTION_PROC };
 	if ((rc = cgs_rollup_new(&rollup, &ro)) < 0) {
 		fprintf(stderr, "rollup: %s\n", cgs_strerror(rc));
 		return 1;

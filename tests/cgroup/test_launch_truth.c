@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Ground truth for how real launchers put work into cgroups, each pattern
+ * in a cgroup of its own at the bottom of a deep tree
+ * (<cgroup2>/cgs-launch-<pid>/d1/d2/d3/<pattern>), all while a pid-churning
+ * workload runs beside them:
+ *
+ *  self_move    a child moves itself right after fork (cgexec, runc init),
+ *               then runs 2 x 50 threads and 100 fork-and-reap children
+ *  parent_move  the parent moves a child blocked on a pipe, then releases
+ *               it (a supervisor); 50 threads, 50 children
+ *  clone3       clone3(CLONE_INTO_CGROUP) (systemd): 2 x 1000 children,
+ *               each born straight into a cgroup of its own (clone3/cNNNN),
+ *               exiting at once and reaped at once
+ *  shell        a shell joins its cgroup (echo $$ > cgroup.procs) and runs
+ *               300 short commands
+ *  mover_a/_b   a process that moves itself mid-run: 50 threads in a, 50
+ *               in b, its exit in b
+ *  reuse_a/_b   a pid reused at once: a child born in reuse_a by clone3
+ *               exits and is reaped, ns_last_pid is set back, and the next
+ *               child, born in reuse_b, gets the same pid (200 times)
+ *  churn        fork-and-reap children as fast as it can (pid reuse)
+ *  launcher     the process that starts all of the above (its own exit)
+ *
+ * Mode "kernel" (the kernel attribution source): every row must hold
+ * exactly what ran in it, every record must have been attributed by the
+ * kernel source, nothing unmatched. Mode "proc" (the /proc fallback):
+ * a row may hold records that belong elsewhere only as many as it counts
+ * as inferred; a process the fallback saw alive (moved itself, was moved,
+ * the shell, the mover after revalidate_ms) keeps all its records; what
+ * leaves the tree is in the unknown bucket (unattributed).
+ *
+ * Skips (77) without taskstats, CAP_NET_ADMIN, cgroup2, or (kernel mode)
+ * where the kernel source cannot load, saying why.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgstats.h"
+#include "common/cgtest.h"
+
+#define NCLONE_CG 1000
+#define NCLONE_PER 2
+#define NSHELL 300
+#define NREUSE 200
+#define MOVE_SETTLE_MS 1500 /* > revalidate_ms (1000), the fallback's bound */
+
+enum row {
+	R_LAUNCHER, R_SELF, R_PARENT, R_CLONE3, R_SHELL, R_MOVER_A, R_MOVER_B,
+	R_CHURN, R_REUSE_A, R_REUSE_B, R_D1, R_D2, R_D3, R_BASE, NROWS
+};
+static const char *row_name[NROWS] = {
+	"/launcher", "/d1/d2/d3/self_move", "/d1/d2/d3/parent_move",
+	"/d1/d2/d3/clone3", "/d1/d2/d3/shell", "/d1/d2/d3/mover_a",
+	"/d1/d2/d3/mover_b", "/churn", "/d1/d2/d3/reuse_a",
+	"/d1/d2/d3/reuse_b", "/d1", "/d1/d2", "/d1/d2/d3", "",
+};
+
+static char base_rel[128];
+static char rel[NROWS][512], dir[NROWS][4608];
+static char clone_dir[NCLONE_CG][4608];
+static struct cgs_rollup *rollup;
+static atomic_uint_fast64_t account_errors;
+static bool kernel_mode;
+
+struct want {
+	uint64_t tasks, processes, tgid;
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "%s: %s\n", what, strerror(errno));
+	_exit(1);
+}
+
+static void *thread_fn(void *a)
+{
+	(void)a;
+	return NULL;
+}
+
+static void threads(int n)
+{
+	pthread_t t[64];
+	for (int i = 0; i < n; i += 64) {
+		int k = n - i < 64 ? n - i : 64;
+		for (int j = 0; j < k; j++)
+			if (pthread_create(&t[j], NULL, thread_fn, NULL))
+				_exit(3);
+		for (int j = 0; j < k; j++)
+			pthread_join(t[j], NULL);
+	}
+}
+
+static void fork_reap(int n)
+{
+	for (int i = 0; i < n; i++) {
+		pid_t p = fork();
+		if (p < 0)
+			die("fork");
+		if (p == 0)
+			_exit(0);
+		waitpid(p, NULL, 0);
+	}
+}
+
+static void reap(pid_t p)
+{
+	int st;
+	if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "worker %d failed (status %#x)\n", (int)p, st);
+		_exit(1);
+	}
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static pid_t pattern_self_move(void)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		if (cgt_move(dir[R_SELF], 0) < 0)
+			_exit(2);
+		threads(50);
+		fork_reap(50);
+		threads(50);
+		fork_reap(50);
+		_exit(0);
+	}
+	return p;
+}
+
+static pid_t pattern_parent_move(void)
+{
+	int fds[2];
+	if (pipe(fds) < 0)
+		die("pipe");
+	pid_t p = fork();
+	if (p == 0) {
+		char c;
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(2);
+		threads(50);
+		fork_reap(50);
+		_exit(0);
+	}
+	close(fds[0]);
+	if (cgt_move(dir[R_PARENT], p) < 0)
+		die("move blocked child");
+	if (write(fds[1], "g", 1) != 1)
+		die("release");
+	close(fds[1]);
+	return p;
+}
+
+static pid_t clone_into(int cgfd)
+{
+	struct clone_args a;
+	memset(&a, 0, sizeof(a));
+	a.flags = CLONE_INTO_CGROUP;
+	a.exit_signal = SIGCHLD;
+	a.cgroup = (uint64_t)cgfd;
+	return (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+}
+
+static pid_t pattern_clone3(void)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		if (cgt_move(dir[R_CLONE3], 0) < 0)
+			_exit(2);
+		for (int i = 0; i < NCLONE_CG; i++) {
+			int fd = open(clone_dir[i], O_RDONLY | O_DIRECTORY |
+						    O_CLOEXEC);
+			if (fd < 0)
+				_exit(4);
+			for (int j = 0; j < NCLONE_PER; j++) {
+				pid_t c = clone_into(fd);
+				if (c < 0)
+					_exit(5);
+				if (c == 0)
+					_exit(0);
+				waitpid(c, NULL, 0);
+			}
+			close(fd);
+		}
+		_exit(0);
+	}
+	return p;
+}
+
+static void set_last_pid(pid_t p)
+{
+	int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char b[32];
+	int n = snprintf(b, sizeof(b), "%d", (int)p);
+	if (write(fd, b, (size_t)n) < 0) {
+		/* without the privilege the pids just differ */
+	}
+	close(fd);
+}
+
+static pid_t clone_reaped(int fd)
+{
+	pid_t c = clone_into(fd);
+	if (c < 0)
+		_exit(5);
+	if (c == 0)
+		_exit(0);
+	waitpid(c, NULL, 0);
+	return c;
+}
+
+/* Returns how many B children got their A sibling's pid. */
+static int pattern_reuse(void)
+{
+	int fa = open(dir[R_REUSE_A], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fb = open(dir[R_REUSE_B], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fa < 0 || fb < 0)
+		die("open reuse");
+	int same = 0;
+	for (int i = 0; i < NREUSE; i++) {
+		pid_t a = clone_reaped(fa);
+		set_last_pid(a - 1);
+		same += clone_reaped(fb) == a;
+	}
+	close(fa);
+	close(fb);
+	return same;
+}
+
+static pid_t pattern_shell(void)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		char script[5200];
+		snprintf(script, sizeof(script),
+			 "echo $$ > '%s/cgroup.procs' || exit 9; i=0; "
+			 "while [ $i -lt %d ]; do /bin/true; i=$((i+1)); done",
+			 dir[R_SHELL], NSHELL);
+		execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+		_exit(127);
+	}
+	return p;
+}
+
+static pid_t pattern_mover(void)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		if (cgt_move(dir[R_MOVER_A], 0) < 0)
+			_exit(2);
+		threads(50);
+		/* the fallback needs its records read before the move */
+		if (!kernel_mode)
+			sleep_ms(MOVE_SETTLE_MS);
+		if (cgt_move(dir[R_MOVER_B], 0) < 0)
+			_exit(2);
+		if (!kernel_mode)
+			sleep_ms(MOVE_SETTLE_MS);
+		threads(50);
+		_exit(0);
+	}
+	return p;
+}
+
+/* Churns until its pipe closes; exits with children forked % 256 in
+ * nothing: it writes the count to `out` first. */
+static pid_t pattern_churn(int *stop_wr, int *count_rd)
+{
+	int stop[2], cnt[2];
+	if (pipe(stop) < 0 || pipe(cnt) < 0)
+		die("pipe");
+	pid_t p = fork();
+	if (p == 0) {
+		close(stop[1]);
+		close(cnt[0]);
+		if (cgt_move(dir[R_CHURN], 0) < 0)
+			_exit(2);
+		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		uint64_t n = 0;
+		char c;
+		while (read(stop[0], &c, 1) < 0 && errno == EAGAIN) {
+			fork_reap(20);
+			n += 20;
+		}
+		if (write(cnt[1], &n, sizeof(n)) != sizeof(n))
+			_exit(6);
+		_exit(0);
+	}
+	close(stop[0]);
+	close(cnt[1]);
+	*stop_wr = stop[1];
+	*count_rd = cnt[0];
+	return p;
+}
+
+/* The launcher: starts every pattern, reaps them, reports the churn
+ * count on `out`, exits (its own exit is in R_LAUNCHER). */
+static void launcher(int out)
+{
+	if (cgt_move(dir[R_LAUNCHER], 0) < 0)
+		die("launcher move");
+	int stop, cnt;
+	pid_t churn = pattern_churn(&stop, &cnt);
+	reap(pattern_self_move());
+	reap(pattern_parent_move());
+	reap(pattern_clone3());
+	reap(pattern_shell());
+	reap(pattern_mover());
+	int same = pattern_reuse();
+	close(stop);
+	uint64_t n = 0;
+	if (read(cnt, &n, sizeof(n)) != sizeof(n))
+		die("churn count");
+	reap(churn);
+	uint64_t rep[2] = { n, (uint64_t)same };
+	if (write(out, rep, sizeof(rep)) != sizeof(rep))
+		die("report");
+	_exit(0);
+}
+
+static int on_exit_ev(const struct cgs_exit *ev, void *user)
+{
+	(void)user;
+	if (ev->task && cgs_rollup_account(rollup, ev->shard, ev->task,
+					   NULL) < 0)
+		atomic_fetch_add(&account_errors, 1);
+	if (ev->group && cgs_rollup_account(rollup, ev->shard, ev->group,
+					    NULL) < 0)
+		atomic_fetch_add(&account_errors, 1);
+	return 0;
+}
+
+static const struct cgs_cgroup_stats *find(const struct cgs_snapshot *s,
+					   const char *path)
+{
+	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		if (!strcmp(c->path, path))
+			return c;
+	}
+	return NULL;
+}
+
+static uint64_t tree_tasks(const struct cgs_snapshot *s)
+{
+	const struct cgs_cgroup_stats *c = find(s, base_rel);
+	return c ? c->subtree.tasks : 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	kernel_mode = argc < 2 || strcmp(argv[1], "proc");
+	if (!cgt_cgroup2_mount()) {
+		fprintf(stderr, "SKIP: no cgroup2 mount\n");
+		return 77;
+	}
+	struct cgs_listener_opts lo = { .sz = sizeof(lo),
+					.rcvbuf = 64u << 20 };
+	struct cgs_listener *l = NULL;
+	int rc = cgs_listener_open(&l, &lo);
+	if (rc == -CGS_ERR_NO_TASKSTATS || rc == -CGS_ERR_PERM) {
+		fprintf(stderr, "SKIP: %s\n", cgs_strerror(rc));
+		return 77;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "listener: %s\n", cgs_strerror(rc));
+		return 1;
+	}
+	unsigned nsh = cgs_listener_shards(l);
+	const char *cpus[64];
+	for (unsigned i = 0; i < nsh && i < 64; i++)
+		cpus[i] = cgs_listener_shard_cpus(l, i);
+	struct cgs_rollup_opts ro = {
+		.sz = sizeof(ro), .shards = nsh, .shard_cpus = cpus,
+		.attribution = kernel_mode ? CGS_ATTRIBUTION_KERNEL
+					   : CGS_ATTRIBUTION_PROC,
+		.flags = CGS_ROLLUP_TRACK_FORKS,
+	};
+	struct cgs_rollup_opts probe = ro;
+	probe.attribution = CGS_ATTRIBUTION_AUTO;
+	if ((rc = cgs_rollup_new(&rollup, kernel_mode ? &probe : &ro)) < 0) {
+		fprintf(stderr, "rollup: %s\n", cgs_strerror(rc));
+		return 1;
+	}
+	if (kernel_mode &&
+	    cgs_rollup_attribution(rollup) != CGS_ATTRIBUTION_KERNEL) {
+		fprintf(stderr, "SKIP: kernel source unavailable: %s\n",
+			cgs_rollup_kernel_error(rollup));
+		return 77;
+	}
+	printf("mode %s, %u shards\n", kernel_mode ? "kernel" : "proc", nsh);
+
+	snprintf(base_rel, sizeof(base_rel), "/cgs-launch-%d", (int)getpid());
+	for (int i = NROWS - 1; i >= 0; i--)
+		snprintf(rel[i], sizeof(rel[i]), "%s%s", base_rel, row_name[i]);
+	static const int order[] = { R_BASE, R_LAUNCHER, R_CHURN, R_D1, R_D2,
+				     R_D3, R_SELF, R_PARENT, R_CLONE3, R_SHELL,
+				     R_MOVER_A, R_MOVER_B, R_REUSE_A,
+				     R_REUSE_B };
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		int i = order[k];
+		if ((rc = cgt_mkdir(rel[i], dir[i], sizeof(dir[i]))) < 0) {
+			fprintf(stderr, "mkdir %s: %s\n", rel[i],
+				strerror(-rc));
+			return 1;
+		}
+	}
+	for (int i = 0; i < NCLONE_CG; i++) {
+		char r[600];
+		snprintf(r, sizeof(r), "%s/c%04d", rel[R_CLONE3], i);
+		if ((rc = cgt_mkdir(r, clone_dir[i], sizeof(clone_dir[i]))) < 0) {
+			fprintf(stderr, "mkdir %s: %s\n", r, strerror(-rc));
+			return 1;
+		}
+	}
+
+	/* the launcher is forked before any thread of ours exists */
+	int rep[2];
+	if (pipe(rep) < 0)
+		die("pipe");
+	pid_t lp = fork();
+	if (lp == 0) {
+		close(rep[0]);
+		launcher(rep[1]);
+	}
+	close(rep[1]);
+	struct cgs_run_opts run = { .sz = sizeof(run), .batch_ms = 20 };
+	if ((rc = cgs_listener_run(l, on_exit_ev, NULL, &run)) < 0) {
+		fprintf(stderr, "run: %s\n", cgs_strerror(rc));
+		return 1;
+	}
+	uint64_t report[2];
+	if (read(rep[0], report, sizeof(report)) != sizeof(report)) {
+		fprintf(stderr, "launcher failed\n");
+		return 1;
+	}
+	uint64_t nchurn = report[0];
+	printf("pid reused at once: %llu of %d\n",
+	       (unsigned long long)report[1], NREUSE);
+	int st;
+	waitpid(lp, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "launcher status %#x\n", st);
+		return 1;
+	}
+
+	struct want w[NROWS];
+	memset(w, 0, sizeof(w));
+	w[R_LAUNCHER] = (struct want){ 1, 1, 0 };
+	w[R_SELF] = (struct want){ 100 + 100 + 1, 101, 1 };
+	w[R_PARENT] = (struct want){ 50 + 50 + 1, 51, 1 };
+	w[R_CLONE3] = (struct want){ 1, 1, 0 };
+	w[R_SHELL] = (struct want){ NSHELL + 1, NSHELL + 1, 0 };
+	w[R_MOVER_A] = (struct want){ 50, 0, 0 };
+	w[R_MOVER_B] = (struct want){ 50 + 1, 1, 1 };
+	w[R_CHURN] = (struct want){ nchurn + 1, nchurn + 1, 0 };
+	w[R_REUSE_A] = w[R_REUSE_B] = (struct want){ NREUSE, NREUSE, 0 };
+	uint64_t total = (uint64_t)NCLONE_CG * NCLONE_PER;
+	for (int i = 0; i < NROWS; i++)
+		total += w[i].tasks;
+
+	/* wait for the records: every one of ours is in the tree */
+	struct cgs_snapshot *s = NULL;
+	struct cgs_snapshot_opts so = { .sz = sizeof(so), .no_delta = true };
+	for (int i = 0; i < 150; i++) {
+		cgs_snapshot_free(s);
+		s = NULL;
+		if (cgs_rollup_snapshot(rollup, &so, &s) == 0 &&
+		    tree_tasks(s) >= total)
+			break;
+		sleep_ms(100);
+	}
+	cgs_snapshot_free(s);
+	cgs_listener_stop(l);
+	if ((rc = cgs_rollup_snapshot(rollup, &so, &s)) < 0) {
+		fprintf(stderr, "snapshot: %s\n", cgs_strerror(rc));
+		return 1;
+	}
+	struct cgs_loss loss = { .sz = sizeof(loss) };
+	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
+	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	printf("records %llu (ours %llu), dropped %llu; via kernel %llu "
+	       "unmatched %llu lost %llu expired %llu waits %llu; proc %llu "
+	       "parent %llu ancestor %llu inferred %llu unattributed %llu; "
+	       "churn children %llu\n",
+	       (unsigned long long)t->records, (unsigned long long)total,
+	       (unsigned long long)loss.dropped,
+	       (unsigned long long)t->via_kernel,
+	       (unsigned long long)t->kernel_unmatched,
+	       (unsigned long long)t->kernel_lost,
+	       (unsigned long long)t->kernel_expired,
+	       (unsigned long long)t->kernel_waits,
+	       (unsigned long long)t->via_proc,
+	       (unsigned long long)t->via_parent,
+	       (unsigned long long)t->via_ancestor,
+	       (unsigned long long)t->inferred,
+	       (unsigned long long)t->unattributed,
+	       (unsigned long long)nchurn);
+
+	int failures = 0;
+#define FAIL(...)                                                            \
+	do {                                                                 \
+		fprintf(stderr, "FAIL " __VA_ARGS__);                        \
+		failures++;                                                  \
+	} while (0)
+	if (loss.dropped)
+		FAIL("the kernel dropped %llu records: no ground truth\n",
+		     (unsigned long long)loss.dropped);
+	if (atomic_load(&account_errors))
+		FAIL("account errors\n");
+
+	/* the clone3 leaves */
+	uint64_t leaves_ok = 0, leaves_wrong = 0, leaves_inferred = 0;
+	for (int i = 0; i < NCLONE_CG; i++) {
+		char r[600];
+		snprintf(r, sizeof(r), "%s/c%04d", rel[R_CLONE3], i);
+		const struct cgs_cgroup_stats *c = find(s, r);
+		uint64_t got = c ? c->self.tasks : 0;
+		leaves_ok += got < NCLONE_PER ? got : NCLONE_PER;
+		leaves_wrong += got > NCLONE_PER ? got - NCLONE_PER : 0;
+		leaves_inferred += c ? c->inferred : 0;
+		if (kernel_mode && (got != NCLONE_PER ||
+				    c->self.processes != NCLONE_PER))
+			FAIL("%s: %llu tasks, want %d\n", r,
+			     (unsigned long long)got, NCLONE_PER);
+	}
+	printf("%-34s %6llu of %6d in their own cgroup, %llu extra, %llu "
+	       "inferred\n", "clone3 children (1000 cgroups)",
+	       (unsigned long long)leaves_ok, NCLONE_CG * NCLONE_PER,
+	       (unsigned long long)leaves_wrong,
+	       (unsigned long long)leaves_inferred);
+	if (leaves_wrong > leaves_inferred)
+		FAIL("clone3 leaves hold %llu records that are not theirs, "
+		     "only %llu counted as inferred\n",
+		     (unsigned long long)leaves_wrong,
+		     (unsigned long long)leaves_inferred);
+
+	for (int i = 0; i < NROWS; i++) {
+		const struct cgs_cgroup_stats *c = find(s, rel[i]);
+		uint64_t got = c ? c->self.tasks : 0;
+		uint64_t procs = c ? c->self.processes : 0;
+		uint64_t tg = c ? c->self.tgid_records : 0;
+		uint64_t inf = c ? c->inferred : 0;
+		printf("%-34s tasks %6llu/%-6llu procs %6llu/%-6llu tgid "
+		       "%llu/%llu inferred %llu\n", row_name[i][0] ?
+		       row_name[i] : "(base)", (unsigned long long)got,
+		       (unsigned long long)w[i].tasks,
+		       (unsigned long long)procs,
+		       (unsigned long long)w[i].processes,
+		       (unsigned long long)tg, (unsigned long long)w[i].tgid,
+		       (unsigned long long)inf);
+		if (kernel_mode) {
+			if (got != w[i].tasks || procs != w[i].processes ||
+			    tg != w[i].tgid)
+				FAIL("%s: not exact\n", rel[i]);
+			continue;
+		}
+		/* fallback contract: what is not this row's is counted */
+		if (got > w[i].tasks && got - w[i].tasks > inf)
+			FAIL("%s: %llu records that are not its own, %llu "
+			     "counted as inferred\n", rel[i],
+			     (unsigned long long)(got - w[i].tasks),
+			     (unsigned long long)inf);
+		/* seen alive, so known: never inferred */
+		if ((i == R_SELF || i == R_PARENT || i == R_SHELL ||
+		     i == R_MOVER_A || i == R_MOVER_B) && got < w[i].tasks)
+			FAIL("%s: %llu of its records went elsewhere\n",
+			     rel[i], (unsigned long long)(w[i].tasks - got));
+	}
+	uint64_t tree = tree_tasks(s);
+	/* the fallback may fail to attribute (process and parents gone),
+	 * but visibly: in the unknown bucket */
+	if (tree > total ||
+	    total - tree > (kernel_mode ? 0 : t->unattributed))
+		FAIL("the tree holds %llu task records, %llu ran in it "
+		     "(unattributed %llu)\n", (unsigned long long)tree,
+		     (unsigned long long)total,
+		     (unsigned long long)t->unattributed);
+	if (kernel_mode) {
+		if (t->kernel_unmatched || t->via_kernel != t->records)
+			FAIL("kernel source attributed %llu of %llu records "
+			     "(%llu unmatched)\n",
+			     (unsigned long long)t->via_kernel,
+			     (unsigned long long)t->records,
+			     (unsigned long long)t->kernel_unmatched);
+		if (t->inferred)
+			FAIL("%llu inferred records with the kernel source\n",
+			     (unsigned long long)t->inferred);
+	}
+	cgs_snapshot_free(s);
+	cgs_rollup_free(rollup);
+	cgs_listener_close(l);
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}

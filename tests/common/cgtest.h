@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Shared support for tests that use real cgroups: find the cgroup2 mount,
+ * make a scratch tree under it that is removed at exit (also on SIGINT and
+ * SIGTERM), move processes into its cgroups.
+ */
+#ifndef CGS_TESTS_CGTEST_H
+#define CGS_TESTS_CGTEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Mount point of cgroup2 ("/sys/fs/cgroup/unified" on a hybrid host), or
+ * NULL when there is none. Static storage. */
+const char *cgt_cgroup2_mount(void);
+
+/*
+ * Create cgroup `rel` ("/x/y", as /proc/<pid>/cgroup shows it, relative to
+ * the mount) and register it for removal at exit (children are removed
+ * before parents). Writes its directory into dir. Returns 0 or -errno.
+ */
+int cgt_mkdir(const char *rel, char *dir, size_t dirlen);
+
+/* Remove every cgroup made by cgt_mkdir, deepest first. Idempotent;
+ * installed with atexit and for SIGINT/SIGTERM by the first cgt_mkdir. */
+void cgt_cleanup(void);
+
+/* Write pid (0: the caller) into <dir>/cgroup.procs. 0 or -errno. */
+int cgt_move(const char *dir, pid_t pid);
+
+#endif
