@@ -69,7 +69,7 @@ int tsc_shards_init(struct tsc *c, unsigned n);
 /* Under the shard's lock (held by the caller). */
 void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 		     const struct cgs_record *r, const char *cgroup,
-		     uint64_t recv_ns, unsigned shard);
+		     const char *source, uint64_t recv_ns, unsigned shard);
 void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force);
 void tsc_flush_all(struct tsc *c);
 /* Snapshot everything and write it to every output. */

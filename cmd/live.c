@@ -21,16 +21,17 @@ static int on_exit_event(const struct cgs_exit *ev, void *user)
 	struct tsc_shard *s = &c->shards[sh];
 	bool keep = c->o->events || c->cap_fd >= 0;
 	const char *tpath = NULL, *gpath = NULL;
+	enum cgs_source tsrc = CGS_SOURCE_NONE, gsrc = CGS_SOURCE_NONE;
 
 	if (ev->task) {
-		cgs_rollup_account(c->rollup, sh, ev->task, &tpath);
+		cgs_rollup_account_src(c->rollup, sh, ev->task, &tpath, &tsrc);
 		if (keep) { /* valid only until the next account call */
 			buf_reset(&s->path);
 			buf_puts(&s->path, tpath ? tpath : CGS_UNKNOWN_CGROUP);
 		}
 	}
 	if (ev->group)
-		cgs_rollup_account(c->rollup, sh, ev->group, &gpath);
+		cgs_rollup_account_src(c->rollup, sh, ev->group, &gpath, &gsrc);
 	if (!keep)
 		return 0;
 
@@ -38,9 +39,11 @@ static int on_exit_event(const struct cgs_exit *ev, void *user)
 	pthread_mutex_lock(&s->lock);
 	if (c->o->events) {
 		if (ev->task)
-			tsc_shard_event(c, s, ev->task, tp, ev->recv_ns, sh);
+			tsc_shard_event(c, s, ev->task, tp,
+					cgs_source_name(tsrc), ev->recv_ns, sh);
 		if (ev->group)
-			tsc_shard_event(c, s, ev->group, gpath, ev->recv_ns, sh);
+			tsc_shard_event(c, s, ev->group, gpath,
+					cgs_source_name(gsrc), ev->recv_ns, sh);
 	}
 	if (c->cap_fd >= 0 &&
 	    cap_encode_exit(&s->cap, ev->recv_ns, sh, ev->raw, ev->raw_len,
@@ -121,6 +124,13 @@ int tsc_live(struct tsc *c, int sigfd)
 	ro.shards = c->nshards;
 	ro.hierarchy = c->o->hierarchy;
 	ro.flags = c->o->no_tgid ? CGS_ROLLUP_NO_TGID : 0;
+	ro.attribution = c->o->attribution == TSC_ATTR_KERNEL
+				 ? CGS_ATTRIBUTION_KERNEL
+			 : c->o->attribution == TSC_ATTR_AUTO
+				 ? CGS_ATTRIBUTION_AUTO
+				 : CGS_ATTRIBUTION_PROC;
+	ro.kernel_ringbuf = c->o->kernel_buffer;
+	ro.shard_cpus = c->shard_cpus;
 	/* Fork tracking opens the proc connector: before --user drops the
 	 * privilege it needs. */
 	if (!c->o->no_fork_events)
@@ -129,12 +139,36 @@ int tsc_live(struct tsc *c, int sigfd)
 		ro.flags |= CGS_ROLLUP_FAST_ATTRIBUTION;
 	cgs_rollup_free(c->rollup);
 	c->rollup = NULL;
+	char why[320] = "";
+	ro.errbuf = why;
+	ro.errbuf_len = sizeof(why);
 	r = cgs_rollup_new(&c->rollup, &ro);
 	if (r < 0) {
-		fprintf(stderr, PROG ": rollup: %s\n", cgs_strerror(r));
+		if (ro.attribution == CGS_ATTRIBUTION_KERNEL && why[0])
+			fprintf(stderr, PROG ": --attribution kernel: %s\n",
+				why);
+		else
+			fprintf(stderr, PROG ": rollup: %s\n", cgs_strerror(r));
 		return 1;
 	}
-	if (!c->o->no_fork_events) {
+	{
+		struct cgs_rollup_totals t = { .sz = sizeof(t) };
+		cgs_rollup_totals(c->rollup, &t);
+		if (t.attribution == CGS_ATTRIBUTION_KERNEL)
+			fprintf(stderr, PROG ": attribution: kernel (each "
+				"task's cgroup at exit, from BPF; ring buffer "
+				"%llu KiB per shard)\n",
+				(unsigned long long)t.kernel_ringbuf / 1024);
+		else if (ro.attribution == CGS_ATTRIBUTION_AUTO)
+			fprintf(stderr, PROG ": attribution: exact (/proc "
+				"fallback: %s)\n",
+				cgs_rollup_kernel_error(c->rollup));
+		else
+			fprintf(stderr, PROG ": attribution: %s (/proc)\n",
+				c->o->fast_attribution ? "fast" : "exact");
+	}
+	if (!c->o->no_fork_events &&
+	    cgs_rollup_attribution(c->rollup) == CGS_ATTRIBUTION_PROC) {
 		struct cgs_rollup_totals t = { .sz = sizeof(t) };
 		if (cgs_rollup_totals(c->rollup, &t) == 0 && !t.fork_tracking)
 			fprintf(stderr, PROG ": warning: cannot track forks "

@@ -37,12 +37,20 @@ static const char usage[] =
 "      --no-fork-events          don't track forks with the proc connector\n"
 "                                (exits whose parent is gone too then land\n"
 "                                in the (unknown) cgroup)\n"
-"      --attribution exact|fast  exact (default): read /proc/PID/cgroup for\n"
-"                                each new process; fast: take its live fork\n"
-"                                parent's cached cgroup when trustworthy\n"
-"                                (cheaper under process churn; a child that\n"
-"                                moved itself to another cgroup is counted\n"
-"                                in its parent's)\n"
+"      --attribution auto|kernel|exact|fast\n"
+"                                kernel: the cgroup each task exited in,\n"
+"                                from the kernel (BPF; needs CAP_BPF and\n"
+"                                CAP_PERFMON, cgroup2, Linux >= 5.10 with\n"
+"                                BTF): exact; exact: the /proc fallback,\n"
+"                                read /proc/PID/cgroup for each new process\n"
+"                                (what it infers from a parent is counted);\n"
+"                                fast: the fallback taking a live fork\n"
+"                                parent's cached cgroup (a child that moved\n"
+"                                itself is counted in its parent's);\n"
+"                                auto (default): kernel where it loads,\n"
+"                                else exact\n"
+"      --kernel-buffer BYTES     kernel source: BPF ring buffer per shard\n"
+"                                (default 2 MiB, rounded up to a power of 2)\n"
 "      --depth N                 fold cgroups deeper than N into their\n"
 "                                ancestor at depth N\n"
 "      --hierarchy v2|CONTROLLER cgroup hierarchy that keys the rollup\n"
@@ -64,7 +72,7 @@ static const char usage[] =
 enum {
 	OPT_TOP = 256, OPT_CPUS, OPT_SHARDS, OPT_RCVBUF, OPT_NO_TGID, OPT_DEPTH,
 	OPT_HIERARCHY, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY, OPT_NO_FORK_EVENTS,
-	OPT_ATTRIBUTION,
+	OPT_ATTRIBUTION, OPT_KERNEL_BUFFER,
 };
 
 static const struct option longopts[] = {
@@ -80,6 +88,7 @@ static const struct option longopts[] = {
 	{ "no-tgid", no_argument, NULL, OPT_NO_TGID },
 	{ "no-fork-events", no_argument, NULL, OPT_NO_FORK_EVENTS },
 	{ "attribution", required_argument, NULL, OPT_ATTRIBUTION },
+	{ "kernel-buffer", required_argument, NULL, OPT_KERNEL_BUFFER },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "hierarchy", required_argument, NULL, OPT_HIERARCHY },
 	{ "listen", required_argument, NULL, 'l' },
@@ -279,13 +288,26 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 			o->no_fork_events = true;
 			break;
 		case OPT_ATTRIBUTION:
-			if (!strcmp(optarg, "exact"))
-				o->fast_attribution = false;
+			if (!strcmp(optarg, "auto"))
+				o->attribution = TSC_ATTR_AUTO;
+			else if (!strcmp(optarg, "kernel"))
+				o->attribution = TSC_ATTR_KERNEL;
+			else if (!strcmp(optarg, "exact"))
+				o->attribution = TSC_ATTR_EXACT;
 			else if (!strcmp(optarg, "fast"))
-				o->fast_attribution = true;
+				o->attribution = TSC_ATTR_FAST;
 			else
 				return bad("attribution", "unknown mode '%s' "
-					   "(exact or fast)", optarg);
+					   "(auto, kernel, exact or fast)",
+					   optarg);
+			o->fast_attribution = o->attribution == TSC_ATTR_FAST;
+			o->attribution_set = true;
+			break;
+		case OPT_KERNEL_BUFFER:
+			if ((r = set_uint("kernel-buffer", optarg, 4096,
+					  1ull << 30, &v)))
+				return r;
+			o->kernel_buffer = (size_t)v;
 			break;
 		case OPT_DEPTH:
 			if ((r = set_uint("depth", optarg, 1, 4096, &v)))
@@ -369,11 +391,19 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 		if (o->user)
 			return bad("user", "has no meaning with --replay "
 				   "(no privileges are needed)%s", "");
-		if (o->fast_attribution)
+		if (o->attribution_set)
 			return bad("attribution", "has no meaning with "
 				   "--replay (records carry their cgroup)%s",
 				   "");
+		if (o->kernel_buffer)
+			return bad("kernel-buffer", "has no meaning with "
+				   "--replay%s", "");
 	}
+	if (o->kernel_buffer && (o->attribution == TSC_ATTR_EXACT ||
+				 o->attribution == TSC_ATTR_FAST))
+		return bad("kernel-buffer", "has no meaning with "
+			   "--attribution %s (no kernel source)",
+			   o->attribution == TSC_ATTR_FAST ? "fast" : "exact");
 	if (o->fast_attribution && o->no_fork_events)
 		return bad("attribution", "'fast' needs fork events (cannot "
 			   "be combined with --no-fork-events)%s", "");

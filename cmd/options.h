@@ -10,6 +10,10 @@
 
 enum tsc_format { TSC_FMT_AUTO = 0, TSC_FMT_TABLE, TSC_FMT_JSONL, TSC_FMT_CSV };
 
+/* --attribution: auto = the kernel source where it loads, else exact */
+enum tsc_attr { TSC_ATTR_AUTO = 0, TSC_ATTR_KERNEL, TSC_ATTR_EXACT,
+		TSC_ATTR_FAST };
+
 struct tsc_opts {
 	enum tsc_format format; /* AUTO until resolved in setup */
 	const char *output;     /* NULL: stdout */
@@ -23,6 +27,9 @@ struct tsc_opts {
 	bool no_tgid;
 	bool no_fork_events;    /* don't track forks (proc connector) */
 	bool fast_attribution;  /* --attribution fast */
+	enum tsc_attr attribution; /* --attribution */
+	bool attribution_set;
+	size_t kernel_buffer;   /* --kernel-buffer; 0: library default */
 	unsigned depth;         /* 0: no folding */
 	const char *hierarchy;  /* NULL: library default */
 	const char *listen;     /* as given */

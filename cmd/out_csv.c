@@ -51,7 +51,7 @@ void out_csv_header(struct buf *b)
 			buf_printf(b, ",%s_delta", tsc_fields[i].name);
 	for (size_t i = 0; i < NEV; i++)
 		buf_printf(b, ",%s", ev_cols[i]);
-	buf_puts(b, "\r\n");
+	buf_puts(b, ",inferred,source\r\n");
 }
 
 static void lead(struct buf *b, const char *type, const struct snap_info *in)
@@ -76,7 +76,8 @@ void out_csv_snapshot(struct buf *b, const struct snap_info *in,
 		   (unsigned long long)in->unattributed,
 		   (unsigned long long)in->malformed);
 	sep(b, 3 + cc + NEV);
-	buf_puts(b, "\r\n");
+	buf_printf(b, ",%llu,%s\r\n", (unsigned long long)in->inferred,
+		   in->attribution ? in->attribution : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		lead(b, "cgroup", in);
@@ -109,13 +110,14 @@ void out_csv_snapshot(struct buf *b, const struct snap_info *in,
 				  tsc_fields[f].unit);
 		}
 		sep(b, NEV);
-		buf_puts(b, "\r\n");
+		buf_printf(b, ",%llu,\r\n", (unsigned long long)g->inferred);
 	}
 }
 
 /* Event rows fill the counter columns they have (utime_s, stime_s, ...). */
 void out_csv_event(struct buf *b, const struct cgs_record *r,
-		   const char *cgroup, uint64_t recv_ns, unsigned shard)
+		   const char *cgroup, const char *source,
+		     uint64_t recv_ns, unsigned shard)
 {
 	struct cgs_counters c;
 
@@ -170,6 +172,6 @@ void out_csv_event(struct buf *b, const struct cgs_record *r,
 	buf_fixed(b, r->etime_us, 6);
 	buf_putc(b, ',');
 	buf_u64(b, r->btime_s);
-	buf_puts(b, "\r\n");
+	buf_printf(b, ",,%s\r\n", source ? source : "none");
 	(void)shard;
 }

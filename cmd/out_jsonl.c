@@ -83,9 +83,16 @@ void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
 	kv_u64(b, "unattributed", in->unattributed);
 	kv_u64(b, "malformed", in->malformed);
 	kv_u64(b, "enobufs", in->enobufs);
+	if (in->attribution)
+		kv_str(b, "attribution_source", in->attribution);
 	buf_puts(b, ",\"attribution\":{");
-	buf_puts(b, "\"cache\":");
-	buf_u64(b, in->via_cache);
+	buf_puts(b, "\"kernel\":");
+	buf_u64(b, in->via_kernel);
+	kv_u64(b, "kernel_unmatched", in->kernel_unmatched);
+	kv_u64(b, "kernel_lost", in->kernel_lost);
+	kv_u64(b, "kernel_expired", in->kernel_expired);
+	kv_u64(b, "inferred", in->inferred);
+	kv_u64(b, "cache", in->via_cache);
 	kv_u64(b, "proc", in->via_proc);
 	kv_u64(b, "parent", in->via_parent);
 	kv_u64(b, "ancestor", in->via_ancestor);
@@ -113,13 +120,16 @@ void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
 		key(b, "removed");
 		buf_puts(b, g->removed ? "true" : "false");
 		counters(b, g);
+		kv_u64(b, "inferred", g->inferred);
+		kv_u64(b, "inferred_delta", g->inferred_delta);
 		buf_putc(b, '}');
 	}
 	buf_puts(b, "]}\n");
 }
 
 void out_jsonl_event(struct buf *b, const struct cgs_record *r,
-		     const char *cgroup, uint64_t recv_ns, unsigned shard)
+		     const char *cgroup, const char *source,
+		     uint64_t recv_ns, unsigned shard)
 {
 	buf_puts(b, "{\"type\":\"exit\",\"time\":");
 	buf_fixed(b, recv_ns, 9);
@@ -134,6 +144,7 @@ void out_jsonl_event(struct buf *b, const struct cgs_record *r,
 	kv_u64(b, "gid", r->gid);
 	kv_str(b, "comm", r->comm);
 	kv_str(b, "cgroup", cgroup ? cgroup : CGS_UNKNOWN_CGROUP);
+	kv_str(b, "source", source ? source : "none");
 	kv_u64(b, "exit_status", r->exit_status);
 	buf_printf(b, ",\"exit_code\":%d,\"signal\":%d,\"core\":%s",
 		   exit_code_of(r->exit_status), exit_signal_of(r->exit_status),

@@ -82,6 +82,18 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		}
 	}
 
+	head(b, "inferred_records_total", "counter",
+	     "Records of the cgroup whose cgroup was inferred from a parent or "
+	     "fork ancestor (the /proc fallback's guesses).");
+	for (size_t i = 0; i < n; i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		buf_puts(b, P "inferred_records_total");
+		cglabel(b, g->path);
+		buf_puts(b, "} ");
+		buf_u64(b, g->inferred);
+		buf_putc(b, '\n');
+	}
+
 	collector(b, "collector_records_total", "counter",
 		  "Task exit records accounted.", in->records);
 	collector(b, "collector_dropped_total", "counter",
@@ -101,6 +113,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		{ "cache", in->via_cache }, { "proc", in->via_proc },
 		{ "parent", in->via_parent }, { "ancestor", in->via_ancestor },
 		{ "fork_parent", in->via_fork_parent },
+		{ "kernel", in->via_kernel },
 	};
 	for (size_t i = 0; i < sizeof(vias) / sizeof(vias[0]); i++) {
 		buf_printf(b, P "collector_attributed_total{via=\"%s\"} ",
@@ -108,6 +121,28 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		buf_u64(b, vias[i].v);
 		buf_putc(b, '\n');
 	}
+	if (in->attribution) {
+		head(b, "collector_attribution_source", "gauge",
+		     "1 for the attribution source in use: kernel (exit-time "
+		     "cgroup from BPF) or proc (the /proc fallback).");
+		buf_printf(b, P "collector_attribution_source{source=\"%s\"} "
+			   "1\n", in->attribution);
+	}
+	collector(b, "collector_inferred_total", "counter",
+		  "Records whose cgroup was inferred, not known.",
+		  in->inferred);
+	collector(b, "collector_kernel_unmatched_total", "counter",
+		  "Records the kernel source had no verified entry for "
+		  "(attributed by the /proc fallback).", in->kernel_unmatched);
+	collector(b, "collector_kernel_lost_total", "counter",
+		  "Kernel-side entries dropped because the BPF ring buffer was "
+		  "full (exact).", in->kernel_lost);
+	collector(b, "collector_kernel_expired_total", "counter",
+		  "Kernel-side entries no record claimed (their record was "
+		  "dropped or went elsewhere).", in->kernel_expired);
+	collector(b, "collector_kernel_ringbuf_bytes", "gauge",
+		  "BPF ring buffer per shard, 0 without the kernel source.",
+		  in->kernel_ringbuf);
 	collector(b, "collector_fork_tracking", "gauge",
 		  "1 if fork events from the proc connector are used.",
 		  in->fork_tracking);

@@ -44,13 +44,23 @@ void out_table_snapshot(struct buf *b, const struct snap_info *in,
 
 	timestamp(b, in->time_ns);
 	buf_printf(b, "%s  records %llu  dropped %llu  unattributed %llu  "
-		   "malformed %llu  cgroups %zu  hierarchy %s\n",
+		   "malformed %llu  cgroups %zu  hierarchy %s",
 		   in->final ? "  final" : "",
 		   (unsigned long long)in->records,
 		   (unsigned long long)in->dropped,
 		   (unsigned long long)in->unattributed,
 		   (unsigned long long)in->malformed, n,
 		   in->hierarchy ? in->hierarchy : "?");
+	if (in->attribution)
+		buf_printf(b, "  attribution %s", in->attribution);
+	if (in->kernel_unmatched || in->kernel_lost)
+		buf_printf(b, " (not matched %llu, lost %llu)",
+			   (unsigned long long)in->kernel_unmatched,
+			   (unsigned long long)in->kernel_lost);
+	if (in->inferred)
+		buf_printf(b, "  inferred %llu",
+			   (unsigned long long)in->inferred);
+	buf_putc(b, '\n');
 	if (!v) {
 		buf_puts(b, "(out of memory)\n\n");
 		return;
@@ -61,9 +71,9 @@ void out_table_snapshot(struct buf *b, const struct snap_info *in,
 			v[rows++] = g;
 	}
 	qsort(v, rows, sizeof(*v), by_tasks);
-	buf_printf(b, "%9s %7s %9s %9s %9s %10s %10s  %s\n", "TASKS", "NEW",
-		   "PROCS", "TASKS+SUB", "PROCS+SUB", "USER_S", "SYS_S",
-		   "CGROUP");
+	buf_printf(b, "%9s %7s %9s %9s %9s %10s %10s %8s  %s\n", "TASKS",
+		   "NEW", "PROCS", "TASKS+SUB", "PROCS+SUB", "USER_S", "SYS_S",
+		   "INFERRED", "CGROUP");
 	for (size_t i = 0; i < rows && (!top || shown < top); i++, shown++) {
 		const struct cgs_cgroup_stats *g = v[i];
 		buf_printf(b, "%9llu %7llu %9llu %9llu %9llu",
@@ -74,7 +84,7 @@ void out_table_snapshot(struct buf *b, const struct snap_info *in,
 			   (unsigned long long)g->subtree.processes);
 		secs(b, g->self.utime_us, 10);
 		secs(b, g->self.stime_us, 10);
-		buf_puts(b, "  ");
+		buf_printf(b, " %8llu  ", (unsigned long long)g->inferred);
 		esc_text(b, g->path, strlen(g->path));
 		buf_putc(b, '\n');
 	}
@@ -86,7 +96,8 @@ void out_table_snapshot(struct buf *b, const struct snap_info *in,
 }
 
 void out_table_event(struct buf *b, const struct cgs_record *r,
-		     const char *cgroup, uint64_t recv_ns, unsigned shard)
+		     const char *cgroup, const char *source,
+		     uint64_t recv_ns, unsigned shard)
 {
 	int code = exit_code_of(r->exit_status);
 	timestamp(b, recv_ns);
@@ -104,6 +115,6 @@ void out_table_event(struct buf *b, const struct cgs_record *r,
 		   (unsigned long long)(r->stime_us % 1000000u));
 	const char *cg = cgroup ? cgroup : CGS_UNKNOWN_CGROUP;
 	esc_text(b, cg, strlen(cg));
-	buf_putc(b, '\n');
+	buf_printf(b, " source %s\n", source ? source : "none");
 	(void)shard;
 }

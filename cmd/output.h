@@ -23,6 +23,10 @@ struct snap_info {
 	 * reaped processes degrades, so it is shown, not hidden) */
 	uint64_t via_cache, via_proc, via_parent, via_ancestor;
 	uint64_t via_fork_parent; /* --attribution fast */
+	const char *attribution;  /* "kernel" or "proc" (NULL in replay) */
+	uint64_t via_kernel, kernel_unmatched, kernel_lost, kernel_expired;
+	uint64_t inferred;        /* records whose cgroup was inferred */
+	uint64_t kernel_ringbuf;  /* bytes per shard, 0: no kernel source */
 	bool fork_tracking;
 	uint64_t fork_drops;
 	unsigned shards;
@@ -63,18 +67,21 @@ const char *kind_name(enum cgs_kind k);
 void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
 			const struct cgs_snapshot *s);
 void out_jsonl_event(struct buf *b, const struct cgs_record *r,
-		     const char *cgroup, uint64_t recv_ns, unsigned shard);
+		     const char *cgroup, const char *source, uint64_t recv_ns,
+		     unsigned shard);
 
 void out_csv_header(struct buf *b);
 void out_csv_snapshot(struct buf *b, const struct snap_info *in,
 		      const struct cgs_snapshot *s);
 void out_csv_event(struct buf *b, const struct cgs_record *r,
-		   const char *cgroup, uint64_t recv_ns, unsigned shard);
+		   const char *cgroup, const char *source, uint64_t recv_ns,
+		     unsigned shard);
 
 void out_table_snapshot(struct buf *b, const struct snap_info *in,
 			const struct cgs_snapshot *s, unsigned top);
 void out_table_event(struct buf *b, const struct cgs_record *r,
-		     const char *cgroup, uint64_t recv_ns, unsigned shard);
+		     const char *cgroup, const char *source, uint64_t recv_ns,
+		     unsigned shard);
 
 /* Prometheus text exposition format 0.0.4. */
 void out_prom(struct buf *b, const struct snap_info *in,

@@ -47,7 +47,8 @@ static void account(struct tsc *c, const struct cap_exit *ex,
 		path = CGS_UNKNOWN_CGROUP;
 	cgs_rollup_account_path(c->rollup, 0, rec, path);
 	if (c->o->events) {
-		tsc_shard_event(c, s, rec, path, ex->recv_ns, ex->shard);
+		tsc_shard_event(c, s, rec, path, "capture", ex->recv_ns,
+				ex->shard);
 		tsc_shard_flush_locked(c, s, false);
 	}
 }

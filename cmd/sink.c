@@ -87,17 +87,17 @@ static void write_locked(struct tsc *c, pthread_mutex_t *m, int fd,
 
 void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 		     const struct cgs_record *r, const char *cgroup,
-		     uint64_t recv_ns, unsigned shard)
+		     const char *source, uint64_t recv_ns, unsigned shard)
 {
 	switch (c->fmt) {
 	case TSC_FMT_CSV:
-		out_csv_event(&s->ev, r, cgroup, recv_ns, shard);
+		out_csv_event(&s->ev, r, cgroup, source, recv_ns, shard);
 		break;
 	case TSC_FMT_TABLE:
-		out_table_event(&s->ev, r, cgroup, recv_ns, shard);
+		out_table_event(&s->ev, r, cgroup, source, recv_ns, shard);
 		break;
 	default:
-		out_jsonl_event(&s->ev, r, cgroup, recv_ns, shard);
+		out_jsonl_event(&s->ev, r, cgroup, source, recv_ns, shard);
 		break;
 	}
 }
@@ -195,7 +195,16 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 		in->via_fork_parent = t->via_fork_parent;
 		in->fork_tracking = t->fork_tracking;
 		in->fork_drops = t->fork_drops;
+		in->via_kernel = t->via_kernel;
+		in->kernel_unmatched = t->kernel_unmatched;
+		in->kernel_lost = t->kernel_lost;
+		in->kernel_expired = t->kernel_expired;
+		in->inferred = t->inferred;
+		in->kernel_ringbuf = t->kernel_ringbuf;
 	}
+	if (!c->replay)
+		in->attribution = t && t->attribution == CGS_ATTRIBUTION_KERNEL
+					  ? "kernel" : "proc";
 	in->shards = c->nshards;
 	if (c->l) {
 		struct cgs_loss loss;

@@ -461,6 +461,10 @@ struct cgs_rollup_opts {
 	 * to the shard that receives that CPU's records; NULL: CPU c to
 	 * shard c % shards. Not kept after cgs_rollup_new(). */
 	const char *const *shard_cpus;
+	/* when cgs_rollup_new() fails, a sentence saying why (e.g. what the
+	 * kernel source is missing) is written here; may be NULL */
+	char *errbuf;
+	size_t errbuf_len;
 };
 
 int cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
@@ -484,6 +488,28 @@ const char *cgs_rollup_kernel_error(const struct cgs_rollup *r);
  */
 int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
 		       const struct cgs_record *rec, const char **path_out);
+
+/* How one record was attributed (cgs_rollup_account_src). */
+enum cgs_source {
+	CGS_SOURCE_NONE = 0,     /* not attributed: the unknown bucket, or a
+				  * TGID record ignored (CGS_ROLLUP_NO_TGID) */
+	CGS_SOURCE_KERNEL = 1,   /* the kernel's exit-time cgroup */
+	CGS_SOURCE_PROC = 2,     /* the process's own /proc/<pid>/cgroup (now
+				  * or cached) */
+	CGS_SOURCE_INFERRED = 3, /* inferred from its parent or a fork
+				  * ancestor: a guess, counted per cgroup */
+};
+
+/* "none", "kernel", "proc", "inferred"; NULL when out of range. */
+const char *cgs_source_name(enum cgs_source s);
+
+/*
+ * cgs_rollup_account(), also telling how the record was attributed:
+ * *src_out (may be NULL) receives its enum cgs_source.
+ */
+int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
+			   const struct cgs_record *rec, const char **path_out,
+			   enum cgs_source *src_out);
 
 /* Account a record to a known path (e.g. replayed captures). */
 int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,

@@ -124,6 +124,7 @@ CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
 		goto fail;
 	/* the caller's strings are not kept */
 	r->o.hierarchy = r->o.proc_root = r->o.mountinfo = NULL;
+	r->o.errbuf = NULL;
 	if ((rc = cgsi_deaths_init(&r->deaths, r->proc_root)) < 0)
 		goto fail;
 	r->t0 = r->o.clock_ms(r->o.clock_ctx);
@@ -143,8 +144,13 @@ CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
 	}
 	/* the kernel source first: with it, fork tracking would only serve
 	 * the rare record whose entry was lost */
-	if ((rc = cgsi_kernel_open(r)) < 0)
+	if ((rc = cgsi_kernel_open(r)) < 0) {
+		if (opts && opts->sz >= offsetof(struct cgs_rollup_opts,
+						 errbuf_len) + sizeof(size_t) &&
+		    opts->errbuf && opts->errbuf_len)
+			snprintf(opts->errbuf, opts->errbuf_len, "%s", r->kerr);
 		goto fail;
+	}
 	if ((r->o.flags & CGS_ROLLUP_TRACK_FORKS) && !r->ksrc)
 		track_forks(r);
 	*out = r;
@@ -190,10 +196,27 @@ static inline void account_node(struct cgsi_rshard *s, struct cgsi_cgnode *n,
 		n->ivl_vm = rec->hiwater_vm_kb;
 }
 
+CGS_EXPORT const char *cgs_source_name(enum cgs_source s)
+{
+	static const char *const n[] = { "none", "kernel", "proc",
+					 "inferred" };
+	return (unsigned)s < CGS_ARRAY_SIZE(n) ? n[s] : NULL;
+}
+
 CGS_EXPORT int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
 				  const struct cgs_record *rec,
 				  const char **path_out)
 {
+	return cgs_rollup_account_src(r, shard, rec, path_out, NULL);
+}
+
+CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
+				      const struct cgs_record *rec,
+				      const char **path_out,
+				      enum cgs_source *src_out)
+{
+	if (src_out)
+		*src_out = CGS_SOURCE_NONE;
 	if (cgs_unlikely(!r || !rec || shard >= r->nshards ||
 			 rec->kind < CGS_KIND_THREAD ||
 			 rec->kind > CGS_KIND_TGID))
@@ -212,12 +235,19 @@ CGS_EXPORT int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
 		found = cgsi_ksrc_lookup(r->ksrc, shard, rec, &cgid);
 	pthread_mutex_lock(&s->lock);
 	struct cgsi_cgnode *n = NULL;
+	enum cgs_source src = CGS_SOURCE_KERNEL;
 	if (r->ksrc && !(n = cgsi_kernel_node(r, s, rec, found, cgid, now)))
 		s->st.kernel_fallback++;
-	if (!n)
+	if (!n) {
 		n = cgsi_attribute(r, s, rec, now);
+		src = n->unknown ? CGS_SOURCE_NONE
+				 : s->last_inferred ? CGS_SOURCE_INFERRED
+						    : CGS_SOURCE_PROC;
+	}
 	account_node(s, n, rec);
 	pthread_mutex_unlock(&s->lock);
+	if (src_out)
+		*src_out = src;
 	if (path_out)
 		*path_out = n->path;
 	return 0;
