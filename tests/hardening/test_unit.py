@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The systemd unit example is hardened and still able to work:
- - capability bounding set and ambient set exactly CAP_NET_ADMIN;
+ - capability bounding set and ambient set exactly CAP_NET_ADMIN (the
+   listeners) plus CAP_BPF and CAP_PERFMON (the kernel attribution
+   source), and bpf(2) allowed by the system call filter;
  - address families restricted, AF_NETLINK allowed, AF_PACKET not;
  - the initial network and user namespaces kept (PrivateNetwork= or
    PrivateUsers= would make the kernel accept the registration and never
@@ -45,10 +47,15 @@ def last(d, k, default=None):
 
 def main():
     d = directives(UNIT)
+    need = {"CAP_NET_ADMIN", "CAP_BPF", "CAP_PERFMON"}
     caps = set(last(d, "CapabilityBoundingSet", "").split())
-    check(caps == {"CAP_NET_ADMIN"}, "CapabilityBoundingSet=%s" % caps)
+    check(caps == need, "CapabilityBoundingSet=%s" % caps)
     amb = set(last(d, "AmbientCapabilities", "").split())
-    check(amb <= {"CAP_NET_ADMIN"}, "AmbientCapabilities=%s" % amb)
+    check(amb == need, "AmbientCapabilities=%s" % amb)
+    filt = " ".join(d.get(("Service", "SystemCallFilter"), [])).split()
+    check("bpf" in filt and "~bpf" not in filt and
+          not any(f.startswith("~") for f in filt),
+          "SystemCallFilter must allow bpf: %s" % filt)
     fams = set(last(d, "RestrictAddressFamilies", "").split())
     check(fams and not any(f.startswith("~") for f in fams),
           "RestrictAddressFamilies must be an allow list: %s" % fams)
