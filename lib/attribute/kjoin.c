@@ -125,6 +125,10 @@ static int64_t verify(const struct cgsi_kentry *e, const struct cgs_record *rec,
 					  : (e->run_delay < d->total_ns ||
 					     e->run_delay - d->total_ns > gap))
 			return -1;
+		/* scheduled in again: it was switched out first */
+		if (e->pcount != d->count && (rec->fields & CGS_HAS_CTXSW) &&
+		    (uint64_t)e->csw == (uint32_t)(rec->nvcsw + rec->nivcsw))
+			return -1;
 	}
 	if ((rec->fields & CGS_HAS_BASIC) &&
 	    (e->minflt < rec->minflt || e->minflt - rec->minflt > 16))

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Attribution sources of the collector, as an operator meets them:
+ - default (auto) with CAP_BPF/CAP_PERFMON: the kernel source, said on
+   stderr and in every snapshot (attribution_source), every event line
+   naming its source; a workload that moves itself into its cgroup right
+   after fork and whose children are reaped at once lands exactly there,
+   also under --user nobody (the program is loaded before privileges go);
+ - without CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN (capsh drops them): auto
+   falls back to /proc with a one-line reason naming what is missing, and
+   the snapshot says "proc"; --attribution kernel exits 1 with a message;
+ - Prometheus text carries the source and the kernel counters."""
+import os
+import subprocess
+import time
+
+from e2e_common import (Cgroups, Collector, binary, by_path, check,
+                        final_rollup, need_root_taskstats, need_tool, skip)
+
+B = binary()
+need_root_taskstats(B)
+CAPSH = need_tool("capsh")
+# capsh runs a shell after "--": exec the collector with its arguments
+DROP = ["--drop=cap_bpf,cap_perfmon,cap_sys_admin", "--", "-c",
+        'exec "$0" "$@"']
+
+
+def self_moving(cgdir, children=40):
+    """A child that joins cgdir right after fork, forks `children` that
+    exit at once and are reaped at once, and exits; reaped at once."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            with open(os.path.join(cgdir, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+            for _ in range(children):
+                c = os.fork()
+                if c == 0:
+                    os._exit(0)
+                os.waitpid(c, 0)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    return children + 1
+
+
+def run(args, wrap=None, work=None):
+    col = Collector(B, args, wrap=wrap)
+    try:
+        col.wait_started()
+        n = work() if work else 0
+        time.sleep(0.4)
+        rc = col.stop()
+        return rc, col.lines(), col.stderr(), n
+    finally:
+        col.cleanup()
+
+
+with Cgroups("attr") as cg:
+    k = cg.mkdir("k")
+    rc, objs, err, n = run(["-f", "jsonl", "-i", "0.3", "--events"],
+                           work=lambda: self_moving(k))
+    check(rc == 0, "exit %d: %s" % (rc, err))
+    if "attribution: kernel" not in err:
+        skip("the kernel source does not load here: " + err.strip())
+    roll = final_rollup(objs)
+    check(roll.get("attribution_source") == "kernel",
+          "attribution_source %r" % roll.get("attribution_source"))
+    c = by_path(roll).get(cg.path("k"))
+    check(c is not None and c["tasks"] == n and c["processes"] == n,
+          "kernel source: %s holds %r, want %d" % (cg.path("k"), c, n))
+    check(c["inferred"] == 0, "inferred %d with the kernel source" %
+          c["inferred"])
+    att = roll["attribution"]
+    check(att["kernel"] == roll["records"] and att["kernel_unmatched"] == 0,
+          "attribution %r, records %d" % (att, roll["records"]))
+    exits = [o for o in objs if o["type"] == "exit"]
+    check(exits and all(e["source"] == "kernel" for e in exits),
+          "event sources: %r" % sorted({e["source"] for e in exits}))
+    print("ok: kernel source: %d/%d in %s, %d events all 'kernel'" %
+          (c["tasks"], n, cg.path("k"), len(exits)))
+
+    # Loaded before the privileges are dropped.
+    u = cg.mkdir("u")
+    rc, objs, err, n = run(["-f", "jsonl", "-i", "0.3", "--user", "nobody"],
+                           work=lambda: self_moving(u))
+    check(rc == 0, "--user nobody: exit %d: %s" % (rc, err))
+    roll = final_rollup(objs)
+    c = by_path(roll).get(cg.path("u"))
+    check(roll.get("attribution_source") == "kernel" and c and
+          c["tasks"] == n, "--user nobody: %r in %s" % (c, cg.path("u")))
+    print("ok: --user nobody keeps the kernel source (%d/%d)" %
+          (c["tasks"], n))
+
+    # No BPF privilege: auto falls back, saying why; kernel refuses.
+    rc, objs, err, _ = run(["-f", "jsonl", "-i", "0.3"],
+                           wrap=[CAPSH] + DROP)
+    check(rc == 0, "auto without CAP_BPF: exit %d: %s" % (rc, err))
+    line = [l for l in err.splitlines() if "attribution:" in l]
+    check(line and "exact" in line[0] and "CAP_BPF" in line[0],
+          "fallback message: %r" % err)
+    roll = final_rollup(objs)
+    check(roll.get("attribution_source") == "proc",
+          "attribution_source %r" % roll.get("attribution_source"))
+    print("ok: without CAP_BPF: %s" % line[0])
+    r = subprocess.run([CAPSH] + DROP + [B, "--attribution", "kernel", "-f",
+                                         "jsonl", "-d", "1"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 1 and "--attribution kernel" in r.stderr and
+          "CAP_BPF" in r.stderr, "--attribution kernel without CAP_BPF: "
+          "exit %d, %r" % (r.returncode, r.stderr))
+    print("ok: --attribution kernel without CAP_BPF: exit 1: %s" %
+          r.stderr.strip())
+
+    # Prometheus text names the source.
+    tf = "/tmp/tsc-attr-%d.prom" % os.getpid()
+    try:
+        rc, _, err, _ = run(["-f", "jsonl", "-i", "0.3", "--textfile", tf])
+        check(rc == 0, "textfile run: %s" % err)
+        with open(tf) as f:
+            prom = f.read()
+    finally:
+        if os.path.exists(tf):
+            os.unlink(tf)
+    for want in ('taskstat_collector_attribution_source{source="kernel"} 1',
+                 'taskstat_collector_attributed_total{via="kernel"}',
+                 "taskstat_collector_kernel_lost_total 0",
+                 "taskstat_inferred_records_total{"):
+        check(want in prom, "metrics lack %r" % want)
+    print("ok: metrics name the source")
