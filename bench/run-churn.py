@@ -9,7 +9,9 @@ configuration always runs first):
 
   a  no listener
   b  bench/drain: libcgstats listener whose callback only counts (the floor)
-  c  taskstat-collect fully on (attribution, rollup, per-tgid, jsonl)
+  c  taskstat-collect fully on (attribution, rollup, per-tgid, jsonl) at
+     its default: the kernel attribution source where it loads
+  p  c with --attribution exact (the /proc fallback)
   d  c with --no-tgid
   e  c with --events (one line per exit record, to a file)
   f  c with --no-fork-events (no proc-connector fork tracking)
@@ -40,7 +42,8 @@ import time
 CONFIGS = {
     'a': 'no listener',
     'b': 'drain-only listener (floor)',
-    'c': 'taskstat-collect full',
+    'c': 'taskstat-collect full (default: kernel source)',
+    'p': 'taskstat-collect --attribution exact (/proc)',
     'd': 'taskstat-collect --no-tgid',
     'e': 'taskstat-collect --events',
     'k': 'kernel side only (registered, not woken)',
@@ -150,7 +153,7 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
                str(64 << 20)]
     elif cfg == 'w':
         cmd = [args.drain, '--batch-ms', '0']
-    elif cfg in 'cdefx':
+    elif cfg in 'cdefxp':
         cmd = [args.collector, '--format', 'jsonl', '--output', outpath,
                '--interval', str(args.interval), '--hierarchy', 'v2']
         if cfg == 'd':
@@ -161,6 +164,8 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
             cmd.append('--no-fork-events')
         if cfg == 'x':
             cmd += ['--attribution', 'fast']
+        if cfg == 'p':
+            cmd += ['--attribution', 'exact']
         cmd += args.collector_arg
     else:
         cmd = None
@@ -302,7 +307,7 @@ def summarize(runs, configs, modes):
                 s['overhead_of_medians_pct'][k] = \
                     (s[k]['median'] / b - 1) * 100 if b else None
         fl = summ[mode].get('b')
-        for cfg in ('c', 'd', 'e', 'f', 'x'):
+        for cfg in ('c', 'p', 'd', 'e', 'f', 'x'):
             s = summ[mode].get(cfg)
             if not s or not fl:
                 continue
@@ -404,7 +409,7 @@ def markdown(meta, summ, configs, modes):
                 for k in ('elapsed_s', 'cpu_s', 'total_cpu_s')) +
                 f" | {pct(s['listener_net_pct_of_workload'])} |")
         rows = [(cfg, summ[mode][cfg]['vs_floor'])
-                for cfg in ('c', 'd', 'e', 'f', 'x')
+                for cfg in ('c', 'p', 'd', 'e', 'f', 'x')
                 if cfg in summ[mode] and 'vs_floor' in summ[mode][cfg]]
         if rows:
             out.append('\nCost relative to the drain-only floor (overhead X '
