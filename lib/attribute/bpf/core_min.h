@@ -28,17 +28,14 @@ enum bpf_map_type {
 
 #define BPF_RB_NO_WAKEUP (1ULL << 0)
 
-struct sched_entity {
-	__u64 sum_exec_runtime;
-} __attribute__((preserve_access_index));
-
 struct sched_info {
 	unsigned long pcount;
 	unsigned long long run_delay;
 } __attribute__((preserve_access_index));
 
 struct task_struct {
-	struct sched_entity se;
+	int pid;
+	int tgid;
 	struct sched_info sched_info;
 	unsigned long min_flt;
 	__u64 start_time;

@@ -3,7 +3,7 @@
  * Kernel-side attribution: for every exiting task, the cgroup2 id it was in
  * when it exited, plus what the library needs to prove which taskstats
  * record an entry belongs to (tid, tgid, start time, lifetime, run-queue
- * wait and CPU slices, context switches, minor faults). Raw tracepoints attach by name: no tracefs needed.
+ * wait and CPU slices, context switches, minor faults).
  *
  * One ring buffer per listener shard (cpu_shard[] routes the CPU a task
  * exits on to the shard that receives that CPU's taskstats events), so no
@@ -44,10 +44,10 @@ struct {
 	__uint(max_entries, 1 << 20);
 } cgring SEC(".maps");
 
-SEC("raw_tp/sched_process_exit")
-int cgs_exit(void *ctx)
+SEC("tp_btf/sched_process_exit")
+int cgs_exit(__u64 *ctx)
 {
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *t = (struct task_struct *)ctx[0];
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u32 shard = cpu_shard[cpu & (CGSK_MAX_CPUS - 1)];
 	void *rb = bpf_map_lookup_elem(&rings, &shard);
@@ -60,18 +60,17 @@ int cgs_exit(void *ctx)
 		__sync_fetch_and_add(&lost[shard & (CGSK_MAX_SHARDS - 1)], 1);
 		return 0;
 	}
-	__u64 pt = bpf_get_current_pid_tgid();
 	e->type = CGSK_EV_EXIT;
-	e->tid = (__u32)pt;
-	e->tgid = (__u32)(pt >> 32);
+	e->tid = t->pid;
+	e->tgid = t->tgid;
 	e->cgid = bpf_get_current_cgroup_id();
 	e->now_ns = bpf_ktime_get_ns();
-	e->start_ns = BPF_CORE_READ(t, start_time);
-	e->csw = (__u32)(BPF_CORE_READ(t, nvcsw) + BPF_CORE_READ(t, nivcsw));
-	e->minflt = BPF_CORE_READ(t, min_flt);
+	e->start_ns = t->start_time;
+	e->csw = (__u32)(t->nvcsw + t->nivcsw);
+	e->minflt = t->min_flt;
 	if (bpf_core_field_exists(t->sched_info)) { /* CONFIG_SCHED_INFO */
-		e->pcount = BPF_CORE_READ(t, sched_info.pcount);
-		e->run_delay = BPF_CORE_READ(t, sched_info.run_delay);
+		e->pcount = t->sched_info.pcount;
+		e->run_delay = t->sched_info.run_delay;
 	} else {
 		e->pcount = e->run_delay = ~0ull;
 	}
