@@ -156,7 +156,7 @@ int tsc_live(struct tsc *c, int sigfd)
 		cgs_rollup_totals(c->rollup, &t);
 		if (t.attribution == CGS_ATTRIBUTION_KERNEL)
 			fprintf(stderr, PROG ": attribution: kernel (each "
-				"task's cgroup at exit, from BPF; ring buffer "
+				"task's cgroup at exit, from BPF; rings of "
 				"%llu KiB per shard)\n",
 				(unsigned long long)t.kernel_ringbuf / 1024);
 		else if (ro.attribution == CGS_ATTRIBUTION_AUTO)

@@ -135,13 +135,13 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		  "Records the kernel source had no verified entry for "
 		  "(attributed by the /proc fallback).", in->kernel_unmatched);
 	collector(b, "collector_kernel_lost_total", "counter",
-		  "Kernel-side entries dropped because the BPF ring buffer was "
+		  "Kernel-side entries dropped because their CPU's ring was "
 		  "full (exact).", in->kernel_lost);
 	collector(b, "collector_kernel_expired_total", "counter",
 		  "Kernel-side entries no record claimed (their record was "
 		  "dropped or went elsewhere).", in->kernel_expired);
 	collector(b, "collector_kernel_ringbuf_bytes", "gauge",
-		  "BPF ring buffer per shard, 0 without the kernel source.",
+		  "Kernel source ring bytes per shard, 0 without it.",
 		  in->kernel_ringbuf);
 	collector(b, "collector_fork_tracking", "gauge",
 		  "1 if fork events from the proc connector are used.",

@@ -412,14 +412,15 @@ struct cgs_rollup;
  *
  * CGS_ATTRIBUTION_KERNEL: the kernel itself, at exit time. A BPF program
  * on the sched_process_exit tracepoint hands each exiting task's cgroup2
- * id to the library (one ring buffer per shard, read without a syscall),
+ * id to the library (a ring per CPU, read by the shard that receives that
+ * CPU's records, without a syscall),
  * and each record is joined with its own entry, verified by tid, tgid,
  * lifetime, run time, context switches and start second. Exact whatever
  * the launcher did (moved after fork, clone3 into a cgroup, reaped at
- * once, pid reused). Needs Linux >= 5.10 with BTF, CAP_BPF + CAP_PERFMON
+ * once, pid reused). Needs Linux >= 5.12 with BTF, CAP_BPF + CAP_PERFMON
  * (or CAP_SYS_ADMIN) when the rollup is created (not afterwards), a
  * library built with libbpf, and the cgroup2 hierarchy. A record whose
- * entry cannot be found (ring buffer full: totals.kernel_lost; preempted
+ * entry cannot be found (its CPU's ring full: totals.kernel_lost; preempted
  * for over 20 ms between the two points) falls back to /proc, counted in
  * totals.kernel_unmatched. cgs_rollup_new() fails when it cannot load.
  * CGS_ATTRIBUTION_PROC: read /proc/<pid>/cgroup, a cache, the parent, fork
@@ -452,8 +453,9 @@ struct cgs_rollup_opts {
 	uint64_t (*clock_ms)(void *ctx); /* monotonic ms; NULL: CLOCK_MONOTONIC */
 	void *clock_ctx;
 	enum cgs_attribution attribution; /* 0: CGS_ATTRIBUTION_AUTO */
-	size_t kernel_ringbuf; /* kernel source: ring buffer bytes per shard
-				* (rounded up to a power of two); 0: 2 MiB */
+	size_t kernel_ringbuf; /* kernel source: ring bytes per shard, shared
+				* out among its CPUs (a power of two of 64-byte
+				* entries each); 0: 2 MiB */
 	unsigned kernel_wait_ms; /* kernel source: longest wait of a record
 				  * for its entry; 0: 5 */
 	/* kernel source: cpulist of each shard (shards entries, as
@@ -573,13 +575,13 @@ struct cgs_rollup_totals {
 				    * exit-time cgroup (TGID records too) */
 	uint64_t kernel_unmatched; /* records with no verified kernel entry:
 				    * attributed by the /proc fallback */
-	uint64_t kernel_lost;      /* kernel entries dropped, ring buffer full
+	uint64_t kernel_lost;      /* kernel entries dropped, their ring full
 				    * (exact, counted by the BPF program) */
 	uint64_t kernel_expired;   /* kernel entries no record claimed (their
 				    * record was dropped, see cgs_loss) */
 	uint64_t kernel_waits;     /* records that waited for their entry */
 	uint64_t kernel_unresolved; /* cgroup ids without a known path */
-	uint64_t kernel_ringbuf;   /* ring buffer bytes per shard */
+	uint64_t kernel_ringbuf;   /* ring bytes per shard */
 	/* both sources */
 	uint64_t inferred;         /* records whose cgroup was inferred from a
 				    * parent or fork ancestor (via_parent +

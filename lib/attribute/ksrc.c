@@ -45,6 +45,7 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/mman.h>
 
 #include "attribute/bpf/exitcg_abi.h"
 #include "attribute/cgid.h"
@@ -60,9 +61,10 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 
 struct kshard {
 	pthread_mutex_t lock; /* owner per record; others on a miss */
-	struct ring_buffer *rb;
+	unsigned *cpus;       /* the CPUs whose rings this shard reads */
+	unsigned ncpus;
 	struct cgsi_kjoin join;
-	uint64_t lost_seen;   /* k->skel->bss->lost[] when last waited */
+	uint64_t lost_seen;   /* lost entries of its CPUs when last waited */
 	bool nowait;          /* a wait failed: don't wait until a hit */
 	uint64_t unmatched, waits, wait_timeouts, expired_calls;
 } __attribute__((aligned(64)));
@@ -71,8 +73,13 @@ struct cgsi_ksrc {
 	struct exitcg_bpf *skel;
 	unsigned nshards;
 	struct kshard *sh;
-	int *ring_fd;
-	size_t ring_bytes;
+	unsigned ncpu;          /* possible CPUs (ring count) */
+	uint32_t nslots;        /* entries per CPU ring */
+	struct cgsk_ctl *ctl;   /* mmapped, ncpu elements */
+	size_t ctl_len;
+	const struct cgsk_exit *slots; /* mmapped, ncpu * nslots */
+	size_t slots_len;
+	size_t ring_bytes;      /* per shard */
 	unsigned wait_us;
 	struct ring_buffer *cgrb;
 	pthread_mutex_t idlock; /* ids, cgrb, dfl_hier */
@@ -99,21 +106,31 @@ static int64_t real_off_ns(void)
 	       ((int64_t)r.tv_nsec - (int64_t)m.tv_nsec);
 }
 
-static int on_exit_entry(void *ctx, void *data, size_t len)
+/* Move what the shard's CPUs wrote into its join table (no syscall). */
+static void consume(struct cgsi_ksrc *k, struct kshard *s)
 {
-	struct kshard *s = ctx;
-	const struct cgsk_exit *x = data;
-	if (len < sizeof(*x) || x->type != CGSK_EV_EXIT)
-		return 0;
-	struct cgsi_kentry e = {
-		.tid = x->tid, .tgid = x->tgid, .csw = x->csw,
-		.cgid = x->cgid, .start_ns = x->start_ns,
-		.now_ns = x->now_ns,
-		.pcount = x->pcount, .run_delay = x->run_delay,
-		.minflt = x->minflt,
-	};
-	cgsi_kjoin_add(&s->join, &e);
-	return 0;
+	for (unsigned i = 0; i < s->ncpus; i++) {
+		unsigned cpu = s->cpus[i];
+		struct cgsk_ctl *c = &k->ctl[cpu];
+		uint64_t h = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+		uint64_t t = c->tail;
+		if (t == h)
+			continue;
+		const struct cgsk_exit *ring =
+			&k->slots[(size_t)cpu * k->nslots];
+		for (; t != h; t++) {
+			const struct cgsk_exit *x = &ring[t & (k->nslots - 1)];
+			struct cgsi_kentry e = {
+				.tid = x->tid, .tgid = x->tgid, .csw = x->csw,
+				.cgid = x->cgid, .start_ns = x->start_ns,
+				.now_ns = x->now_ns, .pcount = x->pcount,
+				.run_delay = x->run_delay, .minflt = x->minflt,
+			};
+			cgsi_kjoin_add(&s->join, &e);
+		}
+		/* the slots are read: the program may reuse them */
+		__atomic_store_n(&c->tail, t, __ATOMIC_RELEASE);
+	}
 }
 
 /* Is (hier, id, path) an event of the cgroup2 hierarchy? Learned once
@@ -183,27 +200,40 @@ static int log_libbpf(enum libbpf_print_level lvl, const char *fmt,
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int cpu_map(struct exitcg_bpf *skel, unsigned nshards,
-		   const char *const *shard_cpus)
+/* Each possible CPU's ring goes to the shard that receives its records. */
+static int cpu_map(struct cgsi_ksrc *k, const char *const *shard_cpus)
 {
+	unsigned *owner = calloc(k->ncpu, sizeof(*owner));
 	unsigned char *set = calloc(CGSI_MAX_CPUS, 1);
-	if (!set)
-		return -ENOMEM;
-	for (unsigned c = 0; c < CGSK_MAX_CPUS; c++)
-		skel->rodata->cpu_shard[c] = c % nshards;
-	for (unsigned i = 0; shard_cpus && i < nshards; i++) {
+	int rc = -ENOMEM;
+	if (!owner || !set)
+		goto out;
+	for (unsigned c = 0; c < k->ncpu; c++)
+		owner[c] = c % k->nshards;
+	for (unsigned i = 0; shard_cpus && i < k->nshards; i++) {
 		if (!shard_cpus[i])
 			continue;
 		memset(set, 0, CGSI_MAX_CPUS);
 		if (cgsi_cpulist_parse(shard_cpus[i], set, NULL, 0) < 0)
 			continue;
-		for (unsigned c = 0; c < CGSK_MAX_CPUS; c++)
+		for (unsigned c = 0; c < k->ncpu && c < CGSI_MAX_CPUS; c++)
 			if (set[c])
-				skel->rodata->cpu_shard[c] = i;
+				owner[c] = i;
 	}
-	skel->rodata->nshards = nshards;
+	for (unsigned i = 0; i < k->nshards; i++) {
+		struct kshard *s = &k->sh[i];
+		s->cpus = calloc(k->ncpu, sizeof(*s->cpus));
+		if (!s->cpus)
+			goto out;
+		for (unsigned c = 0; c < k->ncpu; c++)
+			if (owner[c] == i)
+				s->cpus[s->ncpus++] = c;
+	}
+	rc = 0;
+out:
+	free(owner);
 	free(set);
-	return 0;
+	return rc;
 }
 
 void cgsi_ksrc_close(struct cgsi_ksrc *k)
@@ -211,15 +241,15 @@ void cgsi_ksrc_close(struct cgsi_ksrc *k)
 	if (!k)
 		return;
 	for (unsigned i = 0; k->sh && i < k->nshards; i++) {
-		ring_buffer__free(k->sh[i].rb);
 		cgsi_kjoin_fini(&k->sh[i].join);
+		free(k->sh[i].cpus);
 		pthread_mutex_destroy(&k->sh[i].lock);
 	}
 	free(k->sh);
-	for (unsigned i = 0; k->ring_fd && i < k->nshards; i++)
-		if (k->ring_fd[i] >= 0)
-			close(k->ring_fd[i]);
-	free(k->ring_fd);
+	if (k->ctl)
+		munmap(k->ctl, k->ctl_len);
+	if (k->slots)
+		munmap((void *)k->slots, k->slots_len);
 	ring_buffer__free(k->cgrb);
 	exitcg_bpf__destroy(k->skel);
 	cgsi_cgid_fini(&k->ids);
@@ -227,14 +257,16 @@ void cgsi_ksrc_close(struct cgsi_ksrc *k)
 	free(k);
 }
 
-static size_t ring_size(size_t want)
+static size_t page_round(size_t n)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), s = page;
-	if (!want)
-		want = CGSI_KSRC_RING_BYTES;
-	while (s < want && s < (1ul << 30))
-		s <<= 1;
-	return s;
+	size_t p = (size_t)sysconf(_SC_PAGESIZE);
+	return (n + p - 1) / p * p;
+}
+
+static void *map_mmap(struct bpf_map *m, size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, bpf_map__fd(m), 0);
+	return p == MAP_FAILED ? NULL : p;
 }
 
 int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
@@ -269,28 +301,44 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 			 have_cap(CAP_PERFMON) ? "; CAP_BPF is missing" : "");
 		return -EPERM;
 	}
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0) {
+		snprintf(err, errlen, "cannot count the possible CPUs");
+		return ncpu < 0 ? ncpu : -EINVAL;
+	}
 	struct cgsi_ksrc *k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
 	pthread_mutex_init(&k->idlock, NULL);
 	k->nshards = nshards;
+	k->ncpu = (unsigned)ncpu;
 	k->mount = m;
 	k->dfl_hier = -1;
-	k->ring_bytes = ring_size(ring_bytes);
 	k->wait_us = (wait_ms ? wait_ms : CGSI_KSRC_WAIT_MS) * 1000u;
 	k->sh = aligned_alloc(64, sizeof(*k->sh) * nshards);
-	k->ring_fd = malloc(sizeof(*k->ring_fd) * nshards);
 	rc = -ENOMEM;
-	if (!k->sh || !k->ring_fd || cgsi_cgid_init(&k->ids, m) < 0)
+	if (!k->sh || cgsi_cgid_init(&k->ids, m) < 0)
 		goto fail_nolog;
 	memset(k->sh, 0, sizeof(*k->sh) * nshards);
-	for (unsigned i = 0; i < nshards; i++) {
-		k->ring_fd[i] = -1;
+	for (unsigned i = 0; i < nshards; i++)
 		pthread_mutex_init(&k->sh[i].lock, NULL);
+	if ((rc = cpu_map(k, shard_cpus)) < 0)
+		goto fail_nolog;
+	/* a shard's buffer is shared out among its CPUs' rings */
+	unsigned per = 1;
+	for (unsigned i = 0; i < nshards; i++)
+		per = CGS_MAX(per, k->sh[i].ncpus);
+	size_t want = (ring_bytes ? ring_bytes : CGSI_KSRC_RING_BYTES) /
+		      per / sizeof(struct cgsk_exit);
+	k->nslots = 64;
+	while (k->nslots < want && k->nslots < (1u << 22))
+		k->nslots <<= 1;
+	k->ring_bytes = (size_t)k->nslots * sizeof(struct cgsk_exit) * per;
+	for (unsigned i = 0; i < nshards; i++) {
 		/* a queue's worth of records can wait behind their entries */
-		size_t cap = k->ring_bytes / (sizeof(struct cgsk_exit) + 8);
+		uint32_t cap = k->nslots * CGS_MAX(k->sh[i].ncpus, 1u);
 		if ((rc = cgsi_kjoin_init(&k->sh[i].join,
-					  (uint32_t)CGS_MIN(cap, 1u << 20))) < 0)
+					  CGS_MIN(cap, 1u << 22))) < 0)
 			goto fail_nolog;
 	}
 
@@ -302,35 +350,28 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	rc = 0;
 	k->skel = exitcg_bpf__open();
 	if (!k->skel)
-		rc = -errno ? -errno : -ENOMEM;
+		rc = errno ? -errno : -ENOMEM;
+	if (!rc) {
+		k->skel->rodata->nslots = k->nslots;
+		rc = bpf_map__set_max_entries(k->skel->maps.ctl, k->ncpu);
+	}
 	if (!rc)
-		rc = cpu_map(k->skel, nshards, shard_cpus);
-	/* the inner map's size in the object is only a template: the kernel
-	 * compares type, key/value size and flags of ring buffers put in the
-	 * array, not their size */
+		rc = bpf_map__set_max_entries(k->skel->maps.slots,
+					      k->ncpu * k->nslots);
 	if (!rc)
 		rc = exitcg_bpf__load(k->skel);
-	for (unsigned i = 0; !rc && i < nshards; i++) {
-		k->ring_fd[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0,
-					       (uint32_t)k->ring_bytes, NULL);
-		if (k->ring_fd[i] < 0) {
+	if (!rc) {
+		k->ctl_len = page_round(sizeof(struct cgsk_ctl) * k->ncpu);
+		k->slots_len = page_round(sizeof(struct cgsk_exit) *
+					  (size_t)k->ncpu * k->nslots);
+		k->ctl = map_mmap(k->skel->maps.ctl, k->ctl_len,
+				  PROT_READ | PROT_WRITE);
+		k->slots = map_mmap(k->skel->maps.slots, k->slots_len,
+				    PROT_READ);
+		if (!k->ctl || !k->slots) {
 			rc = -errno;
-			snprintf(lerr, sizeof(lerr), "ring buffer of %zu bytes: "
-				 "%s", k->ring_bytes, strerror(errno));
-			break;
-		}
-		int outer = bpf_map__fd(k->skel->maps.rings);
-		if (bpf_map_update_elem(outer, &i, &k->ring_fd[i], 0) < 0) {
-			rc = -errno;
-			snprintf(lerr, sizeof(lerr), "ring buffer as inner map "
-				 "(needs Linux 5.10): %s", strerror(errno));
-			break;
-		}
-		k->sh[i].rb = ring_buffer__new(k->ring_fd[i], on_exit_entry,
-					       &k->sh[i], NULL);
-		if (!k->sh[i].rb) {
-			rc = -errno;
-			break;
+			snprintf(lerr, sizeof(lerr), "mmap of the rings: %s",
+				 strerror(errno));
 		}
 	}
 	if (!rc) {
@@ -370,10 +411,11 @@ fail_nolog:
 	return rc;
 }
 
-static bool try_claim(struct kshard *s, const struct cgs_record *rec,
-		      int64_t off, uint64_t *cgid)
+static bool try_claim(struct cgsi_ksrc *k, struct kshard *s,
+		      const struct cgs_record *rec, int64_t off,
+		      uint64_t *cgid)
 {
-	ring_buffer__consume(s->rb);
+	consume(k, s);
 	return cgsi_kjoin_claim(&s->join, rec, off, cgid);
 }
 
@@ -388,7 +430,7 @@ static bool claim_elsewhere(struct cgsi_ksrc *k, unsigned shard,
 			continue;
 		struct kshard *o = &k->sh[i];
 		pthread_mutex_lock(&o->lock);
-		bool ok = try_claim(o, rec, off, cgid);
+		bool ok = try_claim(k, o, rec, off, cgid);
 		pthread_mutex_unlock(&o->lock);
 		if (ok)
 			return true;
@@ -398,7 +440,12 @@ static bool claim_elsewhere(struct cgsi_ksrc *k, unsigned shard,
 
 static uint64_t lost_now(struct cgsi_ksrc *k, unsigned shard)
 {
-	return __atomic_load_n(&k->skel->bss->lost[shard], __ATOMIC_RELAXED);
+	uint64_t n = 0;
+	const struct kshard *s = &k->sh[shard];
+	for (unsigned i = 0; i < s->ncpus; i++)
+		n += __atomic_load_n(&k->ctl[s->cpus[i]].lost,
+				     __ATOMIC_RELAXED);
+	return n;
 }
 
 bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
@@ -407,7 +454,7 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	struct kshard *s = &k->sh[shard];
 	int64_t off = real_off_ns();
 	pthread_mutex_lock(&s->lock);
-	bool ok = try_claim(s, rec, off, cgid);
+	bool ok = try_claim(k, s, rec, off, cgid);
 	if (ok) {
 		s->nowait = false;
 		if (s->join.newest_matched_ns > KSRC_EXPIRE_NS &&
@@ -429,7 +476,7 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		do {
 			nanosleep(&nap, NULL);
 			pthread_mutex_lock(&s->lock);
-			ok = try_claim(s, rec, off, cgid);
+			ok = try_claim(k, s, rec, off, cgid);
 			pthread_mutex_unlock(&s->lock);
 			if (!ok)
 				ok = claim_elsewhere(k, shard, rec, off, cgid);

@@ -2,21 +2,22 @@
 /*
  * The kernel attribution source: a BPF program on sched_process_exit
  * (exitcg.bpf.c) hands each exiting task's cgroup2 id to user space
- * through one ring buffer per listener shard; each record is joined with
- * its own entry (kjoin.h) and the id mapped to a path (cgid.h).
+ * through a ring per CPU, read by the listener shard that owns the CPU;
+ * each record is joined with its own entry (kjoin.h) and the id mapped to
+ * a path (cgid.h).
  *
- * Hot path per record: a ring buffer consume (mmapped memory, no syscall),
- * a hash probe, a verified claim. The entry is written microseconds after
+ * Hot path per record: reading the shard's rings (mmapped memory, no
+ * syscall), a hash probe, a verified claim. The entry is written microseconds after
  * taskstats queued the record, so a record read before its entry waits for
  * it, up to wait_ms (default CGSI_KSRC_WAIT_MS), polling every ~50 us; one
  * that waited in vain stops the shard waiting until an entry is found again
  * (an overrun must not stall every record behind it). A record without a
  * verified entry returns "not found" and the caller falls back, counted.
  *
- * Minimum kernel: 5.10 with BTF (CONFIG_DEBUG_INFO_BTF): raw tracepoints
- * (4.17), bpf_get_current_cgroup_id (4.18), CO-RE reads (5.2 BTF), ring
- * buffers (5.8) as inner maps (5.10). Privilege: CAP_BPF + CAP_PERFMON
- * (5.8+) or CAP_SYS_ADMIN.
+ * Minimum kernel: 5.12 with BTF (CONFIG_DEBUG_INFO_BTF): BTF tracepoints
+ * and mmapable arrays (5.5), bpf_get_current_cgroup_id (4.18), the ring
+ * buffer of cgroup events (5.8), fetching atomics (5.12). Privilege:
+ * CAP_BPF + CAP_PERFMON (5.8+) or CAP_SYS_ADMIN.
  */
 #ifndef CGS_ATTRIBUTE_KSRC_H
 #define CGS_ATTRIBUTE_KSRC_H
@@ -36,8 +37,9 @@ struct cgsi_ksrc;
 struct cgsi_ksrc_stats {
 	uint64_t matched;       /* records joined with their kernel entry */
 	uint64_t unmatched;     /* records without a verified entry */
-	uint64_t lost;          /* entries the kernel could not queue (ring
-				 * full): exact, counted by the program */
+	uint64_t lost;          /* entries the kernel could not queue (its
+				 * CPU's ring full): exact, counted by the
+				 * program */
 	uint64_t expired;       /* entries no record claimed */
 	uint64_t evicted;       /* entries pushed out of a full join table */
 	uint64_t waits;         /* records that waited for their entry */
@@ -46,14 +48,16 @@ struct cgsi_ksrc_stats {
 	uint64_t cg_events;     /* cgroup mkdir/rmdir events seen */
 	uint64_t cg_lost;       /* cgroup events lost (ring full) */
 	uint64_t walks;         /* cgroup2 tree walks */
-	uint64_t ring_bytes;    /* per shard */
+	uint64_t ring_bytes;    /* ring bytes per shard (all its CPUs) */
 };
 
 /*
  * Load and attach the program. shard_cpus[i] is the cpulist of listener
  * shard i (NULL: CPU c goes to shard c % nshards). wait_ms 0: default;
- * ring_bytes 0: CGSI_KSRC_RING_BYTES (rounded up to a power of two pages).
- * On failure returns -errno and a sentence in err (what is missing).
+ * ring_bytes 0: CGSI_KSRC_RING_BYTES.
+ * ring_bytes is shared out among a shard's CPUs (a power of two of
+ * 64-byte entries per CPU, at least 64). On failure returns -errno and a
+ * sentence in err (what is missing).
  */
 int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 		   unsigned nshards, const char *const *shard_cpus,

@@ -22,9 +22,11 @@ typedef __u32 __wsum;
 typedef _Bool bool;
 
 enum bpf_map_type {
-	BPF_MAP_TYPE_ARRAY_OF_MAPS = 12,
+	BPF_MAP_TYPE_ARRAY = 2,
 	BPF_MAP_TYPE_RINGBUF = 27,
 };
+
+#define BPF_F_MMAPABLE (1U << 10)
 
 #define BPF_RB_NO_WAKEUP (1ULL << 0)
 

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause */
 /*
- * What the kernel-side attribution program (exitcg.bpf.c) writes into its
- * ring buffers, shared by the BPF object and the library. Fixed-size,
- * 8-byte aligned records; the first member says which kind.
+ * What the kernel-side attribution program (exitcg.bpf.c) shares with the
+ * library: its per-CPU rings of exit entries and the records of its
+ * cgroup event ring buffer. Fixed-size, 8-byte aligned; the first member
+ * of a record says which kind.
  */
 #ifndef CGS_EXITCG_ABI_H
 #define CGS_EXITCG_ABI_H
 
 #define CGSK_MAX_CPUS 4096   /* cpu -> shard table size (power of two) */
-#define CGSK_MAX_SHARDS 64   /* rings (power of two) */
+#define CGSK_MAX_SHARDS 64
 #define CGSK_PATH_MAX 512    /* cgroup path bytes carried by mkdir events */
 
 #define CGSK_EV_EXIT 1
@@ -28,6 +29,22 @@ struct cgsk_exit {
 	__u64 pcount;     /* sched_info.pcount (cpu_count) */
 	__u64 run_delay;  /* sched_info.run_delay (cpu_delay_total), ns */
 	__u64 minflt;     /* min_flt (ac_minflt) */
+};
+
+/*
+ * Per-CPU ring control (array map `ctl`, one element per possible CPU,
+ * mmapped by the library): the program on that CPU is the only writer of
+ * head and lost, the shard that owns the CPU the only writer of tail; the
+ * two sides live on cache lines of their own. Entries are slots[cpu *
+ * nslots + (pos & (nslots - 1))] of the array map `slots`; head is
+ * published with a fully ordered atomic add after the slot is written.
+ */
+struct cgsk_ctl {
+	__u64 head;     /* entries written */
+	__u64 lost;     /* entries dropped: the ring was full */
+	__u64 pad0[6];
+	__u64 tail;     /* entries consumed */
+	__u64 pad1[7];
 };
 
 /* A cgroup created or removed on the cgroup2 hierarchy. */
