@@ -110,9 +110,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cgs-top: %s\n", cgs_strerror(err));
 		return 1;
 	}
-	struct cgs_rollup_opts ro = { .sz = sizeof(ro),
-				      .shards = cgs_listener_shards(l) };
+	/* each CPU's kernel-side entries go to the shard reading its records */
+	unsigned n = cgs_listener_shards(l);
+	const char *cpus[n];
+	for (unsigned i = 0; i < n; i++)
+		cpus[i] = cgs_listener_shard_cpus(l, i);
+	struct cgs_rollup_opts ro = { .sz = sizeof(ro), .shards = n,
+				      .shard_cpus = cpus };
 	err = cgs_rollup_new(&r, &ro);
+	if (!err && cgs_rollup_attribution(r) != CGS_ATTRIBUTION_KERNEL)
+		fprintf(stderr, "cgs-top: attribution from /proc: %s\n",
+			cgs_rollup_kernel_error(r));
 	if (!err)
 		err = cgs_listener_selftest(l, 1000, on_exit_event, r);
 	if (!err)
