@@ -91,6 +91,7 @@ void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
 	kv_u64(b, "kernel_unmatched", in->kernel_unmatched);
 	kv_u64(b, "kernel_lost", in->kernel_lost);
 	kv_u64(b, "kernel_expired", in->kernel_expired);
+	kv_u64(b, "kernel_waits", in->kernel_waits);
 	kv_u64(b, "inferred", in->inferred);
 	kv_u64(b, "cache", in->via_cache);
 	kv_u64(b, "proc", in->via_proc);

@@ -25,6 +25,7 @@ struct snap_info {
 	uint64_t via_fork_parent; /* --attribution fast */
 	const char *attribution;  /* "kernel" or "proc" (NULL in replay) */
 	uint64_t via_kernel, kernel_unmatched, kernel_lost, kernel_expired;
+	uint64_t kernel_waits;     /* records that waited for their entry */
 	uint64_t inferred;        /* records whose cgroup was inferred */
 	uint64_t kernel_ringbuf;  /* bytes per shard, 0: no kernel source */
 	bool fork_tracking;

@@ -199,6 +199,7 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 		in->kernel_unmatched = t->kernel_unmatched;
 		in->kernel_lost = t->kernel_lost;
 		in->kernel_expired = t->kernel_expired;
+		in->kernel_waits = t->kernel_waits;
 		in->inferred = t->inferred;
 		in->kernel_ringbuf = t->kernel_ringbuf;
 	}

@@ -97,12 +97,9 @@ void cgsi_kjoin_add(struct cgsi_kjoin *j, const struct cgsi_kentry *e)
 	j->index[i] = pos + 1;
 }
 
-/*
- * Gap (ns) between the record's end of life and the entry's, or -1 when
- * the entry cannot be the record's.
- */
-static int64_t verify(const struct cgsi_kentry *e, const struct cgs_record *rec,
-		      int64_t real_off_ns)
+
+int64_t cgsi_kjoin_verify(const struct cgsi_kentry *e,
+			  const struct cgs_record *rec, int64_t real_off_ns)
 {
 	if ((rec->fields & CGS_HAS_TGID) && e->tgid != rec->tgid)
 		return -1;
@@ -165,7 +162,7 @@ bool cgsi_kjoin_claim(struct cgsi_kjoin *j, const struct cgs_record *rec,
 		if (e->tid != rec->pid)
 			continue;
 		seen = true;
-		int64_t g = verify(e, rec, real_off_ns);
+		int64_t g = cgsi_kjoin_verify(e, rec, real_off_ns);
 		if (g >= 0 && (best_gap < 0 || g < best_gap)) {
 			best_gap = g;
 			best = pos;

@@ -56,6 +56,13 @@ struct cgsi_kjoin {
 int cgsi_kjoin_init(struct cgsi_kjoin *j, uint32_t cap);
 void cgsi_kjoin_fini(struct cgsi_kjoin *j);
 
+/*
+ * Whether entry e can be the record's: the gap (ns) between the record's
+ * end of life and the entry's, or -1 when it cannot be.
+ */
+int64_t cgsi_kjoin_verify(const struct cgsi_kentry *e,
+			  const struct cgs_record *rec, int64_t real_off_ns);
+
 /* Add an entry (the oldest is evicted, counted, when the table is full). */
 void cgsi_kjoin_add(struct cgsi_kjoin *j, const struct cgsi_kentry *e);
 

@@ -67,6 +67,8 @@ struct kshard {
 	uint64_t lost_seen;   /* lost entries of its CPUs when last waited */
 	bool nowait;          /* a wait failed: don't wait until a hit */
 	uint64_t unmatched, waits, wait_timeouts, expired_calls;
+	int64_t off;          /* CLOCK_REALTIME - CLOCK_MONOTONIC, cached */
+	uint32_t off_age;     /* lookups since off was read */
 } __attribute__((aligned(64)));
 
 struct cgsi_ksrc {
@@ -106,6 +108,49 @@ static int64_t real_off_ns(void)
 	       ((int64_t)r.tv_nsec - (int64_t)m.tv_nsec);
 }
 
+static void entry_of(struct cgsi_kentry *e, const struct cgsk_exit *x)
+{
+	*e = (struct cgsi_kentry){
+		.tid = x->tid, .tgid = x->tgid, .csw = x->csw,
+		.cgid = x->cgid, .start_ns = x->start_ns,
+		.now_ns = x->now_ns, .pcount = x->pcount,
+		.run_delay = x->run_delay, .minflt = x->minflt,
+	};
+}
+
+/*
+ * The common case, without a copy or a hash: a shard reads its CPUs'
+ * records in the order they exited, which is the order of their rings, so
+ * a record's entry is usually the oldest unread one of a ring.
+ */
+static bool claim_head(struct cgsi_ksrc *k, struct kshard *s,
+		       const struct cgs_record *rec, int64_t off,
+		       uint64_t *cgid)
+{
+	for (unsigned i = 0; i < s->ncpus; i++) {
+		struct cgsk_ctl *c = &k->ctl[s->cpus[i]];
+		uint64_t t = c->tail;
+		if (t == __atomic_load_n(&c->head, __ATOMIC_ACQUIRE))
+			continue;
+		const struct cgsk_exit *x =
+			&k->slots[(size_t)s->cpus[i] * k->nslots +
+				  (t & (k->nslots - 1))];
+		if (x->tid != rec->pid)
+			continue;
+		struct cgsi_kentry e;
+		entry_of(&e, x);
+		if (cgsi_kjoin_verify(&e, rec, off) < 0)
+			continue;
+		*cgid = e.cgid;
+		if (e.now_ns > s->join.newest_matched_ns)
+			s->join.newest_matched_ns = e.now_ns;
+		s->join.st.matched++;
+		__atomic_store_n(&c->tail, t + 1, __ATOMIC_RELEASE);
+		return true;
+	}
+	return false;
+}
+
 /* Move what the shard's CPUs wrote into its join table (no syscall). */
 static void consume(struct cgsi_ksrc *k, struct kshard *s)
 {
@@ -119,13 +164,8 @@ static void consume(struct cgsi_ksrc *k, struct kshard *s)
 		const struct cgsk_exit *ring =
 			&k->slots[(size_t)cpu * k->nslots];
 		for (; t != h; t++) {
-			const struct cgsk_exit *x = &ring[t & (k->nslots - 1)];
-			struct cgsi_kentry e = {
-				.tid = x->tid, .tgid = x->tgid, .csw = x->csw,
-				.cgid = x->cgid, .start_ns = x->start_ns,
-				.now_ns = x->now_ns, .pcount = x->pcount,
-				.run_delay = x->run_delay, .minflt = x->minflt,
-			};
+			struct cgsi_kentry e;
+			entry_of(&e, &ring[t & (k->nslots - 1)]);
 			cgsi_kjoin_add(&s->join, &e);
 		}
 		/* the slots are read: the program may reuse them */
@@ -415,6 +455,8 @@ static bool try_claim(struct cgsi_ksrc *k, struct kshard *s,
 		      const struct cgs_record *rec, int64_t off,
 		      uint64_t *cgid)
 {
+	if (claim_head(k, s, rec, off, cgid))
+		return true;
 	consume(k, s);
 	return cgsi_kjoin_claim(&s->join, rec, off, cgid);
 }
@@ -452,7 +494,13 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		      const struct cgs_record *rec, uint64_t *cgid)
 {
 	struct kshard *s = &k->sh[shard];
-	int64_t off = real_off_ns();
+	/* the offset moves only when the clock is set: read it now and then
+	 * (and afresh before giving up on a record) */
+	if (!s->off_age++ || s->off_age > 1024) {
+		s->off = real_off_ns();
+		s->off_age = 1;
+	}
+	int64_t off = s->off;
 	pthread_mutex_lock(&s->lock);
 	bool ok = try_claim(k, s, rec, off, cgid);
 	if (ok) {
@@ -465,6 +513,8 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		return true;
 	}
 	pthread_mutex_unlock(&s->lock);
+	s->off = off = real_off_ns();
+	s->off_age = 1;
 	if (claim_elsewhere(k, shard, rec, off, cgid))
 		return true;
 	/* Not queued yet (the tracepoint runs after taskstats_exit()), or
