@@ -60,8 +60,10 @@ static struct cgsi_cgnode *id_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 struct cgsi_cgnode *cgsi_kernel_node(struct cgs_rollup *r,
 				     struct cgsi_rshard *s,
 				     const struct cgs_record *rec, bool found,
-				     uint64_t cgid, uint64_t now)
+				     uint64_t cgid, uint64_t now,
+				     enum cgs_source *how)
 {
+	*how = CGS_SOURCE_KERNEL;
 	struct cgsi_cgnode *n = NULL;
 	if (rec->kind == CGS_KIND_TGID) {
 		/* the aggregate rides in the message of its group's last

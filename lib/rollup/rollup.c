@@ -235,15 +235,13 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 		found = cgsi_ksrc_lookup(r->ksrc, shard, rec, &cgid);
 	pthread_mutex_lock(&s->lock);
 	struct cgsi_cgnode *n = NULL;
-	enum cgs_source src = CGS_SOURCE_KERNEL;
-	if (r->ksrc && !(n = cgsi_kernel_node(r, s, rec, found, cgid, now)))
+	enum cgs_source src = CGS_SOURCE_NONE;
+	if (r->ksrc &&
+	    !(n = cgsi_kernel_node(r, s, rec, found, cgid, now, &src)))
 		s->st.kernel_fallback++;
-	if (!n) {
-		n = cgsi_attribute(r, s, rec, now);
-		src = n->unknown ? CGS_SOURCE_NONE
-				 : s->last_inferred ? CGS_SOURCE_INFERRED
-						    : CGS_SOURCE_PROC;
-	}
+	if (!n)
+		n = cgsi_fallback_node(r, s, rec, now, &src);
+	s->last_inferred = src == CGS_SOURCE_INFERRED;
 	account_node(s, n, rec);
 	pthread_mutex_unlock(&s->lock);
 	if (src_out)

@@ -9,7 +9,7 @@
 #include "attribute/deaths.h"
 #include "attribute/forks.h"
 #include "attribute/mounts.h"
-#include "attribute/pcache.h"
+#include "rollup/pcache.h"
 #include "rollup/cgtable.h"
 #include "util/common.h"
 
@@ -38,7 +38,7 @@ struct cgsi_rshard {
 	struct cgsi_cgnode *unknown;
 	struct cgsi_rshard_stats st;
 	bool deleted;            /* the last /proc read said " (deleted)" */
-	bool last_inferred;      /* cgsi_attribute()'s answer was inferred */
+	bool last_inferred;      /* the fallback's answer was inferred */
 	uint64_t reval_next;     /* next background revalidation step */
 	uint32_t reval_cursor;
 	uint64_t kgen;           /* bumped when a node is retired */
@@ -106,19 +106,26 @@ struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
  * CGS_ATTRIBUTION_KERNEL was asked and cannot be had (r->kerr says why). */
 int cgsi_kernel_open(struct cgs_rollup *r);
 
-/* Node of a record by the kernel source, NULL when it has no verified
- * answer (the caller falls back). found/cgid: cgsi_ksrc_lookup()'s answer
- * for thread and process records. Called with s->lock held. */
+/*
+ * Attribution sources. The rollup asks them in order (cgs_rollup_account):
+ * the kernel source, where loaded, then the /proc fallback; each answers
+ * with a node of shard s and how it knows (*how), or NULL when it has no
+ * answer. Both are called with s->lock held; the kernel source's lookup
+ * (cgsi_ksrc_lookup, which may wait for an entry) runs before, unlocked,
+ * and hands in found/cgid for thread and process records.
+ */
 struct cgsi_cgnode *cgsi_kernel_node(struct cgs_rollup *r,
 				     struct cgsi_rshard *s,
 				     const struct cgs_record *rec, bool found,
-				     uint64_t cgid, uint64_t now);
+				     uint64_t cgid, uint64_t now,
+				     enum cgs_source *how);
 
-/* Attribute a task/TGID record to a node of shard s (never NULL: falls back
- * to the unknown bucket); sets s->last_inferred. Called with s->lock held. */
-struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
-				   struct cgsi_rshard *s,
-				   const struct cgs_record *rec, uint64_t now);
+/* The /proc fallback (fallback.c, with fork ancestry from forks.c): never
+ * NULL (the unknown bucket at worst, *how CGS_SOURCE_NONE). */
+struct cgsi_cgnode *cgsi_fallback_node(struct cgs_rollup *r,
+				       struct cgsi_rshard *s,
+				       const struct cgs_record *rec,
+				       uint64_t now, enum cgs_source *how);
 
 /* Add a shard's attribution counters and cache size (lock held). */
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Attribution: which cgroup did the task of an exit record belong to.
+ * The /proc fallback attribution source: which cgroup did the task of an
+ * exit record belong to, found after the fact (used where the kernel
+ * source, ksource.c, cannot load or has no verified entry).
  *
  * 1. Process cache hit (per shard, see pcache.c): threads of a known live
  *    process cost a hash probe and one read of the shared death slot, no
@@ -430,9 +432,26 @@ static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 }
 
-struct cgsi_cgnode *cgsi_attribute(struct cgs_rollup *r,
-				   struct cgsi_rshard *s,
-				   const struct cgs_record *rec, uint64_t now)
+static struct cgsi_cgnode *attribute(struct cgs_rollup *r,
+				     struct cgsi_rshard *s,
+				     const struct cgs_record *rec, uint64_t now);
+
+struct cgsi_cgnode *cgsi_fallback_node(struct cgs_rollup *r,
+				       struct cgsi_rshard *s,
+				       const struct cgs_record *rec,
+				       uint64_t now, enum cgs_source *how)
+{
+	s->last_inferred = false;
+	struct cgsi_cgnode *n = attribute(r, s, rec, now);
+	*how = n->unknown ? CGS_SOURCE_NONE
+			  : s->last_inferred ? CGS_SOURCE_INFERRED
+					     : CGS_SOURCE_PROC;
+	return n;
+}
+
+static struct cgsi_cgnode *attribute(struct cgs_rollup *r,
+				     struct cgsi_rshard *s,
+				     const struct cgs_record *rec, uint64_t now)
 {
 	if (cgs_unlikely(now >= s->reval_next))
 		reval_sweep(r, s, now);

@@ -47,7 +47,7 @@
  */
 #include <stdlib.h>
 
-#include "attribute/pcache.h"
+#include "rollup/pcache.h"
 #include "util/common.h"
 
 int cgsi_pcache_init(struct cgsi_pcache *c, uint32_t cap)

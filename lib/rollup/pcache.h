@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-shard process cache: tgid -> cgroup node. See pcache.c. */
-#ifndef CGS_ATTRIBUTE_PCACHE_H
-#define CGS_ATTRIBUTE_PCACHE_H
+#ifndef CGS_ROLLUP_PCACHE_H
+#define CGS_ROLLUP_PCACHE_H
 
 #include <stdbool.h>
 #include <stdint.h>
