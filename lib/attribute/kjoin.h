@@ -26,8 +26,10 @@
 
 /* An entry whose gap exceeds this is not the record's (the task would
  * have been preempted for that long between taskstats_exit() and the
- * tracepoint); the record then falls back, counted. */
-#define CGSI_KJOIN_GAP_MAX_NS 20000000ull
+ * tracepoint: seen beyond 20 ms on a loaded 2-CPU host); the record then
+ * falls back, counted. A long gap is safe: a task preempted in it was
+ * scheduled again, which the run-queue wait and slices must show. */
+#define CGSI_KJOIN_GAP_MAX_NS 2000000000ull
 
 struct cgsi_kentry {
 	uint32_t tid, tgid;

@@ -64,8 +64,6 @@ struct kshard {
 	unsigned *cpus;       /* the CPUs whose rings this shard reads */
 	unsigned ncpus;
 	struct cgsi_kjoin join;
-	uint64_t lost_seen;   /* lost entries of its CPUs when last waited */
-	bool nowait;          /* a wait failed: don't wait until a hit */
 	uint64_t unmatched, waits, wait_timeouts, expired_calls;
 	int64_t off;          /* CLOCK_REALTIME - CLOCK_MONOTONIC, cached */
 	uint32_t off_age;     /* lookups since off was read */
@@ -243,13 +241,14 @@ static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Each possible CPU's ring goes to the shard that receives its records. */
 static int cpu_map(struct cgsi_ksrc *k, const char *const *shard_cpus)
 {
-	unsigned *owner = calloc(k->ncpu, sizeof(*owner));
+	int *owner = calloc(k->ncpu, sizeof(*owner));
 	unsigned char *set = calloc(CGSI_MAX_CPUS, 1);
 	int rc = -ENOMEM;
 	if (!owner || !set)
 		goto out;
+	/* with cpulists, a CPU no shard listens to gets no ring reader */
 	for (unsigned c = 0; c < k->ncpu; c++)
-		owner[c] = c % k->nshards;
+		owner[c] = shard_cpus ? -1 : (int)(c % k->nshards);
 	for (unsigned i = 0; shard_cpus && i < k->nshards; i++) {
 		if (!shard_cpus[i])
 			continue;
@@ -258,7 +257,7 @@ static int cpu_map(struct cgsi_ksrc *k, const char *const *shard_cpus)
 			continue;
 		for (unsigned c = 0; c < k->ncpu && c < CGSI_MAX_CPUS; c++)
 			if (set[c])
-				owner[c] = i;
+				owner[c] = (int)i;
 	}
 	for (unsigned i = 0; i < k->nshards; i++) {
 		struct kshard *s = &k->sh[i];
@@ -266,7 +265,7 @@ static int cpu_map(struct cgsi_ksrc *k, const char *const *shard_cpus)
 		if (!s->cpus)
 			goto out;
 		for (unsigned c = 0; c < k->ncpu; c++)
-			if (owner[c] == i)
+			if (owner[c] == (int)i)
 				s->cpus[s->ncpus++] = c;
 	}
 	rc = 0;
@@ -414,6 +413,9 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 				 strerror(errno));
 		}
 	}
+	for (unsigned i = 0; !rc && i < nshards; i++)
+		for (unsigned c = 0; c < k->sh[i].ncpus; c++)
+			k->ctl[k->sh[i].cpus[c]].on = 1;
 	if (!rc) {
 		k->cgrb = ring_buffer__new(bpf_map__fd(k->skel->maps.cgring),
 					   on_cg_event, k, NULL);
@@ -490,6 +492,23 @@ static uint64_t lost_now(struct cgsi_ksrc *k, unsigned shard)
 	return n;
 }
 
+/*
+ * Whether task `tid` is past the tracepoint: a zombie (Z), dead (X) or
+ * gone. sched_process_exit runs before exit_notify() makes it a zombie, so
+ * a task still in another state has not published its entry yet. (A pid
+ * reused meanwhile reads as "not done": the wait stays bounded.)
+ */
+static bool task_done(uint32_t tid)
+{
+	char p[64], b[512];
+	snprintf(p, sizeof(p), "/proc/%u/stat", tid);
+	int n = cgsi_read_file(p, b, sizeof(b));
+	if (n < 0)
+		return true;
+	const char *rp = strrchr(b, ')');
+	return !rp || !rp[1] || !rp[2] || strchr("ZXx", rp[2]);
+}
+
 bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		      const struct cgs_record *rec, uint64_t *cgid)
 {
@@ -504,7 +523,6 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	pthread_mutex_lock(&s->lock);
 	bool ok = try_claim(k, s, rec, off, cgid);
 	if (ok) {
-		s->nowait = false;
 		if (s->join.newest_matched_ns > KSRC_EXPIRE_NS &&
 		    (++s->expired_calls & 255) == 0)
 			cgsi_kjoin_expire(&s->join, s->join.newest_matched_ns,
@@ -517,37 +535,36 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	s->off_age = 1;
 	if (claim_elsewhere(k, shard, rec, off, cgid))
 		return true;
-	/* Not queued yet (the tracepoint runs after taskstats_exit()), or
-	 * lost. Wait, bounded, unless this shard is in an overrun. */
-	uint64_t lost = lost_now(k, shard);
-	if (!s->nowait && lost == s->lost_seen) {
-		uint64_t t0 = mono_ns(), deadline = t0 + k->wait_us * 1000ull;
-		struct timespec nap = { 0, 50000 };
-		do {
-			nanosleep(&nap, NULL);
-			pthread_mutex_lock(&s->lock);
-			ok = try_claim(k, s, rec, off, cgid);
-			pthread_mutex_unlock(&s->lock);
-			if (!ok)
-				ok = claim_elsewhere(k, shard, rec, off, cgid);
-		} while (!ok && mono_ns() < deadline);
-		if (ok) {
-			pthread_mutex_lock(&s->lock);
-			s->waits++;
-			pthread_mutex_unlock(&s->lock);
-			return true;
-		}
+	/* Not published yet (the tracepoint runs after taskstats_exit(), and
+	 * the task may be preempted in between), or lost, or never coming.
+	 * The task itself tells which: until the tracepoint has run it is
+	 * neither a zombie nor gone. So wait while it is still exiting,
+	 * bounded; a task that is done (its entry lost) costs no wait. */
+	uint64_t t0 = mono_ns(), deadline = t0 + k->wait_us * 1000ull;
+	struct timespec nap = { 0, 50000 };
+	bool waited = false;
+	while (!ok && !task_done(rec->pid) && mono_ns() < deadline) {
+		waited = true;
+		nanosleep(&nap, NULL);
 		pthread_mutex_lock(&s->lock);
-		s->waits++;
-		s->wait_timeouts++;
-		s->nowait = true;
+		ok = try_claim(k, s, rec, off, cgid);
 		pthread_mutex_unlock(&s->lock);
+		if (!ok)
+			ok = claim_elsewhere(k, shard, rec, off, cgid);
+	}
+	if (!ok && waited) { /* done meanwhile: its entry is out now */
+		pthread_mutex_lock(&s->lock);
+		ok = try_claim(k, s, rec, off, cgid);
+		pthread_mutex_unlock(&s->lock);
+		if (!ok)
+			ok = claim_elsewhere(k, shard, rec, off, cgid);
 	}
 	pthread_mutex_lock(&s->lock);
-	s->lost_seen = lost_now(k, shard);
-	s->unmatched++;
+	s->waits += waited;
+	s->wait_timeouts += waited && !ok;
+	s->unmatched += !ok;
 	pthread_mutex_unlock(&s->lock);
-	return false;
+	return ok;
 }
 
 int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len,

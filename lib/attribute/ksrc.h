@@ -8,10 +8,12 @@
  *
  * Hot path per record: reading the shard's rings (mmapped memory, no
  * syscall), a hash probe, a verified claim. The entry is written microseconds after
- * taskstats queued the record, so a record read before its entry waits for
- * it, up to wait_ms (default CGSI_KSRC_WAIT_MS), polling every ~50 us; one
- * that waited in vain stops the shard waiting until an entry is found again
- * (an overrun must not stall every record behind it). A record without a
+ * taskstats queued the record (longer when the exiting task is preempted in
+ * between, as on a loaded host), so a record read before its entry waits
+ * for it while the task is still exiting (not yet a zombie or gone: the
+ * tracepoint runs before that), up to wait_ms (default CGSI_KSRC_WAIT_MS),
+ * polling every ~50 us. A task that is done, its entry lost (a full ring),
+ * costs one /proc/<tid>/stat read and no wait. A record without a
  * verified entry returns "not found" and the caller falls back, counted.
  *
  * Minimum kernel: 5.12 with BTF (CONFIG_DEBUG_INFO_BTF): BTF tracepoints
@@ -29,7 +31,7 @@
 #include "attribute/mounts.h"
 #include "cgstats.h"
 
-#define CGSI_KSRC_WAIT_MS 5u
+#define CGSI_KSRC_WAIT_MS 1000u
 #define CGSI_KSRC_RING_BYTES (2u << 20)
 
 struct cgsi_ksrc;

@@ -57,6 +57,8 @@ int cgs_exit(__u64 *ctx)
 	struct cgsk_ctl *c = bpf_map_lookup_elem(&ctl, &cpu);
 	if (!c)
 		return 0;
+	if (!c->on) /* no listener reads this CPU's records */
+		return 0;
 	__u64 h = c->head;
 	if (h - *(volatile __u64 *)&c->tail >= nslots) {
 		c->lost++;

@@ -44,7 +44,9 @@ struct cgsk_ctl {
 	__u64 lost;     /* entries dropped: the ring was full */
 	__u64 pad0[6];
 	__u64 tail;     /* entries consumed */
-	__u64 pad1[7];
+	__u64 on;       /* set by the library before attaching: a shard
+			 * listens to this CPU (else nothing is written) */
+	__u64 pad1[6];
 };
 
 /* A cgroup created or removed on the cgroup2 hierarchy. */
