@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "common/pipeline.h"
 
 #define WORKERS 4
 #define ROUNDS 400
@@ -184,18 +185,10 @@ int main(void)
 		fprintf(stderr, "SKIP: no cgroup2 mount\n");
 		return 77;
 	}
-	struct cgs_listener_opts lo = { .sz = sizeof(lo),
-					.rcvbuf = 64u << 20 };
 	struct cgs_listener *l = NULL;
-	int rc = cgs_listener_open(&l, &lo);
-	if (rc == -CGS_ERR_NO_TASKSTATS || rc == -CGS_ERR_PERM) {
-		fprintf(stderr, "SKIP: %s\n", cgs_strerror(rc));
-		return 77;
-	}
-	if (rc < 0) {
-		fprintf(stderr, "listener: %s\n", cgs_strerror(rc));
-		return 1;
-	}
+	int rc = cgt_listener_open(&l, 64u << 20);
+	if (rc)
+		return rc;
 	snprintf(rel, sizeof(rel), "/cgs-forks-%d", (int)getpid());
 	snprintf(dir, sizeof(dir), "%s%s", mnt, rel);
 	if (mkdir(dir, 0755) < 0) {

@@ -26,6 +26,7 @@
 
 #include "cgstats.h"
 #include "common/cgtest.h"
+#include "common/pipeline.h"
 
 #define NTHREADS 3000
 
@@ -102,29 +103,14 @@ static int phase(const char *name, size_t rcvbuf, size_t ringbuf,
 		 bool want_ring_loss, bool want_drops)
 {
 	int failures = 0;
-	struct cgs_listener_opts lo = { .sz = sizeof(lo), .rcvbuf = rcvbuf };
-	struct cgs_listener *l = NULL;
-	int rc = cgs_listener_open(&l, &lo);
-	if (rc < 0) {
-		fprintf(stderr, "listener: %s\n", cgs_strerror(rc));
-		return 1;
-	}
+	struct cgt_pipeline pl;
+	int rc = cgt_pipeline_open(&pl, rcvbuf, CGS_ATTRIBUTION_KERNEL, ringbuf,
+				   0);
+	if (rc)
+		return rc;
+	struct cgs_listener *l = pl.l;
+	rollup = pl.r;
 	unsigned nsh = cgs_listener_shards(l);
-	const char *cpus[64];
-	for (unsigned i = 0; i < nsh && i < 64; i++)
-		cpus[i] = cgs_listener_shard_cpus(l, i);
-	char why[320] = "";
-	struct cgs_rollup_opts ro = {
-		.sz = sizeof(ro), .shards = nsh, .shard_cpus = cpus,
-		.attribution = CGS_ATTRIBUTION_KERNEL,
-		.kernel_ringbuf = ringbuf, .errbuf = why,
-		.errbuf_len = sizeof(why),
-	};
-	if ((rc = cgs_rollup_new(&rollup, &ro)) < 0) {
-		fprintf(stderr, "SKIP: kernel source unavailable: %s\n", why);
-		cgs_listener_close(l);
-		return 77;
-	}
 	/* a baseline: exits between registering and loading the program
 	 * have records but no entries; they are drained and left out */
 	usleep(100000);
@@ -240,9 +226,8 @@ static int phase(const char *name, size_t rcvbuf, size_t ringbuf,
 			     (unsigned long long)ours,
 			     (unsigned long long)loss.dropped, NTHREADS + 1);
 	}
-	cgs_rollup_free(rollup);
+	cgt_pipeline_close(&pl);
 	rollup = NULL;
-	cgs_listener_close(l);
 	return failures ? 1 : 0;
 }
 
@@ -253,13 +238,7 @@ int main(void)
 		fprintf(stderr, "SKIP: no cgroup2 mount\n");
 		return 77;
 	}
-	struct cgs_listener *l = NULL;
-	int rc = cgs_listener_open(&l, NULL);
-	if (rc == -CGS_ERR_NO_TASKSTATS || rc == -CGS_ERR_PERM) {
-		fprintf(stderr, "SKIP: %s\n", cgs_strerror(rc));
-		return 77;
-	}
-	cgs_listener_close(l);
+	int rc;
 	snprintf(rel, sizeof(rel), "/cgs-overload-%d", (int)getpid());
 	if ((rc = cgt_mkdir(rel, dir, sizeof(dir))) < 0) {
 		fprintf(stderr, "mkdir %s: %s\n", rel, strerror(-rc));
@@ -267,7 +246,7 @@ int main(void)
 	}
 	int a = phase("ring full", 64u << 20, 4096, true, false);
 	if (a == 77)
-		return 77;
+		return 77; /* said why */
 	int b = phase("netlink drops", 65536, 0, false, true);
 	if (a || b)
 		return 1;

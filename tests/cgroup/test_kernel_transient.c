@@ -13,18 +13,17 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgstats.h"
 #include "common/cgtest.h"
+#include "common/pipeline.h"
 
 #define N 300
 
@@ -64,29 +63,13 @@ int main(void)
 		fprintf(stderr, "SKIP: no cgroup2 mount\n");
 		return 77;
 	}
-	struct cgs_listener_opts lo = { .sz = sizeof(lo), .rcvbuf = 64u << 20 };
-	struct cgs_listener *l = NULL;
-	int rc = cgs_listener_open(&l, &lo);
-	if (rc == -CGS_ERR_NO_TASKSTATS || rc == -CGS_ERR_PERM) {
-		fprintf(stderr, "SKIP: %s\n", cgs_strerror(rc));
-		return 77;
-	}
-	if (rc < 0)
-		return 1;
+	struct cgt_pipeline pl;
+	int rc = cgt_pipeline_open(&pl, 64u << 20, CGS_ATTRIBUTION_KERNEL, 0, 0);
+	if (rc)
+		return rc;
+	struct cgs_listener *l = pl.l;
+	rollup = pl.r;
 	unsigned nsh = cgs_listener_shards(l);
-	const char *cpus[64];
-	for (unsigned i = 0; i < nsh && i < 64; i++)
-		cpus[i] = cgs_listener_shard_cpus(l, i);
-	char why[320] = "";
-	struct cgs_rollup_opts ro = {
-		.sz = sizeof(ro), .shards = nsh, .shard_cpus = cpus,
-		.attribution = CGS_ATTRIBUTION_KERNEL, .errbuf = why,
-		.errbuf_len = sizeof(why),
-	};
-	if (cgs_rollup_new(&rollup, &ro) < 0) {
-		fprintf(stderr, "SKIP: kernel source unavailable: %s\n", why);
-		return 77;
-	}
 	char dir[4608];
 	snprintf(base, sizeof(base), "/cgs-transient-%d", (int)getpid());
 	if ((rc = cgt_mkdir(base, dir, sizeof(dir))) < 0) {
@@ -101,12 +84,7 @@ int main(void)
 			return 1;
 		}
 		int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct clone_args a;
-		memset(&a, 0, sizeof(a));
-		a.flags = CLONE_INTO_CGROUP;
-		a.exit_signal = SIGCHLD;
-		a.cgroup = (uint64_t)fd;
-		pid_t p = (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+		pid_t p = cgt_clone_into(fd);
 		if (p < 0 && errno == ENOSYS) {
 			fprintf(stderr, "SKIP: no clone3() here\n");
 			rmdir(d);
@@ -158,8 +136,7 @@ int main(void)
 	int fail = ours != N || ours_right != N || removed != N ||
 		   t->kernel_unresolved;
 	cgs_snapshot_free(s);
-	cgs_rollup_free(rollup);
-	cgs_listener_close(l);
+	cgt_pipeline_close(&pl);
 	if (fail) {
 		fprintf(stderr, "FAIL\n");
 		return 1;

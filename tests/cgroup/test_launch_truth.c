@@ -49,6 +49,7 @@
 
 #include "cgstats.h"
 #include "common/cgtest.h"
+#include "common/pipeline.h"
 
 #define NCLONE_CG 1000
 #define NCLONE_PER 2
@@ -175,12 +176,7 @@ static pid_t pattern_parent_move(void)
 
 static pid_t clone_into(int cgfd)
 {
-	struct clone_args a;
-	memset(&a, 0, sizeof(a));
-	a.flags = CLONE_INTO_CGROUP;
-	a.exit_signal = SIGCHLD;
-	a.cgroup = (uint64_t)cgfd;
-	pid_t p = (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+	pid_t p = cgt_clone_into(cgfd);
 	if (p < 0 && errno == ENOSYS) /* Linux < 5.7, or valgrind */
 		_exit(EXIT_NO_CLONE3);
 	return p;
@@ -399,40 +395,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "SKIP: no cgroup2 mount\n");
 		return 77;
 	}
-	struct cgs_listener_opts lo = { .sz = sizeof(lo),
-					.rcvbuf = 64u << 20 };
-	struct cgs_listener *l = NULL;
-	int rc = cgs_listener_open(&l, &lo);
-	if (rc == -CGS_ERR_NO_TASKSTATS || rc == -CGS_ERR_PERM) {
-		fprintf(stderr, "SKIP: %s\n", cgs_strerror(rc));
-		return 77;
-	}
-	if (rc < 0) {
-		fprintf(stderr, "listener: %s\n", cgs_strerror(rc));
-		return 1;
-	}
+	struct cgt_pipeline pl;
+	int rc = cgt_pipeline_open(&pl, 64u << 20, kernel_mode ?
+				   CGS_ATTRIBUTION_KERNEL : CGS_ATTRIBUTION_PROC,
+				   0, CGS_ROLLUP_TRACK_FORKS);
+	if (rc)
+		return rc;
+	struct cgs_listener *l = pl.l;
+	rollup = pl.r;
 	unsigned nsh = cgs_listener_shards(l);
-	const char *cpus[64];
-	for (unsigned i = 0; i < nsh && i < 64; i++)
-		cpus[i] = cgs_listener_shard_cpus(l, i);
-	struct cgs_rollup_opts ro = {
-		.sz = sizeof(ro), .shards = nsh, .shard_cpus = cpus,
-		.attribution = kernel_mode ? CGS_ATTRIBUTION_KERNEL
-					   : CGS_ATTRIBUTION_PROC,
-		.flags = CGS_ROLLUP_TRACK_FORKS,
-	};
-	struct cgs_rollup_opts probe = ro;
-	probe.attribution = CGS_ATTRIBUTION_AUTO;
-	if ((rc = cgs_rollup_new(&rollup, kernel_mode ? &probe : &ro)) < 0) {
-		fprintf(stderr, "rollup: %s\n", cgs_strerror(rc));
-		return 1;
-	}
-	if (kernel_mode &&
-	    cgs_rollup_attribution(rollup) != CGS_ATTRIBUTION_KERNEL) {
-		fprintf(stderr, "SKIP: kernel source unavailable: %s\n",
-			cgs_rollup_kernel_error(rollup));
-		return 77;
-	}
 	printf("mode %s, %u shards\n", kernel_mode ? "kernel" : "proc", nsh);
 
 	snprintf(base_rel, sizeof(base_rel), "/cgs-launch-%d", (int)getpid());
@@ -656,8 +627,7 @@ int main(int argc, char **argv)
 			     "source\n", (unsigned long long)other);
 	}
 	cgs_snapshot_free(s);
-	cgs_rollup_free(rollup);
-	cgs_listener_close(l);
+	cgt_pipeline_close(&pl);
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;

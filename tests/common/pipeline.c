@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/pipeline.h"
+
+#define CGT_MAX_SHARDS 256
+
+int cgt_listener_open(struct cgs_listener **l, size_t rcvbuf)
+{
+	struct cgs_listener_opts lo = { .sz = sizeof(lo), .rcvbuf = rcvbuf };
+	int rc = cgs_listener_open(l, &lo);
+	if (rc == -CGS_ERR_NO_TASKSTATS || rc == -CGS_ERR_PERM) {
+		fprintf(stderr, "SKIP: %s\n", cgs_strerror(rc));
+		return 77;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "listener: %s\n", cgs_strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+int cgt_pipeline_open(struct cgt_pipeline *p, size_t rcvbuf,
+		      enum cgs_attribution a, size_t kernel_ringbuf,
+		      unsigned flags)
+{
+	struct cgs_listener *l = NULL;
+	int rc = cgt_listener_open(&l, rcvbuf);
+	if (rc)
+		return rc;
+	unsigned n = cgs_listener_shards(l);
+	const char *cpus[CGT_MAX_SHARDS];
+	for (unsigned i = 0; i < n && i < CGT_MAX_SHARDS; i++)
+		cpus[i] = cgs_listener_shard_cpus(l, i);
+	char why[320] = "";
+	struct cgs_rollup_opts ro = {
+		.sz = sizeof(ro), .shards = n,
+		.shard_cpus = n <= CGT_MAX_SHARDS ? cpus : NULL,
+		.attribution = a, .kernel_ringbuf = kernel_ringbuf,
+		.flags = flags, .errbuf = why, .errbuf_len = sizeof(why),
+	};
+	struct cgs_rollup *r = NULL;
+	rc = cgs_rollup_new(&r, &ro);
+	if (rc < 0) {
+		cgs_listener_close(l);
+		if (a == CGS_ATTRIBUTION_KERNEL && why[0]) {
+			fprintf(stderr, "SKIP: kernel source unavailable: %s\n",
+				why);
+			return 77;
+		}
+		fprintf(stderr, "rollup: %s\n", why[0] ? why : cgs_strerror(rc));
+		return 1;
+	}
+	p->l = l;
+	p->r = r;
+	return 0;
+}
+
+void cgt_pipeline_close(struct cgt_pipeline *p)
+{
+	cgs_rollup_free(p->r);
+	cgs_listener_close(p->l);
+	p->r = NULL;
+	p->l = NULL;
+}
+
+pid_t cgt_clone_into(int cgfd)
+{
+	struct clone_args a;
+	memset(&a, 0, sizeof(a));
+	a.flags = CLONE_INTO_CGROUP;
+	a.exit_signal = SIGCHLD;
+	a.cgroup = (uint64_t)cgfd;
+	return (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+}

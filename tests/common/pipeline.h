@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Shared support for real-kernel tests: a listener and a rollup wired the
+ * way an agent wires them (one rollup writer per listener shard, each
+ * CPU's kernel-side entries routed to the shard that receives its
+ * records), with the skip decision made once: 77 and a SKIP line saying
+ * why when the host cannot run the test.
+ */
+#ifndef CGS_TESTS_PIPELINE_H
+#define CGS_TESTS_PIPELINE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cgstats.h"
+
+struct cgt_pipeline {
+	struct cgs_listener *l;
+	struct cgs_rollup *r;
+};
+
+/* Open a listener (rcvbuf bytes per shard, 0: default): 0 and *l, 77
+ * after "SKIP: reason" (no taskstats, no CAP_NET_ADMIN), 1 after the
+ * error. */
+int cgt_listener_open(struct cgs_listener **l, size_t rcvbuf);
+
+/*
+ * Open a listener (rcvbuf bytes per shard, 0: default) and a rollup with
+ * attribution `a` (kernel_ringbuf: its ring space, 0: default; flags: rollup
+ * flags). CGS_ATTRIBUTION_KERNEL that cannot load is a skip. Returns 0,
+ * 77 after printing "SKIP: reason" (no taskstats, no CAP_NET_ADMIN, no
+ * kernel source), or 1 after printing the error. p is filled on 0 only.
+ */
+int cgt_pipeline_open(struct cgt_pipeline *p, size_t rcvbuf,
+		      enum cgs_attribution a, size_t kernel_ringbuf,
+		      unsigned flags);
+void cgt_pipeline_close(struct cgt_pipeline *p);
+
+/*
+ * clone3(CLONE_INTO_CGROUP): a child born in the cgroup open at cgfd, as
+ * fork() returns. -1 with errno ENOSYS where clone3 is missing (Linux
+ * < 5.7, valgrind).
+ */
+pid_t cgt_clone_into(int cgfd);
+
+#endif
