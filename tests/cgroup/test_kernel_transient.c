@@ -87,7 +87,9 @@ int main(void)
 		pid_t p = cgt_clone_into(fd);
 		if (p < 0 && errno == ENOSYS) {
 			fprintf(stderr, "SKIP: no clone3() here\n");
+			close(fd);
 			rmdir(d);
+			cgt_pipeline_close(&pl);
 			return 77;
 		}
 		if (p < 0) {

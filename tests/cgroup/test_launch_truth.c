@@ -449,7 +449,7 @@ int main(int argc, char **argv)
 	if (read(rep[0], report, sizeof(report)) != sizeof(report)) {
 		int ls = 0;
 		waitpid(lp, &ls, 0);
-		cgs_listener_stop(l);
+		cgt_pipeline_close(&pl);
 		if (WIFEXITED(ls) && WEXITSTATUS(ls) == EXIT_NO_CLONE3) {
 			fprintf(stderr, "SKIP: clone3() is not available here "
 				"(Linux < 5.7, or under valgrind)\n");
