@@ -282,6 +282,41 @@ static struct cgsi_cgnode *fork_parent_cg(struct cgs_rollup *r,
 	return ancestor_cg(r, s, &h, now);
 }
 
+/*
+ * A process reaped before this shard looked may have been seen alive by
+ * another shard (its threads exited on other CPUs): that shard's entry,
+ * if it is of this very process (not dead since, by the shared death
+ * generations) and was read from its own /proc, not inferred. The other
+ * shard's lock is only tried (never waited for, so no lock order); its
+ * node's path is interned into this shard's table.
+ */
+static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
+					  struct cgsi_rshard *s, uint32_t key,
+					  uint64_t now)
+{
+	for (unsigned i = 0; i < r->nshards; i++) {
+		struct cgsi_rshard *o = &r->shards[i];
+		if (o == s || pthread_mutex_trylock(&o->lock))
+			continue;
+		struct cgsi_pentry *e = cgsi_pcache_find(&o->cache, key);
+		uint64_t since, ino = 0;
+		size_t len = 0;
+		if (e && !e->inferred && e->cg && !e->cg->unknown &&
+		    !cgsi_pentry_dead(e, &r->deaths, &since) &&
+		    e->cg->len < sizeof(s->path)) {
+			len = e->cg->len;
+			memcpy(s->path, e->cg->path, len + 1);
+			ino = e->cg->ino;
+		}
+		pthread_mutex_unlock(&o->lock);
+		if (!len)
+			continue;
+		return ino ? cgsi_intern_id(r, s, s->path, len, ino, now)
+			   : cgsi_intern(r, s, s->path, len, now, 0);
+	}
+	return NULL;
+}
+
 static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 				const struct cgs_record *rec, uint32_t key,
 				bool pexit, uint64_t now)
@@ -303,6 +338,10 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 		s->st.via_proc++;
 		if (r->forks)
 			cgsi_forks_maybe_drain(r->forks, now);
+	} else if (n == -ENOENT && (cg = seen_elsewhere(r, s, key, now))) {
+		/* reaped, but another shard saw it alive: its own cgroup,
+		 * not its reaper's or parent's */
+		s->st.via_cache++;
 	} else {
 		born_dead = true;
 		struct cgsi_fork_hop hop[CGSI_FORKS_MAX_HOPS];
@@ -409,9 +448,28 @@ static bool group_started_after(const struct cgs_record *rec,
  * slice of the table sized to cover it every revalidate_ms: each live
  * process costs at most one /proc read per revalidate_ms per shard, and
  * the cache is never more than revalidate_ms (+ one step) behind a move,
- * as long as the shard receives records (any exit on its CPUs).
+ * as long as the host has exits: a shard with records also steps the
+ * shards that have none (cgsi_fallback_sweep_others()).
  */
 #define CGSI_REVAL_STEP_MS 50u
+static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
+			uint64_t now);
+
+void cgsi_fallback_sweep_others(struct cgs_rollup *r, unsigned self,
+				uint64_t now)
+{
+	__atomic_store_n(&r->sweep_next, now + CGSI_REVAL_STEP_MS,
+			 __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < r->nshards; i++) {
+		struct cgsi_rshard *o = &r->shards[i];
+		if (i == self || pthread_mutex_trylock(&o->lock))
+			continue; /* busy: its owner is stepping it */
+		if (now >= o->reval_next)
+			reval_sweep(r, o, now);
+		pthread_mutex_unlock(&o->lock);
+	}
+}
+
 static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
 			uint64_t now)
 {

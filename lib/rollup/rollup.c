@@ -233,6 +233,10 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 	/* outside the shard lock: it may wait (bounded) for the entry */
 	if (r->ksrc && rec->kind != CGS_KIND_TGID)
 		found = cgsi_ksrc_lookup(r->ksrc, shard, rec, &cgid);
+	else if (cgs_unlikely(!r->ksrc && r->nshards > 1 &&
+			      now >= __atomic_load_n(&r->sweep_next,
+						     __ATOMIC_RELAXED)))
+		cgsi_fallback_sweep_others(r, shard, now);
 	pthread_mutex_lock(&s->lock);
 	struct cgsi_cgnode *n = NULL;
 	enum cgs_source src = CGS_SOURCE_NONE;

@@ -65,6 +65,8 @@ struct cgs_rollup {
 	unsigned nshards;
 	struct cgsi_rshard *shards;
 	pthread_mutex_t snap_lock; /* serialises snapshots and retirement */
+	uint64_t sweep_next;       /* fallback: when a shard next steps the
+				    * others' background revalidation */
 };
 
 /* Rollup-relative milliseconds, >= 1 (0 means "never" in entries). */
@@ -119,6 +121,11 @@ struct cgsi_cgnode *cgsi_kernel_node(struct cgs_rollup *r,
 				     const struct cgs_record *rec, bool found,
 				     uint64_t cgid, uint64_t now,
 				     enum cgs_source *how);
+
+/* Fallback: step the background revalidation of the shards other than
+ * `self` (those that get no records); called without any shard lock. */
+void cgsi_fallback_sweep_others(struct cgs_rollup *r, unsigned self,
+				uint64_t now);
 
 /* The /proc fallback (fallback.c, with fork ancestry from forks.c): never
  * NULL (the unknown bucket at worst, *how CGS_SOURCE_NONE). */

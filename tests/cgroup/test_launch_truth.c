@@ -135,6 +135,14 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* With the fallback, a process must be seen alive to be known: stay a
+ * moment (the listener reads every 20 ms) before exiting. */
+static void linger(void)
+{
+	if (!kernel_mode)
+		sleep_ms(200);
+}
+
 static pid_t pattern_self_move(void)
 {
 	pid_t p = fork();
@@ -145,6 +153,7 @@ static pid_t pattern_self_move(void)
 		fork_reap(50);
 		threads(50);
 		fork_reap(50);
+		linger();
 		_exit(0);
 	}
 	return p;
@@ -163,6 +172,7 @@ static pid_t pattern_parent_move(void)
 			_exit(2);
 		threads(50);
 		fork_reap(50);
+		linger();
 		_exit(0);
 	}
 	close(fds[0]);
@@ -257,8 +267,10 @@ static pid_t pattern_shell(void)
 		char script[5200];
 		snprintf(script, sizeof(script),
 			 "echo $$ > '%s/cgroup.procs' || exit 9; i=0; "
-			 "while [ $i -lt %d ]; do /bin/true; i=$((i+1)); done",
-			 dir[R_SHELL], NSHELL);
+			 "while [ $i -lt %d ]; do /bin/true; i=$((i+1)); done; "
+			 "%s", dir[R_SHELL], NSHELL,
+			 /* the same process, seen alive for a moment */
+			 kernel_mode ? "" : "exec /bin/sleep 0.2");
 		execl("/bin/sh", "sh", "-c", script, (char *)NULL);
 		_exit(127);
 	}
