@@ -65,8 +65,9 @@ int cgt_pipeline_open(struct cgt_pipeline *p, size_t rcvbuf,
 
 void cgt_pipeline_close(struct cgt_pipeline *p)
 {
-	cgs_rollup_free(p->r);
+	/* the listener first: its receive threads account into the rollup */
 	cgs_listener_close(p->l);
+	cgs_rollup_free(p->r);
 	p->r = NULL;
 	p->l = NULL;
 }

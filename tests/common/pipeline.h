@@ -34,6 +34,7 @@ int cgt_listener_open(struct cgs_listener **l, size_t rcvbuf);
 int cgt_pipeline_open(struct cgt_pipeline *p, size_t rcvbuf,
 		      enum cgs_attribution a, size_t kernel_ringbuf,
 		      unsigned flags);
+/* Close the listener (stopping its threads, if running), then the rollup. */
 void cgt_pipeline_close(struct cgt_pipeline *p);
 
 /*
