@@ -543,7 +543,10 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	uint64_t t0 = mono_ns(), deadline = t0 + k->wait_us * 1000ull;
 	struct timespec nap = { 0, 50000 };
 	bool waited = false;
-	while (!ok && !task_done(rec->pid) && mono_ns() < deadline) {
+	unsigned naps = 0;
+	/* /proc is looked at every ~1 ms, the rings every ~50 us */
+	while (!ok && (naps++ % 20 || !task_done(rec->pid)) &&
+	       mono_ns() < deadline) {
 		waited = true;
 		nanosleep(&nap, NULL);
 		pthread_mutex_lock(&s->lock);
