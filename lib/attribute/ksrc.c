@@ -56,8 +56,13 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 /* Entries are expired this long after the newest one a record claimed:
  * records of one shard arrive in exit order, so an older entry's record
  * is not coming (dropped by the kernel, or on a listener we don't have);
- * the margin covers tasks that migrated to another shard's CPU. */
-#define KSRC_EXPIRE_NS 5000000000ull
+ * the margin covers tasks that migrated to another shard's CPU and a
+ * shard read late on a loaded host. The table's size bounds memory. */
+#define KSRC_EXPIRE_NS 60000000000ull
+
+/* The cgroup event ring is also read every this many lookups, so a burst
+ * of mkdir/rmdir without exits (or with known ids) cannot overflow it. */
+#define KSRC_CG_EVERY 1024u
 
 struct kshard {
 	pthread_mutex_t lock; /* owner per record; others on a miss */
@@ -515,9 +520,14 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	struct kshard *s = &k->sh[shard];
 	/* the offset moves only when the clock is set: read it now and then
 	 * (and afresh before giving up on a record) */
-	if (!s->off_age++ || s->off_age > 1024) {
+	if (!s->off_age++ || s->off_age > KSRC_CG_EVERY) {
 		s->off = real_off_ns();
 		s->off_age = 1;
+		if (!pthread_mutex_trylock(&k->idlock)) {
+			k->now_ms = cgsi_now_mono_ms();
+			ring_buffer__consume(k->cgrb);
+			pthread_mutex_unlock(&k->idlock);
+		}
 	}
 	int64_t off = s->off;
 	pthread_mutex_lock(&s->lock);
