@@ -421,7 +421,7 @@ struct cgs_rollup;
  * (or CAP_SYS_ADMIN) when the rollup is created (not afterwards), a
  * library built with libbpf, and the cgroup2 hierarchy. A record whose
  * entry cannot be found (its CPU's ring full: totals.kernel_lost; preempted
- * for over 50 ms between the two points) falls back to /proc, counted in
+ * for over a second between the two points) falls back to /proc, counted in
  * totals.kernel_unmatched. cgs_rollup_new() fails when it cannot load.
  * CGS_ATTRIBUTION_PROC: read /proc/<pid>/cgroup, a cache, the parent, fork
  * ancestry (see CGS_ROLLUP_TRACK_FORKS): a guess after the fact; what is
@@ -457,7 +457,8 @@ struct cgs_rollup_opts {
 				* out among its CPUs (a power of two of 64-byte
 				* entries each); 0: 2 MiB */
 	unsigned kernel_wait_ms; /* kernel source: longest wait of a record
-				  * for its entry; 0: 50 */
+				  * for the entry of a task still exiting;
+				  * 0: 1000 */
 	/* kernel source: cpulist of each shard (shards entries, as
 	 * cgs_listener_shard_cpus() gives them), so that a CPU's entries go
 	 * to the shard that receives that CPU's records; NULL: CPU c to
