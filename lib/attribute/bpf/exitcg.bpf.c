@@ -46,7 +46,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20); /* ~15,000 events of 536 bytes */
+	__uint(max_entries, 2 << 20); /* ~3,900 events of 536 bytes */
 } cgring SEC(".maps");
 
 SEC("tp_btf/sched_process_exit")
