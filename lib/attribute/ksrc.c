@@ -69,7 +69,7 @@ struct kshard {
 	unsigned *cpus;       /* the CPUs whose rings this shard reads */
 	unsigned ncpus;
 	struct cgsi_kjoin join;
-	uint64_t unmatched, waits, wait_timeouts, expired_calls;
+	uint64_t waits, expired_calls;
 	int64_t off;          /* CLOCK_REALTIME - CLOCK_MONOTONIC, cached */
 	uint32_t off_age;     /* lookups since off was read */
 } __attribute__((aligned(64)));
@@ -92,7 +92,6 @@ struct cgsi_ksrc {
 	const struct cgsi_cg_mount *mount;
 	int64_t dfl_hier;       /* cgroup2's hierarchy id, -1 until learned */
 	uint64_t now_ms;        /* for cgroup events, under idlock */
-	uint64_t cg_events;
 };
 
 static uint64_t mono_ns(void)
@@ -104,11 +103,7 @@ static uint64_t mono_ns(void)
 
 static int64_t real_off_ns(void)
 {
-	struct timespec r, m;
-	clock_gettime(CLOCK_REALTIME, &r);
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	return ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000 +
-	       ((int64_t)r.tv_nsec - (int64_t)m.tv_nsec);
+	return (int64_t)cgsi_now_real_ns() - (int64_t)mono_ns();
 }
 
 static void entry_of(struct cgsi_kentry *e, const struct cgsk_exit *x)
@@ -199,7 +194,6 @@ static int on_cg_event(void *ctx, void *data, size_t len)
 		return 0; /* unreadable or cut path: a walk finds it */
 	struct cgsk_cgev c = *e;
 	c.path[CGSK_PATH_MAX - 1] = '\0';
-	k->cg_events++;
 	if (!dfl_event(k, &c))
 		return 0;
 	if (c.type == CGSK_EV_MKDIR)
@@ -573,9 +567,7 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 			ok = claim_elsewhere(k, shard, rec, off, cgid);
 	}
 	pthread_mutex_lock(&s->lock);
-	s->waits += waited;
-	s->wait_timeouts += waited && !ok;
-	s->unmatched += !ok;
+	s->waits += waited; /* a miss is counted by the caller's fallback */
 	pthread_mutex_unlock(&s->lock);
 	return ok;
 }
@@ -619,17 +611,13 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 		out->matched += s->join.st.matched;
 		out->expired += s->join.st.expired;
 		out->evicted += s->join.st.evicted;
-		out->unmatched += s->unmatched;
 		out->waits += s->waits;
-		out->wait_timeouts += s->wait_timeouts;
 		pthread_mutex_unlock(&s->lock);
 		out->lost += lost_now(k, i);
 	}
 	pthread_mutex_lock(&k->idlock);
 	ring_buffer__consume(k->cgrb);
 	out->unresolved = k->ids.unresolved;
-	out->walks = k->ids.walks;
-	out->cg_events = k->cg_events;
 	pthread_mutex_unlock(&k->idlock);
 	out->cg_lost = __atomic_load_n(&k->skel->bss->cg_lost, __ATOMIC_RELAXED);
 	out->ring_bytes = k->ring_bytes;

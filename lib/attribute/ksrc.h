@@ -38,18 +38,14 @@ struct cgsi_ksrc;
 
 struct cgsi_ksrc_stats {
 	uint64_t matched;       /* records joined with their kernel entry */
-	uint64_t unmatched;     /* records without a verified entry */
 	uint64_t lost;          /* entries the kernel could not queue (its
 				 * CPU's ring full): exact, counted by the
 				 * program */
 	uint64_t expired;       /* entries no record claimed */
 	uint64_t evicted;       /* entries pushed out of a full join table */
 	uint64_t waits;         /* records that waited for their entry */
-	uint64_t wait_timeouts; /* ... in vain */
 	uint64_t unresolved;    /* ids without a known path */
-	uint64_t cg_events;     /* cgroup mkdir/rmdir events seen */
 	uint64_t cg_lost;       /* cgroup events lost (ring full) */
-	uint64_t walks;         /* cgroup2 tree walks */
 	uint64_t ring_bytes;    /* ring bytes per shard (all its CPUs) */
 };
 

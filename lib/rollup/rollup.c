@@ -177,11 +177,10 @@ CGS_EXPORT const char *cgs_rollup_kernel_error(const struct cgs_rollup *r)
 }
 
 static inline void account_node(struct cgsi_rshard *s, struct cgsi_cgnode *n,
-				const struct cgs_record *rec)
+				const struct cgs_record *rec, bool inferred)
 {
 	s->st.records++;
-	if (cgs_unlikely(s->last_inferred)) {
-		s->last_inferred = false;
+	if (cgs_unlikely(inferred)) {
 		n->inferred++;
 		s->st.inferred++;
 	}
@@ -245,8 +244,7 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 		s->st.kernel_fallback++;
 	if (!n)
 		n = cgsi_fallback_node(r, s, rec, now, &src);
-	s->last_inferred = src == CGS_SOURCE_INFERRED;
-	account_node(s, n, rec);
+	account_node(s, n, rec, src == CGS_SOURCE_INFERRED);
 	pthread_mutex_unlock(&s->lock);
 	if (src_out)
 		*src_out = src;
@@ -276,7 +274,7 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 	struct cgsi_cgnode *n = unknown ? s->unknown
 					: cgsi_intern(r, s, path, len, now, 0);
 	if (n)
-		account_node(s, n, rec);
+		account_node(s, n, rec, false);
 	pthread_mutex_unlock(&s->lock);
 	return n ? 0 : -ENOMEM;
 }

@@ -38,7 +38,7 @@ struct cgsi_rshard {
 	struct cgsi_cgnode *unknown;
 	struct cgsi_rshard_stats st;
 	bool deleted;            /* the last /proc read said " (deleted)" */
-	bool last_inferred;      /* the fallback's answer was inferred */
+	bool last_inferred;      /* fallback.c: its answer was inferred */
 	uint64_t reval_next;     /* next background revalidation step */
 	uint32_t reval_cursor;
 	uint64_t kgen;           /* bumped when a node is retired */
