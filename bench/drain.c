@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 		case 'b': ro.batch_ms = (unsigned)atoi(optarg); break;
 		case 's': lo.shards = (unsigned)atoi(optarg); break;
 		case 'r': lo.rcvbuf = strtoull(optarg, NULL, 0); break;
-		case 'T': lo.flags |= CGS_LISTEN_NO_TGID; break;
+		case 'T': lo.flags |= CGS_NO_TGID; break;
 		case 'p': ro.pin = true; break;
 		default: usage();
 		}
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)loss.enobufs,
 	       (unsigned long long)loss.seq_gaps,
 	       (unsigned long long)loss.truncated,
-	       (unsigned long long)loss.decode.malformed, err,
+	       (unsigned long long)loss.malformed, err,
 	       tv_s(ru.ru_utime), tv_s(ru.ru_stime));
 	fflush(stdout);
 	cgs_listener_close(l);

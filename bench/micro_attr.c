@@ -42,8 +42,9 @@ static int run_case(const char *kase, const struct cgsb_cgchain *c)
 	struct cgs_rollup_opts ro = { .sz = sizeof(ro), .shards = 1,
 				      .hierarchy = "v2" };
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
-	struct cgs_decode_stats ds = { 0 };
-	struct cgs_record task, group;
+	CGS_OPTS(cgs_decode_stats, ds);
+	CGS_OPTS(cgs_record, task);
+	CGS_OPTS(cgs_record, group);
 	double ns[64];
 	char extra[4608];
 	int err, mode;

@@ -5,7 +5,7 @@
  *   pid_tgid  v16 exit of a multi-threaded process's last thread: 1172
  *             bytes, AGGR_PID + AGGR_TGID, two records
  *   pid       v16 thread exit, 596 bytes, one record
- *   no_tgid   the 1172-byte message with CGS_DECODE_NO_TGID (one record,
+ *   no_tgid   the 1172-byte message with CGS_NO_TGID (one record,
  *             the TGID nest skipped)
  *   v8        an old kernel's v8 thread exit (364 bytes, one record)
  *
@@ -38,7 +38,7 @@ struct dcase {
 static const struct dcase cases[] = {
 	{ "pid_tgid", 16, true, 0, 2 },
 	{ "pid", 16, false, 0, 1 },
-	{ "no_tgid", 16, true, CGS_DECODE_NO_TGID, 1 },
+	{ "no_tgid", 16, true, CGS_NO_TGID, 1 },
 	{ "v8", 8, false, 0, 1 },
 };
 
@@ -50,8 +50,9 @@ static int run_case(const struct dcase *c)
 				   .with_tgid = c->with_tgid, .pid = 4321,
 				   .tgid = 4320, .ppid = 1,
 				   .btime_s = 1790000000, .flag = 0x21 };
-	struct cgs_decode_stats st = { 0 };
-	struct cgs_record task, group;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, task);
+	CGS_OPTS(cgs_record, group);
 	volatile uint64_t sink = 0;
 	double ns[64];
 	char extra[256];

@@ -201,7 +201,7 @@ __attribute__((noinline)) void cgsb_rollup_feed(struct feeder *f, long n)
 					   &f->recs[i & (NREC - 1)], NULL);
 		return;
 	}
-	struct cgs_record rec;
+	CGS_OPTS(cgs_record, rec);
 	fill(&rec, CGS_KIND_PROCESS, 0, 0, f->parent, 12345);
 	for (long i = 0; i < n; i++) {
 		/* distinct pids per shard, never in the fake /proc */

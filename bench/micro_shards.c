@@ -56,8 +56,9 @@ static double thread_cpu_s(void)
 static void *work(void *arg)
 {
 	struct worker *w = arg;
-	struct cgs_decode_stats ds = { 0 };
-	struct cgs_record task, group;
+	CGS_OPTS(cgs_decode_stats, ds);
+	CGS_OPTS(cgs_record, task);
+	CGS_OPTS(cgs_record, group);
 
 	if (pin) {
 		cpu_set_t set;
@@ -124,7 +125,8 @@ static double run(unsigned n, struct cgs_rollup_totals *t, double *cpu_ns)
 
 int main(int argc, char **argv)
 {
-	struct cgs_rollup_totals t1 = { 0 }, t2 = { 0 };
+	CGS_OPTS(cgs_rollup_totals, t1);
+	CGS_OPTS(cgs_rollup_totals, t2);
 	double r1[64], r2[64], ns1[64], ns2[64], c1[64], c2[64], m1, m2;
 	double cm1, cm2;
 	struct cgsb_cgchain c;

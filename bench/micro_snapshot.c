@@ -73,7 +73,8 @@ static int run_size(long n)
 				      .tgid = 4241, .ppid = 1,
 				      .btime_s = 1700000000 };
 	uint8_t msg[CGSB_MSG_MAX];
-	struct cgs_record rec, group;
+	CGS_OPTS(cgs_record, rec);
+	CGS_OPTS(cgs_record, group);
 	struct cgs_rollup *ru = NULL;
 	char (*paths)[96], top[32];
 	double ns[64], ms[64], acc_ns;

@@ -99,7 +99,7 @@ int tsc_live(struct tsc *c, int sigfd)
 	lo.cpus = c->o->cpus;
 	lo.shards = c->o->shards;
 	lo.rcvbuf = c->o->rcvbuf;
-	lo.flags = c->o->no_tgid ? CGS_LISTEN_NO_TGID : 0;
+	lo.flags = c->o->no_tgid ? CGS_NO_TGID : 0;
 	r = cgs_listener_open(&c->l, &lo);
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s\n", cgs_strerror(r));
@@ -123,7 +123,7 @@ int tsc_live(struct tsc *c, int sigfd)
 	ro.sz = sizeof(ro);
 	ro.shards = c->nshards;
 	ro.hierarchy = c->o->hierarchy;
-	ro.flags = c->o->no_tgid ? CGS_ROLLUP_NO_TGID : 0;
+	ro.flags = c->o->no_tgid ? CGS_NO_TGID : 0;
 	ro.attribution = c->o->attribution == TSC_ATTR_KERNEL
 				 ? CGS_ATTRIBUTION_KERNEL
 			 : c->o->attribution == TSC_ATTR_AUTO

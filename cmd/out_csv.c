@@ -86,27 +86,27 @@ void out_csv_snapshot(struct buf *b, const struct snap_info *in,
 		buf_printf(b, ",%u,%s", g->depth, g->removed ? "true" : "false");
 		for (size_t f = 0; f < tsc_nfields; f++) {
 			buf_putc(b, ',');
-			field_put(b, field_get(&g->self, &tsc_fields[f]),
+			field_put(b, field_get(g->self, &tsc_fields[f]),
 				  tsc_fields[f].unit);
 		}
 		for (int c = 0; c < CGS_DELAY__COUNT; c++) {
 			buf_putc(b, ',');
-			buf_u64(b, g->self.delay_count[c]);
+			buf_u64(b, g->self->delay[c].count);
 			buf_putc(b, ',');
-			buf_fixed(b, g->self.delay_total_ns[c], 9);
+			buf_fixed(b, g->self->delay[c].total_ns, 9);
 		}
 		for (size_t f = 0; f < tsc_nfields; f++) {
 			if (!(tsc_fields[f].flags & F_SUBTREE))
 				continue;
 			buf_putc(b, ',');
-			field_put(b, field_get(&g->subtree, &tsc_fields[f]),
+			field_put(b, field_get(g->subtree, &tsc_fields[f]),
 				  tsc_fields[f].unit);
 		}
 		for (size_t f = 0; f < tsc_nfields; f++) {
 			if (!(tsc_fields[f].flags & F_DELTA))
 				continue;
 			buf_putc(b, ',');
-			field_put(b, field_get(&g->self_delta, &tsc_fields[f]),
+			field_put(b, field_get(g->self_delta, &tsc_fields[f]),
 				  tsc_fields[f].unit);
 		}
 		sep(b, NEV);

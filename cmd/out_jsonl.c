@@ -38,28 +38,28 @@ static void counters(struct buf *b, const struct cgs_cgroup_stats *g)
 	for (size_t i = 0; i < tsc_nfields; i++) {
 		const struct cfield *f = &tsc_fields[i];
 		key(b, f->name);
-		field_put(b, field_get(&g->self, f), f->unit);
+		field_put(b, field_get(g->self, f), f->unit);
 	}
 	for (int c = 0; c < CGS_DELAY__COUNT; c++) {
 		const char *n = cgs_delay_name((enum cgs_delay_class)c);
 		buf_printf(b, ",\"delay_%s_count\":", n);
-		buf_u64(b, g->self.delay_count[c]);
+		buf_u64(b, g->self->delay[c].count);
 		buf_printf(b, ",\"delay_%s_s\":", n);
-		buf_fixed(b, g->self.delay_total_ns[c], 9);
+		buf_fixed(b, g->self->delay[c].total_ns, 9);
 	}
 	for (size_t i = 0; i < tsc_nfields; i++) {
 		const struct cfield *f = &tsc_fields[i];
 		if (!(f->flags & F_SUBTREE))
 			continue;
 		buf_printf(b, ",\"%s_subtree\":", f->name);
-		field_put(b, field_get(&g->subtree, f), f->unit);
+		field_put(b, field_get(g->subtree, f), f->unit);
 	}
 	for (size_t i = 0; i < tsc_nfields; i++) {
 		const struct cfield *f = &tsc_fields[i];
 		if (!(f->flags & F_DELTA))
 			continue;
 		buf_printf(b, ",\"%s_delta\":", f->name);
-		field_put(b, field_get(&g->self_delta, f), f->unit);
+		field_put(b, field_get(g->self_delta, f), f->unit);
 	}
 }
 

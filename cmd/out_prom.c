@@ -51,7 +51,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 			buf_puts(b, fd->prom);
 			cglabel(b, g->path);
 			buf_puts(b, "} ");
-			field_put(b, field_get(&g->self, fd), fd->unit);
+			field_put(b, field_get(g->self, fd), fd->unit);
 			buf_putc(b, '\n');
 		}
 	}
@@ -64,7 +64,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 			cglabel(b, g->path);
 			buf_printf(b, ",class=\"%s\"} ",
 				   cgs_delay_name((enum cgs_delay_class)c));
-			buf_u64(b, g->self.delay_count[c]);
+			buf_u64(b, g->self->delay[c].count);
 			buf_putc(b, '\n');
 		}
 	}
@@ -77,7 +77,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 			cglabel(b, g->path);
 			buf_printf(b, ",class=\"%s\"} ",
 				   cgs_delay_name((enum cgs_delay_class)c));
-			buf_fixed(b, g->self.delay_total_ns[c], 9);
+			buf_fixed(b, g->self->delay[c].total_ns, 9);
 			buf_putc(b, '\n');
 		}
 	}

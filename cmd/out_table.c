@@ -21,10 +21,10 @@ static int by_tasks(const void *a, const void *b)
 {
 	const struct cgs_cgroup_stats *x = *(const struct cgs_cgroup_stats *const *)a;
 	const struct cgs_cgroup_stats *y = *(const struct cgs_cgroup_stats *const *)b;
-	if (x->self.tasks != y->self.tasks)
-		return x->self.tasks > y->self.tasks ? -1 : 1;
-	if (x->subtree.tasks != y->subtree.tasks)
-		return x->subtree.tasks > y->subtree.tasks ? -1 : 1;
+	if (x->self->tasks != y->self->tasks)
+		return x->self->tasks > y->self->tasks ? -1 : 1;
+	if (x->subtree->tasks != y->subtree->tasks)
+		return x->subtree->tasks > y->subtree->tasks ? -1 : 1;
 	return strcmp(x->path, y->path);
 }
 
@@ -67,7 +67,7 @@ void out_table_snapshot(struct buf *b, const struct snap_info *in,
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
-		if (g->subtree.tasks)
+		if (g->subtree->tasks)
 			v[rows++] = g;
 	}
 	qsort(v, rows, sizeof(*v), by_tasks);
@@ -77,13 +77,13 @@ void out_table_snapshot(struct buf *b, const struct snap_info *in,
 	for (size_t i = 0; i < rows && (!top || shown < top); i++, shown++) {
 		const struct cgs_cgroup_stats *g = v[i];
 		buf_printf(b, "%9llu %7llu %9llu %9llu %9llu",
-			   (unsigned long long)g->self.tasks,
-			   (unsigned long long)g->self_delta.tasks,
-			   (unsigned long long)g->self.processes,
-			   (unsigned long long)g->subtree.tasks,
-			   (unsigned long long)g->subtree.processes);
-		secs(b, g->self.utime_us, 10);
-		secs(b, g->self.stime_us, 10);
+			   (unsigned long long)g->self->tasks,
+			   (unsigned long long)g->self_delta->tasks,
+			   (unsigned long long)g->self->processes,
+			   (unsigned long long)g->subtree->tasks,
+			   (unsigned long long)g->subtree->processes);
+		secs(b, g->self->utime_us, 10);
+		secs(b, g->self->stime_us, 10);
 		buf_printf(b, " %8llu  ", (unsigned long long)g->inferred);
 		esc_text(b, g->path, strlen(g->path));
 		buf_putc(b, '\n');

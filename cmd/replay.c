@@ -56,7 +56,7 @@ static void account(struct tsc *c, const struct cap_exit *ex,
 int tsc_replay(struct tsc *c, int sigfd)
 {
 	static char hier[64];
-	const unsigned flags = c->o->no_tgid ? CGS_DECODE_NO_TGID : 0;
+	const unsigned flags = c->o->no_tgid ? CGS_NO_TGID : 0;
 	char err[512];
 	int status = 0, r;
 
@@ -87,13 +87,13 @@ int tsc_replay(struct tsc *c, int sigfd)
 
 	const uint64_t iv = c->o->interval_ns;
 	uint64_t next_snap = 0, last_ns = cap_created_ns(c->replay);
-	struct cgs_decode_stats st;
-	struct cgs_record task, group;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, task);
+	CGS_OPTS(cgs_record, group);
 	struct cap_exit ex;
 	struct cap_counters ctr;
 	bool stopped = false;
 
-	memset(&st, 0, sizeof(st));
 	for (uint64_t n = 0;; n++) {
 		if ((n & 1023) == 0 && signalled(sigfd)) {
 			stopped = true;

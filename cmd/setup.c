@@ -182,7 +182,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	ro.sz = sizeof(ro);
 	ro.shards = 1;
 	ro.hierarchy = o->hierarchy;
-	ro.flags = o->no_tgid ? CGS_ROLLUP_NO_TGID : 0;
+	ro.flags = o->no_tgid ? CGS_NO_TGID : 0;
 	ro.attribution = CGS_ATTRIBUTION_PROC; /* no BPF for a probe */
 	r = cgs_rollup_new(&c->rollup, &ro);
 	if (r < 0) {

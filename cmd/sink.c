@@ -208,13 +208,11 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 					  ? "kernel" : "proc";
 	in->shards = c->nshards;
 	if (c->l) {
-		struct cgs_loss loss;
-		memset(&loss, 0, sizeof(loss));
-		loss.sz = sizeof(loss);
+		CGS_OPTS(cgs_loss, loss);
 		if (cgs_listener_loss(c->l, CGS_ALL_SHARDS, &loss) == 0) {
 			in->dropped = loss.dropped;
 			/* A truncated message can't be decoded: malformed. */
-			in->malformed = loss.decode.malformed + loss.truncated;
+			in->malformed = loss.malformed + loss.truncated;
 			in->enobufs = loss.enobufs;
 		}
 		for (unsigned i = 0; i < c->nshards; i++)

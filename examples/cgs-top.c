@@ -45,7 +45,7 @@ static int by_cpu(const void *a, const void *b)
 {
 	const struct cgs_cgroup_stats *x = *(const struct cgs_cgroup_stats *const *)a;
 	const struct cgs_cgroup_stats *y = *(const struct cgs_cgroup_stats *const *)b;
-	uint64_t cx = cpu_us(&x->self_delta), cy = cpu_us(&y->self_delta);
+	uint64_t cx = cpu_us(x->self_delta), cy = cpu_us(y->self_delta);
 	return cx == cy ? 0 : cx > cy ? -1 : 1;
 }
 
@@ -79,13 +79,13 @@ static void report(struct cgs_rollup *r, struct cgs_listener *l, int rows)
 	       (unsigned long long)t->unattributed);
 	printf("%10s %8s  %s\n", "CPU_S", "EXITS", "CGROUP");
 	for (size_t i = 0; i < n && (int)i < rows; i++) {
-		uint64_t us = cpu_us(&v[i]->self_delta);
-		if (!us && !v[i]->self_delta.tasks)
+		uint64_t us = cpu_us(v[i]->self_delta);
+		if (!us && !v[i]->self_delta->tasks)
 			break;
 		printf("%6llu.%03llu %8llu  %s\n",
 		       (unsigned long long)(us / 1000000),
 		       (unsigned long long)(us % 1000000 / 1000),
-		       (unsigned long long)v[i]->self_delta.tasks, v[i]->path);
+		       (unsigned long long)v[i]->self_delta->tasks, v[i]->path);
 	}
 	putchar('\n');
 	fflush(stdout);

@@ -64,7 +64,7 @@ static void fix_crcs(uint8_t *f, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct cgs_decode_stats st = { 0 };
+	CGS_OPTS(cgs_decode_stats, st);
 	struct cap_reader *r;
 	struct cap_counters ctr;
 	struct cap_exit ex;
@@ -99,7 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(cap_hostinfo(r) != NULL);
 
 	for (unsigned i = 0; i < 100000; i++) {
-		struct cgs_record t, g;
+		CGS_OPTS(cgs_record, t);
+		CGS_OPTS(cgs_record, g);
 
 		err[0] = '\0';
 		memset(&ex, 0, sizeof(ex));

@@ -3,7 +3,7 @@
  * libFuzzer target: cgs_decode_msg() and cgs_decode_payload().
  *
  * Input: one control byte, then the bytes to decode.
- *   bit 0     CGS_DECODE_NO_TGID
+ *   bit 0     CGS_NO_TGID
  *   bits 1-3  misalignment (0..7) of the copy handed to the decoder
  *   bit 7     decode as a bare payload (cgs_decode_payload) instead of a
  *             netlink message; bits 4-5 then pick the record kind
@@ -53,13 +53,19 @@ static int decode_at(const uint8_t *src, size_t len, unsigned off,
 
 static void fuzz_msg(const uint8_t *m, size_t len, unsigned ctl)
 {
-	struct cgs_record t, g, t2, g2, t3;
-	struct cgs_decode_stats st = { 0 }, st2 = { 0 };
+	CGS_OPTS(cgs_record, t);
+	CGS_OPTS(cgs_record, g);
+	CGS_OPTS(cgs_record, t2);
+	CGS_OPTS(cgs_record, g2);
+	CGS_OPTS(cgs_record, t3);
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_decode_stats, st2);
 	unsigned off = (ctl >> 1) & 7, flags = ctl & 1;
 	int rc, rc2, rc3;
 
 	memset(&t, 0xa5, sizeof(t));
 	memset(&g, 0xa5, sizeof(g));
+	t.sz = g.sz = sizeof(t);
 	rc = decode_at(m, len, off, flags, &t, &g, &st);
 	/* 0 (nothing filled) only for a TGID-only message with NO_TGID,
 	 * which st->tgid_skipped counts */
@@ -93,7 +99,7 @@ static void fuzz_msg(const uint8_t *m, size_t len, unsigned ctl)
 	/* skipping TGID records never changes (or loses) the task record,
 	 * except the tgid that pre-v12 structs only get from the nest */
 	if (!flags && rc > 0 && (rc & 1)) {
-		rc3 = decode_at(m, len, off, CGS_DECODE_NO_TGID, &t3, NULL,
+		rc3 = decode_at(m, len, off, CGS_NO_TGID, &t3, NULL,
 				NULL);
 		CHECK(rc3 == 1);
 		t3.tgid = t.tgid;
@@ -106,8 +112,8 @@ static void fuzz_payload(const uint8_t *p, size_t len, unsigned ctl)
 	static const enum cgs_kind kinds[4] = { CGS_KIND_THREAD,
 		CGS_KIND_PROCESS, CGS_KIND_TGID, CGS_KIND_THREAD };
 	enum cgs_kind kind = kinds[(ctl >> 4) & 3];
-	struct cgs_decode_stats st = { 0 };
-	struct cgs_record r;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, r);
 	uint8_t *mem = malloc(len + 8);
 	unsigned off = (ctl >> 1) & 7;
 	int rc;

@@ -6,9 +6,21 @@
  *  - every function that can fail returns 0 (or a count) on success and a
  *    negative errno on failure; libnl's NLE_* codes never leak out;
  *  - handles are opaque; the free and close functions accept NULL;
- *  - options structs start with a `sz` member that the caller sets to
- *    sizeof(the struct) so that the struct can grow without breaking ABI;
- *    a NULL options pointer means "all defaults";
+ *  - every struct that crosses the ABI starts with a `sz` member and only
+ *    ever grows at its end (new fields are appended, none is reordered or
+ *    resized; arrays have a fixed capacity with room to spare):
+ *     - a struct the caller fills in (options) or hands to the library to
+ *       fill (results): the caller sets sz = sizeof(the struct), best with
+ *       CGS_OPTS(); the library reads or writes only the first sz bytes,
+ *       and a result's sz says on return how many bytes were written;
+ *       options with non-zero bytes beyond what the library knows are
+ *       refused (-E2BIG); a result struct with sz == 0 is refused
+ *       (-EINVAL); a NULL options pointer means "all defaults";
+ *     - a struct the library hands out by pointer: its sz says how much of
+ *       it exists; CGS_SZ_HAS() tells whether a field is there, so that a
+ *       program built against a newer header runs on an older library;
+ *  - results of variable length (lists, distributions) come through
+ *    accessor functions, never as fixed arrays in these structs;
  *  - pointers handed in stay owned by the caller unless stated; pointers
  *    handed out are owned by the library object they came from and stay
  *    valid as documented next to each function.
@@ -19,14 +31,37 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* memset, for CGS_OPTS() */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define CGS_VERSION_MAJOR 0
-#define CGS_VERSION_MINOR 1
+#define CGS_VERSION_MAJOR 1
+#define CGS_VERSION_MINOR 0
 #define CGS_VERSION_PATCH 0
+
+/*
+ * CGS_OPTS(type, name, fields...) - declare `struct type name`, zeroed
+ * (padding included), with .sz = sizeof(struct type) and the given
+ * designated initialisers, e.g.
+ *	CGS_OPTS(cgs_listener_opts, lo, .cpus = "0-3", .shards = 2);
+ *	CGS_OPTS(cgs_record, rec);
+ * Works for every sz-prefixed struct, options and results alike.
+ */
+#define CGS_OPTS(TYPE, NAME, ...)                                            \
+	struct TYPE NAME = ({                                                \
+		memset(&NAME, 0, sizeof(struct TYPE));                       \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };     \
+	})
+
+/*
+ * CGS_SZ_HAS(ptr, field) - true when the sz-prefixed struct at ptr is large
+ * enough to hold field (it came from a library that knows the field).
+ */
+#define CGS_SZ_HAS(PTR, FIELD)                                               \
+	(offsetof(__typeof__(*(PTR)), FIELD) + sizeof((PTR)->FIELD) <=       \
+	 (PTR)->sz)
 
 /* Library version string, e.g. "0.1.0". Static storage. */
 const char *cgs_version(void);
@@ -78,8 +113,16 @@ enum cgs_delay_class {
 	CGS_DELAY_COMPACT,   /* memory compaction (v11) */
 	CGS_DELAY_WPCOPY,    /* write-protect copy (v13) */
 	CGS_DELAY_IRQ,       /* IRQ/softirq (v14) */
-	CGS_DELAY__COUNT
+	CGS_DELAY__COUNT     /* classes this header knows */
 };
+
+/* Capacity of every delay array in the ABI: classes the kernel adds later
+ * fill slots CGS_DELAY__COUNT.. without moving any other field. */
+#define CGS_DELAY_SLOTS 16
+
+/* Number of delay classes the running library knows (<= CGS_DELAY_SLOTS;
+ * may exceed the CGS_DELAY__COUNT a program was built with). */
+unsigned cgs_delay_classes(void);
 
 /* Names "cpu", "blkio", ... ; NULL for an out-of-range class. */
 const char *cgs_delay_name(enum cgs_delay_class c);
@@ -127,6 +170,7 @@ struct cgs_delay {
  * groups were carried. Units are in the names or comments.
  */
 struct cgs_record {
+	size_t sz;              /* sizeof(struct cgs_record): see top */
 	enum cgs_kind kind;
 	uint16_t version;       /* struct version the kernel sent */
 	uint16_t layout;        /* layout used to decode (== version unless
@@ -155,7 +199,7 @@ struct cgs_record {
 	uint64_t tgetime_us; /* thread group elapsed (v12) */
 
 	uint64_t cpu_run_real_ns, cpu_run_virtual_ns, cpu_scaled_run_real_ns;
-	struct cgs_delay delay[CGS_DELAY__COUNT];
+	struct cgs_delay delay[CGS_DELAY_SLOTS]; /* by enum cgs_delay_class */
 
 	uint64_t minflt, majflt;
 	uint64_t coremem_mbus, virtmem_mbus; /* integrals, MB-usec */
@@ -164,10 +208,12 @@ struct cgs_record {
 	uint64_t read_bytes, write_bytes, cancelled_write_bytes;
 	uint64_t nvcsw, nivcsw;
 	uint64_t exe_dev, exe_inode;
+	/* new fields go here */
 };
 
 /* Counters the decoder keeps; a listener keeps one set per shard. */
 struct cgs_decode_stats {
+	size_t sz;                /* sizeof(struct cgs_decode_stats) */
 	uint64_t messages;        /* netlink messages looked at */
 	uint64_t records;         /* records produced */
 	uint64_t malformed;       /* messages rejected */
@@ -176,10 +222,20 @@ struct cgs_decode_stats {
 	uint64_t unknown_bytes;   /* sum of their undecoded trailing bytes */
 	uint64_t layout_guesses;  /* records whose layout was inferred (version
 				   * 0 or a v14 header on a longer payload) */
-	uint64_t tgid_skipped;    /* TGID records ignored (CGS_DECODE_NO_TGID) */
+	uint64_t tgid_skipped;    /* TGID records ignored (CGS_NO_TGID) */
 };
 
-#define CGS_DECODE_NO_TGID (1u << 0) /* don't decode AGGR_TGID records */
+/*
+ * CGS_NO_TGID: ignore AGGR_TGID (per-thread-group) records. One switch, the
+ * same bit in the flags of cgs_decode_msg(), cgs_listener_opts and
+ * cgs_rollup_opts: a listener with it never decodes them, a rollup with it
+ * never accounts them.
+ */
+#define CGS_NO_TGID (1u << 0)
+
+/* cgs_decode_msg() return bits */
+#define CGS_DECODED_TASK (1u << 0)  /* *task was filled (thread/process) */
+#define CGS_DECODED_GROUP (1u << 1) /* *group was filled (TGID kind) */
 
 /*
  * Decode one generic-netlink message (nlmsghdr included) carrying a
@@ -234,7 +290,7 @@ enum cgs_log_level { CGS_LOG_ERR = 3, CGS_LOG_WARNING = 4, CGS_LOG_INFO = 6,
 typedef void (*cgs_log_fn)(enum cgs_log_level level, const char *msg,
 			   void *ctx);
 
-#define CGS_LISTEN_NO_TGID (1u << 0)     /* skip AGGR_TGID records */
+/* cgs_listener_opts.flags: CGS_NO_TGID, and */
 #define CGS_LISTEN_NO_NS_CHECK (1u << 1) /* skip the namespace checks */
 
 struct cgs_listener_opts {
@@ -279,6 +335,7 @@ size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
  * valid only during the callback.
  */
 struct cgs_exit {
+	size_t sz; /* sizeof(struct cgs_exit) of the library */
 	const struct cgs_record *task;
 	const struct cgs_record *group;
 	const void *raw;
@@ -328,7 +385,10 @@ struct cgs_loss {
 	uint64_t seq_gaps; /* events missing by sequence number (only for
 			    * shards listening on a single CPU) */
 	uint64_t truncated; /* messages larger than the receive slot */
-	struct cgs_decode_stats decode;
+	/* the decoder's counters (struct cgs_decode_stats), flat so that
+	 * both can grow */
+	uint64_t messages, records, malformed, unknown_version, unknown_bytes,
+		layout_guesses, tgid_skipped;
 };
 
 /*
@@ -355,7 +415,13 @@ int cgs_listener_selftest(struct cgs_listener *l, int timeout_ms,
 
 struct cgs_query;
 
-int cgs_query_open(struct cgs_query **out);
+struct cgs_query_opts {
+	size_t sz;           /* sizeof(struct cgs_query_opts) */
+	unsigned timeout_ms; /* longest wait for the kernel's answer to one
+			      * request; 0: 2000 */
+};
+
+int cgs_query_open(struct cgs_query **out, const struct cgs_query_opts *opts);
 void cgs_query_close(struct cgs_query *q);
 
 /* Stats of a live thread (kind THREAD) or thread group (kind TGID).
@@ -365,6 +431,7 @@ int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
 		   struct cgs_record *out);
 
 struct cgs_cgroupstats {
+	size_t sz; /* sizeof(struct cgs_cgroupstats) */
 	uint64_t nr_sleeping, nr_running, nr_stopped, nr_uninterruptible,
 		nr_io_wait;
 };
@@ -383,7 +450,8 @@ struct cgs_rollup;
 /* Path used for exits that could not be attributed. */
 #define CGS_UNKNOWN_CGROUP "(unknown)"
 
-#define CGS_ROLLUP_NO_TGID (1u << 0) /* ignore TGID-kind records */
+/* cgs_rollup_opts.flags: CGS_NO_TGID (TGID-kind records are ignored),
+ * and */
 /* Track forks from the proc connector (kernels before 6.6 require
  * CAP_NET_ADMIN; when the connector cannot be opened the rollup is created
  * without it: see totals.fork_tracking), so that an
@@ -519,34 +587,48 @@ int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 			    const struct cgs_record *rec, const char *path);
 
 /* Per-cgroup counters. Sums unless noted. */
+struct cgs_delay_sum {
+	uint64_t count;    /* delays recorded */
+	uint64_t total_ns; /* their sum, ns */
+};
+
 struct cgs_counters {
+	size_t sz;             /* bytes of this struct the library filled */
 	uint64_t tasks;        /* task exit records (thread + process kinds) */
 	uint64_t processes;    /* process exits (AGROUP) */
 	uint64_t tgid_records; /* TGID aggregates seen (not added to sums) */
 	uint64_t utime_us, stime_us;
 	uint64_t cpu_run_real_ns, cpu_run_virtual_ns;
-	uint64_t delay_count[CGS_DELAY__COUNT];
-	uint64_t delay_total_ns[CGS_DELAY__COUNT];
+	struct cgs_delay_sum delay[CGS_DELAY_SLOTS]; /* by cgs_delay_class */
 	uint64_t minflt, majflt;
 	uint64_t read_char, write_char, read_syscalls, write_syscalls;
 	uint64_t read_bytes, write_bytes, cancelled_write_bytes;
 	uint64_t nvcsw, nivcsw;
 	uint64_t coremem_mbus, virtmem_mbus;
 	uint64_t hiwater_rss_kb_max, hiwater_vm_kb_max; /* peaks, not sums */
+	/* new counters go here */
 };
 
+/*
+ * One cgroup of a snapshot. The counters are pointed to, not embedded, so
+ * that struct cgs_counters can grow; all pointers are owned by the
+ * snapshot and valid until cgs_snapshot_free().
+ */
 struct cgs_cgroup_stats {
+	size_t sz;          /* bytes of this struct the library filled */
 	const char *path;   /* "/a/b", "/" or CGS_UNKNOWN_CGROUP */
 	unsigned depth;     /* 0 for "/" and the unknown bucket */
 	uint64_t ino;       /* cgroup directory inode when known, else 0 */
 	bool removed;       /* directory no longer exists */
-	struct cgs_counters self, subtree;           /* cumulative */
-	struct cgs_counters self_delta, subtree_delta; /* since previous
-							* snapshot */
+	const struct cgs_counters *self, *subtree; /* cumulative */
+	const struct cgs_counters *self_delta, *subtree_delta; /* since the
+								* previous
+								* snapshot */
 	/* records of this cgroup (self) whose cgroup was inferred from a
 	 * parent or fork ancestor, not known: cumulative and since the
 	 * previous snapshot. Always 0 with the kernel source. */
 	uint64_t inferred, inferred_delta;
+	/* new fields go here */
 };
 
 /* Collector-level attribution counters. */

@@ -195,4 +195,9 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 			     struct cgs_record *out,
 			     struct cgs_decode_stats *st);
 
+/* st += d, as far as the caller's st->sz goes (decoder counters of one
+ * call added to the caller's). */
+void cgsi_decode_stats_add(struct cgs_decode_stats *st,
+			   const struct cgs_decode_stats *d);
+
 #endif

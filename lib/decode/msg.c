@@ -9,6 +9,7 @@
  * (nests without NLA_F_NESTED); a reply to a query the same. Plain
  * top-level PID/TGID followed by STATS are accepted as well.
  */
+#include <stddef.h>
 #include "util/common.h"
 #include "decode/layout.h"
 
@@ -141,7 +142,7 @@ static int decode(const unsigned char *m, size_t len, unsigned flags,
 		case TS_TYPE_AGGR_TGID:
 			/* a skipped TGID record still marks a process exit;
 			 * its nest is never looked into */
-			if (flags & CGS_DECODE_NO_TGID) {
+			if (flags & CGS_NO_TGID) {
 				if (rt.seen)
 					return -EBADMSG;
 				rt.seen = true;
@@ -164,7 +165,7 @@ static int decode(const unsigned char *m, size_t len, unsigned flags,
 			if (!last_id || r->seen)
 				return -EBADMSG;
 			last_id = 0;
-			if (r == &rt && (flags & CGS_DECODE_NO_TGID)) {
+			if (r == &rt && (flags & CGS_NO_TGID)) {
 				rt.seen = true;
 				break;
 			}
@@ -192,9 +193,9 @@ static int decode(const unsigned char *m, size_t len, unsigned flags,
 			task->kind = CGS_KIND_PROCESS;
 		if (!task->tgid && rt.id)
 			task->tgid = rt.id; /* pre-v12 structs lack ac_tgid */
-		ret |= 1;
+		ret |= CGS_DECODED_TASK;
 	}
-	if (rt.seen && (flags & CGS_DECODE_NO_TGID)) {
+	if (rt.seen && (flags & CGS_NO_TGID)) {
 		st->tgid_skipped++;
 	} else if (rt.seen) {
 		rc = cgsi_decode_payload_hint(rt.stats, rt.stats_len,
@@ -205,9 +206,37 @@ static int decode(const unsigned char *m, size_t len, unsigned flags,
 			return rc;
 		group->pid = 0;
 		group->tgid = rt.id;
-		ret |= 2;
+		ret |= CGS_DECODED_GROUP;
 	}
 	return ret;
+}
+
+void cgsi_decode_stats_add(struct cgs_decode_stats *st,
+			   const struct cgs_decode_stats *d)
+{
+	const unsigned char *src = (const unsigned char *)d;
+
+	if (cgs_likely(CGSI_OUT_FULL(st))) {
+		st->messages += d->messages;
+		st->malformed += d->malformed;
+		st->records += d->records;
+		st->layout_guesses += d->layout_guesses;
+		st->unknown_version += d->unknown_version;
+		st->unknown_bytes += d->unknown_bytes;
+		st->tgid_skipped += d->tgid_skipped;
+		return;
+	}
+
+	for (size_t off = offsetof(struct cgs_decode_stats, messages);
+	     off + sizeof(uint64_t) <= sizeof(*d) &&
+	     off + sizeof(uint64_t) <= st->sz;
+	     off += sizeof(uint64_t)) {
+		uint64_t a, b;
+		memcpy(&a, (unsigned char *)st + off, sizeof(a));
+		memcpy(&b, src + off, sizeof(b));
+		a += b;
+		memcpy((unsigned char *)st + off, &a, sizeof(a));
+	}
 }
 
 CGS_EXPORT int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
@@ -215,25 +244,39 @@ CGS_EXPORT int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
 			      struct cgs_record *group,
 			      struct cgs_decode_stats *st)
 {
-	struct cgs_decode_stats ls = { 0 };
+	struct cgs_decode_stats ls = { .sz = sizeof(ls) };
+	struct cgs_record tt, tg, *t = task, *g = group;
 	int r;
 
-	if (cgs_unlikely(!msg || !task ||
-			 (!group && !(flags & CGS_DECODE_NO_TGID))))
+	if (cgs_unlikely(!msg || !task || !CGSI_OUT_OK(task) ||
+			 (!group && !(flags & CGS_NO_TGID)) ||
+			 (group && !CGSI_OUT_OK(group)) ||
+			 (st && !CGSI_OUT_OK(st))))
 		return -EINVAL;
-	r = decode(msg, len, flags, task, group, &ls);
+	/* a caller built with an older, smaller struct: decode aside */
+	if (cgs_unlikely(!CGSI_OUT_FULL(task)))
+		t = &tt;
+	if (cgs_unlikely(group && !CGSI_OUT_FULL(group)))
+		g = &tg;
+	r = decode(msg, len, flags, t, g, &ls);
+	if (cgs_unlikely(r > 0 && t != task && (r & CGS_DECODED_TASK)))
+		cgsi_out_copy(task, t, sizeof(*t));
+	if (cgs_unlikely(r > 0 && g != group && (r & CGS_DECODED_GROUP)))
+		cgsi_out_copy(group, g, sizeof(*g));
 	if (st) {
-		st->messages++;
+		struct cgs_decode_stats d = { .sz = sizeof(d), .messages = 1 };
 		if (r == -EBADMSG) {
-			st->malformed++;
+			d.malformed = 1;
 		} else if (r >= 0) {
 			/* per-record counters only for accepted messages */
-			st->records += (unsigned)((r & 1) + (r >> 1));
-			st->layout_guesses += ls.layout_guesses;
-			st->unknown_version += ls.unknown_version;
-			st->unknown_bytes += ls.unknown_bytes;
-			st->tgid_skipped += ls.tgid_skipped;
+			d.records = (unsigned)((r & CGS_DECODED_TASK) +
+					       ((r & CGS_DECODED_GROUP) >> 1));
+			d.layout_guesses = ls.layout_guesses;
+			d.unknown_version = ls.unknown_version;
+			d.unknown_bytes = ls.unknown_bytes;
+			d.tgid_skipped = ls.tgid_skipped;
 		}
+		cgsi_decode_stats_add(st, &d);
 	}
 	return r;
 }

@@ -238,6 +238,7 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 		fields = ts_fields[layout];
 
 	memset(out, 0, sizeof(*out));
+	out->sz = sizeof(*out);
 	switch (layout) {
 	case 1:
 		conv_v1(&b.v1, out);
@@ -276,9 +277,25 @@ CGS_EXPORT int cgs_decode_payload(const void *payload, size_t len,
 				  enum cgs_kind kind, struct cgs_record *out,
 				  struct cgs_decode_stats *st)
 {
-	int r = cgsi_decode_payload_hint(payload, len, kind, 0, out, st);
+	struct cgs_decode_stats ls = { .sz = sizeof(ls) };
+	struct cgs_record tmp, *o = out;
 
-	if (r < 0 && st)
-		st->malformed++;
+	if (!payload || !out || !CGSI_OUT_OK(out) ||
+	    (st && !CGSI_OUT_OK(st)))
+		return -EINVAL;
+	if (!CGSI_OUT_FULL(out))
+		o = &tmp;
+	int r = cgsi_decode_payload_hint(payload, len, kind, 0, o, &ls);
+	if (r < 0)
+		ls.malformed++;
+	else if (o != out)
+		cgsi_out_copy(out, o, sizeof(*o));
+	if (st)
+		cgsi_decode_stats_add(st, &ls);
 	return r;
+}
+
+CGS_EXPORT unsigned cgs_delay_classes(void)
+{
+	return CGS_DELAY__COUNT;
 }

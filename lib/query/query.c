@@ -25,21 +25,29 @@ struct cgs_query {
 	int family;
 	int fd;
 	unsigned char *buf;
+	unsigned timeout_ms;
 };
 
-CGS_EXPORT int cgs_query_open(struct cgs_query **out)
+CGS_EXPORT int cgs_query_open(struct cgs_query **out,
+			      const struct cgs_query_opts *opts)
 {
+	struct cgs_query_opts o;
+
 	if (!out)
 		return -EINVAL;
+	int r = cgsi_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
+	if (r < 0)
+		return r;
 	struct cgs_query *q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
+	q->timeout_ms = o.timeout_ms ? o.timeout_ms : CGSI_QUERY_TIMEOUT_MS;
 	q->buf = malloc(CGSI_QUERY_BUF);
 	if (!q->buf) {
 		free(q);
 		return -ENOMEM;
 	}
-	int r = cgsi_genl_socket(&q->sk, &q->family, 0);
+	r = cgsi_genl_socket(&q->sk, &q->family, 0);
 	if (r < 0) {
 		free(q->buf);
 		free(q);
@@ -84,7 +92,7 @@ static int transact(struct cgs_query *q, uint8_t cmd, int attr, uint32_t val,
 		goto out;
 	}
 	uint32_t seq = nlmsg_hdr(msg)->nlmsg_seq;
-	uint64_t deadline = cgsi_now_mono_ms() + CGSI_QUERY_TIMEOUT_MS;
+	uint64_t deadline = cgsi_now_mono_ms() + q->timeout_ms;
 	for (;;) {
 		uint64_t now = cgsi_now_mono_ms();
 		if (now >= deadline) {

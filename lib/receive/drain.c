@@ -23,8 +23,7 @@ int cgsi_process_datagram(struct cgs_listener *l, struct cgsi_shard *s,
 			  uint64_t now_ns, cgs_exit_fn fn, void *user)
 {
 	int delivered = 0;
-	unsigned dflags = (l->flags & CGS_LISTEN_NO_TGID) ? CGS_DECODE_NO_TGID
-							  : 0;
+	unsigned dflags = l->flags & CGS_NO_TGID;
 	size_t rem = len;
 	for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
 	     NLMSG_OK(h, rem); h = NLMSG_NEXT(h, rem)) {
@@ -42,12 +41,13 @@ int cgsi_process_datagram(struct cgs_listener *l, struct cgsi_shard *s,
 		if (s->single_cpu >= 0)
 			note_seq(s, h->nlmsg_seq);
 		int r = cgs_decode_msg(h, h->nlmsg_len, dflags, &s->task,
-				       &s->group, &s->loss.decode);
+				       &s->group, &s->dstats);
 		if (r <= 0)
 			continue;
 		struct cgs_exit ev = {
-			.task = (r & 1) ? &s->task : NULL,
-			.group = (r & 2) ? &s->group : NULL,
+			.sz = sizeof(ev),
+			.task = (r & CGS_DECODED_TASK) ? &s->task : NULL,
+			.group = (r & CGS_DECODED_GROUP) ? &s->group : NULL,
 			.raw = h,
 			.raw_len = h->nlmsg_len,
 			.shard = s->idx,

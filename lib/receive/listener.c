@@ -192,6 +192,10 @@ CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
 		r = -ENOMEM;
 		goto fail;
 	}
+	if (o.flags & ~(CGS_NO_TGID | CGS_LISTEN_NO_NS_CHECK)) {
+		r = -EINVAL;
+		goto fail;
+	}
 	l->flags = o.flags;
 	l->log = o.log;
 	l->log_ctx = o.log_ctx;
@@ -257,6 +261,9 @@ CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
 	for (unsigned i = 0; i < l->nshards; i++) {
 		l->shards[i].owner = l;
 		l->shards[i].idx = i;
+		l->shards[i].task.sz = sizeof(struct cgs_record);
+		l->shards[i].group.sz = sizeof(struct cgs_record);
+		l->shards[i].dstats.sz = sizeof(struct cgs_decode_stats);
 		l->shards[i].fd = -1;
 	}
 	r = split_cpus(l, set, (unsigned)ncpus);
@@ -387,14 +394,14 @@ static void add_loss(struct cgs_loss *sum, struct cgsi_shard *s)
 	sum->enobufs += LD(s->loss.enobufs);
 	sum->seq_gaps += LD(s->loss.seq_gaps);
 	sum->truncated += LD(s->loss.truncated);
-	const struct cgs_decode_stats *d = &s->loss.decode;
-	sum->decode.messages += LD(d->messages);
-	sum->decode.records += LD(d->records);
-	sum->decode.malformed += LD(d->malformed);
-	sum->decode.unknown_version += LD(d->unknown_version);
-	sum->decode.unknown_bytes += LD(d->unknown_bytes);
-	sum->decode.layout_guesses += LD(d->layout_guesses);
-	sum->decode.tgid_skipped += LD(d->tgid_skipped);
+	const struct cgs_decode_stats *d = &s->dstats;
+	sum->messages += LD(d->messages);
+	sum->records += LD(d->records);
+	sum->malformed += LD(d->malformed);
+	sum->unknown_version += LD(d->unknown_version);
+	sum->unknown_bytes += LD(d->unknown_bytes);
+	sum->layout_guesses += LD(d->layout_guesses);
+	sum->tgid_skipped += LD(d->tgid_skipped);
 }
 
 CGS_EXPORT int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
@@ -412,8 +419,6 @@ CGS_EXPORT int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
 	} else {
 		return -EINVAL;
 	}
-	size_t n = CGS_MIN(out->sz, sizeof(sum));
-	sum.sz = out->sz;
-	memcpy(out, &sum, n);
-	return 0;
+	sum.sz = sizeof(sum);
+	return cgsi_out_copy(out, &sum, sizeof(sum));
 }

@@ -30,6 +30,7 @@ struct cgsi_shard {
 
 	/* written by the draining thread only */
 	struct cgs_loss loss;
+	struct cgs_decode_stats dstats;
 	uint32_t last_seq;
 	bool have_seq;
 	bool halt; /* the callback asked to stop after this batch */

@@ -1,31 +1,45 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Counter arithmetic on the slow path (snapshots, retirement): the struct
- * is all u64, sums first and the two peaks last. */
+/* Counter arithmetic on the slow path (snapshots, retirement): after sz
+ * the struct is all u64 words, sums except the peaks listed below. */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "rollup/counters.h"
 
 #define NWORDS (sizeof(struct cgs_counters) / sizeof(uint64_t))
-#define FIRST_PEAK (offsetof(struct cgs_counters, hiwater_rss_kb_max) / \
-		    sizeof(uint64_t))
+#define FIRST (offsetof(struct cgs_counters, tasks) / sizeof(uint64_t))
+#define WORD(f) (offsetof(struct cgs_counters, f) / sizeof(uint64_t))
 
-_Static_assert(sizeof(struct cgs_counters) % sizeof(uint64_t) == 0,
-	       "counters are u64 only");
-_Static_assert(offsetof(struct cgs_counters, hiwater_vm_kb_max) ==
-		       sizeof(struct cgs_counters) - sizeof(uint64_t) &&
-		       FIRST_PEAK == NWORDS - 2,
-	       "the peaks are the last two words");
+_Static_assert(sizeof(struct cgs_counters) % sizeof(uint64_t) == 0 &&
+		       offsetof(struct cgs_counters, tasks) % sizeof(uint64_t) ==
+			       0,
+	       "counters are u64 words after sz");
+
+/* The words that are peaks (max), not sums; a new peak is added here. */
+static const unsigned char peak_words[] = {
+	WORD(hiwater_rss_kb_max),
+	WORD(hiwater_vm_kb_max),
+};
+
+static bool is_peak(size_t w)
+{
+	for (size_t i = 0; i < sizeof(peak_words); i++)
+		if (peak_words[i] == w)
+			return true;
+	return false;
+}
 
 void cgsi_counters_add(struct cgs_counters *dst,
 		       const struct cgs_counters *src)
 {
 	uint64_t *d = (uint64_t *)dst;
 	const uint64_t *s = (const uint64_t *)src;
-	for (size_t i = 0; i < FIRST_PEAK; i++)
-		d[i] += s[i];
-	for (size_t i = FIRST_PEAK; i < NWORDS; i++)
-		if (s[i] > d[i])
+	for (size_t i = FIRST; i < NWORDS; i++) {
+		if (!is_peak(i))
+			d[i] += s[i];
+		else if (s[i] > d[i])
 			d[i] = s[i];
+	}
 }
 
 void cgsi_counters_sub(struct cgs_counters *dst, const struct cgs_counters *a,
@@ -33,10 +47,8 @@ void cgsi_counters_sub(struct cgs_counters *dst, const struct cgs_counters *a,
 {
 	uint64_t *d = (uint64_t *)dst;
 	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
-	for (size_t i = 0; i < FIRST_PEAK; i++)
-		d[i] = x[i] - y[i];
-	for (size_t i = FIRST_PEAK; i < NWORDS; i++)
-		d[i] = x[i];
+	for (size_t i = FIRST; i < NWORDS; i++)
+		d[i] = is_peak(i) ? x[i] : x[i] - y[i];
 }
 
 void cgsi_counters_peak(struct cgs_counters *dst,
@@ -44,7 +56,7 @@ void cgsi_counters_peak(struct cgs_counters *dst,
 {
 	uint64_t *d = (uint64_t *)dst;
 	const uint64_t *s = (const uint64_t *)src;
-	for (size_t i = FIRST_PEAK; i < NWORDS; i++)
-		if (s[i] > d[i])
-			d[i] = s[i];
+	for (size_t i = 0; i < sizeof(peak_words); i++)
+		if (s[peak_words[i]] > d[peak_words[i]])
+			d[peak_words[i]] = s[peak_words[i]];
 }

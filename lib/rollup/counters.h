@@ -16,8 +16,8 @@ static inline void cgsi_counters_account(struct cgs_counters *c,
 	c->cpu_run_real_ns += r->cpu_run_real_ns;
 	c->cpu_run_virtual_ns += r->cpu_run_virtual_ns;
 	for (int i = 0; i < CGS_DELAY__COUNT; i++) {
-		c->delay_count[i] += r->delay[i].count;
-		c->delay_total_ns[i] += r->delay[i].total_ns;
+		c->delay[i].count += r->delay[i].count;
+		c->delay[i].total_ns += r->delay[i].total_ns;
 	}
 	c->minflt += r->minflt;
 	c->majflt += r->majflt;

@@ -101,6 +101,10 @@ CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
 				opts ? opts->sz : 0);
 	if (rc < 0)
 		goto fail;
+	rc = -EINVAL;
+	if (r->o.flags & ~(CGS_NO_TGID | CGS_ROLLUP_TRACK_FORKS |
+			   CGS_ROLLUP_FAST_ATTRIBUTION))
+		goto fail;
 	if (!r->o.shards)
 		r->o.shards = 1;
 	if (!r->o.grace_ms)
@@ -214,13 +218,16 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 				      const char **path_out,
 				      enum cgs_source *src_out)
 {
+	struct cgs_record tmp;
+
 	if (src_out)
 		*src_out = CGS_SOURCE_NONE;
 	if (cgs_unlikely(!r || !rec || shard >= r->nshards ||
+			 !(rec = cgsi_rec_in(rec, &tmp)) ||
 			 rec->kind < CGS_KIND_THREAD ||
 			 rec->kind > CGS_KIND_TGID))
 		return -EINVAL;
-	if (rec->kind == CGS_KIND_TGID && (r->o.flags & CGS_ROLLUP_NO_TGID)) {
+	if (rec->kind == CGS_KIND_TGID && (r->o.flags & CGS_NO_TGID)) {
 		if (path_out)
 			*path_out = NULL;
 		return 0;
@@ -257,10 +264,13 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 				       const struct cgs_record *rec,
 				       const char *path)
 {
+	struct cgs_record tmp;
+
 	if (!r || !rec || !path || shard >= r->nshards ||
+	    !(rec = cgsi_rec_in(rec, &tmp)) ||
 	    rec->kind < CGS_KIND_THREAD || rec->kind > CGS_KIND_TGID)
 		return -EINVAL;
-	if (rec->kind == CGS_KIND_TGID && (r->o.flags & CGS_ROLLUP_NO_TGID))
+	if (rec->kind == CGS_KIND_TGID && (r->o.flags & CGS_NO_TGID))
 		return 0;
 	bool unknown = !strcmp(path, CGS_UNKNOWN_CGROUP);
 	if (!unknown && path[0] != '/')
@@ -338,21 +348,13 @@ void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
 	}
 }
 
-void cgsi_totals_out(struct cgs_rollup_totals *out,
-		     const struct cgs_rollup_totals *t)
-{
-	size_t n = out->sz ? CGS_MIN(out->sz, sizeof(*t)) : sizeof(*t);
-	memcpy(out, t, n);
-	out->sz = n;
-}
-
 /* `cgroups` here counts cgroup nodes per shard (a cgroup seen by k shards
  * counts k times, removed incarnations count until retired); a snapshot's
  * totals count distinct cgroups. */
 CGS_EXPORT int cgs_rollup_totals(struct cgs_rollup *r,
 				 struct cgs_rollup_totals *out)
 {
-	if (!r || !out)
+	if (!r || !out || !CGSI_OUT_OK(out))
 		return -EINVAL;
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	for (unsigned i = 0; i < r->nshards; i++) {
@@ -364,6 +366,5 @@ CGS_EXPORT int cgs_rollup_totals(struct cgs_rollup *r,
 	}
 	add_fork_stats(&t, r);
 	add_kernel_stats(&t, r);
-	cgsi_totals_out(out, &t);
-	return 0;
+	return cgsi_out_copy(out, &t, sizeof(t));
 }

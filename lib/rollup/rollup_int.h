@@ -137,8 +137,5 @@ struct cgsi_cgnode *cgsi_fallback_node(struct cgs_rollup *r,
 /* Add a shard's attribution counters and cache size (lock held). */
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
 			      const struct cgsi_rshard *s);
-/* Hands out min(out->sz, ours) bytes; out->sz 0 means "ours". */
-void cgsi_totals_out(struct cgs_rollup_totals *out,
-		     const struct cgs_rollup_totals *t);
 
 #endif

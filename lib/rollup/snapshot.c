@@ -25,9 +25,15 @@ struct sent {
 	uint64_t inferred, inferred_d;
 };
 
+/* The counters a cgs_cgroup_stats points to. */
+struct snap_counters {
+	struct cgs_counters self, subtree, self_delta, subtree_delta;
+};
+
 struct cgs_snapshot {
 	size_t n;
 	struct cgs_cgroup_stats *v;
+	struct snap_counters *cv;
 	char **paths;
 	struct cgs_rollup_totals totals;
 };
@@ -323,10 +329,11 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	mark_removed(r, &a);
 
 	snap->v = calloc(a.n ? a.n : 1, sizeof(*snap->v));
+	snap->cv = calloc(a.n ? a.n : 1, sizeof(*snap->cv));
 	snap->paths = calloc(a.n ? a.n : 1, sizeof(*snap->paths));
 	size_t *stack = calloc(a.n ? a.n : 1, sizeof(*stack));
 	ssize_t *parent = calloc(a.n ? a.n : 1, sizeof(*parent));
-	if (!snap->v || !snap->paths || !stack || !parent) {
+	if (!snap->v || !snap->cv || !snap->paths || !stack || !parent) {
 		free(stack);
 		free(parent);
 		goto fail;
@@ -335,6 +342,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	for (size_t i = 0; i < a.n; i++) {
 		struct sent *e = &a.v[i];
 		struct cgs_cgroup_stats *c = &snap->v[i];
+		struct snap_counters *k = &snap->cv[i];
 		while (top && !is_ancestor(&a.v[stack[top - 1]], e))
 			top--;
 		parent[i] = top ? (ssize_t)stack[top - 1] : -1;
@@ -344,23 +352,30 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		c->depth = e->unknown ? 0 : e->depth;
 		c->ino = e->ino;
 		c->removed = e->removed;
-		c->self = e->self;
-		c->self_delta = e->self_d;
+		c->sz = sizeof(*c);
+		k->self = e->self;
+		k->self_delta = e->self_d;
 		c->inferred = e->inferred;
 		c->inferred_delta = e->inferred_d;
-		c->subtree = e->self;
-		cgsi_counters_add(&c->subtree, &e->carry);
-		c->subtree_delta = e->self_d;
-		cgsi_counters_add(&c->subtree_delta, &e->carry_d);
+		k->subtree = e->self;
+		cgsi_counters_add(&k->subtree, &e->carry);
+		k->subtree_delta = e->self_d;
+		cgsi_counters_add(&k->subtree_delta, &e->carry_d);
+		k->self.sz = k->subtree.sz = sizeof(struct cgs_counters);
+		k->self_delta.sz = k->subtree_delta.sz = k->self.sz;
+		c->self = &k->self;
+		c->subtree = &k->subtree;
+		c->self_delta = &k->self_delta;
+		c->subtree_delta = &k->subtree_delta;
 		if (!e->unknown)
 			t.cgroups++;
 	}
 	for (size_t i = a.n; i-- > 0;)
 		if (parent[i] >= 0) {
-			cgsi_counters_add(&snap->v[parent[i]].subtree,
-					  &snap->v[i].subtree);
-			cgsi_counters_add(&snap->v[parent[i]].subtree_delta,
-					  &snap->v[i].subtree_delta);
+			cgsi_counters_add(&snap->cv[parent[i]].subtree,
+					  &snap->cv[i].subtree);
+			cgsi_counters_add(&snap->cv[parent[i]].subtree_delta,
+					  &snap->cv[i].subtree_delta);
 		}
 	free(stack);
 	free(parent);
@@ -402,5 +417,6 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 		free(s->paths[i]);
 	free(s->paths);
 	free(s->v);
+	free(s->cv);
 	free(s);
 }

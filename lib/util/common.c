@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <stddef.h>
 #include <netlink/errno.h>
 #include <stdlib.h>
 #include <time.h>
@@ -24,6 +25,32 @@ int cgsi_opts_copy(void *dst, size_t dst_sz, const void *src, size_t src_sz)
 	memcpy(dst, src, src_sz);
 	*(size_t *)dst = dst_sz;
 	return 0;
+}
+
+int cgsi_out_copy(void *dst, const void *src, size_t src_sz)
+{
+	size_t dsz;
+
+	memcpy(&dsz, dst, sizeof(dsz));
+	if (dsz < sizeof(size_t))
+		return -EINVAL;
+	size_t n = CGS_MIN(dsz, src_sz);
+	memcpy(dst, src, n);
+	memcpy(dst, &n, sizeof(n));
+	return 0;
+}
+
+const struct cgs_record *cgsi_rec_in(const struct cgs_record *rec,
+				     struct cgs_record *tmp)
+{
+	if (cgs_likely(rec->sz >= sizeof(*rec)))
+		return rec;
+	if (rec->sz < offsetof(struct cgs_record, fields))
+		return NULL;
+	memset(tmp, 0, sizeof(*tmp));
+	memcpy(tmp, rec, rec->sz);
+	tmp->sz = sizeof(*tmp);
+	return tmp;
 }
 
 int cgsi_nl_err(int nle)

@@ -26,6 +26,27 @@
  */
 int cgsi_opts_copy(void *dst, size_t dst_sz, const void *src, size_t src_sz);
 
+/*
+ * Results the library writes into a caller's sz-prefixed struct: copy the
+ * first min(dst->sz, src_sz) bytes of src and leave that size in dst->sz.
+ * -EINVAL when dst->sz cannot even hold sz.
+ */
+int cgsi_out_copy(void *dst, const void *src, size_t src_sz);
+
+/* The caller's sz of a result struct is large enough for ours (the fast
+ * path: fill it in place). */
+#define CGSI_OUT_FULL(p) ((p)->sz >= sizeof(*(p)))
+/* ... or at least holds its own sz (the slow path: a copy). */
+#define CGSI_OUT_OK(p) ((p)->sz >= sizeof(size_t))
+
+/*
+ * A record handed in by the caller (cgs_rollup_account): the record itself
+ * when the caller's struct is as large as ours, else its prefix copied into
+ * *tmp with the rest zeroed; NULL when rec->sz is too small to be a record.
+ */
+const struct cgs_record *cgsi_rec_in(const struct cgs_record *rec,
+				     struct cgs_record *tmp);
+
 /* Translate a libnl NLE_* code (positive or negative) into -errno. */
 int cgsi_nl_err(int nle);
 

@@ -458,7 +458,7 @@ int main(void)
 	       (unsigned long long)loss.dropped,
 	       (unsigned long long)loss.enobufs,
 	       (unsigned long long)loss.truncated,
-	       (unsigned long long)loss.decode.malformed);
+	       (unsigned long long)loss.malformed);
 	CHECK_EQ("kernel drops", loss.dropped, 0);
 	CHECK_EQ("account errors", atomic_load(&account_errors), 0);
 
@@ -506,49 +506,49 @@ int main(void)
 				const struct cgs_cgroup_stats *cj =
 					find(s, rel[j]);
 				if (cj) {
-					ut += cj->self.utime_us;
-					st += cj->self.stime_us;
-					nv += cj->self.nvcsw;
+					ut += cj->self->utime_us;
+					st += cj->self->stime_us;
+					nv += cj->self->nvcsw;
 				}
 			}
 		printf("%-40s depth %u self tasks %6llu procs %6llu tgid %llu | "
 		       "subtree tasks %6llu procs %6llu | utime %llu us\n",
-		       rel[i], c->depth, (unsigned long long)c->self.tasks,
-		       (unsigned long long)c->self.processes,
-		       (unsigned long long)c->self.tgid_records,
-		       (unsigned long long)c->subtree.tasks,
-		       (unsigned long long)c->subtree.processes,
-		       (unsigned long long)c->self.utime_us);
+		       rel[i], c->depth, (unsigned long long)c->self->tasks,
+		       (unsigned long long)c->self->processes,
+		       (unsigned long long)c->self->tgid_records,
+		       (unsigned long long)c->subtree->tasks,
+		       (unsigned long long)c->subtree->processes,
+		       (unsigned long long)c->self->utime_us);
 		snprintf(what, sizeof(what), "%s self.tasks", rel[i]);
-		CHECK_EQ(what, c->self.tasks, want[i].tasks);
+		CHECK_EQ(what, c->self->tasks, want[i].tasks);
 		snprintf(what, sizeof(what), "%s self.processes", rel[i]);
-		CHECK_EQ(what, c->self.processes, want[i].processes);
+		CHECK_EQ(what, c->self->processes, want[i].processes);
 		snprintf(what, sizeof(what), "%s self.tgid_records", rel[i]);
-		CHECK_EQ(what, c->self.tgid_records, want[i].tgid_records);
+		CHECK_EQ(what, c->self->tgid_records, want[i].tgid_records);
 		snprintf(what, sizeof(what), "%s subtree.tasks", rel[i]);
-		CHECK_EQ(what, c->subtree.tasks, sub.tasks);
+		CHECK_EQ(what, c->subtree->tasks, sub.tasks);
 		snprintf(what, sizeof(what), "%s subtree.processes", rel[i]);
-		CHECK_EQ(what, c->subtree.processes, sub.processes);
+		CHECK_EQ(what, c->subtree->processes, sub.processes);
 		snprintf(what, sizeof(what), "%s subtree.tgid_records", rel[i]);
-		CHECK_EQ(what, c->subtree.tgid_records, sub.tgid_records);
+		CHECK_EQ(what, c->subtree->tgid_records, sub.tgid_records);
 		snprintf(what, sizeof(what), "%s subtree.utime_us", rel[i]);
-		CHECK_EQ(what, c->subtree.utime_us, ut);
+		CHECK_EQ(what, c->subtree->utime_us, ut);
 		snprintf(what, sizeof(what), "%s subtree.stime_us", rel[i]);
-		CHECK_EQ(what, c->subtree.stime_us, st);
+		CHECK_EQ(what, c->subtree->stime_us, st);
 		snprintf(what, sizeof(what), "%s subtree.nvcsw", rel[i]);
-		CHECK_EQ(what, c->subtree.nvcsw, nv);
+		CHECK_EQ(what, c->subtree->nvcsw, nv);
 		snprintf(what, sizeof(what), "%s depth", rel[i]);
 		CHECK_EQ(what, c->depth, (unsigned)i + 1);
 	}
 	/* the threads did work: CPU time was accounted */
 	const struct cgs_cgroup_stats *top = find(s, rel[0]);
-	if (top && top->subtree.utime_us + top->subtree.stime_us == 0) {
+	if (top && top->subtree->utime_us + top->subtree->stime_us == 0) {
 		fprintf(stderr, "FAIL no CPU time accounted\n");
 		failures++;
 	}
 	const struct cgs_cgroup_stats *u = find(s, CGS_UNKNOWN_CGROUP);
-	CHECK_EQ("unknown bucket tasks", u ? u->self.tasks : 1, 0);
-	CHECK_EQ("unknown bucket tgid records", u ? u->self.tgid_records : 1,
+	CHECK_EQ("unknown bucket tasks", u ? u->self->tasks : 1, 0);
+	CHECK_EQ("unknown bucket tgid records", u ? u->self->tgid_records : 1,
 		 0);
 	CHECK_EQ("unattributed", t->unattributed, 0);
 

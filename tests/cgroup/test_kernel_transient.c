@@ -124,7 +124,7 @@ int main(void)
 		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
 		if (!strncmp(c->path, base, strlen(base)) &&
 		    c->path[strlen(base)] == '/' && c->removed &&
-		    c->self.tasks == 1)
+		    c->self->tasks == 1)
 			removed++;
 	}
 	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);

@@ -396,7 +396,7 @@ static const struct cgs_cgroup_stats *find(const struct cgs_snapshot *s,
 static uint64_t tree_tasks(const struct cgs_snapshot *s)
 {
 	const struct cgs_cgroup_stats *c = find(s, base_rel);
-	return c ? c->subtree.tasks : 0;
+	return c ? c->subtree->tasks : 0;
 }
 
 int main(int argc, char **argv)
@@ -551,12 +551,12 @@ int main(int argc, char **argv)
 		char r[600];
 		snprintf(r, sizeof(r), "%s/c%04d", rel[R_CLONE3], i);
 		const struct cgs_cgroup_stats *c = find(s, r);
-		uint64_t got = c ? c->self.tasks : 0;
+		uint64_t got = c ? c->self->tasks : 0;
 		leaves_ok += got < NCLONE_PER ? got : NCLONE_PER;
 		leaves_wrong += got > NCLONE_PER ? got - NCLONE_PER : 0;
 		leaves_inferred += c ? c->inferred : 0;
 		if (kernel_mode && (got != NCLONE_PER ||
-				    c->self.processes != NCLONE_PER))
+				    c->self->processes != NCLONE_PER))
 			FAIL("%s: %llu tasks, want %d\n", r,
 			     (unsigned long long)got, NCLONE_PER);
 	}
@@ -573,9 +573,9 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < NROWS; i++) {
 		const struct cgs_cgroup_stats *c = find(s, rel[i]);
-		uint64_t got = c ? c->self.tasks : 0;
-		uint64_t procs = c ? c->self.processes : 0;
-		uint64_t tg = c ? c->self.tgid_records : 0;
+		uint64_t got = c ? c->self->tasks : 0;
+		uint64_t procs = c ? c->self->processes : 0;
+		uint64_t tg = c ? c->self->tgid_records : 0;
 		uint64_t inf = c ? c->inferred : 0;
 		printf("%-34s tasks %6llu/%-6llu procs %6llu/%-6llu tgid "
 		       "%llu/%llu inferred %llu\n", row_name[i][0] ?

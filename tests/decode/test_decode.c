@@ -487,8 +487,10 @@ static void test_every_version(void **state)
 	(void)state;
 
 	for (int v = 1; v <= 16; v++) {
-		struct cgs_decode_stats st = { 0 };
-		struct cgs_record r, t, g;
+		CGS_OPTS(cgs_decode_stats, st);
+		CGS_OPTS(cgs_record, r);
+		CGS_OPTS(cgs_record, t);
+		CGS_OPTS(cgs_record, g);
 		struct mb m;
 		size_t n = vsize[v];
 
@@ -514,6 +516,7 @@ static void test_every_version(void **state)
 		mb_finish(&m);
 		for (size_t shift = 0; shift < 8; shift++) {
 			memset(&t, 0x5a, sizeof(t));
+			t.sz = sizeof(t);
 			assert_int_equal(decode_at(m.b, m.len, shift, 0, &t, &g,
 						   &st), 1);
 			assert_int_equal(t.pid, 4242);
@@ -530,8 +533,8 @@ static void test_every_version(void **state)
 static void test_v15_layout(void **state)
 {
 	unsigned char p[560];
-	struct cgs_decode_stats st = { 0 };
-	struct cgs_record r;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, r);
 	(void)state;
 
 	build_payload(p, 560, 15, 15, 15);
@@ -552,8 +555,8 @@ static void test_v15_layout(void **state)
 static void test_v14_long(void **state)
 {
 	unsigned char p[600];
-	struct cgs_decode_stats st = { 0 };
-	struct cgs_record r;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, r);
 	(void)state;
 
 	/* >= 560: the v15 layout with a v14 header */
@@ -590,8 +593,10 @@ static void test_v14_long(void **state)
 static void test_future_version(void **state)
 {
 	unsigned char p[700];
-	struct cgs_decode_stats st = { 0 };
-	struct cgs_record r, t, g;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, r);
+	CGS_OPTS(cgs_record, t);
+	CGS_OPTS(cgs_record, g);
 	struct mb m;
 	(void)state;
 
@@ -639,8 +644,10 @@ static void test_future_version(void **state)
 static void test_version0(void **state)
 {
 	unsigned char p[600];
-	struct cgs_decode_stats st = { 0 };
-	struct cgs_record r, t, g;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, r);
+	CGS_OPTS(cgs_record, t);
+	CGS_OPTS(cgs_record, g);
 	struct mb m;
 	(void)state;
 
@@ -694,8 +701,10 @@ static void test_truncated_payloads(void **state)
 	(void)state;
 
 	for (int v = 1; v <= 16; v++) {
-		struct cgs_decode_stats st = { 0 };
-		struct cgs_record r, t, g;
+		CGS_OPTS(cgs_decode_stats, st);
+		CGS_OPTS(cgs_record, r);
+		CGS_OPTS(cgs_record, t);
+		CGS_OPTS(cgs_record, g);
 		unsigned bad = 0;
 
 		build_payload(p, vsize[v], v, v, v);
@@ -719,8 +728,10 @@ static void test_truncated_payloads(void **state)
 static void test_kinds(void **state)
 {
 	unsigned char p[560], tg[560];
-	struct cgs_decode_stats st = { 0 };
-	struct cgs_record t, g, g0;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, t);
+	CGS_OPTS(cgs_record, g);
+	CGS_OPTS(cgs_record, g0);
 	struct mb m;
 	(void)state;
 
@@ -767,13 +778,13 @@ static void test_kinds(void **state)
 	/* NO_TGID: group untouched, counted, still a process */
 	memset(&g0, 0xa5, sizeof(g0));
 	memcpy(&g, &g0, sizeof(g));
-	assert_int_equal(decode_exact(m.b, m.len, CGS_DECODE_NO_TGID, &t, &g,
+	assert_int_equal(decode_exact(m.b, m.len, CGS_NO_TGID, &t, &g,
 				      &st), 1);
 	assert_memory_equal(&g, &g0, sizeof(g));
 	assert_int_equal(t.kind, CGS_KIND_PROCESS);
 	assert_int_equal(st.tgid_skipped, 1);
 	/* ... and the group pointer may be NULL then */
-	assert_int_equal(decode_exact(m.b, m.len, CGS_DECODE_NO_TGID, &t,
+	assert_int_equal(decode_exact(m.b, m.len, CGS_NO_TGID, &t,
 				      NULL, &st), 1);
 	assert_int_equal(st.tgid_skipped, 2);
 	assert_int_equal(cgs_decode_msg(m.b, m.len, 0, &t, NULL, &st),
@@ -784,7 +795,7 @@ static void test_kinds(void **state)
 	mb_record(&m, 4, 1, 503, p, 560);
 	mb_record(&m, 5, 2, 499, tg, 20); /* malformed inside */
 	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, CGS_DECODE_NO_TGID, &t, &g,
+	assert_int_equal(decode_exact(m.b, m.len, CGS_NO_TGID, &t, &g,
 				      &st), 1);
 	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), -EBADMSG);
 
@@ -795,7 +806,7 @@ static void test_kinds(void **state)
 	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 2);
 	assert_int_equal(g.tgid, 600);
 	/* ... which NO_TGID turns into nothing, successfully */
-	assert_int_equal(decode_exact(m.b, m.len, CGS_DECODE_NO_TGID, &t, &g,
+	assert_int_equal(decode_exact(m.b, m.len, CGS_NO_TGID, &t, &g,
 				      &st), 0);
 
 	/* pre-v12 struct: tgid taken from the TGID attribute */
@@ -830,8 +841,9 @@ static void test_kinds(void **state)
 
 static void test_not_records(void **state)
 {
-	struct cgs_decode_stats st = { 0 };
-	struct cgs_record t, g;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, t);
+	CGS_OPTS(cgs_record, g);
 	unsigned char p[560];
 	struct mb m;
 	(void)state;
@@ -860,8 +872,9 @@ static void test_not_records(void **state)
 
 static void test_malformed(void **state)
 {
-	struct cgs_decode_stats st = { 0 };
-	struct cgs_record t, g;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, t);
+	CGS_OPTS(cgs_record, g);
 	unsigned char p[560];
 	struct mb m;
 	size_t at, expect = 0;
@@ -999,14 +1012,15 @@ static uint64_t xrand(void)
 static void random_case(const unsigned char *buf, size_t len,
 			struct cgs_decode_stats *st)
 {
-	struct cgs_record t, g;
+	CGS_OPTS(cgs_record, t);
+	CGS_OPTS(cgs_record, g);
 	int r = decode_exact(buf, len, (unsigned)(xrand() & 1), &t, &g, st);
 
 	if (r < 0) {
 		assert_true(r == -EBADMSG || r == -ENOMSG);
 		return;
 	}
-	/* 0: only a TGID record, skipped by CGS_DECODE_NO_TGID */
+	/* 0: only a TGID record, skipped by CGS_NO_TGID */
 	assert_true(r >= 0 && r <= 3);
 	if (r & 1) {
 		assert_true(t.kind == CGS_KIND_THREAD ||
@@ -1039,7 +1053,7 @@ static size_t load(const char *name, unsigned char *buf, size_t len)
 static void test_random_garbage(void **state)
 {
 	static unsigned char seed[2048], buf[2048];
-	struct cgs_decode_stats st = { 0 };
+	CGS_OPTS(cgs_decode_stats, st);
 	size_t n = load("v16_exit_tgid.bin", seed, sizeof(seed));
 	const char *e = getenv("CGS_DECODE_RANDOM_ITERS");
 	long iters = e ? atol(e) : 20000;
@@ -1085,8 +1099,9 @@ static void test_random_garbage(void **state)
 static void test_real_seeds(void **state)
 {
 	static unsigned char buf[2048];
-	struct cgs_decode_stats st = { 0 };
-	struct cgs_record t, g;
+	CGS_OPTS(cgs_decode_stats, st);
+	CGS_OPTS(cgs_record, t);
+	CGS_OPTS(cgs_record, g);
 	size_t n;
 	(void)state;
 
@@ -1126,7 +1141,7 @@ static void test_real_seeds(void **state)
 	assert_int_equal(g.tgid, t.pid); /* the leader exited last */
 	assert_true(g.delay[CGS_DELAY_CPU].count >=
 		    t.delay[CGS_DELAY_CPU].count);
-	assert_int_equal(decode_at(buf, n, 3, CGS_DECODE_NO_TGID, &t, &g, &st),
+	assert_int_equal(decode_at(buf, n, 3, CGS_NO_TGID, &t, &g, &st),
 			 1);
 
 	/* every truncation of a real message is refused */

@@ -19,8 +19,8 @@ static void test_pid_query(void **state)
 	for (int i = 0; i < 20000000; i++)
 		x += (uint64_t)i; /* some CPU time to see */
 	struct cgs_query *q;
-	assert_int_equal(cgs_query_open(&q), 0);
-	struct cgs_record r;
+	assert_int_equal(cgs_query_open(&q, NULL), 0);
+	CGS_OPTS(cgs_record, r);
 	assert_int_equal(cgs_query_pid(q, (uint32_t)getpid(), &r), 0);
 	assert_int_equal(r.pid, (uint32_t)getpid());
 	assert_int_equal(r.tgid, (uint32_t)getpid());
@@ -35,7 +35,7 @@ static void test_pid_query(void **state)
 	fprintf(stderr, "kernel sends taskstats v%u, %u bytes\n", r.version,
 		r.payload_len);
 
-	struct cgs_record g;
+	CGS_OPTS(cgs_record, g);
 	assert_int_equal(cgs_query_tgid(q, (uint32_t)getpid(), &g), 0);
 	assert_int_equal(g.kind, CGS_KIND_TGID);
 	assert_int_equal(g.tgid, (uint32_t)getpid());
@@ -49,8 +49,8 @@ static void test_cgroupstats(void **state)
 {
 	(void)state;
 	struct cgs_query *q;
-	assert_int_equal(cgs_query_open(&q), 0);
-	struct cgs_cgroupstats cs;
+	assert_int_equal(cgs_query_open(&q, NULL), 0);
+	CGS_OPTS(cgs_cgroupstats, cs);
 	const char *v1[] = { "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory",
 			     "/sys/fs/cgroup/pids" };
 	int tried = 0;

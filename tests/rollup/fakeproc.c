@@ -152,8 +152,7 @@ struct cgs_rollup_opts fp_opts(struct fakeproc *f)
 struct cgs_record fp_record(enum cgs_kind kind, uint32_t pid, uint32_t tgid,
 			    uint32_t ppid, uint64_t seed)
 {
-	struct cgs_record r;
-	memset(&r, 0, sizeof(r));
+	CGS_OPTS(cgs_record, r);
 	r.kind = kind;
 	r.version = 16;
 	r.pid = kind == CGS_KIND_TGID ? 0 : pid;

@@ -22,8 +22,7 @@ static struct cgs_record rec_of(uint32_t tid, uint32_t tgid, uint64_t start,
 				uint64_t life_ns, uint64_t pcount,
 				uint64_t run_delay)
 {
-	struct cgs_record r;
-	memset(&r, 0, sizeof(r));
+	CGS_OPTS(cgs_record, r);
 	r.kind = CGS_KIND_THREAD;
 	r.fields = CGS_HAS_DELAY | CGS_HAS_BASIC | CGS_HAS_CTXSW |
 		   CGS_HAS_BTIME64 | CGS_HAS_TGID;

@@ -63,8 +63,8 @@ static void expect_add(struct cgs_counters *c, const struct cgs_record *r)
 	c->cpu_run_real_ns += r->cpu_run_real_ns;
 	c->cpu_run_virtual_ns += r->cpu_run_virtual_ns;
 	for (int i = 0; i < CGS_DELAY__COUNT; i++) {
-		c->delay_count[i] += r->delay[i].count;
-		c->delay_total_ns[i] += r->delay[i].total_ns;
+		c->delay[i].count += r->delay[i].count;
+		c->delay[i].total_ns += r->delay[i].total_ns;
 	}
 	c->minflt += r->minflt;
 	c->majflt += r->majflt;
@@ -90,7 +90,7 @@ static void expect_sum(struct cgs_counters *d, const struct cgs_counters *s)
 	uint64_t *a = (uint64_t *)d;
 	const uint64_t *b = (const uint64_t *)s;
 	size_t n = sizeof(*d) / 8;
-	for (size_t i = 0; i < n - 2; i++)
+	for (size_t i = 1; i < n - 2; i++)
 		a[i] += b[i];
 	for (size_t i = n - 2; i < n; i++)
 		if (b[i] > a[i])
@@ -101,7 +101,7 @@ static void assert_counters(const struct cgs_counters *got,
 			    const struct cgs_counters *want)
 {
 	const uint64_t *g = (const uint64_t *)got, *w = (const uint64_t *)want;
-	for (size_t i = 0; i < sizeof(*got) / 8; i++) {
+	for (size_t i = 1; i < sizeof(*got) / 8; i++) {
 		if (g[i] != w[i])
 			fail_msg("counter word %zu: got %llu want %llu", i,
 				 (unsigned long long)g[i],
@@ -280,21 +280,21 @@ static void test_math(void **state)
 	assert_int_equal(ca->depth, 1);
 	assert_int_equal(cb->depth, 2);
 	assert_int_equal(root->depth, 0);
-	assert_counters(&ca->self, &a);
-	assert_counters(&cb->self, &b);
-	assert_counters(&cz->self, &z);
+	assert_counters(ca->self, &a);
+	assert_counters(cb->self, &b);
+	assert_counters(cz->self, &z);
 	struct cgs_counters sub_a = a, all = { 0 }, zero = { 0 };
 	expect_sum(&sub_a, &b);
-	assert_counters(&ca->subtree, &sub_a);
-	assert_counters(&cb->subtree, &b);
+	assert_counters(ca->subtree, &sub_a);
+	assert_counters(cb->subtree, &b);
 	expect_sum(&all, &sub_a);
 	expect_sum(&all, &z);
-	assert_counters(&root->subtree, &all);
-	assert_counters(&root->self, &zero);
-	assert_counters(&ca->self_delta, &a);
-	assert_counters(&ca->subtree_delta, &sub_a);
+	assert_counters(root->subtree, &all);
+	assert_counters(root->self, &zero);
+	assert_counters(ca->self_delta, &a);
+	assert_counters(ca->subtree_delta, &sub_a);
 	/* the unknown bucket is visible and empty */
-	assert_counters(&cu->self, &zero);
+	assert_counters(cu->self, &zero);
 	assert_true(ca->ino != 0);
 	assert_false(ca->removed);
 	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
@@ -305,13 +305,13 @@ static void test_math(void **state)
 	cgs_rollup_free(r);
 
 	/* NO_TGID: TGID records are not even counted */
-	r = new_rollup(1, CGS_ROLLUP_NO_TGID);
+	r = new_rollup(1, CGS_NO_TGID);
 	acct(r, 0, &recs[1]);
 	const char *p = (const char *)1;
 	assert_int_equal(cgs_rollup_account(r, 0, &recs[2], &p), 0);
 	assert_null(p);
 	s = snap(r, 0, false);
-	assert_int_equal(find(s, "/a", false)->self.tgid_records, 0);
+	assert_int_equal(find(s, "/a", false)->self->tgid_records, 0);
 	assert_int_equal(cgs_snapshot_totals(s)->records, 1);
 	cgs_snapshot_free(s);
 	/* bad arguments */
@@ -347,11 +347,11 @@ static void test_order_fold(void **state)
 	for (size_t i = 0; i < 9; i++)
 		assert_string_equal(cgs_snapshot_get(s, i)->path, order[i]);
 	/* /a/b/c/d exists only as an ancestor; its subtree is /a/b/c/d/e */
-	assert_int_equal(find(s, "/a/b/c/d", false)->self.tasks, 0);
-	assert_counters(&find(s, "/a/b/c/d", false)->subtree, &want[1]);
+	assert_int_equal(find(s, "/a/b/c/d", false)->self->tasks, 0);
+	assert_counters(find(s, "/a/b/c/d", false)->subtree, &want[1]);
 	assert_int_equal(find(s, "/a/b/c/d/e", false)->depth, 5);
-	assert_int_equal(find(s, "/", false)->subtree.tasks, 6);
-	assert_int_equal(find(s, "/a", false)->subtree.tasks, 4);
+	assert_int_equal(find(s, "/", false)->subtree->tasks, 6);
+	assert_int_equal(find(s, "/a", false)->subtree->tasks, 4);
 	cgs_snapshot_free(s);
 
 	/* fold deeper than 2 into /a/b */
@@ -364,16 +364,16 @@ static void test_order_fold(void **state)
 	struct cgs_counters ab = want[2];
 	expect_sum(&ab, &want[4]);
 	expect_sum(&ab, &want[1]);
-	assert_counters(&find(s, "/a/b", false)->self, &ab);
-	assert_counters(&find(s, "/a/b", false)->subtree, &ab);
-	assert_int_equal(find(s, "/a", false)->subtree.tasks, 4);
-	assert_int_equal(find(s, "/", false)->subtree.tasks, 6);
+	assert_counters(find(s, "/a/b", false)->self, &ab);
+	assert_counters(find(s, "/a/b", false)->subtree, &ab);
+	assert_int_equal(find(s, "/a", false)->subtree->tasks, 4);
+	assert_int_equal(find(s, "/", false)->subtree->tasks, 6);
 	cgs_snapshot_free(s);
 
 	/* fold to depth 1 */
 	s = snap(r, 1, true);
 	assert_int_equal(cgs_snapshot_count(s), 5);
-	assert_int_equal(find(s, "/a", false)->self.tasks, 4);
+	assert_int_equal(find(s, "/a", false)->self->tasks, 4);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -390,8 +390,8 @@ static void test_deltas(void **state)
 	acct(r, 0, &r1);
 	expect_add(&c1, &r1);
 	struct cgs_snapshot *s = snap(r, 0, false);
-	assert_counters(&find(s, "/d/e", false)->self_delta, &c1);
-	assert_counters(&find(s, "/d", false)->subtree_delta, &c1);
+	assert_counters(find(s, "/d/e", false)->self_delta, &c1);
+	assert_counters(find(s, "/d", false)->subtree_delta, &c1);
 	cgs_snapshot_free(s);
 
 	acct(r, 1, &r2);
@@ -402,23 +402,23 @@ static void test_deltas(void **state)
 	expect_sum(&cum, &c2);
 	/* no_delta: look without moving the baseline */
 	s = snap(r, 0, true);
-	assert_counters(&find(s, "/d/e", false)->self_delta, &c2);
+	assert_counters(find(s, "/d/e", false)->self_delta, &c2);
 	cgs_snapshot_free(s);
 	s = snap(r, 0, false);
 	const struct cgs_cgroup_stats *e = find(s, "/d/e", false);
 	/* the delta's peak is the peak since the previous snapshot (r3's),
 	 * below the cumulative peak (r1's) */
-	assert_counters(&e->self_delta, &c2);
-	assert_true(e->self.hiwater_rss_kb_max > e->self_delta.hiwater_rss_kb_max);
-	assert_counters(&e->self, &cum);
-	assert_counters(&find(s, "/", false)->subtree, &cum);
-	assert_counters(&find(s, "/", false)->subtree_delta, &c2);
+	assert_counters(e->self_delta, &c2);
+	assert_true(e->self->hiwater_rss_kb_max > e->self_delta->hiwater_rss_kb_max);
+	assert_counters(e->self, &cum);
+	assert_counters(find(s, "/", false)->subtree, &cum);
+	assert_counters(find(s, "/", false)->subtree_delta, &c2);
 	cgs_snapshot_free(s);
 	s = snap(r, 0, false);
 	struct cgs_counters zero = { 0 };
-	assert_counters(&find(s, "/d/e", false)->self_delta, &zero);
-	assert_counters(&find(s, "/", false)->subtree_delta, &zero);
-	assert_counters(&find(s, "/d/e", false)->self, &cum);
+	assert_counters(find(s, "/d/e", false)->self_delta, &zero);
+	assert_counters(find(s, "/", false)->subtree_delta, &zero);
+	assert_counters(find(s, "/d/e", false)->self, &cum);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -465,10 +465,10 @@ static void test_attribution_paths(void **state)
 	assert_int_equal(t.unattributed, 2);
 	assert_int_equal(t.records, 72);
 	struct cgs_snapshot *s = snap(r, 0, false);
-	assert_int_equal(find(s, CGS_UNKNOWN_CGROUP, false)->self.tasks, 2);
-	assert_int_equal(find(s, "/svc", false)->self.tasks, 60);
-	assert_int_equal(find(s, "/svc", false)->self.processes, 10);
-	assert_int_equal(find(s, "/svc", false)->self.tgid_records, 10);
+	assert_int_equal(find(s, CGS_UNKNOWN_CGROUP, false)->self->tasks, 2);
+	assert_int_equal(find(s, "/svc", false)->self->tasks, 60);
+	assert_int_equal(find(s, "/svc", false)->self->processes, 10);
+	assert_int_equal(find(s, "/svc", false)->self->tgid_records, 10);
 	cgs_snapshot_free(s);
 	/* a short totals struct gets only its own size */
 	struct { size_t sz; uint64_t records; } small = { sizeof(small), 0 };
@@ -640,7 +640,7 @@ static void test_removed_retire(void **state)
 	struct cgs_snapshot *s = snap(r, 0, false);
 	assert_non_null(find(s, "/rm/child", true));
 	assert_non_null(find(s, "/rm", false));
-	struct cgs_counters root_sub = find(s, "/", false)->subtree;
+	struct cgs_counters root_sub = *find(s, "/", false)->subtree;
 	assert_int_equal(root_sub.tasks, 2);
 	cgs_snapshot_free(s);
 	/* reported, but cache entries still point to it (grace) */
@@ -653,19 +653,19 @@ static void test_removed_retire(void **state)
 	s = snap(r, 0, false);
 	assert_null(find(s, "/rm/child", true));
 	/* the parent keeps the retired child's totals in its subtree */
-	assert_int_equal(find(s, "/rm", false)->subtree.tasks, 2);
-	assert_int_equal(find(s, "/rm", false)->self.tasks, 1);
-	assert_int_equal(find(s, "/rm", false)->subtree_delta.tasks, 0);
-	assert_counters(&find(s, "/", false)->subtree, &root_sub);
+	assert_int_equal(find(s, "/rm", false)->subtree->tasks, 2);
+	assert_int_equal(find(s, "/rm", false)->self->tasks, 1);
+	assert_int_equal(find(s, "/rm", false)->subtree_delta->tasks, 0);
+	assert_counters(find(s, "/", false)->subtree, &root_sub);
 	cgs_snapshot_free(s);
 	/* the whole tree goes: /rm retires into / */
 	fp_rmdir(&F, "/rm");
 	assert_int_equal(cgs_rollup_retire_removed(r), 2); /* both shards */
 	s = snap(r, 0, false);
 	assert_int_equal(cgs_snapshot_count(s), 2); /* "/" and unknown */
-	assert_counters(&find(s, "/", false)->subtree, &root_sub);
-	assert_int_equal(find(s, "/", false)->subtree_delta.tasks, 0);
-	assert_int_equal(find(s, "/", false)->self.tasks, 0);
+	assert_counters(find(s, "/", false)->subtree, &root_sub);
+	assert_int_equal(find(s, "/", false)->subtree_delta->tasks, 0);
+	assert_int_equal(find(s, "/", false)->self->tasks, 0);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -705,20 +705,20 @@ static void test_recreated(void **state)
 				      *cur = find(s, "/re", false);
 	assert_non_null(old);
 	assert_non_null(cur);
-	assert_int_equal(old->self.tasks, 3);
-	assert_int_equal(cur->self.tasks, 1);
+	assert_int_equal(old->self->tasks, 3);
+	assert_int_equal(cur->self->tasks, 1);
 	assert_int_equal(old->ino, st1.st_ino);
 	assert_int_equal(cur->ino, st2.st_ino);
 	assert_true(old < cur); /* the older incarnation first */
-	assert_int_equal(find(s, "/", false)->subtree.tasks, 4);
+	assert_int_equal(find(s, "/", false)->subtree->tasks, 4);
 	cgs_snapshot_free(s);
 	/* the removed incarnation retires once its entries are gone */
 	F.now_ms += 2001;
 	assert_int_equal(cgs_rollup_retire_removed(r), 1);
 	s = snap(r, 0, false);
 	assert_null(find(s, "/re", true));
-	assert_int_equal(find(s, "/re", false)->self.tasks, 1);
-	assert_int_equal(find(s, "/", false)->subtree.tasks, 4);
+	assert_int_equal(find(s, "/re", false)->self->tasks, 1);
+	assert_int_equal(find(s, "/", false)->subtree->tasks, 4);
 	cgs_snapshot_free(s);
 	/* a zombie of a removed incarnation after it was retired: the
 	 * current node (nothing older is left) */
@@ -772,8 +772,8 @@ static void test_churn_bounded(void **state)
 	assert_int_equal(cgs_rollup_totals(r, &t), 0);
 	assert_int_equal(t.cache_entries, 2); /* the live parents 1 and 7 */
 	struct cgs_snapshot *s = snap(r, 0, false);
-	assert_int_equal(find(s, "/live", false)->self.tasks +
-				 find(s, "/init", false)->self.tasks,
+	assert_int_equal(find(s, "/live", false)->self->tasks +
+				 find(s, "/init", false)->self->tasks,
 			 200000);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
@@ -814,18 +814,18 @@ static void test_shards_concurrent(void **state)
 		struct cgs_snapshot *s = snap(r, 0, false);
 		const struct cgs_cgroup_stats *c = find(s, "/s", false);
 		if (c) {
-			seen += c->subtree_delta.tasks;
-			assert_int_equal(c->subtree.tasks, seen);
+			seen += c->subtree_delta->tasks;
+			assert_int_equal(c->subtree->tasks, seen);
 		}
 		cgs_snapshot_free(s);
 	}
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	struct cgs_snapshot *s = snap(r, 0, false);
-	seen += find(s, "/s", false)->subtree_delta.tasks;
+	seen += find(s, "/s", false)->subtree_delta->tasks;
 	assert_int_equal(seen, 400000);
-	assert_int_equal(find(s, "/s/zero", false)->self.tasks, 200000);
-	assert_int_equal(find(s, "/s/one", false)->self.tasks, 200000);
+	assert_int_equal(find(s, "/s/zero", false)->self->tasks, 200000);
+	assert_int_equal(find(s, "/s/one", false)->self->tasks, 200000);
 	assert_int_equal(cgs_snapshot_totals(s)->proc_reads, 2);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
