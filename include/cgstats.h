@@ -241,7 +241,7 @@ struct cgs_decode_stats {
  * Decode one generic-netlink message (nlmsghdr included) carrying a
  * TASKSTATS_CMD_NEW. Any alignment of `msg` is fine. On success returns a
  * bitmask: 1 if *task was filled (thread or process kind), 2 if *group was
- * filled (TGID kind); 0 if the only record was skipped (CGS_DECODE_NO_TGID,
+ * filled (TGID kind); 0 if the only record was skipped (CGS_NO_TGID,
  * with which `group` may be NULL). Returns -EBADMSG for malformed input (and counts it in
  * *st when st is not NULL), -ENOMSG for a message that is not a taskstats
  * record (e.g. an ack). Never reads outside [msg, msg+len).
@@ -563,7 +563,7 @@ int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
 /* How one record was attributed (cgs_rollup_account_src). */
 enum cgs_source {
 	CGS_SOURCE_NONE = 0,     /* not attributed: the unknown bucket, or a
-				  * TGID record ignored (CGS_ROLLUP_NO_TGID) */
+				  * TGID record ignored (CGS_NO_TGID) */
 	CGS_SOURCE_KERNEL = 1,   /* the kernel's exit-time cgroup */
 	CGS_SOURCE_PROC = 2,     /* the process's own /proc/<pid>/cgroup (now
 				  * or cached) */
