@@ -63,7 +63,7 @@ extern "C" {
 	(offsetof(__typeof__(*(PTR)), FIELD) + sizeof((PTR)->FIELD) <=       \
 	 (PTR)->sz)
 
-/* Library version string, e.g. "0.1.0". Static storage. */
+/* Library version string, e.g. "1.0.0". Static storage. */
 const char *cgs_version(void);
 
 /*
