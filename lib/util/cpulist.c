@@ -29,6 +29,21 @@ static int parse_num(const char **p, long *out)
 	return 0;
 }
 
+/* One cpu number of the list that starts at s, with the error message. */
+static int parse_cpu(const char **p, const char *s, long *out, char *err,
+		     size_t errlen)
+{
+	int r = parse_num(p, out);
+	if (r == -ERANGE || (r == 0 && *out >= CGSI_MAX_CPUS)) {
+		seterr(err, errlen, "cpu number out of range%.0ld", 0);
+		return -ERANGE;
+	}
+	if (r)
+		seterr(err, errlen, "expected a cpu number at offset %ld",
+		       (long)(*p - s));
+	return r;
+}
+
 int cgsi_cpulist_parse(const char *s, unsigned char *set, char *err,
 		       size_t errlen)
 {
@@ -47,33 +62,15 @@ int cgsi_cpulist_parse(const char *s, unsigned char *set, char *err,
 	}
 	for (;;) {
 		long a, b;
-		int r = parse_num(&p, &a);
-		if (r == -ERANGE || (r == 0 && a >= CGSI_MAX_CPUS)) {
-			seterr(err, errlen, "cpu number out of range%.0ld", 0);
-			return -ERANGE;
-		}
-		if (r) {
-			seterr(err, errlen,
-			       "expected a cpu number at offset %ld",
-			       (long)(p - s));
-			return -EINVAL;
-		}
+		int r = parse_cpu(&p, s, &a, err, errlen);
+		if (r)
+			return r;
 		b = a;
 		if (*p == '-') {
 			p++;
-			r = parse_num(&p, &b);
-			if (r == -ERANGE ||
-			    (r == 0 && b >= CGSI_MAX_CPUS)) {
-				seterr(err, errlen,
-				       "cpu number out of range%.0ld", 0);
-				return -ERANGE;
-			}
-			if (r) {
-				seterr(err, errlen,
-				       "expected a cpu number at offset %ld",
-				       (long)(p - s));
-				return -EINVAL;
-			}
+			r = parse_cpu(&p, s, &b, err, errlen);
+			if (r)
+				return r;
 			if (b < a) {
 				seterr(err, errlen,
 				       "descending range ending at cpu %ld", b);
