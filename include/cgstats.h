@@ -41,13 +41,19 @@ extern "C" {
 #define CGS_VERSION_MINOR 0
 #define CGS_VERSION_PATCH 0
 
-/*
- * CGS_OPTS(type, name, fields...) - declare `struct type name`, zeroed
- * (padding included), with .sz = sizeof(struct type) and the given
- * designated initialisers, e.g.
+/**
+ * CGS_OPTS() - Declare an sz-prefixed struct, zeroed, with its sz set.
+ * @TYPE: Struct tag without the "struct" keyword, e.g. cgs_listener_opts.
+ * @NAME: Name of the variable to declare.
+ * @...: Designated initialisers of other members, if any.
+ *
+ * Declares `struct TYPE NAME`, zeroed (padding included), with
+ * .sz = sizeof(struct TYPE) and the given designated initialisers, e.g.
  *	CGS_OPTS(cgs_listener_opts, lo, .cpus = "0-3", .shards = 2);
  *	CGS_OPTS(cgs_record, rec);
- * Works for every sz-prefixed struct, options and results alike.
+ * Works for every sz-prefixed struct, options and results alike. It is a
+ * declaration (a GNU statement expression: GCC or Clang), not an
+ * expression.
  */
 #define CGS_OPTS(TYPE, NAME, ...)                                            \
 	struct TYPE NAME = ({                                                \
@@ -55,15 +61,30 @@ extern "C" {
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };     \
 	})
 
-/*
- * CGS_SZ_HAS(ptr, field) - true when the sz-prefixed struct at ptr is large
- * enough to hold field (it came from a library that knows the field).
+/**
+ * CGS_SZ_HAS() - Whether an sz-prefixed struct is large enough for a field.
+ * @PTR: Pointer to the struct (one the library handed out or filled in).
+ * @FIELD: Name of the member to test.
+ *
+ * Lets a program built against a newer header run on an older library:
+ * test a field before reading it.
+ *
+ * Return: True when the struct at @PTR holds all of @FIELD, i.e. it came
+ * from a library that knows the field.
  */
 #define CGS_SZ_HAS(PTR, FIELD)                                               \
 	(offsetof(__typeof__(*(PTR)), FIELD) + sizeof((PTR)->FIELD) <=       \
 	 (PTR)->sz)
 
-/* Library version string, e.g. "0.1.0". Static storage. */
+/**
+ * cgs_version() - Version of the running library.
+ *
+ * The version the shared library was built as, which may differ from the
+ * CGS_VERSION_* macros a program was compiled with.
+ *
+ * Context: Any thread.
+ * Return: A version string such as "0.1.0", in static storage.
+ */
 const char *cgs_version(void);
 
 /*
@@ -86,7 +107,19 @@ const char *cgs_version(void);
 #define CGS_ERR_PIDNS EXDEV
 #define CGS_ERR_CGROUP2 EOPNOTSUPP
 
-/* Message for a (negative or positive) errno value. Static storage. */
+/**
+ * cgs_strerror() - Describe an error code returned by the library.
+ * @err: An errno value, negative (as returned) or positive.
+ *
+ * Explains the CGS_ERR_* codes, ETIMEDOUT (see cgs_listener_selftest())
+ * and EBADMSG in the library's terms; any other value gets strerror()'s
+ * text. The CGS_ERR_* codes are plain errno values, so any EPERM, EXDEV,
+ * ... gets the taskstats explanation.
+ *
+ * Context: Any thread.
+ * Return: A message in static storage (strerror()'s for other codes);
+ * not to be freed.
+ */
 const char *cgs_strerror(int err);
 
 /* ------------------------------------------------------------------------
@@ -120,11 +153,23 @@ enum cgs_delay_class {
  * fill slots CGS_DELAY__COUNT.. without moving any other field. */
 #define CGS_DELAY_SLOTS 16
 
-/* Number of delay classes the running library knows (<= CGS_DELAY_SLOTS;
- * may exceed the CGS_DELAY__COUNT a program was built with). */
+/**
+ * cgs_delay_classes() - Number of delay classes the running library knows.
+ *
+ * Context: Any thread.
+ * Return: The library's CGS_DELAY__COUNT: at most CGS_DELAY_SLOTS, and
+ * possibly more than the CGS_DELAY__COUNT a program was built with.
+ */
 unsigned cgs_delay_classes(void);
 
-/* Names "cpu", "blkio", ... ; NULL for an out-of-range class. */
+/**
+ * cgs_delay_name() - Name of a delay class.
+ * @c: The class, 0 <= c < cgs_delay_classes().
+ *
+ * Context: Any thread.
+ * Return: "cpu", "blkio", "swapin", ... in static storage; NULL for a
+ * class the library does not know.
+ */
 const char *cgs_delay_name(enum cgs_delay_class c);
 
 struct cgs_delay {
@@ -171,6 +216,7 @@ struct cgs_delay {
  */
 struct cgs_record {
 	size_t sz;              /* sizeof(struct cgs_record): see top */
+	/* what exited: thread, process, or the TGID aggregate */
 	enum cgs_kind kind;
 	uint16_t version;       /* struct version the kernel sent */
 	uint16_t layout;        /* layout used to decode (== version unless
@@ -182,10 +228,13 @@ struct cgs_record {
 
 	uint32_t pid;  /* from the message (AGGR_PID's PID), 0 for TGID kind */
 	uint32_t tgid; /* ac_tgid, or AGGR_TGID's TGID for the TGID kind */
+	/* parent's pid (ac_ppid) */
 	uint32_t ppid;
+	/* real user and group id (ac_uid, ac_gid) */
 	uint32_t uid, gid;
 	uint32_t exit_status; /* raw wait status (ac_exitcode) */
 	uint8_t flag;         /* CGS_AC_* */
+	/* nice value (ac_nice) and scheduling discipline (ac_sched) */
 	int8_t nice;
 	uint8_t sched;
 	char comm[CGS_COMM_LEN + 1]; /* NUL-terminated, may hold any bytes */
@@ -194,19 +243,27 @@ struct cgs_record {
 			      * carried, else the 32-bit ac_btime) */
 	uint64_t etime_us;   /* elapsed time; for TGID kind a sum of thread
 			      * lifetimes */
+	/* user and system CPU time, us; the same scaled by CPU frequency */
 	uint64_t utime_us, stime_us;
 	uint64_t utimescaled_us, stimescaled_us;
 	uint64_t tgetime_us; /* thread group elapsed (v12) */
 
+	/* time running on a CPU, ns: real (wall-clock), virtual, scaled */
 	uint64_t cpu_run_real_ns, cpu_run_virtual_ns, cpu_scaled_run_real_ns;
 	struct cgs_delay delay[CGS_DELAY_SLOTS]; /* by enum cgs_delay_class */
 
+	/* minor and major page faults */
 	uint64_t minflt, majflt;
 	uint64_t coremem_mbus, virtmem_mbus; /* integrals, MB-usec */
 	uint64_t hiwater_rss_kb, hiwater_vm_kb; /* peaks, KiB */
+	/* bytes passed to read/write syscalls, and their number */
 	uint64_t read_char, write_char, read_syscalls, write_syscalls;
+	/* bytes read from and written to storage; writes cancelled by a
+	 * truncate before reaching it (bytes) */
 	uint64_t read_bytes, write_bytes, cancelled_write_bytes;
+	/* voluntary and involuntary context switches */
 	uint64_t nvcsw, nivcsw;
+	/* device and inode of the executable (v12) */
 	uint64_t exe_dev, exe_inode;
 	/* new fields go here */
 };
@@ -237,29 +294,68 @@ struct cgs_decode_stats {
 #define CGS_DECODED_TASK (1u << 0)  /* *task was filled (thread/process) */
 #define CGS_DECODED_GROUP (1u << 1) /* *group was filled (TGID kind) */
 
-/*
- * Decode one generic-netlink message (nlmsghdr included) carrying a
- * TASKSTATS_CMD_NEW. Any alignment of `msg` is fine. On success returns a
- * bitmask: 1 if *task was filled (thread or process kind), 2 if *group was
- * filled (TGID kind); 0 if the only record was skipped (CGS_NO_TGID,
- * with which `group` may be NULL). Returns -EBADMSG for malformed input (and counts it in
- * *st when st is not NULL), -ENOMSG for a message that is not a taskstats
- * record (e.g. an ack). Never reads outside [msg, msg+len).
+/**
+ * cgs_decode_msg() - Decode one taskstats generic-netlink message.
+ * @msg: The message, nlmsghdr included, carrying a TASKSTATS_CMD_NEW (an
+ *	exit event or a query's reply); any alignment is fine. Not kept.
+ * @len: Bytes readable at @msg; the message's nlmsg_len must fit in them.
+ *	Only the first message is decoded; bytes after it are ignored.
+ * @flags: 0 or CGS_NO_TGID (the TGID record is skipped, not decoded).
+ * @task: Receives the thread or process record; not NULL, sz set (see
+ *	top). A smaller (older) struct gets its first sz bytes.
+ * @group: Receives the TGID aggregate, as @task; may be NULL only with
+ *	CGS_NO_TGID.
+ * @st: Counters to add to, or NULL: messages counts every message looked
+ *	at (-ENOMSG ones too), malformed the -EBADMSG ones, the others only
+ *	accepted messages.
+ *
+ * A task record whose message also carries a TGID record, or with
+ * CGS_AC_AGROUP, is of kind CGS_KIND_PROCESS. Never reads outside
+ * [msg, msg+len). On error *task and *group may have been written.
+ *
+ * Context: Any thread; no allocation, no locks.
+ * Return: A bitmask (> 0): CGS_DECODED_TASK if *task was filled (thread
+ * or process kind), CGS_DECODED_GROUP if *group was filled (TGID kind);
+ * 0 if the only record was skipped (CGS_NO_TGID); -EINVAL for a NULL
+ * @msg or @task, a NULL @group without CGS_NO_TGID, or an sz too small to
+ * hold sz; -ENOMSG for a message that is not a taskstats record (an
+ * error, ack, done or overrun message, or another command); -EBADMSG for
+ * malformed input.
  */
 int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
 		   struct cgs_record *task, struct cgs_record *group,
 		   struct cgs_decode_stats *st);
 
-/*
- * Decode a bare struct taskstats payload (the STATS attribute's data) of
- * `len` bytes. `kind` is stored in out->kind; out->pid is ac_pid (0 for the
- * TGID kind). Returns 0, or -EBADMSG when the payload is shorter than its
- * version requires (counted in st->malformed).
+/**
+ * cgs_decode_payload() - Decode a bare struct taskstats payload.
+ * @payload: The STATS attribute's data; any alignment. Not kept.
+ * @len: Its length in bytes.
+ * @kind: Stored in out->kind as given (not checked).
+ * @out: Receives the record; not NULL, sz set (see top). out->pid is
+ *	ac_pid (0 for the TGID kind).
+ * @st: Counters to add to (malformed, layout_guesses, unknown_version,
+ *	unknown_bytes; not messages or records), or NULL.
+ *
+ * Version 0 payloads (TGID aggregates of older kernels) are decoded with
+ * the largest known layout that fits, versions newer than the library by
+ * their known prefix.
+ *
+ * Context: Any thread; no allocation, no locks.
+ * Return: 0; -EINVAL for a NULL @payload or @out or an sz too small to
+ * hold sz; -EBADMSG when the payload is shorter than its version requires
+ * (counted in st->malformed).
  */
 int cgs_decode_payload(const void *payload, size_t len, enum cgs_kind kind,
 		       struct cgs_record *out, struct cgs_decode_stats *st);
 
-/* Size in bytes of struct taskstats version v on x86-64 (0 if unknown). */
+/**
+ * cgs_taskstats_size() - Size of a struct taskstats version.
+ * @version: Struct version, 1..CGS_TASKSTATS_VERSION_MAX.
+ *
+ * Context: Any thread.
+ * Return: Its size in bytes on x86-64; 0 for 0 or a version newer than
+ * the library knows.
+ */
 size_t cgs_taskstats_size(unsigned version);
 
 /* Newest struct version this library decodes fully. */
@@ -269,14 +365,33 @@ size_t cgs_taskstats_size(unsigned version);
  * CPU lists
  * --------------------------------------------------------------------- */
 
-/*
- * Validate a cpulist ("0-3,7") against the possible CPUs of this host.
- * Returns the number of CPUs listed, or -EINVAL/-ERANGE with a one-line
- * explanation in errbuf (may be NULL).
+/**
+ * cgs_cpulist_validate() - Check a cpulist against this host's CPUs.
+ * @list: A cpulist such as "0-3,7"; NULL counts as empty.
+ * @errbuf: Receives a one-line, NUL-terminated explanation on failure
+ *	(not on -ENOMEM); may be NULL. Untouched on success.
+ * @errlen: Size of @errbuf; 0 for none.
+ *
+ * Validates the syntax, then that every CPU listed is a possible CPU of
+ * this host (/sys/devices/system/cpu/possible).
+ *
+ * Context: Any thread.
+ * Return: The number of distinct CPUs listed (> 0); -EINVAL for a syntax
+ * error (empty list, descending range, stray character); -ERANGE for a
+ * CPU number of 8192 or more or a CPU that is not possible; -ENOMEM;
+ * -errno or -EIO when the possible CPUs cannot be read or parsed.
  */
 int cgs_cpulist_validate(const char *list, char *errbuf, size_t errlen);
 
-/* Number of possible CPUs (from /sys/devices/system/cpu/possible). */
+/**
+ * cgs_possible_cpus() - Number of possible CPUs of this host.
+ *
+ * Read from /sys/devices/system/cpu/possible.
+ *
+ * Context: Uses a static buffer: do not call from several threads at once.
+ * Return: The number of possible CPUs; -errno when the file cannot be
+ * read, -EIO when it cannot be parsed.
+ */
 int cgs_possible_cpus(void);
 
 /* ------------------------------------------------------------------------
