@@ -687,23 +687,77 @@ struct cgs_query_opts {
 			      * request; 0: 2000 */
 };
 
+/**
+ * cgs_query_open() - Open a handle for queries of live tasks.
+ * @out: Receives the handle on success; owned by the caller, freed with
+ *	cgs_query_close().
+ * @opts: Options, or NULL for the defaults; not kept after the call.
+ *
+ * Opens one generic-netlink socket and resolves the TASKSTATS family. No
+ * namespace or privilege check is made here.
+ *
+ * Return: 0 on success; -EINVAL for a NULL @out or opts->sz too small;
+ * -E2BIG for options this library does not know; -ENOMEM;
+ * -CGS_ERR_NO_TASKSTATS; another -errno from the socket.
+ */
 int cgs_query_open(struct cgs_query **out, const struct cgs_query_opts *opts);
+/**
+ * cgs_query_close() - Close a query handle.
+ * @q: The handle, or NULL (nothing is done).
+ */
 void cgs_query_close(struct cgs_query *q);
 
-/* Stats of a live thread (kind THREAD) or thread group (kind TGID).
- * -ESRCH when it does not exist. */
+/**
+ * cgs_query_pid() - Stats of a live thread.
+ * @q: The handle.
+ * @pid: Thread id (not 0).
+ * @out: Receives the record, of kind CGS_KIND_THREAD. Pass a struct of
+ *	this header's size: it is overwritten whole, sz included.
+ *
+ * Context: One request at a time per handle: not thread-safe; use one
+ * handle per thread. Waits up to opts->timeout_ms for the answer.
+ * Return: 0; -EINVAL for a NULL @q or @out or a @pid of 0; -ESRCH when it
+ * does not exist; -ETIMEDOUT when the kernel did not answer in time;
+ * -EBADMSG for an answer that cannot be decoded; another -errno the
+ * kernel answered with.
+ */
 int cgs_query_pid(struct cgs_query *q, uint32_t pid, struct cgs_record *out);
+/**
+ * cgs_query_tgid() - Stats of a live thread group, summed over threads.
+ * @q: The handle.
+ * @tgid: Thread group id (not 0).
+ * @out: Receives the record, of kind CGS_KIND_TGID (pid 0, tgid @tgid).
+ *	Pass a struct of this header's size: it is overwritten whole, sz
+ *	included.
+ *
+ * Context: As cgs_query_pid().
+ * Return: As cgs_query_pid(); -ESRCH when the group does not exist.
+ */
 int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
 		   struct cgs_record *out);
 
 struct cgs_cgroupstats {
 	size_t sz; /* sizeof(struct cgs_cgroupstats) */
+	/* tasks of the cgroup by state: sleeping, running, stopped,
+	 * uninterruptible sleep, waiting for I/O */
 	uint64_t nr_sleeping, nr_running, nr_stopped, nr_uninterruptible,
 		nr_io_wait;
 };
 
-/* Task state counts of a cgroup v1 directory. -CGS_ERR_CGROUP2 for a
- * cgroup2 directory, -ENOENT/-ENOTDIR for a bad path. */
+/**
+ * cgs_query_cgroupstats() - Task state counts of a cgroup v1 directory.
+ * @q: The handle.
+ * @cgroup_dir: Path of the cgroup's directory; not kept.
+ * @out: Receives the counts. Pass a struct of this header's size: it is
+ *	overwritten whole (zeroed first).
+ *
+ * Context: As cgs_query_pid().
+ * Return: 0; -EINVAL for a NULL argument; -CGS_ERR_CGROUP2 for a cgroup2
+ * directory; -ENOENT/-ENOTDIR for a bad path, -ENOTDIR also for a
+ * directory not on a cgroup v1 file system; another -errno from open()
+ * (e.g. -EACCES); -ETIMEDOUT, -EBADMSG or a kernel error as for
+ * cgs_query_pid().
+ */
 int cgs_query_cgroupstats(struct cgs_query *q, const char *cgroup_dir,
 			  struct cgs_cgroupstats *out);
 
@@ -725,7 +779,8 @@ struct cgs_rollup;
  * nearest live fork ancestor. Costs a socket and 12 bytes per possible
  * pid; no thread, nothing on the path of known processes. Fork times are
  * compared with clock_ms, which must then be CLOCK_MONOTONIC based (the
- * default). With a proc_root other than "/proc" no socket is opened. */
+ * default). With a proc_root other than "/proc" no socket is opened.
+ * Not used when the kernel source is in use (cgs_rollup_attribution()). */
 #define CGS_ROLLUP_TRACK_FORKS (1u << 1)
 /* Fast attribution (requires CGS_ROLLUP_TRACK_FORKS, ignored without it):
  * the exit record of a process not in the cache that lived less than
@@ -772,6 +827,7 @@ enum cgs_attribution {
 
 struct cgs_rollup_opts {
 	size_t sz;             /* sizeof(struct cgs_rollup_opts) */
+	/* the kernel source supports 1..64 shards */
 	unsigned shards;       /* concurrent writers (listener shards); 0: 1 */
 	const char *hierarchy; /* "v2" or a v1 controller name ("cpu",
 				* "memory", ...); NULL: v2 if mounted, else
@@ -784,7 +840,11 @@ struct cgs_rollup_opts {
 				 * long, bounding how late a move is seen;
 				 * 0: 1000 */
 	unsigned flags;        /* CGS_ROLLUP_* */
+	/* clock_ms and clock_ctx are kept; clock_ms is called from every
+	 * thread that calls into the rollup: it must be thread-safe. The
+	 * default reads CLOCK_MONOTONIC_COARSE */
 	uint64_t (*clock_ms)(void *ctx); /* monotonic ms; NULL: CLOCK_MONOTONIC */
+	/* passed to clock_ms */
 	void *clock_ctx;
 	enum cgs_attribution attribution; /* 0: CGS_ATTRIBUTION_AUTO */
 	size_t kernel_ringbuf; /* kernel source: ring bytes per shard, shared
@@ -798,30 +858,102 @@ struct cgs_rollup_opts {
 	 * to the shard that receives that CPU's records; NULL: CPU c to
 	 * shard c % shards. Not kept after cgs_rollup_new(). */
 	const char *const *shard_cpus;
-	/* when cgs_rollup_new() fails, a sentence saying why (e.g. what the
-	 * kernel source is missing) is written here; may be NULL */
+	/* when cgs_rollup_new() fails because the kernel source cannot be
+	 * had, a sentence saying why (what it is missing) is written here
+	 * (other failures leave it untouched); may be NULL; not kept */
 	char *errbuf;
+	/* size of errbuf */
 	size_t errbuf_len;
 };
 
+/**
+ * cgs_rollup_new() - Create a rollup.
+ * @out: Receives the rollup on success; owned by the caller, freed with
+ *	cgs_rollup_free(). Set to NULL first.
+ * @o: Options, or NULL for the defaults. Its strings and shard_cpus are
+ *	not kept; clock_ms and clock_ctx are.
+ *
+ * Finds the cgroup hierarchy in mountinfo, sizes the per-pid tables from
+ * <proc_root>/sys/kernel/pid_max, and loads the attribution source (see
+ * enum cgs_attribution): with CGS_ATTRIBUTION_AUTO a kernel source that
+ * cannot be had is not an error (cgs_rollup_kernel_error() says why).
+ * Fork tracking (CGS_ROLLUP_TRACK_FORKS) is best effort.
+ *
+ * Context: Loading the kernel source needs CAP_BPF and CAP_PERFMON (or
+ * CAP_SYS_ADMIN).
+ * Return: 0 on success, or a negative errno: -EINVAL for a NULL @out,
+ * o->sz too small, unknown flags or attribution; -E2BIG for options this
+ * library does not know; -ENOENT when the v1 controller asked for is not
+ * mounted (-errno when mountinfo cannot be read for it); -ENOMEM. With
+ * CGS_ATTRIBUTION_KERNEL, when the kernel source cannot be had (reason in
+ * o->errbuf): -EINVAL for shards beyond 64 or a proc_root other than
+ * "/proc"; -EOPNOTSUPP without cgroup2, BTF, or libbpf in this build;
+ * -EPERM without the capabilities; another -errno from loading.
+ */
 int cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
+/**
+ * cgs_rollup_free() - Free a rollup.
+ * @r: The rollup, or NULL (nothing is done).
+ *
+ * Unloads the kernel source and closes the fork tracker. Paths handed out
+ * by cgs_rollup_account() become invalid; snapshots stay valid (they own
+ * their data).
+ *
+ * Context: No other call on @r may be running.
+ */
 void cgs_rollup_free(struct cgs_rollup *r);
 
-/* The hierarchy in use ("v2", "cpu", ...); owned by r. */
+/**
+ * cgs_rollup_hierarchy() - The cgroup hierarchy in use.
+ * @r: The rollup.
+ *
+ * Return: "v2" or the v1 controller name ("cpu", ...), owned by @r and
+ * valid until cgs_rollup_free(); NULL for a NULL @r.
+ */
 const char *cgs_rollup_hierarchy(const struct cgs_rollup *r);
 
-/* The attribution source in use: CGS_ATTRIBUTION_KERNEL or _PROC. */
+/**
+ * cgs_rollup_attribution() - The attribution source in use.
+ * @r: The rollup.
+ *
+ * Return: CGS_ATTRIBUTION_KERNEL or CGS_ATTRIBUTION_PROC (also for a NULL
+ * @r); never CGS_ATTRIBUTION_AUTO.
+ */
 enum cgs_attribution cgs_rollup_attribution(const struct cgs_rollup *r);
 
-/* Why the kernel source is not in use (a sentence naming what is missing),
- * or NULL when it is, or was not asked for. Owned by r. */
+/**
+ * cgs_rollup_kernel_error() - Why the kernel source is not in use.
+ * @r: The rollup.
+ *
+ * Return: A sentence naming what is missing, owned by @r and valid until
+ * cgs_rollup_free(); NULL when the kernel source is in use, was not asked
+ * for (CGS_ATTRIBUTION_PROC), or @r is NULL.
+ */
 const char *cgs_rollup_kernel_error(const struct cgs_rollup *r);
 
-/*
- * Attribute a record to a cgroup and account it, on behalf of one shard
- * (0 <= shard < opts.shards); concurrent calls must use distinct shards.
- * If path_out is not NULL it receives the cgroup path (owned by r, valid
- * until the next call for the same shard). O(1) in the cgroup depth.
+/**
+ * cgs_rollup_account() - Attribute a record to a cgroup and account it.
+ * @r: The rollup.
+ * @shard: The writer: 0 <= shard < opts.shards (with the kernel source,
+ *	the listener shard that received the record).
+ * @rec: The record, e.g. cgs_exit.task or .group; a smaller (older)
+ *	struct is fine. Not kept.
+ * @path_out: If not NULL, receives the cgroup path (CGS_UNKNOWN_CGROUP
+ *	when not attributed; NULL for a TGID record ignored by CGS_NO_TGID),
+ *	owned by @r and valid until the next call for the same shard (and
+ *	no longer than until cgs_rollup_retire_removed() or
+ *	cgs_rollup_free()).
+ *
+ * O(1) in the cgroup depth. A TGID-kind record only counts as
+ * tgid_records of its cgroup; with CGS_NO_TGID it is ignored.
+ *
+ * Context: Concurrent calls must use distinct shards; safe alongside
+ * snapshots, totals and retirement from other threads. May block: on
+ * /proc reads, and with the kernel source up to kernel_wait_ms for the
+ * entry of a task still exiting.
+ * Return: 0 (also for an ignored or unattributed record); -EINVAL for a
+ * NULL @r or @rec, a shard out of range, rec->sz too small for a record,
+ * or a kind out of range.
  */
 int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
 		       const struct cgs_record *rec, const char **path_out);
@@ -837,22 +969,52 @@ enum cgs_source {
 				  * ancestor: a guess, counted per cgroup */
 };
 
-/* "none", "kernel", "proc", "inferred"; NULL when out of range. */
+/**
+ * cgs_source_name() - Name of an attribution source.
+ * @s: The source.
+ *
+ * Return: "none", "kernel", "proc" or "inferred", in static storage; NULL
+ * when out of range.
+ */
 const char *cgs_source_name(enum cgs_source s);
 
-/*
- * cgs_rollup_account(), also telling how the record was attributed:
- * *src_out (may be NULL) receives its enum cgs_source.
+/**
+ * cgs_rollup_account_src() - cgs_rollup_account(), also telling how.
+ * @r: As cgs_rollup_account().
+ * @shard: As cgs_rollup_account().
+ * @rec: As cgs_rollup_account().
+ * @path_out: As cgs_rollup_account().
+ * @src_out: If not NULL, receives how the record was attributed;
+ *	CGS_SOURCE_NONE on error or for an ignored record.
+ *
+ * Context: As cgs_rollup_account().
+ * Return: As cgs_rollup_account().
  */
 int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 			   const struct cgs_record *rec, const char **path_out,
 			   enum cgs_source *src_out);
 
-/* Account a record to a known path (e.g. replayed captures). */
+/**
+ * cgs_rollup_account_path() - Account a record to a known cgroup path.
+ * @r: The rollup.
+ * @shard: As cgs_rollup_account().
+ * @rec: The record; a smaller (older) struct is fine. Not kept.
+ * @path: The cgroup path, absolute ("/a/b") or CGS_UNKNOWN_CGROUP; copied,
+ *	not kept.
+ *
+ * For e.g. replayed captures: no attribution is done (no via_* counter,
+ * nothing inferred). A TGID record is ignored with CGS_NO_TGID.
+ *
+ * Context: As cgs_rollup_account(), without the waits.
+ * Return: 0; -EINVAL for a NULL argument, a shard out of range, rec->sz
+ * too small, a kind out of range or a relative path; -ENAMETOOLONG for a
+ * path of PATH_MAX bytes or more; -ENOMEM.
+ */
 int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 			    const struct cgs_record *rec, const char *path);
 
 /* Per-cgroup counters. Sums unless noted. */
+/* A delay class summed over records (struct cgs_delay without peaks). */
 struct cgs_delay_sum {
 	uint64_t count;    /* delays recorded */
 	uint64_t total_ns; /* their sum, ns */
@@ -863,6 +1025,8 @@ struct cgs_counters {
 	uint64_t tasks;        /* task exit records (thread + process kinds) */
 	uint64_t processes;    /* process exits (AGROUP) */
 	uint64_t tgid_records; /* TGID aggregates seen (not added to sums) */
+	/* the struct cgs_record fields of the same names, summed over the
+	 * task records (thread and process kinds) */
 	uint64_t utime_us, stime_us;
 	uint64_t cpu_run_real_ns, cpu_run_virtual_ns;
 	struct cgs_delay_sum delay[CGS_DELAY_SLOTS]; /* by cgs_delay_class */
@@ -907,6 +1071,8 @@ struct cgs_rollup_totals {
 	uint64_t via_parent;      /* process gone; attributed via its parent */
 	uint64_t proc_reads;      /* /proc reads done */
 	uint64_t cache_entries;   /* live cache entries, all shards */
+	/* cgroups: distinct ones in a snapshot's totals; from
+	 * cgs_rollup_totals(), cgroup nodes per shard, summed */
 	uint64_t cgroups;         /* cgroups tracked */
 	/* CGS_ROLLUP_TRACK_FORKS */
 	uint64_t via_ancestor;    /* process and parent gone; attributed via
@@ -946,34 +1112,113 @@ struct cgs_snapshot_opts {
 	bool no_delta;       /* don't advance the delta baseline */
 };
 
-/*
- * Consistent snapshot of every cgroup, in path order, with subtree sums.
- * The caller owns *out (cgs_snapshot_free). Takes each shard's lock once.
+/**
+ * cgs_rollup_snapshot() - Consistent snapshot of every cgroup.
+ * @r: The rollup.
+ * @o: Options, or NULL for the defaults; not kept.
+ * @out: Receives the snapshot on success (NULL on failure); owned by the
+ *	caller, freed with cgs_snapshot_free(). It owns all its data and
+ *	may outlive @r.
+ *
+ * Every cgroup in path order (a parent before its subtree; the unknown
+ * bucket last), with subtree sums; ancestors that saw no exit are added.
+ * Deltas are since the previous snapshot that advanced the baseline: the
+ * baseline is the rollup's, shared by every caller. Takes each shard's
+ * lock once.
+ *
+ * Context: Safe alongside cgs_rollup_account() calls; serialised with
+ * other snapshots and cgs_rollup_retire_removed(). stat()s the cgroup
+ * directories.
+ * Return: 0; -EINVAL for a NULL @r or @out or o->sz too small; -E2BIG for
+ * options this library does not know; -ENOMEM.
  */
 int cgs_rollup_snapshot(struct cgs_rollup *r, const struct cgs_snapshot_opts *o,
 			struct cgs_snapshot **out);
+/**
+ * cgs_snapshot_count() - Number of cgroups in a snapshot.
+ * @s: The snapshot, or NULL.
+ *
+ * Return: The number of entries (the unknown bucket included); 0 for a
+ * NULL @s.
+ */
 size_t cgs_snapshot_count(const struct cgs_snapshot *s);
-/* i-th cgroup in path order; owned by s. */
+/**
+ * cgs_snapshot_get() - One cgroup of a snapshot.
+ * @s: The snapshot.
+ * @i: Index, 0 <= i < cgs_snapshot_count(), in path order.
+ *
+ * Context: A snapshot is not changed after it is made: it may be read
+ * from several threads at once.
+ * Return: The i-th cgroup, owned by @s and valid (with everything it
+ * points to) until cgs_snapshot_free(); NULL for a NULL @s or @i out of
+ * range.
+ */
 const struct cgs_cgroup_stats *cgs_snapshot_get(const struct cgs_snapshot *s,
 						size_t i);
-/* Totals at snapshot time. */
+/**
+ * cgs_snapshot_totals() - Totals at snapshot time.
+ * @s: The snapshot.
+ *
+ * Return: The totals, owned by @s and valid until cgs_snapshot_free();
+ * cgroups counts the distinct cgroups in @s (not the unknown bucket).
+ * NULL for a NULL @s.
+ */
 const struct cgs_rollup_totals *cgs_snapshot_totals(
 	const struct cgs_snapshot *s);
+/**
+ * cgs_snapshot_free() - Free a snapshot.
+ * @s: The snapshot, or NULL (nothing is done).
+ */
 void cgs_snapshot_free(struct cgs_snapshot *s);
 
-/*
- * Forget cgroups whose directory is gone and whose counters have been in a
- * snapshot since their last exit. Returns how many were retired.
+/**
+ * cgs_rollup_retire_removed() - Forget cgroups that are gone.
+ * @r: The rollup.
+ *
+ * Retires cgroups whose directory is gone (or holds a newer incarnation),
+ * that no cached process points to, and whose counters have been in a
+ * snapshot since their last exit. Their totals move into their parent's
+ * subtree sums, which continue without a jump. Expired process cache
+ * entries are dropped first. Stops early, silently, on ENOMEM.
+ *
+ * Context: Safe alongside cgs_rollup_account(); serialised with
+ * snapshots. stat()s the cgroup directories. Paths that
+ * cgs_rollup_account() handed out for retired cgroups become invalid.
+ * Return: How many cgroups were retired (>= 0); -EINVAL for a NULL @r.
  */
 int cgs_rollup_retire_removed(struct cgs_rollup *r);
 
+/**
+ * cgs_rollup_totals() - Collector-level attribution counters, now.
+ * @r: The rollup.
+ * @out: Receives the totals; sz set (see top), on return the bytes
+ *	written.
+ *
+ * Cheaper than a snapshot, but totals.cgroups counts cgroup nodes per
+ * shard (a cgroup seen by k shards counts k times; removed incarnations
+ * count until retired). Also reads what the fork tracker has queued.
+ *
+ * Context: Safe alongside cgs_rollup_account() and snapshots.
+ * Return: 0; -EINVAL for a NULL @r or @out, or out->sz too small to hold
+ * sz.
+ */
 int cgs_rollup_totals(struct cgs_rollup *r, struct cgs_rollup_totals *out);
 
-/*
- * Parse a /proc/<pid>/cgroup text: the path for `hierarchy` ("v2" = the
- * "0::" line, or a v1 controller name). Writes a NUL-terminated path into
- * buf. Returns its length, -ENOENT if the hierarchy is absent, -ENAMETOOLONG
- * if buf is too small, -EBADMSG for garbage.
+/**
+ * cgs_parse_proc_cgroup() - Find a hierarchy's path in /proc/<pid>/cgroup.
+ * @text: The file's contents; need not be NUL-terminated.
+ * @len: Bytes of @text.
+ * @hierarchy: "v2" (the "0::" line) or a v1 controller name ("cpu",
+ *	"name=systemd", ...); NULL means "v2".
+ * @buf: Receives the NUL-terminated path. On cgroup2 a trailing
+ *	" (deleted)" (a removed cgroup still holding a zombie) is stripped.
+ * @buflen: Size of @buf.
+ *
+ * Context: Any thread; no allocation.
+ * Return: The path's length (without the NUL); -EINVAL for a NULL @text
+ * or @buf or a @buflen of 0; -ENOENT if the hierarchy is absent;
+ * -ENAMETOOLONG if buf is too small; -EBADMSG for garbage (also an empty
+ * text, or a path that does not start with '/').
  */
 int cgs_parse_proc_cgroup(const char *text, size_t len, const char *hierarchy,
 			  char *buf, size_t buflen);
