@@ -858,9 +858,11 @@ struct cgs_rollup_opts {
 	 * to the shard that receives that CPU's records; NULL: CPU c to
 	 * shard c % shards. Not kept after cgs_rollup_new(). */
 	const char *const *shard_cpus;
-	/* when cgs_rollup_new() fails because the kernel source cannot be
-	 * had, a sentence saying why (what it is missing) is written here
-	 * (other failures leave it untouched); may be NULL; not kept */
+	/* when cgs_rollup_new() fails on the attribution source (the
+	 * kernel source cannot be had, or an unknown attribution), a
+	 * sentence saying why (e.g. what the kernel source is missing) is
+	 * written here; other failures leave it untouched; may be NULL;
+	 * not kept */
 	char *errbuf;
 	/* size of errbuf */
 	size_t errbuf_len;
