@@ -145,17 +145,18 @@ struct rec_ctx {
 static int rec_reply(const struct nlmsghdr *h, void *arg)
 {
 	struct rec_ctx *c = arg;
-	struct cgs_record task, group;
+	CGS_OPTS(cgs_record, task);
+	CGS_OPTS(cgs_record, group);
 	int r = cgs_decode_msg(h, h->nlmsg_len, 0, &task, &group, NULL);
 	if (r < 0)
 		return r;
-	if (c->want_group && (r & 2)) {
-		*c->out = group;
+	if (c->want_group && (r & CGS_DECODED_GROUP)) {
+		cgsi_out_copy(c->out, &group, sizeof(group));
 		return 1;
 	}
-	if (!c->want_group && (r & 1)) {
-		*c->out = task;
-		c->out->kind = CGS_KIND_THREAD; /* a live task */
+	if (!c->want_group && (r & CGS_DECODED_TASK)) {
+		task.kind = CGS_KIND_THREAD; /* a live task */
+		cgsi_out_copy(c->out, &task, sizeof(task));
 		return 1;
 	}
 	return -EBADMSG;
@@ -164,7 +165,7 @@ static int rec_reply(const struct nlmsghdr *h, void *arg)
 CGS_EXPORT int cgs_query_pid(struct cgs_query *q, uint32_t pid,
 			     struct cgs_record *out)
 {
-	if (!q || !out || !pid)
+	if (!q || !out || !pid || !CGSI_OUT_OK(out))
 		return -EINVAL;
 	struct rec_ctx c = { .out = out, .want_group = false };
 	int r = transact(q, TASKSTATS_CMD_GET, TASKSTATS_CMD_ATTR_PID, pid,
@@ -175,13 +176,14 @@ CGS_EXPORT int cgs_query_pid(struct cgs_query *q, uint32_t pid,
 CGS_EXPORT int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
 			      struct cgs_record *out)
 {
-	if (!q || !out || !tgid)
+	if (!q || !out || !tgid || !CGSI_OUT_OK(out))
 		return -EINVAL;
 	struct rec_ctx c = { .out = out, .want_group = true };
 	int r = transact(q, TASKSTATS_CMD_GET, TASKSTATS_CMD_ATTR_TGID, tgid,
 			 rec_reply, &c);
 	if (r > 0) {
-		out->tgid = tgid;
+		if (CGS_SZ_HAS(out, tgid))
+			out->tgid = tgid;
 		return 0;
 	}
 	return r;
@@ -220,7 +222,7 @@ CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
 				     const char *cgroup_dir,
 				     struct cgs_cgroupstats *out)
 {
-	if (!q || !cgroup_dir || !out)
+	if (!q || !cgroup_dir || !out || !CGSI_OUT_OK(out))
 		return -EINVAL;
 	int fd = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -239,9 +241,11 @@ CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
 		close(fd);
 		return -ENOTDIR;
 	}
-	memset(out, 0, sizeof(*out));
+	CGS_OPTS(cgs_cgroupstats, cs);
 	int r = transact(q, CGROUPSTATS_CMD_GET, CGROUPSTATS_CMD_ATTR_FD,
-			 (uint32_t)fd, cgstats_reply, out);
+			 (uint32_t)fd, cgstats_reply, &cs);
 	close(fd);
-	return r > 0 ? 0 : r;
+	if (r <= 0)
+		return r;
+	return cgsi_out_copy(out, &cs, sizeof(cs));
 }

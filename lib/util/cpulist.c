@@ -134,8 +134,12 @@ int cgsi_cpulist_format(const unsigned char *set, int n, char *buf,
 
 CGS_EXPORT int cgs_possible_cpus(void)
 {
-	static unsigned char set[CGSI_MAX_CPUS];
-	return cgsi_possible_set(set);
+	unsigned char *set = malloc(CGSI_MAX_CPUS);
+	if (!set)
+		return -ENOMEM;
+	int n = cgsi_possible_set(set);
+	free(set);
+	return n;
 }
 
 CGS_EXPORT int cgs_cpulist_validate(const char *list, char *errbuf,
