@@ -20,7 +20,8 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
-#include "fakeproc.h"
+#include "support/fakeproc.h"
+#include "support/skip.h"
 #include "rollup/rollup_int.h"
 
 static struct fakeproc F;
@@ -686,7 +687,9 @@ static void test_recreated(void **state)
 	fp_mkdir(&F, "/re");
 	assert_int_equal(stat(p, &st2), 0);
 	if (st1.st_ino == st2.st_ino)
-		skip(); /* the filesystem reused the inode number */
+		cgt_skip("%s reused the inode number of a removed "
+			 "directory: a re-creation looks like the same cgroup",
+			 F.root);
 	/* re-created at once: 5 ms later */
 	F.now_ms += 5;
 	/* a zombie left in the removed incarnation */
@@ -831,7 +834,7 @@ static void test_shards_concurrent(void **state)
 	cgs_rollup_free(r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
@@ -854,5 +857,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shards_concurrent, setup,
 						teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return CGT_RUN(argc, argv, tests);
 }
