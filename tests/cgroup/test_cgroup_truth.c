@@ -34,7 +34,10 @@
 #include <unistd.h>
 
 #include "cgstats.h"
-#include "common/pipeline.h"
+#include "support/cgtest.h"
+#include "support/clock.h"
+#include "support/pipeline.h"
+#include "support/skip.h"
 
 #define LEVELS 6 /* base, a, b, c, d, e */
 #define T 8      /* threads per round */
@@ -44,11 +47,9 @@
 #define MAX_WORKERS 64
 #define REVALIDATE_MS 1000
 
-static char mnt[4096];
 static char base_rel[256];          /* "/cgs-test-<pid>" */
 static char rel[LEVELS + 1][512];   /* cgroup paths as /proc shows them */
 static char dir[LEVELS + 1][4608];  /* directories */
-static int ndirs;
 
 struct expect {
 	uint64_t tasks, processes, tgid_records;
@@ -68,44 +69,6 @@ static pthread_mutex_t wrong_lock = PTHREAD_MUTEX_INITIALIZER;
 static char wrong[8][600];
 static int nwrong;
 static struct cgs_rollup *rollup;
-
-static void cleanup(void)
-{
-	for (int i = ndirs - 1; i >= 0; i--)
-		if (rmdir(dir[i]) < 0 && errno != ENOENT)
-			fprintf(stderr, "rmdir %s: %s\n", dir[i],
-				strerror(errno));
-	ndirs = 0;
-}
-
-static void on_signal(int sig)
-{
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static bool find_cgroup2(void)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return false;
-	char line[8192];
-	bool found = false;
-	while (fgets(line, sizeof(line), f)) {
-		char *sep = strstr(line, " - cgroup2 ");
-		if (!sep)
-			continue;
-		char m[4096];
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", m) == 1) {
-			snprintf(mnt, sizeof(mnt), "%s", m);
-			found = true;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
-}
 
 static bool ours(const struct cgs_record *rec)
 {
@@ -219,25 +182,6 @@ struct worker {
 	int go; /* write end */
 };
 
-static void move_to(pid_t pid, int level)
-{
-	char fn[4700];
-	snprintf(fn, sizeof(fn), "%s/cgroup.procs", dir[level]);
-	int fd = open(fn, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "open %s: %s\n", fn, strerror(errno));
-		exit(1);
-	}
-	char buf[32];
-	int n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
-	if (write(fd, buf, (size_t)n) != n) {
-		fprintf(stderr, "move %d to %s: %s\n", (int)pid, fn,
-			strerror(errno));
-		exit(1);
-	}
-	close(fd);
-}
-
 static struct worker spawn(enum wkind k, int level)
 {
 	int p[2];
@@ -275,7 +219,8 @@ static struct worker spawn(enum wkind k, int level)
 	int n = atomic_load(&nworkers);
 	workers[n] = pid;
 	atomic_store_explicit(&nworkers, n + 1, memory_order_release);
-	move_to(pid, level);
+	if (cgt_move(dir[level], pid) < 0)
+		exit(1);
 	return (struct worker){ pid, p[1] };
 }
 
@@ -303,12 +248,6 @@ static void wait_exited(pid_t pid)
 	}
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
 
 static const struct cgs_cgroup_stats *find(const struct cgs_snapshot *s,
 					   const char *path)
@@ -342,10 +281,7 @@ static bool is_desc(int i, int j) /* is level j inside level i's subtree */
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!find_cgroup2()) {
-		fprintf(stderr, "SKIP: no cgroup2 mount\n");
-		return 77;
-	}
+	const char *mnt = cgt_require_cgroup2();
 	/* a big buffer per shard: the exact comparison needs every record,
 	 * and these machines are shared (the receive threads may not run
 	 * for a while) */
@@ -357,19 +293,11 @@ int main(void)
 	/* the tree */
 	snprintf(base_rel, sizeof(base_rel), "/cgs-test-%d", (int)getpid());
 	const char *names[] = { "", "/a", "/b", "/c", "/d", "/e", "/burst" };
-	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	for (int i = 0; i <= LEVELS; i++) {
 		snprintf(rel[i], sizeof(rel[i]), "%s%s",
 			 i ? rel[i - 1] : base_rel, names[i]);
-		snprintf(dir[i], sizeof(dir[i]), "%s%s", mnt, rel[i]);
-		if (mkdir(dir[i], 0755) < 0) {
-			fprintf(stderr, "mkdir %s: %s\n", dir[i],
-				strerror(errno));
+		if (cgt_mkdir(rel[i], dir[i], sizeof(dir[i])) < 0)
 			return 1;
-		}
-		ndirs = i + 1;
 	}
 
 	struct cgs_rollup_opts ro = { .sz = sizeof(ro),
@@ -424,7 +352,7 @@ int main(void)
 	for (int i = 0; i < LEVELS; i++) {
 		int waited = 0;
 		while (atomic_load(&mover_seen[i]) < TR && waited < 20000) {
-			sleep_ms(5);
+			cgt_sleep_ms(5);
 			waited += 5;
 		}
 		if (atomic_load(&mover_seen[i]) != TR) {
@@ -433,9 +361,10 @@ int main(void)
 				(unsigned long long)TR);
 			return 1;
 		}
-		move_to(mov[i].pid, (i + 1) % LEVELS);
+		if (cgt_move(dir[(i + 1) % LEVELS], mov[i].pid) < 0)
+			return 1;
 	}
-	sleep_ms(REVALIDATE_MS + 300);
+	cgt_sleep_ms(REVALIDATE_MS + 300);
 	for (int i = 0; i < LEVELS; i++)
 		go(&mov[i]);
 
@@ -447,7 +376,7 @@ int main(void)
 		wait_exited(mov[i].pid);
 	}
 	wait_exited(b.pid);
-	sleep_ms(200);
+	cgt_sleep_ms(200);
 	if ((rc = cgs_listener_stop(l)) < 0) {
 		fprintf(stderr, "stop: %s\n", cgs_strerror(rc));
 		return 1;
@@ -574,7 +503,7 @@ int main(void)
 		waitpid(workers[i], NULL, 0);
 	cgs_listener_close(l);
 	cgs_rollup_free(rollup);
-	cleanup();
+	cgt_cleanup();
 	printf("%s\n", failures ? "FAILED" : "OK");
 	return failures ? 1 : 0;
 }

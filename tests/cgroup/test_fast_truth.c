@@ -25,32 +25,19 @@
 #include <unistd.h>
 
 #include "cgstats.h"
-#include "common/pipeline.h"
+#include "support/cgtest.h"
+#include "support/clock.h"
+#include "support/pipeline.h"
+#include "support/skip.h"
 
 #define CHILDREN 5000
 
-static char mnt[4096], rel[256], dir[4400];
+static char rel[256], dir[4400];
 static struct cgs_rollup *rollup;
 static atomic_uint_fast64_t seen, ok, children, errors;
 static pthread_mutex_t wrong_lock = PTHREAD_MUTEX_INITIALIZER;
 static char wrong[8][400];
 static int nwrong;
-
-static bool find_cgroup2(void)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return false;
-	char line[8192];
-	bool found = false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (!strstr(line, " - cgroup2 "))
-			continue;
-		found = sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1;
-	}
-	fclose(f);
-	return found;
-}
 
 static void account(const struct cgs_record *rec, unsigned shard)
 {
@@ -89,13 +76,6 @@ static void name(const char *n)
 	prctl(PR_SET_NAME, n, 0, 0, 0);
 }
 
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static void *short_thread(void *arg)
 {
 	name("cgsfa-thread");
@@ -110,7 +90,7 @@ static void parent(void)
 	if (pthread_create(&th, NULL, short_thread, NULL))
 		_exit(4);
 	pthread_join(th, NULL);
-	nap_ms(100); /* the collector has resolved us by now */
+	cgt_sleep_ms(100); /* the collector has resolved us by now */
 	for (int i = 0; i < CHILDREN; i++) {
 		pid_t p = fork();
 		if (p < 0)
@@ -126,45 +106,17 @@ static void parent(void)
 	_exit(0);
 }
 
-static void cleanup(void)
-{
-	if (*dir && rmdir(dir) < 0 && errno != ENOENT)
-		fprintf(stderr, "rmdir %s: %s\n", dir, strerror(errno));
-}
-
-static void move_to_cgroup(pid_t pid)
-{
-	char fn[4500], buf[32];
-	snprintf(fn, sizeof(fn), "%s/cgroup.procs", dir);
-	int fd = open(fn, O_WRONLY | O_CLOEXEC);
-	int n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
-	if (fd < 0 || write(fd, buf, (size_t)n) != n) {
-		fprintf(stderr, "move %d to %s: %s\n", (int)pid, fn,
-			strerror(errno));
-		exit(1);
-	}
-	close(fd);
-}
-
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!find_cgroup2()) {
-		fprintf(stderr, "SKIP: no cgroup2 mount\n");
-		return 77;
-	}
+	cgt_require_cgroup2();
 	struct cgs_listener *l = NULL;
 	int rc = cgt_listener_open(&l, 64u << 20);
 	if (rc)
 		return rc;
 	snprintf(rel, sizeof(rel), "/cgs-fast-%d", (int)getpid());
-	snprintf(dir, sizeof(dir), "%s%s", mnt, rel);
-	if (mkdir(dir, 0755) < 0) {
-		fprintf(stderr, "mkdir %s: %s\n", dir, strerror(errno));
-		*dir = '\0';
+	if (cgt_mkdir(rel, dir, sizeof(dir)) < 0)
 		return 1;
-	}
-	atexit(cleanup);
 
 	/* the parent: forked while we are single-threaded, waits for go */
 	int go[2];
@@ -184,7 +136,8 @@ int main(void)
 			_exit(5);
 		parent();
 	}
-	move_to_cgroup(w);
+	if (cgt_move(dir, w) < 0)
+		return 1;
 	close(go[0]);
 
 	struct cgs_rollup_opts ro = {
@@ -223,7 +176,7 @@ int main(void)
 		fprintf(stderr, "parent failed (status %#x)\n", status);
 		return 1;
 	}
-	nap_ms(300);
+	cgt_sleep_ms(300);
 	if ((rc = cgs_listener_stop(l)) < 0) {
 		fprintf(stderr, "stop: %s\n", cgs_strerror(rc));
 		return 1;

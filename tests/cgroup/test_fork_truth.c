@@ -35,34 +35,21 @@
 #include <unistd.h>
 
 #include "cgstats.h"
-#include "common/pipeline.h"
+#include "support/cgtest.h"
+#include "support/clock.h"
+#include "support/pipeline.h"
+#include "support/skip.h"
 
 #define WORKERS 4
 #define ROUNDS 400
 #define THREADS 4000
 
-static char mnt[4096], rel[256], dir[4400];
+static char rel[256], dir[4400];
 static struct cgs_rollup *rollup;
 static atomic_uint_fast64_t seen, ok, unknown, errors;
 static pthread_mutex_t wrong_lock = PTHREAD_MUTEX_INITIALIZER;
 static char wrong[8][400];
 static int nwrong;
-
-static bool find_cgroup2(void)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return false;
-	char line[8192];
-	bool found = false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (!strstr(line, " - cgroup2 "))
-			continue;
-		found = sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1;
-	}
-	fclose(f);
-	return found;
-}
 
 static void account(const struct cgs_record *rec, unsigned shard)
 {
@@ -131,8 +118,7 @@ static void orphan(void)
 		pid_t g = fork();
 		if (g == 0) {
 			name("cgsfk-orphan");
-			struct timespec ts = { 0, 2000000 };
-			nanosleep(&ts, NULL); /* its parent is gone by now */
+			cgt_sleep_ms(2); /* its parent is gone by now */
 			_exit(0);
 		}
 		_exit(g < 0 ? 3 : 0);
@@ -153,50 +139,21 @@ static void worker(void)
 		orphan();
 	}
 	/* the last orphans end before their ancestry does */
-	struct timespec ts = { 0, 200000000 };
-	nanosleep(&ts, NULL);
+	cgt_sleep_ms(200);
 	_exit(0);
-}
-
-static void cleanup(void)
-{
-	if (*dir && rmdir(dir) < 0 && errno != ENOENT)
-		fprintf(stderr, "rmdir %s: %s\n", dir, strerror(errno));
-}
-
-static void move_to_cgroup(pid_t pid)
-{
-	char fn[4500], buf[32];
-	snprintf(fn, sizeof(fn), "%s/cgroup.procs", dir);
-	int fd = open(fn, O_WRONLY | O_CLOEXEC);
-	int n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
-	if (fd < 0 || write(fd, buf, (size_t)n) != n) {
-		fprintf(stderr, "move %d to %s: %s\n", (int)pid, fn,
-			strerror(errno));
-		exit(1);
-	}
-	close(fd);
 }
 
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!find_cgroup2()) {
-		fprintf(stderr, "SKIP: no cgroup2 mount\n");
-		return 77;
-	}
+	cgt_require_cgroup2();
 	struct cgs_listener *l = NULL;
 	int rc = cgt_listener_open(&l, 64u << 20);
 	if (rc)
 		return rc;
 	snprintf(rel, sizeof(rel), "/cgs-forks-%d", (int)getpid());
-	snprintf(dir, sizeof(dir), "%s%s", mnt, rel);
-	if (mkdir(dir, 0755) < 0) {
-		fprintf(stderr, "mkdir %s: %s\n", dir, strerror(errno));
-		*dir = '\0';
+	if (cgt_mkdir(rel, dir, sizeof(dir)) < 0)
 		return 1;
-	}
-	atexit(cleanup);
 	/* orphans come to us, outside the cgroup */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
 		perror("PR_SET_CHILD_SUBREAPER");
@@ -223,7 +180,8 @@ int main(void)
 				_exit(5);
 			worker();
 		}
-		move_to_cgroup(w[i]);
+		if (cgt_move(dir, w[i]) < 0)
+			return 1;
 	}
 	close(go[0]);
 
@@ -294,8 +252,7 @@ int main(void)
 	/* orphans still sleeping */
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
-	struct timespec ts = { 0, 300000000 };
-	nanosleep(&ts, NULL);
+	cgt_sleep_ms(300);
 	if ((rc = cgs_listener_stop(l)) < 0) {
 		fprintf(stderr, "stop: %s\n", cgs_strerror(rc));
 		return 1;

@@ -25,8 +25,9 @@
 #include <unistd.h>
 
 #include "cgstats.h"
-#include "common/cgtest.h"
-#include "common/pipeline.h"
+#include "support/cgtest.h"
+#include "support/pipeline.h"
+#include "support/skip.h"
 
 #define NTHREADS 3000
 
@@ -234,16 +235,10 @@ static int phase(const char *name, size_t rcvbuf, size_t ringbuf,
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!cgt_cgroup2_mount()) {
-		fprintf(stderr, "SKIP: no cgroup2 mount\n");
-		return 77;
-	}
-	int rc;
+	cgt_require_cgroup2();
 	snprintf(rel, sizeof(rel), "/cgs-overload-%d", (int)getpid());
-	if ((rc = cgt_mkdir(rel, dir, sizeof(dir))) < 0) {
-		fprintf(stderr, "mkdir %s: %s\n", rel, strerror(-rc));
+	if (cgt_mkdir(rel, dir, sizeof(dir)) < 0)
 		return 1;
-	}
 	int a = phase("ring full", 64u << 20, 4096, true, false);
 	if (a == 77)
 		return 77; /* said why */

@@ -22,8 +22,9 @@
 #include <unistd.h>
 
 #include "cgstats.h"
-#include "common/cgtest.h"
-#include "common/pipeline.h"
+#include "support/cgtest.h"
+#include "support/pipeline.h"
+#include "support/skip.h"
 
 #define N 300
 
@@ -58,11 +59,7 @@ static int on_ev(const struct cgs_exit *ev, void *u)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *mnt = cgt_cgroup2_mount();
-	if (!mnt) {
-		fprintf(stderr, "SKIP: no cgroup2 mount\n");
-		return 77;
-	}
+	cgt_require_cgroup2();
 	struct cgt_pipeline pl;
 	int rc = cgt_pipeline_open(&pl, 64u << 20, CGS_ATTRIBUTION_KERNEL, 0, 0);
 	if (rc)
@@ -72,10 +69,8 @@ int main(void)
 	unsigned nsh = cgs_listener_shards(l);
 	char dir[4608];
 	snprintf(base, sizeof(base), "/cgs-transient-%d", (int)getpid());
-	if ((rc = cgt_mkdir(base, dir, sizeof(dir))) < 0) {
-		fprintf(stderr, "mkdir %s: %s\n", base, strerror(-rc));
+	if (cgt_mkdir(base, dir, sizeof(dir)) < 0)
 		return 1;
-	}
 	for (int i = 0; i < N; i++) {
 		char d[4700];
 		snprintf(d, sizeof(d), "%s/t%03d", dir, i);

@@ -48,8 +48,9 @@
 #include <unistd.h>
 
 #include "cgstats.h"
-#include "common/cgtest.h"
-#include "common/pipeline.h"
+#include "support/cgtest.h"
+#include "support/pipeline.h"
+#include "support/skip.h"
 
 #define NCLONE_CG 1000
 #define NCLONE_PER 2
@@ -403,10 +404,7 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	kernel_mode = argc < 2 || strcmp(argv[1], "proc");
-	if (!cgt_cgroup2_mount()) {
-		fprintf(stderr, "SKIP: no cgroup2 mount\n");
-		return 77;
-	}
+	cgt_require_cgroup2();
 	struct cgt_pipeline pl;
 	int rc = cgt_pipeline_open(&pl, 64u << 20, kernel_mode ?
 				   CGS_ATTRIBUTION_KERNEL : CGS_ATTRIBUTION_PROC,
@@ -427,19 +425,14 @@ int main(int argc, char **argv)
 				     R_REUSE_B };
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		int i = order[k];
-		if ((rc = cgt_mkdir(rel[i], dir[i], sizeof(dir[i]))) < 0) {
-			fprintf(stderr, "mkdir %s: %s\n", rel[i],
-				strerror(-rc));
+		if (cgt_mkdir(rel[i], dir[i], sizeof(dir[i])) < 0)
 			return 1;
-		}
 	}
 	for (int i = 0; i < NCLONE_CG; i++) {
 		char r[600];
 		snprintf(r, sizeof(r), "%s/c%04d", rel[R_CLONE3], i);
-		if ((rc = cgt_mkdir(r, clone_dir[i], sizeof(clone_dir[i]))) < 0) {
-			fprintf(stderr, "mkdir %s: %s\n", r, strerror(-rc));
+		if (cgt_mkdir(r, clone_dir[i], sizeof(clone_dir[i])) < 0)
 			return 1;
-		}
 	}
 
 	/* the launcher is forked before any thread of ours exists */

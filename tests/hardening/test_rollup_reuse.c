@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
-#include "rollup/fakeproc.h"
+#include "support/fakeproc.h"
 
 static struct fakeproc F;
 

@@ -14,7 +14,13 @@
 #include <sched.h>
 #include <sys/wait.h>
 
-#include "kernel_common.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cgstats.h"
+#include "support/skip.h"
 
 static void *noop(void *a) { return a; }
 
@@ -103,7 +109,7 @@ static void test_exact_drop_count(void **state)
 
 int main(void)
 {
-	kt_require_taskstats();
+	cgt_require_taskstats();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exact_drop_count),
 	};

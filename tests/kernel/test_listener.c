@@ -14,7 +14,13 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "kernel_common.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cgstats.h"
+#include "support/skip.h"
 
 #define MAX_SEEN 4096
 
@@ -275,7 +281,7 @@ static void test_bad_cpulists(void **state)
 
 int main(void)
 {
-	kt_require_taskstats();
+	cgt_require_taskstats();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads_exactly_k_plus_1),
 		cmocka_unit_test(test_forked_children),

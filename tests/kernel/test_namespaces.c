@@ -3,6 +3,9 @@
  * error: no CAP_NET_ADMIN, a foreign network namespace (where registering
  * "succeeds" and nothing ever arrives), a foreign pid or user namespace.
  * Each case runs in a forked child so the test process keeps its powers.
+ * A case whose namespace the host refuses to create (a chroot, a
+ * container, user.max_user_namespaces=0) skips, saying why: it is one
+ * ctest of its own (CMake CASES).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,25 +17,24 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 
-#include "kernel_common.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "cgstats.h"
+#include "support/clock.h"
+#include "support/skip.h"
 
 /* Child: open a listener, exit 0 iff it fails with `want` within 1 s. */
 static void expect_open_error(int want, unsigned flags)
 {
-	double t0 = now_s();
+	double t0 = cgt_now_s();
 	struct cgs_listener *l = NULL;
 	struct cgs_listener_opts o = { .sz = sizeof(o), .flags = flags };
 	int r = cgs_listener_open(&l, &o);
-	double dt = now_s() - t0;
+	double dt = cgt_now_s() - t0;
 	if (r != want || dt > 1.0) {
 		fprintf(stderr, "got %d (%s) after %.3fs, want %d\n", r,
 			cgs_strerror(r), dt, want);
@@ -40,6 +42,18 @@ static void expect_open_error(int want, unsigned flags)
 	}
 	fprintf(stderr, "ok: %s (%.3fs)\n", cgs_strerror(r), dt);
 	_exit(0);
+}
+
+/* Child: enter the namespaces of `flags`, or exit CGT_SKIP saying why
+ * the host refuses them. */
+static void enter(int flags, const char *what)
+{
+	if (unshare(flags) < 0) {
+		cgt_skip_note("unshare(%s): %s (refused here: a chroot, a "
+			      "container, sysctl limits)", what,
+			      strerror(errno));
+		_exit(CGT_SKIP);
+	}
 }
 
 static int run_child(void (*fn)(void))
@@ -73,16 +87,14 @@ static void drop_net_admin(void)
 
 static void foreign_netns(void)
 {
-	if (unshare(CLONE_NEWNET) < 0)
-		_exit(3);
+	enter(CLONE_NEWNET, "CLONE_NEWNET");
 	expect_open_error(-CGS_ERR_NETNS, 0);
 }
 
 /* Without the up-front check, the self-test is what catches it. */
 static void foreign_netns_selftest(void)
 {
-	if (unshare(CLONE_NEWNET) < 0)
-		_exit(3);
+	enter(CLONE_NEWNET, "CLONE_NEWNET");
 	struct cgs_listener *l = NULL;
 	struct cgs_listener_opts o = { .sz = sizeof(o),
 				       .flags = CGS_LISTEN_NO_NS_CHECK };
@@ -91,9 +103,9 @@ static void foreign_netns_selftest(void)
 		/* kernels before 5.19 hide the family: also a clear error */
 		_exit(r == -CGS_ERR_NO_TASKSTATS ? 0 : 1);
 	}
-	double t0 = now_s();
+	double t0 = cgt_now_s();
 	r = cgs_listener_selftest(l, 500, NULL, NULL);
-	double dt = now_s() - t0;
+	double dt = cgt_now_s() - t0;
 	cgs_listener_close(l);
 	fprintf(stderr, "selftest in foreign netns: %d after %.3fs\n", r, dt);
 	_exit(r == -ETIMEDOUT && dt < 1.0 ? 0 : 1);
@@ -101,8 +113,7 @@ static void foreign_netns_selftest(void)
 
 static void foreign_pidns(void)
 {
-	if (unshare(CLONE_NEWPID) < 0)
-		_exit(3);
+	enter(CLONE_NEWPID, "CLONE_NEWPID");
 	pid_t p = fork(); /* the first child becomes pid 1 of the new ns */
 	if (p == 0)
 		expect_open_error(-CGS_ERR_PIDNS, 0);
@@ -113,16 +124,25 @@ static void foreign_pidns(void)
 
 static void foreign_userns(void)
 {
-	if (unshare(CLONE_NEWUSER) < 0)
-		_exit(3);
+	enter(CLONE_NEWUSER, "CLONE_NEWUSER");
 	expect_open_error(-CGS_ERR_PERM, 0);
 }
 
-static void test_no_cap_net_admin(void **s) { (void)s; assert_int_equal(run_child(drop_net_admin), 0); }
-static void test_foreign_netns(void **s) { (void)s; assert_int_equal(run_child(foreign_netns), 0); }
-static void test_foreign_netns_selftest(void **s) { (void)s; assert_int_equal(run_child(foreign_netns_selftest), 0); }
-static void test_foreign_pidns(void **s) { (void)s; assert_int_equal(run_child(foreign_pidns), 0); }
-static void test_foreign_userns(void **s) { (void)s; assert_int_equal(run_child(foreign_userns), 0); }
+/* Run fn in a child: it asserts by its exit code, or skips (CGT_SKIP,
+ * having printed why). */
+static void in_child(void (*fn)(void))
+{
+	int rc = run_child(fn);
+	if (rc == CGT_SKIP)
+		cgt_skip("its namespace cannot be made here (the line above)");
+	assert_int_equal(rc, 0);
+}
+
+static void test_no_cap_net_admin(void **s) { (void)s; in_child(drop_net_admin); }
+static void test_foreign_netns(void **s) { (void)s; in_child(foreign_netns); }
+static void test_foreign_netns_selftest(void **s) { (void)s; in_child(foreign_netns_selftest); }
+static void test_foreign_pidns(void **s) { (void)s; in_child(foreign_pidns); }
+static void test_foreign_userns(void **s) { (void)s; in_child(foreign_userns); }
 
 static void test_messages_distinct(void **s)
 {
@@ -139,9 +159,9 @@ static void test_messages_distinct(void **s)
 	assert_non_null(strstr(cgs_strerror(-CGS_ERR_PERM), "CAP_NET_ADMIN"));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	kt_require_taskstats();
+	cgt_require_taskstats();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_messages_distinct),
 		cmocka_unit_test(test_no_cap_net_admin),
@@ -150,5 +170,5 @@ int main(void)
 		cmocka_unit_test(test_foreign_pidns),
 		cmocka_unit_test(test_foreign_userns),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return CGT_RUN(argc, argv, tests);
 }

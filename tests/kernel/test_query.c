@@ -9,7 +9,14 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
-#include "kernel_common.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cgstats.h"
+#include "support/cgtest.h"
+#include "support/skip.h"
 
 static void test_pid_query(void **state)
 {
@@ -51,19 +58,20 @@ static void test_cgroupstats(void **state)
 	struct cgs_query *q;
 	assert_int_equal(cgs_query_open(&q, NULL), 0);
 	CGS_OPTS(cgs_cgroupstats, cs);
-	const char *v1[] = { "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory",
-			     "/sys/fs/cgroup/pids" };
+	const char *ctl[] = { "cpu", "memory", "pids" };
 	int tried = 0;
 	for (size_t i = 0; i < 3; i++) {
-		if (access(v1[i], F_OK) != 0)
+		const char *m = cgt_cgroup1_mount(ctl[i]);
+		if (!m)
 			continue;
 		tried++;
-		assert_int_equal(cgs_query_cgroupstats(q, v1[i], &cs), 0);
+		assert_int_equal(cgs_query_cgroupstats(q, m, &cs), 0);
 		/* we are running, somewhere in that hierarchy's root */
 		assert_true(cs.nr_running + cs.nr_sleeping >= 1);
 	}
-	if (access("/sys/fs/cgroup/unified/cgroup.procs", F_OK) == 0) {
-		assert_int_equal(cgs_query_cgroupstats(q, "/sys/fs/cgroup/unified", &cs),
+	const char *m2 = cgt_cgroup2_mount();
+	if (m2) {
+		assert_int_equal(cgs_query_cgroupstats(q, m2, &cs),
 				 -CGS_ERR_CGROUP2);
 		tried++;
 	}
@@ -76,7 +84,7 @@ static void test_cgroupstats(void **state)
 
 int main(void)
 {
-	kt_require_taskstats();
+	cgt_require_taskstats();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pid_query),
 		cmocka_unit_test(test_cgroupstats),

@@ -19,7 +19,13 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "kernel_common.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cgstats.h"
+#include "support/skip.h"
 #include "receive/listener_int.h"
 
 #include <linux/capability.h>
@@ -118,7 +124,7 @@ static void test_no_inherited_registration(void **state)
 {
 	(void)state;
 	if (cgs_possible_cpus() < 2)
-		skip();
+		cgt_skip("one CPU: a stale registration needs a second one");
 	int fam = family_id();
 	assert_true(fam > 0);
 	uint32_t port = 0x3ff00000u | (uint32_t)(getpid() & 0xfffff);
@@ -191,12 +197,12 @@ static void test_close_without_privilege(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	kt_require_taskstats();
+	cgt_require_taskstats();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_inherited_registration),
 		cmocka_unit_test(test_close_without_privilege),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return CGT_RUN(argc, argv, tests);
 }

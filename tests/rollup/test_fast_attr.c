@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
-#include "fakeproc.h"
+#include "support/fakeproc.h"
 #include "rollup/rollup_int.h"
 
 #define FAST (CGS_ROLLUP_TRACK_FORKS | CGS_ROLLUP_FAST_ATTRIBUTION)

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
-#include "fakeproc.h"
+#include "support/fakeproc.h"
 #include "rollup/rollup_int.h"
 
 static struct fakeproc F;

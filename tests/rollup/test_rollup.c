@@ -20,7 +20,8 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
-#include "fakeproc.h"
+#include "support/fakeproc.h"
+#include "support/skip.h"
 #include "rollup/rollup_int.h"
 
 static struct fakeproc F;
@@ -48,66 +49,76 @@ static struct cgs_rollup *new_rollup(unsigned shards, unsigned flags)
 	return r;
 }
 
-/* Independent of lib/rollup/counters.h: what a task record adds. */
-static void expect_add(struct cgs_counters *c, const struct cgs_record *r)
+/*
+ * What a cgroup's counters must be, worked out by hand from the workload,
+ * not by redoing the library's arithmetic: fp_record(seed) gives every
+ * field its own value 1000 * seed + k, k distinct per field (fakeproc.c).
+ * So task records (thread and process kinds) whose seeds add up to S add
+ * 1000 * S + tasks * k to each summed field; a peak is 1000 * the highest
+ * seed + k, not a sum; a TGID record only counts itself.
+ */
+struct want {
+	uint64_t tasks, processes, tgid_records;
+	uint64_t seeds;     /* the task records' seeds added up */
+	uint64_t peak_seed; /* the highest of them */
+};
+
+/* Each field of struct cgs_counters, by name, is checked in
+ * assert_want(): a field added there and not here must fail the build.
+ * The 22 u64s: tasks, processes, tgid_records, 4 cpu, 2 faults, 4 chars
+ * and syscalls, 3 bytes, 2 switches, 2 mbus, 2 peaks. */
+_Static_assert(sizeof(struct cgs_counters) ==
+		       sizeof(size_t) + 22 * sizeof(uint64_t) +
+			       CGS_DELAY_SLOTS * sizeof(struct cgs_delay_sum),
+	       "struct cgs_counters changed: check the new field by name in "
+	       "assert_want() and give it a distinct value in fp_record()");
+
+static void want_field(const char *name, uint64_t got, uint64_t want)
 {
-	if (r->kind == CGS_KIND_TGID) {
-		c->tgid_records++;
-		return;
-	}
-	c->tasks++;
-	if (r->kind == CGS_KIND_PROCESS)
-		c->processes++;
-	c->utime_us += r->utime_us;
-	c->stime_us += r->stime_us;
-	c->cpu_run_real_ns += r->cpu_run_real_ns;
-	c->cpu_run_virtual_ns += r->cpu_run_virtual_ns;
-	for (int i = 0; i < CGS_DELAY__COUNT; i++) {
-		c->delay[i].count += r->delay[i].count;
-		c->delay[i].total_ns += r->delay[i].total_ns;
-	}
-	c->minflt += r->minflt;
-	c->majflt += r->majflt;
-	c->read_char += r->read_char;
-	c->write_char += r->write_char;
-	c->read_syscalls += r->read_syscalls;
-	c->write_syscalls += r->write_syscalls;
-	c->read_bytes += r->read_bytes;
-	c->write_bytes += r->write_bytes;
-	c->cancelled_write_bytes += r->cancelled_write_bytes;
-	c->nvcsw += r->nvcsw;
-	c->nivcsw += r->nivcsw;
-	c->coremem_mbus += r->coremem_mbus;
-	c->virtmem_mbus += r->virtmem_mbus;
-	if (r->hiwater_rss_kb > c->hiwater_rss_kb_max)
-		c->hiwater_rss_kb_max = r->hiwater_rss_kb;
-	if (r->hiwater_vm_kb > c->hiwater_vm_kb_max)
-		c->hiwater_vm_kb_max = r->hiwater_vm_kb;
+	if (got != want)
+		fail_msg("%s: got %llu want %llu", name,
+			 (unsigned long long)got, (unsigned long long)want);
 }
 
-static void expect_sum(struct cgs_counters *d, const struct cgs_counters *s)
+static void assert_want(const struct cgs_counters *c, struct want w)
 {
-	uint64_t *a = (uint64_t *)d;
-	const uint64_t *b = (const uint64_t *)s;
-	size_t n = sizeof(*d) / 8;
-	for (size_t i = 1; i < n - 2; i++)
-		a[i] += b[i];
-	for (size_t i = n - 2; i < n; i++)
-		if (b[i] > a[i])
-			a[i] = b[i];
+#define SUM(k) (1000 * w.seeds + w.tasks * (k))
+#define PEAK(k) (w.tasks ? 1000 * w.peak_seed + (k) : 0)
+#define WANT(field, v) want_field(#field, c->field, v)
+	WANT(tasks, w.tasks);
+	WANT(processes, w.processes);
+	WANT(tgid_records, w.tgid_records);
+	WANT(utime_us, SUM(1));
+	WANT(stime_us, SUM(2));
+	WANT(cpu_run_real_ns, SUM(3));
+	WANT(cpu_run_virtual_ns, SUM(4));
+	for (int i = 0; i < CGS_DELAY_SLOTS; i++) {
+		/* slots past the classes this build knows stay empty */
+		bool known = i < CGS_DELAY__COUNT;
+		WANT(delay[i].count, known ? SUM(10 + i) : 0);
+		WANT(delay[i].total_ns, known ? SUM(20 + i) : 0);
+	}
+	WANT(minflt, SUM(30));
+	WANT(majflt, SUM(31));
+	WANT(coremem_mbus, SUM(32));
+	WANT(virtmem_mbus, SUM(33));
+	WANT(hiwater_rss_kb_max, PEAK(34));
+	WANT(hiwater_vm_kb_max, PEAK(35));
+	WANT(read_char, SUM(36));
+	WANT(write_char, SUM(37));
+	WANT(read_syscalls, SUM(38));
+	WANT(write_syscalls, SUM(39));
+	WANT(read_bytes, SUM(40));
+	WANT(write_bytes, SUM(41));
+	WANT(cancelled_write_bytes, SUM(42));
+	WANT(nvcsw, SUM(43));
+	WANT(nivcsw, SUM(44));
+#undef WANT
+#undef PEAK
+#undef SUM
 }
 
-static void assert_counters(const struct cgs_counters *got,
-			    const struct cgs_counters *want)
-{
-	const uint64_t *g = (const uint64_t *)got, *w = (const uint64_t *)want;
-	for (size_t i = 1; i < sizeof(*got) / 8; i++) {
-		if (g[i] != w[i])
-			fail_msg("counter word %zu: got %llu want %llu", i,
-				 (unsigned long long)g[i],
-				 (unsigned long long)w[i]);
-	}
-}
+static const struct want nothing = { 0 };
 
 static const struct cgs_cgroup_stats *find(const struct cgs_snapshot *s,
 					   const char *path, bool removed)
@@ -244,7 +255,6 @@ static void test_math(void **state)
 	fp_set(&F, 200, "/a/b");
 	fp_set(&F, 300, "/a/b");
 	fp_set(&F, 400, "/z");
-	struct cgs_counters a = { 0 }, b = { 0 }, z = { 0 };
 	struct cgs_record recs[] = {
 		fp_record(CGS_KIND_THREAD, 101, 100, 1, 1),
 		fp_record(CGS_KIND_PROCESS, 100, 100, 1, 2),
@@ -253,14 +263,22 @@ static void test_math(void **state)
 		fp_record(CGS_KIND_THREAD, 301, 300, 1, 4),
 		fp_record(CGS_KIND_PROCESS, 400, 400, 1, 5),
 	};
-	struct cgs_counters *dst[] = { &a, &a, &a, &b, &b, &z };
-	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
 		acct(r, (unsigned)i % 2, &recs[i]);
-		expect_add(dst[i], &recs[i]);
-	}
-	assert_int_equal(a.tgid_records, 1);
-	assert_int_equal(a.tasks, 2);
-	assert_int_equal(a.processes, 1);
+	/* /a: the thread (seed 1), the process (2), a TGID record (3);
+	 * /a/b: 200's process (7), 300's thread (4); /z: 400's process (5) */
+	const struct want a = { .tasks = 2, .processes = 1, .tgid_records = 1,
+				.seeds = 1 + 2, .peak_seed = 2 };
+	const struct want b = { .tasks = 2, .processes = 1,
+				.seeds = 7 + 4, .peak_seed = 7 };
+	const struct want z = { .tasks = 1, .processes = 1,
+				.seeds = 5, .peak_seed = 5 };
+	const struct want sub_a = { .tasks = 4, .processes = 2,
+				    .tgid_records = 1, .seeds = 1 + 2 + 7 + 4,
+				    .peak_seed = 7 };
+	const struct want all = { .tasks = 5, .processes = 3,
+				  .tgid_records = 1,
+				  .seeds = 1 + 2 + 7 + 4 + 5, .peak_seed = 7 };
 
 	struct cgs_snapshot *s = snap(r, 0, false);
 	/* "/", "/a", "/a/b", "/z", "(unknown)" in path order */
@@ -280,21 +298,17 @@ static void test_math(void **state)
 	assert_int_equal(ca->depth, 1);
 	assert_int_equal(cb->depth, 2);
 	assert_int_equal(root->depth, 0);
-	assert_counters(ca->self, &a);
-	assert_counters(cb->self, &b);
-	assert_counters(cz->self, &z);
-	struct cgs_counters sub_a = a, all = { 0 }, zero = { 0 };
-	expect_sum(&sub_a, &b);
-	assert_counters(ca->subtree, &sub_a);
-	assert_counters(cb->subtree, &b);
-	expect_sum(&all, &sub_a);
-	expect_sum(&all, &z);
-	assert_counters(root->subtree, &all);
-	assert_counters(root->self, &zero);
-	assert_counters(ca->self_delta, &a);
-	assert_counters(ca->subtree_delta, &sub_a);
+	assert_want(ca->self, a);
+	assert_want(cb->self, b);
+	assert_want(cz->self, z);
+	assert_want(ca->subtree, sub_a);
+	assert_want(cb->subtree, b);
+	assert_want(root->subtree, all);
+	assert_want(root->self, nothing);
+	assert_want(ca->self_delta, a);
+	assert_want(ca->subtree_delta, sub_a);
 	/* the unknown bucket is visible and empty */
-	assert_counters(cu->self, &zero);
+	assert_want(cu->self, nothing);
 	assert_true(ca->ino != 0);
 	assert_false(ca->removed);
 	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
@@ -328,8 +342,6 @@ static void test_order_fold(void **state)
 	struct cgs_rollup *r = new_rollup(1, 0);
 	const char *paths[] = { "/a-b", "/a/b/c/d/e", "/a/b", "/a", "/a/b/c",
 				"/b" };
-	struct cgs_counters want[6];
-	memset(want, 0, sizeof(want));
 	for (size_t i = 0; i < 6; i++)
 		fp_mkdir(&F, paths[i]);
 	for (size_t i = 0; i < 6; i++) {
@@ -337,7 +349,6 @@ static void test_order_fold(void **state)
 						  i + 1);
 		assert_int_equal(cgs_rollup_account_path(r, 0, &rec, paths[i]),
 				 0);
-		expect_add(&want[i], &rec);
 	}
 	struct cgs_snapshot *s = snap(r, 0, true);
 	const char *order[] = { "/", "/a", "/a/b", "/a/b/c", "/a/b/c/d",
@@ -348,7 +359,9 @@ static void test_order_fold(void **state)
 		assert_string_equal(cgs_snapshot_get(s, i)->path, order[i]);
 	/* /a/b/c/d exists only as an ancestor; its subtree is /a/b/c/d/e */
 	assert_int_equal(find(s, "/a/b/c/d", false)->self->tasks, 0);
-	assert_counters(find(s, "/a/b/c/d", false)->subtree, &want[1]);
+	const struct want e = { .tasks = 1, .processes = 1, .seeds = 2,
+				.peak_seed = 2 };
+	assert_want(find(s, "/a/b/c/d", false)->subtree, e);
 	assert_int_equal(find(s, "/a/b/c/d/e", false)->depth, 5);
 	assert_int_equal(find(s, "/", false)->subtree->tasks, 6);
 	assert_int_equal(find(s, "/a", false)->subtree->tasks, 4);
@@ -361,11 +374,11 @@ static void test_order_fold(void **state)
 	assert_int_equal(cgs_snapshot_count(s), 6);
 	for (size_t i = 0; i < 6; i++)
 		assert_string_equal(cgs_snapshot_get(s, i)->path, forder[i]);
-	struct cgs_counters ab = want[2];
-	expect_sum(&ab, &want[4]);
-	expect_sum(&ab, &want[1]);
-	assert_counters(find(s, "/a/b", false)->self, &ab);
-	assert_counters(find(s, "/a/b", false)->subtree, &ab);
+	/* /a/b (seed 3), /a/b/c (5), /a/b/c/d/e (2) */
+	const struct want ab = { .tasks = 3, .processes = 3,
+				 .seeds = 3 + 5 + 2, .peak_seed = 5 };
+	assert_want(find(s, "/a/b", false)->self, ab);
+	assert_want(find(s, "/a/b", false)->subtree, ab);
 	assert_int_equal(find(s, "/a", false)->subtree->tasks, 4);
 	assert_int_equal(find(s, "/", false)->subtree->tasks, 6);
 	cgs_snapshot_free(s);
@@ -386,39 +399,36 @@ static void test_deltas(void **state)
 	struct cgs_record r1 = fp_record(CGS_KIND_THREAD, 501, 500, 1, 9);
 	struct cgs_record r2 = fp_record(CGS_KIND_THREAD, 502, 500, 1, 2);
 	struct cgs_record r3 = fp_record(CGS_KIND_PROCESS, 500, 500, 1, 3);
-	struct cgs_counters c1 = { 0 }, c2 = { 0 }, cum = { 0 };
+	const struct want c1 = { .tasks = 1, .seeds = 9, .peak_seed = 9 };
+	const struct want c2 = { .tasks = 2, .processes = 1, .seeds = 2 + 3,
+				 .peak_seed = 3 };
+	const struct want cum = { .tasks = 3, .processes = 1,
+				  .seeds = 9 + 2 + 3, .peak_seed = 9 };
 	acct(r, 0, &r1);
-	expect_add(&c1, &r1);
 	struct cgs_snapshot *s = snap(r, 0, false);
-	assert_counters(find(s, "/d/e", false)->self_delta, &c1);
-	assert_counters(find(s, "/d", false)->subtree_delta, &c1);
+	assert_want(find(s, "/d/e", false)->self_delta, c1);
+	assert_want(find(s, "/d", false)->subtree_delta, c1);
 	cgs_snapshot_free(s);
 
 	acct(r, 1, &r2);
 	acct(r, 0, &r3);
-	expect_add(&c2, &r2);
-	expect_add(&c2, &r3);
-	cum = c1;
-	expect_sum(&cum, &c2);
 	/* no_delta: look without moving the baseline */
 	s = snap(r, 0, true);
-	assert_counters(find(s, "/d/e", false)->self_delta, &c2);
+	assert_want(find(s, "/d/e", false)->self_delta, c2);
 	cgs_snapshot_free(s);
 	s = snap(r, 0, false);
 	const struct cgs_cgroup_stats *e = find(s, "/d/e", false);
 	/* the delta's peak is the peak since the previous snapshot (r3's),
 	 * below the cumulative peak (r1's) */
-	assert_counters(e->self_delta, &c2);
-	assert_true(e->self->hiwater_rss_kb_max > e->self_delta->hiwater_rss_kb_max);
-	assert_counters(e->self, &cum);
-	assert_counters(find(s, "/", false)->subtree, &cum);
-	assert_counters(find(s, "/", false)->subtree_delta, &c2);
+	assert_want(e->self_delta, c2);
+	assert_want(e->self, cum);
+	assert_want(find(s, "/", false)->subtree, cum);
+	assert_want(find(s, "/", false)->subtree_delta, c2);
 	cgs_snapshot_free(s);
 	s = snap(r, 0, false);
-	struct cgs_counters zero = { 0 };
-	assert_counters(find(s, "/d/e", false)->self_delta, &zero);
-	assert_counters(find(s, "/", false)->subtree_delta, &zero);
-	assert_counters(find(s, "/d/e", false)->self, &cum);
+	assert_want(find(s, "/d/e", false)->self_delta, nothing);
+	assert_want(find(s, "/", false)->subtree_delta, nothing);
+	assert_want(find(s, "/d/e", false)->self, cum);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -640,8 +650,10 @@ static void test_removed_retire(void **state)
 	struct cgs_snapshot *s = snap(r, 0, false);
 	assert_non_null(find(s, "/rm/child", true));
 	assert_non_null(find(s, "/rm", false));
-	struct cgs_counters root_sub = *find(s, "/", false)->subtree;
-	assert_int_equal(root_sub.tasks, 2);
+	/* a (seed 1) and b (2), wherever the tree retires them to */
+	const struct want root_sub = { .tasks = 2, .processes = 2,
+				       .seeds = 1 + 2, .peak_seed = 2 };
+	assert_want(find(s, "/", false)->subtree, root_sub);
 	cgs_snapshot_free(s);
 	/* reported, but cache entries still point to it (grace) */
 	assert_int_equal(cgs_rollup_retire_removed(r), 0);
@@ -656,14 +668,14 @@ static void test_removed_retire(void **state)
 	assert_int_equal(find(s, "/rm", false)->subtree->tasks, 2);
 	assert_int_equal(find(s, "/rm", false)->self->tasks, 1);
 	assert_int_equal(find(s, "/rm", false)->subtree_delta->tasks, 0);
-	assert_counters(find(s, "/", false)->subtree, &root_sub);
+	assert_want(find(s, "/", false)->subtree, root_sub);
 	cgs_snapshot_free(s);
 	/* the whole tree goes: /rm retires into / */
 	fp_rmdir(&F, "/rm");
 	assert_int_equal(cgs_rollup_retire_removed(r), 2); /* both shards */
 	s = snap(r, 0, false);
 	assert_int_equal(cgs_snapshot_count(s), 2); /* "/" and unknown */
-	assert_counters(find(s, "/", false)->subtree, &root_sub);
+	assert_want(find(s, "/", false)->subtree, root_sub);
 	assert_int_equal(find(s, "/", false)->subtree_delta->tasks, 0);
 	assert_int_equal(find(s, "/", false)->self->tasks, 0);
 	cgs_snapshot_free(s);
@@ -686,7 +698,9 @@ static void test_recreated(void **state)
 	fp_mkdir(&F, "/re");
 	assert_int_equal(stat(p, &st2), 0);
 	if (st1.st_ino == st2.st_ino)
-		skip(); /* the filesystem reused the inode number */
+		cgt_skip("%s reused the inode number of a removed "
+			 "directory: a re-creation looks like the same cgroup",
+			 F.root);
 	/* re-created at once: 5 ms later */
 	F.now_ms += 5;
 	/* a zombie left in the removed incarnation */
@@ -831,7 +845,7 @@ static void test_shards_concurrent(void **state)
 	cgs_rollup_free(r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
@@ -854,5 +868,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shards_concurrent, setup,
 						teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return CGT_RUN(argc, argv, tests);
 }

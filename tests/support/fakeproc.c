@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fakeproc.h"
+#include "support/fakeproc.h"
 
 static void die(const char *what, const char *path)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Shared support for tests that use real cgroups: find the cgroup2 mount,
+ * Shared support for tests that use real cgroups: find the cgroup2 mount
+ * and the cgroup v1 mounts,
  * make a scratch tree under it that is removed at exit (also on SIGINT and
  * SIGTERM), move processes into its cgroups.
  */
@@ -15,10 +16,16 @@
  * NULL when there is none. Static storage. */
 const char *cgt_cgroup2_mount(void);
 
+/* Mount point of the cgroup v1 hierarchy with `controller` ("cpu",
+ * "memory", "name=systemd"), or NULL. Static storage, one per call: copy
+ * it before the next call. */
+const char *cgt_cgroup1_mount(const char *controller);
+
 /*
  * Create cgroup `rel` ("/x/y", as /proc/<pid>/cgroup shows it, relative to
  * the mount) and register it for removal at exit (children are removed
- * before parents). Writes its directory into dir. Returns 0 or -errno.
+ * before parents). Writes its directory into dir. Returns 0, or -errno
+ * after printing what failed.
  */
 int cgt_mkdir(const char *rel, char *dir, size_t dirlen);
 
@@ -26,7 +33,8 @@ int cgt_mkdir(const char *rel, char *dir, size_t dirlen);
  * installed with atexit and for SIGINT/SIGTERM by the first cgt_mkdir. */
 void cgt_cleanup(void);
 
-/* Write pid (0: the caller) into <dir>/cgroup.procs. 0 or -errno. */
+/* Write pid (0: the caller) into <dir>/cgroup.procs. 0, or -errno after
+ * printing what failed. */
 int cgt_move(const char *dir, pid_t pid);
 
 #endif

@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "common/pipeline.h"
+#include "support/pipeline.h"
 
 #define CGT_MAX_SHARDS 256
 

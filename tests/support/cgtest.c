@@ -2,13 +2,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/cgtest.h"
+#include "support/cgtest.h"
 
 #define CGT_MAX_DIRS 4096
 
@@ -36,6 +37,28 @@ const char *cgt_cgroup2_mount(void)
 	return mnt[0] ? mnt : NULL;
 }
 
+const char *cgt_cgroup1_mount(const char *controller)
+{
+	static char m1[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return NULL;
+	char line[8192], opts[4096];
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - cgroup ");
+		/* super options (the controllers) follow the source */
+		if (!sep || sscanf(sep, " - cgroup %*s %4095s", opts) != 1 ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s", m1) != 1)
+			continue;
+		for (char *o = strtok(opts, ","); o && !found;
+		     o = strtok(NULL, ","))
+			found = !strcmp(o, controller);
+	}
+	fclose(f);
+	return found ? m1 : NULL;
+}
+
 void cgt_cleanup(void)
 {
 	if (getpid() != owner)
@@ -56,13 +79,19 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+static int said(int err, const char *what, const char *where)
+{
+	fprintf(stderr, "%s %s: %s\n", what, where, strerror(err));
+	return -err;
+}
+
 int cgt_mkdir(const char *rel, char *dir, size_t dirlen)
 {
 	const char *m = cgt_cgroup2_mount();
 	if (!m)
-		return -ENOENT;
+		return said(ENOENT, "cgroup2 mount for", rel);
 	if (ndirs == CGT_MAX_DIRS)
-		return -ENOSPC;
+		return said(ENOSPC, "scratch cgroup", rel);
 	if (!owner) {
 		owner = getpid();
 		atexit(cgt_cleanup);
@@ -71,11 +100,11 @@ int cgt_mkdir(const char *rel, char *dir, size_t dirlen)
 	}
 	int n = snprintf(dir, dirlen, "%s%s", m, rel);
 	if (n < 0 || (size_t)n >= dirlen)
-		return -ENAMETOOLONG;
+		return said(ENAMETOOLONG, "mkdir", rel);
 	if (mkdir(dir, 0755) < 0)
-		return -errno;
+		return said(errno, "mkdir", dir);
 	if (!(dirs[ndirs] = strdup(dir)))
-		return -ENOMEM;
+		return said(ENOMEM, "mkdir", dir);
 	ndirs++;
 	return 0;
 }
@@ -86,10 +115,10 @@ int cgt_move(const char *dir, pid_t pid)
 	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
 	int fd = open(p, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return said(errno, "open", p);
 	char b[32];
 	int n = snprintf(b, sizeof(b), "%d\n", pid ? (int)pid : (int)getpid());
-	int rc = write(fd, b, (size_t)n) == n ? 0 : -errno;
+	int rc = write(fd, b, (size_t)n) == n ? 0 : said(errno, "move to", p);
 	close(fd);
 	return rc;
 }
