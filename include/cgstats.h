@@ -433,8 +433,8 @@ struct cgs_listener_opts {
 
 /**
  * cgs_listener_open() - Open a listener and register for exit events.
- * @out: Receives the listener on success; owned by the caller, freed with
- *	cgs_listener_close().
+ * @out: Receives the listener on success, NULL on failure; owned by the
+ *	caller, freed with cgs_listener_close().
  * @opts: Options, or NULL for the defaults. Not kept after the call,
  *	except opts->log and opts->log_ctx.
  *

@@ -177,12 +177,12 @@ CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
 				 const struct cgs_listener_opts *uopts)
 {
 	struct cgs_listener_opts o;
-	int r = cgsi_opts_copy(&o, sizeof(o), uopts, uopts ? uopts->sz : 0);
-	if (r < 0)
-		return r;
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
+	int r = cgsi_opts_copy(&o, sizeof(o), uopts, uopts ? uopts->sz : 0);
+	if (r < 0)
+		return r;
 
 	unsigned char *set = calloc(1, CGSI_MAX_CPUS);
 	unsigned char *poss = calloc(1, CGSI_MAX_CPUS);
