@@ -18,7 +18,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
 from tsc_e2e import (Cgroups, Collector, arg, by_path, check,  # noqa: E402
-                     final_rollup, move_self, need_live, need_tool, skip)
+                     final_rollup, need_live, need_tool, skip, workload)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -30,20 +30,10 @@ DROP = ["--drop=cap_bpf,cap_perfmon,cap_sys_admin", "--", "-c",
 
 def self_moving(cgdir, children=40):
     """A child that joins cgdir right after fork, forks `children` that
-    exit at once and are reaped at once, and exits; reaped at once."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            move_self(cgdir)
-            for _ in range(children):
-                c = os.fork()
-                if c == 0:
-                    os._exit(0)
-                os.waitpid(c, 0)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
-    return children + 1
+    exit at once and are reaped at once, and exits; reaped at once (no
+    linger: /proc/<pid>/cgroup is gone before a /proc reader could look,
+    only the kernel source knows). Returns the tasks it caused."""
+    return workload(cgdir, procs=children, linger=0).tasks
 
 
 def run(args, wrap=None, work=None):
