@@ -16,16 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "capture.h"
 #include "cgstats.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                             \
-	do {                                                                  \
-		if (!(c))                                                     \
-			abort();                                              \
-	} while (0)
 
 static uint32_t rd32(const uint8_t *p)
 {

@@ -17,15 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "cgstats.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                             \
-	do {                                                                  \
-		if (!(c))                                                     \
-			abort();                                              \
-	} while (0)
 
 static void check_record(const struct cgs_record *r, size_t max_len)
 {

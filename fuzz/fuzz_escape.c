@@ -15,15 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "escape.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                             \
-	do {                                                                  \
-		if (!(c))                                                     \
-			abort();                                              \
-	} while (0)
 
 static const char REPL[] = "\xef\xbf\xbd";
 

@@ -16,15 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "cgstats.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                             \
-	do {                                                                  \
-		if (!(c))                                                     \
-			abort();                                              \
-	} while (0)
 
 static const char *const hiers[4] = { "v2", "cpu", "memory",
 				      "name=systemd" };

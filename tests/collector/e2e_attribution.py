@@ -12,13 +12,16 @@
  - Prometheus text carries the source and the kernel counters."""
 import os
 import subprocess
+import sys
 import time
 
-from e2e_common import (Cgroups, Collector, binary, by_path, check,
-                        final_rollup, need_root_taskstats, need_tool, skip)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, by_path, check,  # noqa: E402
+                     final_rollup, need_live, need_tool, skip, workload)
 
-B = binary()
-need_root_taskstats(B)
+B = arg(1, "taskstat-collect")
+need_live(B)
 CAPSH = need_tool("capsh")
 # capsh runs a shell after "--": exec the collector with its arguments
 DROP = ["--drop=cap_bpf,cap_perfmon,cap_sys_admin", "--", "-c",
@@ -27,40 +30,25 @@ DROP = ["--drop=cap_bpf,cap_perfmon,cap_sys_admin", "--", "-c",
 
 def self_moving(cgdir, children=40):
     """A child that joins cgdir right after fork, forks `children` that
-    exit at once and are reaped at once, and exits; reaped at once."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            with open(os.path.join(cgdir, "cgroup.procs"), "w") as f:
-                f.write(str(os.getpid()))
-            for _ in range(children):
-                c = os.fork()
-                if c == 0:
-                    os._exit(0)
-                os.waitpid(c, 0)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
-    return children + 1
+    exit at once and are reaped at once, and exits; reaped at once (no
+    linger: /proc/<pid>/cgroup is gone before a /proc reader could look,
+    only the kernel source knows). Returns the tasks it caused."""
+    return workload(cgdir, procs=children, linger=0).tasks
 
 
 def run(args, wrap=None, work=None):
-    col = Collector(B, args, wrap=wrap)
-    try:
-        col.wait_started()
+    """work() under a collector run with args (exit 0 required): its
+    JSON lines, its stderr and what work() returned."""
+    with Collector(B, args, wrap=wrap) as col:
         n = work() if work else 0
         time.sleep(0.4)
-        rc = col.stop()
-        return rc, col.lines(), col.stderr(), n
-    finally:
-        col.cleanup()
+    return col.lines(), col.stderr(), n
 
 
 with Cgroups("attr") as cg:
     k = cg.mkdir("k")
-    rc, objs, err, n = run(["-f", "jsonl", "-i", "0.3", "--events"],
-                           work=lambda: self_moving(k))
-    check(rc == 0, "exit %d: %s" % (rc, err))
+    objs, err, n = run(["-f", "jsonl", "-i", "0.3", "--events"],
+                       work=lambda: self_moving(k))
     if "attribution: kernel" not in err:
         skip("the kernel source does not load here: " + err.strip())
     roll = final_rollup(objs)
@@ -86,9 +74,8 @@ with Cgroups("attr") as cg:
 
     # Loaded before the privileges are dropped.
     u = cg.mkdir("u")
-    rc, objs, err, n = run(["-f", "jsonl", "-i", "0.3", "--user", "nobody"],
-                           work=lambda: self_moving(u))
-    check(rc == 0, "--user nobody: exit %d: %s" % (rc, err))
+    objs, err, n = run(["-f", "jsonl", "-i", "0.3", "--user", "nobody"],
+                       work=lambda: self_moving(u))
     roll = final_rollup(objs)
     c = by_path(roll).get(cg.path("u"))
     check(roll.get("attribution_source") == "kernel" and c and
@@ -97,9 +84,7 @@ with Cgroups("attr") as cg:
           (c["tasks"], n))
 
     # No BPF privilege: auto falls back, saying why; kernel refuses.
-    rc, objs, err, _ = run(["-f", "jsonl", "-i", "0.3"],
-                           wrap=[CAPSH] + DROP)
-    check(rc == 0, "auto without CAP_BPF: exit %d: %s" % (rc, err))
+    objs, err, _ = run(["-f", "jsonl", "-i", "0.3"], wrap=[CAPSH] + DROP)
     line = [l for l in err.splitlines() if "attribution:" in l]
     check(line and "exact" in line[0] and "CAP_BPF" in line[0],
           "fallback message: %r" % err)
@@ -119,8 +104,7 @@ with Cgroups("attr") as cg:
     # Prometheus text names the source.
     tf = "/tmp/tsc-attr-%d.prom" % os.getpid()
     try:
-        rc, _, err, _ = run(["-f", "jsonl", "-i", "0.3", "--textfile", tf])
-        check(rc == 0, "textfile run: %s" % err)
+        run(["-f", "jsonl", "-i", "0.3", "--textfile", tf])
         with open(tf) as f:
             prom = f.read()
     finally:

@@ -7,21 +7,20 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
-import time
 
-from e2e_common import binary, check, skip
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import arg, check, run_cmd, skip  # noqa: E402
 
-B = binary()
+B = arg(1, "taskstat-collect")
 tmp = tempfile.mkdtemp(prefix="tsc-bad-")
 
 
 def run(args, wrap=(), timeout=10):
-    t0 = time.monotonic()
-    r = subprocess.run(list(wrap) + [B] + args, capture_output=True,
-                       timeout=timeout, stdin=subprocess.DEVNULL)
-    return r.returncode, r.stdout, r.stderr.decode("utf-8", "replace"), \
-        time.monotonic() - t0
+    """(exit status, stdout, stderr, seconds) of the binary run with args."""
+    return run_cmd(list(wrap) + [B] + args, timeout)
 
 
 def usage_error(args, opt):

@@ -2,43 +2,40 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Live collection in real cgroups: per-cgroup counts, subtree sums, events
 and the final snapshot after SIGTERM holding every exit."""
+import os
+import sys
 import time
 
-from e2e_common import (Cgroups, Collector, binary, by_path, check,
-                        expect_counts, final_rollup, need_root_taskstats)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, by_path, check,  # noqa: E402
+                     expect_counts, final_rollup, need_live, workload)
 
-B = binary()
-need_root_taskstats(B)
+B = arg(1, "taskstat-collect")
+need_live(B)
 
 with Cgroups("basic") as cg:
     a = cg.mkdir("a")
     b = cg.mkdir("b")
-    col = Collector(B, ["-f", "jsonl", "--interval", "0.5", "--events"])
-    try:
-        col.wait_started()
-        wa = workload_a = None
-        from e2e_common import workload
-        wa = workload(a, procs=7, threads=4)
+    with Collector(B, ["-f", "jsonl", "--interval", "0.5",
+                       "--events"]) as col:
+        wa = workload(a, procs=7, threads=4, code=3)
         wb = workload(b, procs=3, threads=0)
         wb2 = workload(b, procs=2, threads=2)
         time.sleep(0.8)  # at least one periodic snapshot after the work
-        rc = col.stop()
-        check(rc == 0, "exit status %d after SIGTERM: %s" % (rc, col.stderr()))
-        objs = col.lines()
-    finally:
-        col.cleanup()
+    objs = col.lines()
 
     roll = final_rollup(objs)
     pa, pb, pbase = cg.path("a"), cg.path("b"), cg.path()
-    expect_counts(roll, pa, wa["tasks"], wa["processes"], "final")
-    expect_counts(roll, pb, wb["tasks"] + wb2["tasks"],
-                  wb["processes"] + wb2["processes"], "final")
+    expect_counts(roll, pa, wa.tasks, wa.processes, "final")
+    expect_counts(roll, pb, wb.tasks + wb2.tasks,
+                  wb.processes + wb2.processes, "final")
     base = by_path(roll)[pbase]
     check(base["tasks"] == 0, "base cgroup has its own tasks")
-    check(base["tasks_subtree"] == wa["tasks"] + wb["tasks"] + wb2["tasks"],
+    check(base["tasks_subtree"] == wa.tasks + wb.tasks + wb2.tasks,
           "tasks_subtree of %s: %d" % (pbase, base["tasks_subtree"]))
     check(base["processes_subtree"] ==
-          wa["processes"] + wb["processes"] + wb2["processes"],
+          wa.processes + wb.processes + wb2.processes,
           "processes_subtree of %s" % pbase)
 
     # Collector totals present and sane.
@@ -57,10 +54,10 @@ with Cgroups("basic") as cg:
     check(len(exits) == roll["records"], "%d exit lines, %d records" %
           (len(exits), roll["records"]))
     ev_a = [e for e in exits if e["cgroup"] == pa and e["kind"] != "tgid"]
-    check(len(ev_a) == wa["tasks"], "%d events in %s" % (len(ev_a), pa))
+    check(len(ev_a) == wa.tasks, "%d events in %s" % (len(ev_a), pa))
     kinds = {e["kind"] for e in ev_a}
     check(kinds == {"thread", "process"}, "kinds in %s: %s" % (pa, kinds))
-    leader = [e for e in ev_a if e["pid"] == wa["pid"]]
+    leader = [e for e in ev_a if e["pid"] == wa.pid]
     check(len(leader) == 1 and leader[0]["exit_status"] == 3 << 8 and
           leader[0]["exit_code"] == 3 and leader[0]["kind"] == "process",
           "workload leader's exit record: %r" % leader)

@@ -9,55 +9,49 @@ import io
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
-from e2e_common import (Cgroups, Collector, binary, by_path, check,
-                        final_rollup, need_root_taskstats, workload)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, by_path, check,  # noqa: E402
+                     final_rollup, need_live, strict_json_lines, workload)
 
-B = binary()
-need_root_taskstats(B)
+B = arg(1, "taskstat-collect")
+need_live(B)
 COMM = b'q"u,o\\t\n\xffe'          # quote, comma, backslash, LF, bad UTF-8
 WEIRD = b'we"ird, na\\me \xfe\x01'  # a cgroup directory name
 tmp = tempfile.mkdtemp(prefix="tsc-fmt-")
 
 
 def run(args, work):
-    col = Collector(B, args)
-    try:
-        col.wait_started()
+    """work() under a collector run with args: (its result, stdout)."""
+    with Collector(B, args) as col:
         res = work()
         time.sleep(0.5)
-        rc = col.stop()
-        check(rc == 0, "%s: exit %d: %s" % (args, rc, col.stderr()))
-        return res, col.text()
-    finally:
-        col.stop()
-        col.cleanup()
+    return res, col.raw()
 
 
 try:
     with Cgroups("fmt") as cg:
-        wdir = os.path.join(cg.base.encode(), WEIRD)
-        os.mkdir(wdir)
-        wpath = (cg.path() + "/").encode() + WEIRD
+        wdir = cg.mkdir(WEIRD)
+        wpath = cg.path(WEIRD)
         wpath_json = wpath.decode("utf-8", "replace")
 
         # JSON lines
         w, out = run(["-f", "jsonl", "-i", "0.3", "--events"],
-                     lambda: workload(wdir.decode("utf-8", "surrogateescape"),
-                                      procs=3, threads=2, comm=COMM))
-        import json
-        objs = [json.loads(l) for l in out.decode("utf-8").splitlines()]
+                     lambda: workload(wdir, procs=3, threads=2, comm=COMM))
+        objs = strict_json_lines(out)
         roll = final_rollup(objs)
         c = by_path(roll).get(wpath_json)
         check(c is not None, "weird cgroup missing: %s" %
               sorted(by_path(roll)))
         check(bytes.fromhex(c["cgroup_hex"]) == wpath, "cgroup_hex")
-        check(c["tasks"] == w["tasks"], "weird cgroup tasks %d" % c["tasks"])
+        check(c["tasks"] == w.tasks, "weird cgroup tasks %d" % c["tasks"])
         ev = [e for e in objs if e["type"] == "exit" and
               e["cgroup"] == wpath_json and e["kind"] != "tgid"]
-        check(len(ev) == w["tasks"], "events in weird cgroup: %d" % len(ev))
+        check(len(ev) == w.tasks, "events in weird cgroup: %d" % len(ev))
         check(all(bytes.fromhex(e["comm_hex"]) == COMM for e in ev),
               "comm_hex: %r" % [e.get("comm_hex") for e in ev])
         check(all(e["comm"] == COMM.decode("utf-8", "replace") for e in ev),
@@ -66,8 +60,7 @@ try:
 
         # CSV, RFC 4180
         w, out = run(["-f", "csv", "-i", "0.3", "--events"],
-                     lambda: workload(wdir.decode("utf-8", "surrogateescape"),
-                                      procs=2, threads=1, comm=COMM))
+                     lambda: workload(wdir, procs=2, threads=1, comm=COMM))
         check(out.startswith(b"type,time,"), "csv header")
         check(b"\r\n" in out, "CRLF line ends")
         rows = list(csv.reader(io.StringIO(out.decode("utf-8"),
@@ -82,11 +75,11 @@ try:
             check(k in col, "csv lacks column %s" % k)
         cgrows = [r for r in rows if r[col["type"]] == "cgroup" and
                   r[col["cgroup"]] == wpath_json]
-        check(cgrows and int(cgrows[-1][col["tasks"]]) == w["tasks"],
+        check(cgrows and int(cgrows[-1][col["tasks"]]) == w.tasks,
               "csv cgroup rows: %r" % cgrows[-1:])
         exits = [r for r in rows if r[col["type"]] == "exit" and
                  r[col["cgroup"]] == wpath_json]
-        check(len(exits) >= w["tasks"] and
+        check(len(exits) >= w.tasks and
               all(r[col["comm"]] == COMM.decode("utf-8", "replace")
                   for r in exits if r[col["kind"]] != "tgid"),
               "csv exit rows")
@@ -94,8 +87,7 @@ try:
 
         # Table: aligned header, escaped path
         w, out = run(["-f", "table", "-i", "0.3"],
-                     lambda: workload(wdir.decode("utf-8", "surrogateescape"),
-                                      procs=2, threads=0))
+                     lambda: workload(wdir, procs=2, threads=0))
         text = out.decode("utf-8")
         check("  final  records " in text, "table header line")
         hdrs = [l for l in text.splitlines() if l.lstrip().startswith("TASKS")]
@@ -109,8 +101,7 @@ try:
         # Prometheus text with that label
         prom = os.path.join(tmp, "m.prom")
         w, out = run(["-f", "jsonl", "-i", "0.3", "--textfile", prom],
-                     lambda: workload(wdir.decode("utf-8", "surrogateescape"),
-                                      procs=1, threads=0))
+                     lambda: workload(wdir, procs=1, threads=0))
         if shutil.which("promtool"):
             r = subprocess.run(["promtool", "check", "metrics"],
                                stdin=open(prom, "rb"), capture_output=True)
@@ -122,18 +113,17 @@ try:
         deep = cg.mkdir("a/b")
         w, out = run(["-f", "jsonl", "-i", "0.3", "--depth", "1"],
                      lambda: workload(deep, procs=2, threads=1))
-        roll = final_rollup([json.loads(l) for l in
-                             out.decode().splitlines()])
+        roll = final_rollup(strict_json_lines(out))
         paths = by_path(roll)
         check(not any(p.startswith(cg.path() + "/") for p in paths),
               "--depth 1 left deeper cgroups: %s" % sorted(paths))
-        check(paths[cg.path()]["tasks"] == w["tasks"], "folded count")
+        check(paths[cg.path()]["tasks"] == w.tasks, "folded count")
         check(all(c["depth"] <= 1 for c in roll["cgroups"]), "depths")
 
         # --no-tgid: no aggregate records at all
         w, out = run(["-f", "jsonl", "-i", "0.3", "--events", "--no-tgid"],
                      lambda: workload(deep, procs=1, threads=4))
-        objs = [json.loads(l) for l in out.decode().splitlines()]
+        objs = strict_json_lines(out)
         check(not [o for o in objs if o.get("kind") == "tgid"],
               "tgid events with --no-tgid")
         check(all(c["tgid_records"] == 0 for c in final_rollup(objs)

@@ -6,14 +6,17 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
-from e2e_common import (Cgroups, Collector, binary, check, need_root_taskstats,
-                        need_tool, port_from_stderr, workload)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, check,  # noqa: E402
+                     need_live, need_tool, port_from_stderr, workload)
 
-B = binary()
-need_root_taskstats(B)
+B = arg(1, "taskstat-collect")
+need_live(B)
 curl = need_tool("curl")
 promtool = need_tool("promtool")
 tmp = tempfile.mkdtemp(prefix="tsc-prom-")
@@ -46,11 +49,9 @@ def value(text, metric, cgroup):
 try:
     with Cgroups("prom") as cg:
         d = cg.mkdir("svc")
-        col = Collector(B, ["-f", "jsonl", "-i", "0.3", "--listen",
-                            "127.0.0.1:0", "--textfile", textfile])
-        try:
+        with Collector(B, ["-f", "jsonl", "-i", "0.3", "--listen",
+                           "127.0.0.1:0", "--textfile", textfile]) as col:
             hostport = port_from_stderr(col)
-            col.wait_started()
             base = "http://%s" % hostport
             # served before the first interval too
             head, body = fetch(base + "/metrics")
@@ -63,11 +64,11 @@ try:
             text = body.decode("utf-8")
             promcheck(body, "/metrics")
             p = cg.path("svc")
-            check(value(text, "taskstat_task_exits_total", p) == w["tasks"],
+            check(value(text, "taskstat_task_exits_total", p) == w.tasks,
                   "task_exits_total{%s} = %s" %
                   (p, value(text, "taskstat_task_exits_total", p)))
             check(value(text, "taskstat_process_exits_total", p) ==
-                  w["processes"], "process_exits_total")
+                  w.processes, "process_exits_total")
             # self values only: the parent has none of its own
             check(value(text, "taskstat_task_exits_total", cg.path()) == 0,
                   "parent cgroup carries child counts (not self values)")
@@ -101,14 +102,9 @@ try:
                 tf = f.read()
             promcheck(tf, "--textfile")
             check(value(tf.decode(), "taskstat_task_exits_total", p) ==
-                  w["tasks"], "textfile count")
-            rc = col.stop()
-            check(rc == 0, "exit %d: %s" % (rc, col.stderr()))
-            left = [f for f in os.listdir(tmp) if f != "taskstat.prom"]
-            check(not left, "temp files left: %s" % left)
-        finally:
-            col.stop()
-            col.cleanup()
+                  w.tasks, "textfile count")
+        left = [f for f in os.listdir(tmp) if f != "taskstat.prom"]
+        check(not left, "temp files left: %s" % left)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 print("ok")

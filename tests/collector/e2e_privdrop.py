@@ -8,15 +8,18 @@ import pwd
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
-from e2e_common import (Cgroups, Collector, binary, by_path, check,
-                        expect_counts, final_rollup, need_root_taskstats,
-                        need_tool, port_from_stderr, skip, workload)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, check,  # noqa: E402
+                     expect_counts, final_rollup, need_live, need_tool,
+                     port_from_stderr, skip, workload)
 
-B = binary()
-need_root_taskstats(B)
+B = arg(1, "taskstat-collect")
+need_live(B)
 try:
     nobody = pwd.getpwnam("nobody")
 except KeyError:
@@ -52,12 +55,10 @@ try:
 
     with Cgroups("priv") as cg:
         d = cg.mkdir("w")
-        col = Collector(B, ["--user", "nobody", "-f", "jsonl", "-i", "0.3",
-                            "--events", "--listen", "127.0.0.1:0",
-                            "--textfile", textfile])
-        try:
+        with Collector(B, ["--user", "nobody", "-f", "jsonl", "-i", "0.3",
+                           "--events", "--listen", "127.0.0.1:0",
+                           "--textfile", textfile]) as col:
             hostport = port_from_stderr(col)
-            col.wait_started()
             tasks = os.listdir("/proc/%d/task" % col.p.pid)
             check(len(tasks) >= 2, "threads: %s" % tasks)
             for t in tasks:
@@ -79,19 +80,13 @@ try:
             check(r.returncode == 0, "curl after the drop: %r" % r.stderr)
             m = re.search(r'^taskstat_task_exits_total\{cgroup="%s"\} (\d+)' %
                           re.escape(cg.path("w")), r.stdout.decode(), re.M)
-            check(m and int(m.group(1)) == w["tasks"],
+            check(m and int(m.group(1)) == w.tasks,
                   "/metrics after the drop: %s" % (m and m.group(0)))
             st = os.stat(textfile)
             check(st.st_uid == nobody.pw_uid, "textfile not written by "
                   "nobody")
-            rc = col.stop()
-            check(rc == 0, "exit %d: %s" % (rc, col.stderr()))
-            objs = col.lines()
-        finally:
-            col.stop()
-            col.cleanup()
-        roll = final_rollup(objs)
-        expect_counts(roll, cg.path("w"), w["tasks"], w["processes"],
+        roll = final_rollup(col.lines())
+        expect_counts(roll, cg.path("w"), w.tasks, w.processes,
                       "after --user nobody")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

@@ -5,15 +5,18 @@ per-cgroup counts, totals and events as the live run; damaged captures are
 refused with clear messages."""
 import os
 import shutil
-import subprocess
+import sys
 import tempfile
 import time
 
-from e2e_common import (Cgroups, Collector, binary, by_path, check, fail,
-                        final_rollup, need_root_taskstats, workload)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, by_path, check,  # noqa: E402
+                     final_rollup, need_live, run_cmd, strict_json_lines,
+                     workload)
 
-B = binary()
-need_root_taskstats(B)
+B = arg(1, "taskstat-collect")
+need_live(B)
 tmp = tempfile.mkdtemp(prefix="tsc-rr-")
 os.chmod(tmp, 0o755)
 cap = os.path.join(tmp, "exits.tscap")
@@ -24,40 +27,28 @@ def replay(args, user=None):
     if user:
         cmd = ["setpriv", "--reuid=" + user, "--regid=nogroup",
                "--clear-groups", "--inh-caps=-all"] + cmd
-    r = subprocess.run(cmd, capture_output=True, timeout=60)
-    return r.returncode, r.stdout, r.stderr.decode("utf-8", "replace")
-
-
-def parse(out):
-    import json
-    return [json.loads(l) for l in out.decode("utf-8").splitlines() if l]
+    return run_cmd(cmd)[:3]
 
 
 try:
     with Cgroups("rr") as cg:
         d = cg.mkdir("work")
-        col = Collector(B, ["-f", "jsonl", "-i", "0.3", "--events",
-                            "--record", cap])
-        try:
-            col.wait_started()
+        with Collector(B, ["-f", "jsonl", "-i", "0.3", "--events",
+                           "--record", cap]) as col:
             w1 = workload(d, procs=6, threads=3)
             w2 = workload(d, procs=2, threads=5)
             time.sleep(0.5)
-            rc = col.stop()
-            check(rc == 0, "live exit status %d: %s" % (rc, col.stderr()))
-            live = col.lines()
-        finally:
-            col.cleanup()
+        live = col.lines()
         lroll = final_rollup(live)
         p = cg.path("work")
-        check(by_path(lroll)[p]["tasks"] == w1["tasks"] + w2["tasks"],
+        check(by_path(lroll)[p]["tasks"] == w1.tasks + w2.tasks,
               "live count in %s" % p)
 
         # Replay without any privilege (as nobody if setpriv exists).
         user = "nobody" if shutil.which("setpriv") else None
         rc, out, err = replay(["--events"], user)
         check(rc == 0, "replay exit %d: %s" % (rc, err))
-        rep = parse(out)
+        rep = strict_json_lines(out)
         rroll = final_rollup(rep)
         check(rroll["replay"] is True, "replay flag not set")
         for k in ("records", "dropped", "malformed"):
@@ -100,19 +91,16 @@ try:
     def refuse(blob, expect_rc, needle, what):
         with open(bad, "wb") as f:
             f.write(blob)
-        r = subprocess.run([B, "--replay", bad, "-f", "jsonl"],
-                           capture_output=True, timeout=30)
-        err = r.stderr.decode()
-        check(r.returncode == expect_rc, "%s: exit %d (%s)" %
-              (what, r.returncode, err))
-        check(needle in err and "--replay" in err, "%s: message %r" %
-              (what, err))
+        r = run_cmd([B, "--replay", bad, "-f", "jsonl"], timeout=30)
+        check(r.rc == expect_rc, "%s: exit %d (%s)" % (what, r.rc, r.err))
+        check(needle in r.err and "--replay" in r.err, "%s: message %r" %
+              (what, r.err))
         return r
 
     refuse(data[:len(data) - 7], 1, "truncated", "truncated file")
     r = refuse(data[:len(data) - 7], 1, "record", "truncated file")
     # ... and what was read before the damage is still reported
-    check(b'"final":true' in r.stdout, "no final snapshot after damage")
+    check(b'"final":true' in r.out, "no final snapshot after damage")
     mid = len(data) // 2
     refuse(data[:mid] + bytes([data[mid] ^ 0x55]) + data[mid + 1:], 1,
            "offset", "flipped byte")

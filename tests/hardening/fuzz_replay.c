@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "../../fuzz/fuzz_common.h"
 
 static int run_file(const char *path)
 {

@@ -19,8 +19,11 @@ import sys
 import tempfile
 import time
 
-from hcommon import (Cgroups, Collector, arg, check, fail, final_rollup,
-                     keep, need_live, run_in, strict_json_lines, utf8_lossy)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, fail,  # noqa: E402
+                     final_rollup, keep, need_live, strict_json_lines,
+                     utf8_lossy, workload)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -38,21 +41,17 @@ def main():
             names += [b"dup\xff", b"dup\xfe"]
         dirs = [(cg.mkdir(n), cg.path(n)) for n in names]
         prom = tempfile.mktemp(prefix="tsc-h-prom-")
-        cj = Collector(B, ["-f", "jsonl", "-i", "0.5", "--textfile", prom])
-        cc = Collector(B, ["-f", "csv", "-i", "0.5"])
         try:
-            cj.wait_started()
-            cc.wait_started()
-            for d, _ in dirs:
-                run_in(d, procs=1)
-            time.sleep(0.8)
-            check(cj.stop() == 0 and cc.stop() == 0, "collector failed")
+            with Collector(B, ["-f", "jsonl", "-i", "0.5", "--textfile",
+                               prom]) as cj, \
+                    Collector(B, ["-f", "csv", "-i", "0.5"]) as cc:
+                for d, _ in dirs:
+                    workload(d, procs=1)
+                time.sleep(0.8)
             jdata, cdata = cj.raw(), cc.raw()
             with open(prom, "rb") as f:
                 pdata = f.read()
         finally:
-            cj.cleanup()
-            cc.cleanup()
             if os.path.exists(prom):
                 os.unlink(prom)
     keep("ambiguous.jsonl", jdata)

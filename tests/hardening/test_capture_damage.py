@@ -19,12 +19,14 @@ import os
 import random
 import re
 import struct
-import subprocess
+import sys
 import tempfile
 import time
 
-from hcommon import (Cgroups, Collector, arg, check, fail, run_in,
-                     strict_json_lines)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, check,  # noqa: E402
+                     final_rollup, run_cmd, strict_json_lines, workload)
 
 B = arg(1, "taskstat-collect")
 SEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
@@ -35,15 +37,9 @@ HDR, RHDR = 32, 16
 def record_live(path):
     with Cgroups("capdmg") as cg:
         d = cg.mkdir(b"cap \"dmg\"\\\x01\xff")
-        col = Collector(B, ["-f", "jsonl", "-i", "0.5", "--record", path])
-        try:
-            col.wait_started()
-            run_in(d, comm=b"dmg\n\xff", procs=3, threads=2)
+        with Collector(B, ["-f", "jsonl", "-i", "0.5", "--record", path]):
+            workload(d, comm=b"dmg\n\xff", procs=3, threads=2)
             time.sleep(0.5)
-            rc = col.stop()
-            check(rc == 0, "recording exit %d: %s" % (rc, col.stderr()))
-        finally:
-            col.cleanup()
 
 
 def layout(data):
@@ -59,32 +55,21 @@ def layout(data):
     return recs
 
 
-def replay(path, tmo=60):
-    try:
-        r = subprocess.run([B, "--replay", path, "-f", "jsonl"],
-                           capture_output=True, timeout=tmo,
-                           stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        fail("replay of %s hung" % path)
-    return r.returncode, r.stdout, r.stderr.decode("utf-8", "replace")
+def replay(path):
+    return run_cmd([B, "--replay", path, "-f", "jsonl"])[:3]
 
 
 def records_of(out):
-    rolls = [o for o in strict_json_lines(out) if o["type"] == "rollup"]
-    check(rolls and rolls[-1]["final"], "no final snapshot")
-    return rolls[-1]["records"]
+    return final_rollup(strict_json_lines(out))["records"]
 
 
 def main():
     tmp = tempfile.mkdtemp(prefix="tsc-h-cap-")
     cap = os.path.join(tmp, "good.tscap")
     bad = os.path.join(tmp, "bad.tscap")
-    if os.geteuid() == 0:
-        r = subprocess.run([B, "-f", "jsonl", "-d", "0.2"],
-                           capture_output=True, timeout=60)
-        live = r.returncode == 0
-    else:
-        live = False
+    # any failure of a trial run (not only the environment's): the seed
+    live = os.geteuid() == 0 and run_cmd([B, "-f", "jsonl", "-d",
+                                          "0.2"]).rc == 0
     if live:
         record_live(cap)
     else:

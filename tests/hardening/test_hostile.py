@@ -19,12 +19,15 @@ import csv
 import io
 import os
 import subprocess
+import sys
 import tempfile
 import time
 
-from hcommon import (Cgroups, Collector, arg, check, fail, final_rollup,
-                     keep, need_live, need_tool, run_in, short,
-                     strict_json_lines, utf8_lossy)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, check, fail,  # noqa: E402
+                     final_rollup, keep, need_live, need_tool, short,
+                     strict_json_lines, utf8_lossy, workload)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -53,7 +56,7 @@ def make_long(cg, tail):
     PATH_MAX - 1 bytes and ends in `tail`; made through directory fds
     (the absolute path is longer than PATH_MAX). Returns (dirfd of the
     deepest, cgroup path, [(parent fd, name)] for removal)."""
-    want = PATH_MAX - 1 - len(cg.path()) - 1 - len(tail)
+    want = PATH_MAX - 1 - len(cg.path(b"")) - 1 - len(tail)
     lens = []
     while want >= 256:  # "/" + a 255-byte name per level
         lens.append(255)
@@ -71,7 +74,7 @@ def make_long(cg, tail):
         os.mkdir(c, dir_fd=fd)
         made.append((fd, c))
         fd = os.open(c, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-    path = cg.path() + b"/" + b"/".join(comps)
+    path = cg.path(b"/".join(comps))
     check(len(path) == PATH_MAX - 1, "long path is %d bytes" % len(path))
     return fd, path, made
 
@@ -142,7 +145,7 @@ def prom_series(text):
 def main():
     with Cgroups("hostile") as cg:
         try:
-            os.mkdir(os.path.join(cg.base, b"new\nline"))
+            os.mkdir(cg.dir(b"new\nline"))
             fail("cgroupfs accepted a newline in a name: extend the test")
         except OSError as e:
             check(e.errno == 22, "newline mkdir: %s" % e)
@@ -154,28 +157,22 @@ def main():
         lfd, lpath, made = make_long(cg, b"tail \"\\\x01\xff\xe2\x82")
         prom_file = tempfile.mktemp(prefix="tsc-h-prom-")
         try:
-            cj = Collector(B, ["-f", "jsonl", "--events", "-i", "0.5",
-                               "--textfile", prom_file])
-            cc = Collector(B, ["-f", "csv", "--events", "-i", "0.5"])
-            cj.wait_started()
-            cc.wait_started()
-            expect = {}  # cgroup path -> (tasks, processes, comm)
-            for d, path, comm in dirs + [(lfd, lpath, b"long\x1b\xff")]:
-                _, t, p = run_in(d, comm=comm, procs=1, threads=1,
-                                 linger=0.2)
-                expect[path] = (t, p, comm[:15])
-            time.sleep(1.0)
-            rj, rc = cj.stop(), cc.stop()
-            check(rj == 0, "jsonl collector exit %d: %s" % (rj, cj.stderr()))
-            check(rc == 0, "csv collector exit %d: %s" % (rc, cc.stderr()))
+            with Collector(B, ["-f", "jsonl", "--events", "-i", "0.5",
+                               "--textfile", prom_file]) as cj, \
+                    Collector(B, ["-f", "csv", "--events", "-i",
+                                  "0.5"]) as cc:
+                expect = {}  # cgroup path -> (tasks, processes, comm)
+                for d, path, comm in dirs + [(lfd, lpath,
+                                              b"long\x1b\xff")]:
+                    _, t, p = workload(d, comm=comm, procs=1, threads=1,
+                                       linger=0.2)
+                    expect[path] = (t, p, comm[:15])
+                time.sleep(1.0)
             jdata, cdata = cj.raw(), cc.raw()
             with open(prom_file, "rb") as f:
                 pdata = f.read()
             errs = cj.stderr() + cc.stderr()
         finally:
-            for c in ("cj", "cc"):
-                if c in locals():
-                    locals()[c].cleanup()
             if os.path.exists(prom_file):
                 os.unlink(prom_file)
             remove_long(lfd, made)

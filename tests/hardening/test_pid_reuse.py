@@ -16,8 +16,11 @@ import sys
 import threading
 import time
 
-from hcommon import (Cgroups, Collector, arg, check, fail, final_rollup,
-                     keep, move_self, need_live, skip, strict_json_lines)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, check, fail,  # noqa: E402
+                     final_rollup, keep, move_self, need_live, skip,
+                     strict_json_lines)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -79,10 +82,8 @@ def main():
     if not os.path.exists(LAST_PID):
         skip("no %s" % LAST_PID)
     with Cgroups("pidreuse") as cg:
-        col = Collector(B, ["-f", "jsonl", "--events", "-i", "0.5"])
         runs = []
-        try:
-            col.wait_started()
+        with Collector(B, ["-f", "jsonl", "--events", "-i", "0.5"]) as col:
             for case in CASES:
                 a = cg.mkdir(case.encode() + b"-A")
                 b = cg.mkdir(case.encode() + b"-B")
@@ -94,11 +95,7 @@ def main():
                 runs.append((case, p, cg.path(case.encode() + b"-A"),
                              cg.path(case.encode() + b"-B"), threads + 1))
             time.sleep(0.8)
-            rc = col.stop()
-            check(rc == 0, "collector exit %d: %s" % (rc, col.stderr()))
-            data = col.raw()
-        finally:
-            col.cleanup()
+    data = col.raw()
     keep("pid_reuse.jsonl", data)
     objs = strict_json_lines(data)
     by = {c["cgroup"]: c for c in final_rollup(objs)["cgroups"]

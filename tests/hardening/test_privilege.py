@@ -19,8 +19,10 @@ import shutil
 import sys
 import time
 
-from hcommon import (Cgroups, Collector, arg, check, fail, need_live, run_in,
-                     skip, strict_json_lines, final_rollup)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, check, fail,  # noqa: E402
+                     final_rollup, need_live, skip, workload)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -63,9 +65,8 @@ def run_case(case, nobody):
         args = []
     with Cgroups("priv-" + case) as cg:
         d = cg.mkdir(b"w")
-        col = Collector(B, args + ["-f", "jsonl", "-i", "0.3"], wrap=wrap)
-        try:
-            col.wait_started()
+        with Collector(B, args + ["-f", "jsonl", "-i", "0.3"],
+                       wrap=wrap) as col:
             time.sleep(0.3)
             sts = statuses(col.p.pid)
             check(len(sts) >= 2, "%s: threads %s" % (case, list(sts)))
@@ -87,17 +88,13 @@ def run_case(case, nobody):
                 if case == "user":
                     check(st["NoNewPrivs"] == ["1"], "NoNewPrivs not set")
             # and it still collects
-            _, tasks, _ = run_in(d, procs=2)
+            _, tasks, _ = workload(d, procs=2)
             time.sleep(0.6)
-            rc = col.stop()
-            check(rc == 0, "%s: exit %d: %s" % (case, rc, col.stderr()))
-            roll = final_rollup(strict_json_lines(col.raw()))
-        finally:
-            col.cleanup()
+        roll = final_rollup(col.lines())
         got = {c["cgroup"]: c["tasks"] for c in roll["cgroups"]}
-        check(got.get(cg.path(b"w").decode()) == tasks,
+        check(got.get(cg.path("w")) == tasks,
               "%s: collection after the drop: %s" %
-              (case, got.get(cg.path(b"w").decode())))
+              (case, got.get(cg.path("w"))))
     return bad
 
 

@@ -15,8 +15,11 @@ import os
 import sys
 import time
 
-from hcommon import (Cgroups, Collector, arg, check, final_rollup, keep,
-                     need_live, run_in, strict_json_lines)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, check,  # noqa: E402
+                     final_rollup, keep, need_live, strict_json_lines,
+                     workload)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -35,7 +38,7 @@ def incarnations(cg, name, pause):
             if pause:
                 time.sleep(pause)
             os.mkdir(d)
-        _, tasks, _ = run_in(d, procs=procs, linger=0.3 if pause else 0.05)
+        _, tasks, _ = workload(d, procs=procs, linger=0.3 if pause else 0.05)
         counts.append(tasks)
         if pause:
             time.sleep(0.6)  # a snapshot sees this incarnation
@@ -77,17 +80,11 @@ def main():
     if "--slow-only" not in MODES:
         cases.append(("quick", 0))
     with Cgroups("recreate") as cg:
-        col = Collector(B, ["-f", "jsonl", "-i", "0.25"])
-        try:
-            col.wait_started()
-            runs = [(what, cg.path(what.encode()).decode(),
-                     incarnations(cg, what.encode(), pause))
+        with Collector(B, ["-f", "jsonl", "-i", "0.25"]) as col:
+            runs = [(what, cg.path(what), incarnations(cg, what.encode(),
+                                                       pause))
                     for what, pause in cases]
-            rc = col.stop()
-            check(rc == 0, "collector exit %d: %s" % (rc, col.stderr()))
-            data = col.raw()
-        finally:
-            col.cleanup()
+    data = col.raw()
     keep("recreate.jsonl", data)
     objs = strict_json_lines(data)
     for what, path, counts in runs:

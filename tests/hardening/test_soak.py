@@ -21,10 +21,14 @@ argv: taskstat-collect, soak_churn."""
 import json
 import os
 import subprocess
+import sys
 import time
 
-from hcommon import (Cgroups, Collector, arg, check, fail, final_rollup,
-                     keep, move_self, need_live, strict_json_lines)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, check,  # noqa: E402
+                     final_rollup, keep, move_self, need_live,
+                     strict_json_lines)
 
 B = arg(1, "taskstat-collect soak_churn")
 CHURN = arg(2, "taskstat-collect soak_churn")
@@ -51,10 +55,8 @@ def main():
     need_live(B)
     with Cgroups("soak") as cg:
         d = cg.mkdir(b"churn")
-        col = Collector(B, ["-f", "jsonl", "-i", "1"])
         samples = []  # (t, rss_kb, cpu_s)
-        try:
-            col.wait_started()
+        with Collector(B, ["-f", "jsonl", "-i", "1"]) as col:
             pid = col.p.pid
             s0 = sample(pid)
             t0 = time.monotonic()
@@ -72,15 +74,11 @@ def main():
             churn = json.loads(out)
             time.sleep(2.0)  # let the collector drain and snapshot
             s_end = sample(pid)
-            rc = col.stop()
-            check(rc == 0, "collector exit %d: %s" % (rc, col.stderr()))
-            data = col.raw()
-        finally:
-            col.cleanup()
+    data = col.raw()
     keep("soak.jsonl", data)
     roll = final_rollup(strict_json_lines(data))
     mine = [c for c in roll["cgroups"]
-            if c["cgroup"] == cg.path(b"churn").decode()]
+            if c["cgroup"] == cg.path("churn")]
     check(len(mine) == 1, "churn cgroup missing from the final snapshot")
     mine = mine[0]
 

@@ -12,12 +12,15 @@
  - NoNewPrivileges, a non-root user, a read-only system;
  - systemd-analyze security (offline) rates its exposure at most 3.0.
 argv: taskstat-collect (unused), the unit file."""
+import os
 import re
 import shutil
 import subprocess
 import sys
 
-from hcommon import arg, check, skip
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import arg, check, skip  # noqa: E402
 
 arg(1, "taskstat-collect unit-file")
 UNIT = arg(2, "taskstat-collect unit-file")
