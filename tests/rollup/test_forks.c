@@ -41,8 +41,10 @@ static struct cgs_rollup *new_rollup(unsigned flags)
 {
 	struct cgs_rollup_opts o = fp_opts(&F);
 	o.flags = flags;
+	/* the fake tree's pids are not the host's: forks are injected */
+	struct cgsi_rollup_iopts io = { .forks_injected = true };
 	struct cgs_rollup *r = NULL;
-	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	assert_int_equal(cgsi_rollup_new(&r, &o, &io), 0);
 	return r;
 }
 
@@ -50,7 +52,7 @@ static struct cgs_rollup *tracking(void)
 {
 	struct cgs_rollup *r = new_rollup(CGS_ROLLUP_TRACK_FORKS);
 	assert_non_null(r->forks);
-	assert_int_equal(r->forks->fd, -1); /* fake proc: no socket */
+	assert_int_equal(r->forks->fd, -1); /* injected: no socket */
 	return r;
 }
 
