@@ -120,50 +120,56 @@ out:
 }
 
 struct rec_ctx {
-	struct cgs_record *out;
+	struct cgs_record rec; /* ours: the caller's may be smaller */
 	bool want_group;
 };
 
 static int rec_reply(const struct nlmsghdr *h, void *arg)
 {
 	struct rec_ctx *c = arg;
-	struct cgs_record task, group;
+	CGS_OPTS(cgs_record, task);
+	CGS_OPTS(cgs_record, group);
 	int r = cgs_decode_msg(h, h->nlmsg_len, 0, &task, &group, NULL);
 	if (r < 0)
 		return r;
 	if (c->want_group && (r & 2)) {
-		*c->out = group;
+		c->rec = group;
 		return 1;
 	}
 	if (!c->want_group && (r & 1)) {
-		*c->out = task;
-		c->out->kind = CGS_KIND_THREAD; /* a live task */
+		c->rec = task;
+		c->rec.kind = CGS_KIND_THREAD; /* a live task */
 		return 1;
 	}
 	return -EBADMSG;
 }
 
+/* TASKSTATS_CMD_GET of a pid or tgid into the caller's record, as much of
+ * it as its sz says. */
+static int query_rec(struct cgs_query *q, int attr, uint32_t id,
+		     bool want_group, struct cgs_record *out)
+{
+	if (!q || !out || !id || !CGSI_OUT_OK(out))
+		return -EINVAL;
+	struct rec_ctx c = { .want_group = want_group };
+	int r = transact(q, TASKSTATS_CMD_GET, attr, id, rec_reply, &c);
+	if (r < 0)
+		return r;
+	if (want_group)
+		c.rec.tgid = id;
+	return cgsi_out_copy(out, &c.rec, sizeof(c.rec));
+}
+
 CGS_EXPORT int cgs_query_pid(struct cgs_query *q, uint32_t pid,
 			     struct cgs_record *out)
 {
-	if (!q || !out || !pid)
-		return -EINVAL;
-	struct rec_ctx c = { .out = out, .want_group = false };
-	return transact(q, TASKSTATS_CMD_GET, TASKSTATS_CMD_ATTR_PID, pid,
-			rec_reply, &c);
+	return query_rec(q, TASKSTATS_CMD_ATTR_PID, pid, false, out);
 }
 
 CGS_EXPORT int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
 			      struct cgs_record *out)
 {
-	if (!q || !out || !tgid)
-		return -EINVAL;
-	struct rec_ctx c = { .out = out, .want_group = true };
-	int r = transact(q, TASKSTATS_CMD_GET, TASKSTATS_CMD_ATTR_TGID, tgid,
-			 rec_reply, &c);
-	if (r == 0)
-		out->tgid = tgid;
-	return r;
+	return query_rec(q, TASKSTATS_CMD_ATTR_TGID, tgid, true, out);
 }
 
 static int cgstats_reply(const struct nlmsghdr *h, void *arg)
@@ -199,7 +205,7 @@ CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
 				     const char *cgroup_dir,
 				     struct cgs_cgroupstats *out)
 {
-	if (!q || !cgroup_dir || !out)
+	if (!q || !cgroup_dir || !out || !CGSI_OUT_OK(out))
 		return -EINVAL;
 	int fd = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -218,9 +224,11 @@ CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
 		close(fd);
 		return -ENOTDIR;
 	}
-	memset(out, 0, sizeof(*out));
+	CGS_OPTS(cgs_cgroupstats, cs); /* ours: the caller's may be smaller */
 	int r = transact(q, CGROUPSTATS_CMD_GET, CGROUPSTATS_CMD_ATTR_FD,
-			 (uint32_t)fd, cgstats_reply, out);
+			 (uint32_t)fd, cgstats_reply, &cs);
 	close(fd);
-	return r;
+	if (r < 0)
+		return r;
+	return cgsi_out_copy(out, &cs, sizeof(cs));
 }
