@@ -778,7 +778,7 @@ struct cgs_rollup;
  * nearest live fork ancestor. Costs a socket and 12 bytes per possible
  * pid; no thread, nothing on the path of known processes. Fork times are
  * compared with clock_ms, which must then be CLOCK_MONOTONIC based (the
- * default). With a proc_root other than "/proc" no socket is opened.
+ * default). The socket is opened whatever proc_root says.
  * Not used when the kernel source is in use (cgs_rollup_attribution()). */
 #define CGS_ROLLUP_TRACK_FORKS (1u << 1)
 /* Fast attribution (requires CGS_ROLLUP_TRACK_FORKS, ignored without it):

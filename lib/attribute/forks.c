@@ -51,21 +51,23 @@
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
-#include <poll.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "attribute/forks.h"
 #include "util/common.h"
+#include "util/nlreq.h"
 
 #define PID_MAX_LIMIT (1u << CGSI_FORKS_PID_BITS)
 #define PID_MASK (PID_MAX_LIMIT - 1)
 #define RCVBUF (16u << 20)
 #define SLOTS 64
 #define SLOT_SZ 256
+#define LISTEN_TIMEOUT_MS 1000
 
 #ifndef SO_MEMINFO
 #define SO_MEMINFO 55
@@ -110,58 +112,58 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static int send_listen(int fd, const void *op, size_t len)
+struct listen_msg {
+	struct nlmsghdr nh;
+	struct cn_msg cn;
+	unsigned char data[8];
+} __attribute__((packed));
+
+/* PROC_CN_MCAST_* (op: a u32, or struct cgsi_proc_input) to the proc
+ * connector. Its ack renumbers seq but answers ack + 1: with ack = seq,
+ * ours is told apart from other listeners' (acks are multicast too).
+ * Returns the message's length. */
+static size_t listen_msg(struct listen_msg *m, uint32_t seq, const void *op,
+			 size_t len)
 {
-	struct {
-		struct nlmsghdr nh;
-		struct cn_msg cn;
-		unsigned char data[8];
-	} __attribute__((packed)) m;
-	memset(&m, 0, sizeof(m));
+	memset(m, 0, sizeof(*m));
 	size_t total = NLMSG_HDRLEN + sizeof(struct cn_msg) + len;
-	m.nh.nlmsg_len = (uint32_t)total;
-	m.nh.nlmsg_type = NLMSG_DONE;
-	m.nh.nlmsg_pid = 0; /* the kernel fills in our port id */
-	m.cn.id.idx = CN_IDX_PROC;
-	m.cn.id.val = CN_VAL_PROC;
-	m.cn.seq = 1;
-	m.cn.len = (uint16_t)len;
-	memcpy(m.data, op, len);
-	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
-	if (sendto(fd, &m, total, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
-		return -errno;
-	return 0;
+	m->nh.nlmsg_len = (uint32_t)total;
+	m->nh.nlmsg_type = NLMSG_DONE;
+	m->nh.nlmsg_pid = 0; /* the kernel fills in our port id */
+	m->nh.nlmsg_seq = seq;
+	m->cn.id.idx = CN_IDX_PROC;
+	m->cn.id.val = CN_VAL_PROC;
+	m->cn.seq = seq;
+	m->cn.ack = seq;
+	m->cn.len = (uint16_t)len;
+	memcpy(m->data, op, len);
+	return total;
 }
 
-/* Wait for the ack of the plain LISTEN (what == PROC_EVENT_NONE). */
-static int wait_ack(int fd, unsigned char *buf)
+/* Without waiting for an ack. */
+static void send_listen(struct nl_sock *sk, const void *op, size_t len)
 {
-	for (int tries = 0; tries < 1000; tries++) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int n = poll(&p, 1, 1000);
-		if (n == 0)
-			return -ETIMEDOUT;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		ssize_t len = recv(fd, buf, SLOT_SZ, MSG_DONTWAIT);
-		if (len < 0) {
-			if (errno == EAGAIN || errno == EINTR ||
-			    errno == ENOBUFS)
-				continue;
-			return -errno;
-		}
-		if (len < OFF_FORK + 4)
-			continue;
-		uint32_t what, err;
-		memcpy(&what, buf + OFF_WHAT, 4);
-		memcpy(&err, buf + OFF_FORK, 4);
-		if (what == PROC_EVENT_NONE)
-			return err ? -(int)err : 0;
-	}
-	return -ETIMEDOUT;
+	struct listen_msg m;
+	size_t total = listen_msg(&m, nl_socket_use_seq(sk), op, len);
+	nl_sendto(sk, &m, total);
+}
+
+/* The ack of our plain LISTEN (what == PROC_EVENT_NONE, ack seq + 1);
+ * anything else is an event or someone else's ack. */
+static int listen_ack(const struct nlmsghdr *h, void *arg)
+{
+	const uint32_t *seq = arg;
+	if (h->nlmsg_len < OFF_FORK + 4)
+		return 0;
+	const unsigned char *p = (const unsigned char *)h;
+	struct cn_msg cn;
+	uint32_t what, err;
+	memcpy(&cn, p + NLMSG_HDRLEN, sizeof(cn));
+	memcpy(&what, p + OFF_WHAT, 4);
+	memcpy(&err, p + OFF_FORK, 4);
+	if (what != PROC_EVENT_NONE || cn.ack != *seq + 1)
+		return 0;
+	return err ? -(int)err : 1;
 }
 
 static int attach_filter(int fd)
@@ -187,34 +189,52 @@ static int attach_filter(int fd)
 
 static int connect_socket(struct cgsi_forks *f)
 {
-	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
-			NETLINK_CONNECTOR);
-	if (fd < 0)
-		return -errno;
-	int rc;
+	struct nl_sock *sk = nl_socket_alloc();
+	if (!sk)
+		return -ENOMEM;
+	int rc = nl_connect(sk, NETLINK_CONNECTOR);
+	if (rc < 0) {
+		nl_socket_free(sk);
+		return cgsi_nl_err(rc);
+	}
+	int fd = nl_socket_get_fd(sk);
 	int sz = RCVBUF;
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	/* the filter before the group: nothing unfiltered is ever queued */
 	if ((rc = attach_filter(fd)) < 0)
 		goto fail;
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
-				  .nl_groups = CN_IDX_PROC };
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		rc = -errno;
+	if ((rc = nl_socket_add_membership(sk, CN_IDX_PROC)) < 0) {
+		rc = cgsi_nl_err(rc);
 		goto fail;
 	}
 	uint32_t op = PROC_CN_MCAST_LISTEN;
-	if ((rc = send_listen(fd, &op, sizeof(op))) < 0 ||
-	    (rc = wait_ack(fd, f->buf)) < 0)
+	struct listen_msg m;
+	uint32_t seq = nl_socket_use_seq(sk);
+	/* an overrun here is counted from SO_MEMINFO by the first drain */
+	uint64_t overruns = 0;
+	struct cgsi_nlreq q = {
+		.raw = &m,
+		.raw_len = listen_msg(&m, seq, &op, sizeof(op)),
+		.flags = CGSI_NLREQ_CONNECTOR,
+		.timeout_ms = LISTEN_TIMEOUT_MS,
+		.buf = f->buf,
+		.buflen = SLOT_SZ,
+		.reply = listen_ack,
+		.ctx = &seq,
+		.overruns = &overruns,
+	};
+	if ((rc = cgsi_nl_request(sk, &q)) < 0)
 		goto fail;
 	/* Narrow to forks (6.6+; its ack is filtered out, older kernels
 	 * ignore a message of this size). */
 	struct cgsi_proc_input in = { PROC_CN_MCAST_LISTEN, PROC_EVENT_FORK };
-	send_listen(fd, &in, sizeof(in));
+	send_listen(sk, &in, sizeof(in));
+	f->sk = sk;
 	f->fd = fd;
 	return 0;
 fail:
-	close(fd);
+	nl_socket_free(sk);
 	return rc;
 }
 
@@ -245,11 +265,12 @@ int cgsi_forks_open(struct cgsi_forks *f, const char *proc_root,
 
 void cgsi_forks_close(struct cgsi_forks *f)
 {
-	if (f->fd >= 0) {
+	if (f->sk) {
 		uint32_t op = PROC_CN_MCAST_IGNORE;
-		send_listen(f->fd, &op, sizeof(op));
-		close(f->fd);
+		send_listen(f->sk, &op, sizeof(op));
+		nl_socket_free(f->sk);
 	}
+	f->sk = NULL;
 	f->fd = -1;
 	free(f->link);
 	free(f->when);

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct nl_sock;
+
 #define CGSI_FORKS_PID_BITS 22 /* PID_MAX_LIMIT is 4194304 = 1 << 22 */
 #define CGSI_FORKS_MAX_HOPS 16
 /* Tolerance, ms, between the kernel's fork timestamp and the rollup clock
@@ -19,7 +21,8 @@
 
 struct cgsi_forks {
 	pthread_mutex_t lock; /* guards everything below except last_drain */
-	int fd;               /* connector socket; -1: injected events only */
+	struct nl_sock *sk;   /* connector socket, or NULL and fd -1: */
+	int fd;               /* injected events only */
 	uint32_t npids;       /* pids >= npids are not tracked */
 	uint64_t *link;       /* per pid: seq << 22 | fork parent tgid;
 			       * 0: no fork seen since tracking started */

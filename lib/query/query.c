@@ -9,13 +9,13 @@
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include "receive/listener_int.h"
+#include "util/nlreq.h"
 
 #define CGSI_QUERY_BUF 16384
 #define CGSI_QUERY_TIMEOUT_MS 2000
@@ -23,7 +23,6 @@
 struct cgs_query {
 	struct nl_sock *sk;
 	int family;
-	int fd;
 	unsigned char *buf;
 	unsigned timeout_ms;
 };
@@ -35,6 +34,7 @@ CGS_EXPORT int cgs_query_open(struct cgs_query **out,
 
 	if (!out)
 		return -EINVAL;
+	*out = NULL;
 	int r = cgsi_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
 	if (r < 0)
 		return r;
@@ -47,13 +47,12 @@ CGS_EXPORT int cgs_query_open(struct cgs_query **out,
 		free(q);
 		return -ENOMEM;
 	}
-	r = cgsi_genl_socket(&q->sk, &q->family, 0);
+	r = cgsi_genl_socket(&q->sk, &q->family);
 	if (r < 0) {
 		free(q->buf);
 		free(q);
 		return r;
 	}
-	q->fd = nl_socket_get_fd(q->sk);
 	*out = q;
 	return 0;
 }
@@ -67,10 +66,28 @@ CGS_EXPORT void cgs_query_close(struct cgs_query *q)
 	free(q);
 }
 
-/* Send one request; hand each reply message of the same sequence to fn.
- * Returns what fn returned (>0 done), or -errno from an error reply. */
 typedef int (*reply_fn)(const struct nlmsghdr *h, void *ctx);
 
+struct txn {
+	reply_fn fn;
+	void *ctx;
+	bool got;
+};
+
+/* The kernel's answer, then its ack: the request ends with the ack, so
+ * nothing of it is left queued for the next one. */
+static int txn_reply(const struct nlmsghdr *h, void *arg)
+{
+	struct txn *t = arg;
+	int r = t->fn(h, t->ctx);
+	if (r < 0)
+		return r;
+	t->got |= r > 0;
+	return 0;
+}
+
+/* Send one request; fn takes the reply (>0: it did). Returns 0 once one
+ * was taken, what fn failed with, or -errno from an error reply. */
 static int transact(struct cgs_query *q, uint8_t cmd, int attr, uint32_t val,
 		    reply_fn fn, void *ctx)
 {
@@ -78,67 +95,33 @@ static int transact(struct cgs_query *q, uint8_t cmd, int attr, uint32_t val,
 	if (!msg)
 		return -ENOMEM;
 	int r = -ENOMEM;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, q->family, 0, 0, cmd,
-			 TASKSTATS_GENL_VERSION))
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, q->family, 0,
+			 NLM_F_ACK, cmd, TASKSTATS_GENL_VERSION))
 		goto out;
 	r = nla_put_u32(msg, attr, val);
 	if (r < 0) {
 		r = cgsi_nl_err(r);
 		goto out;
 	}
-	r = nl_send_auto(q->sk, msg);
-	if (r < 0) {
-		r = cgsi_nl_err(r);
-		goto out;
-	}
-	uint32_t seq = nlmsg_hdr(msg)->nlmsg_seq;
-	uint64_t deadline = cgsi_now_mono_ms() + q->timeout_ms;
-	for (;;) {
-		uint64_t now = cgsi_now_mono_ms();
-		if (now >= deadline) {
-			r = -ETIMEDOUT;
-			goto out;
-		}
-		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
-		if (poll(&pfd, 1, (int)(deadline - now)) <= 0)
-			continue;
-		ssize_t n = recv(q->fd, q->buf, CGSI_QUERY_BUF, MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			r = -errno;
-			goto out;
-		}
-		size_t rem = (size_t)n;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)q->buf;
-		     NLMSG_OK(h, rem); h = NLMSG_NEXT(h, rem)) {
-			if (h->nlmsg_seq != seq)
-				continue;
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(h);
-				if (h->nlmsg_len <
-				    NLMSG_LENGTH(sizeof(*e))) {
-					r = -EBADMSG;
-					goto out;
-				}
-				if (e->error) {
-					r = e->error;
-					goto out;
-				}
-				continue;
-			}
-			r = fn(h, ctx);
-			if (r != 0)
-				goto out;
-		}
-	}
+	struct txn t = { .fn = fn, .ctx = ctx };
+	struct cgsi_nlreq req = {
+		.msg = msg,
+		.timeout_ms = q->timeout_ms,
+		.buf = q->buf,
+		.buflen = CGSI_QUERY_BUF,
+		.reply = txn_reply,
+		.ctx = &t,
+	};
+	r = cgsi_nl_request(q->sk, &req);
+	if (r == 0 && !t.got)
+		r = -EBADMSG; /* acked without an answer */
 out:
 	nlmsg_free(msg);
 	return r;
 }
 
 struct rec_ctx {
-	struct cgs_record *out;
+	struct cgs_record rec; /* ours: the caller's may be smaller */
 	bool want_group;
 };
 
@@ -150,43 +133,44 @@ static int rec_reply(const struct nlmsghdr *h, void *arg)
 	int r = cgs_decode_msg(h, h->nlmsg_len, 0, &task, &group, NULL);
 	if (r < 0)
 		return r;
-	if (c->want_group && (r & CGS_DECODED_GROUP)) {
-		cgsi_out_copy(c->out, &group, sizeof(group));
+	if (c->want_group && (r & 2)) {
+		c->rec = group;
 		return 1;
 	}
-	if (!c->want_group && (r & CGS_DECODED_TASK)) {
-		task.kind = CGS_KIND_THREAD; /* a live task */
-		cgsi_out_copy(c->out, &task, sizeof(task));
+	if (!c->want_group && (r & 1)) {
+		c->rec = task;
+		c->rec.kind = CGS_KIND_THREAD; /* a live task */
 		return 1;
 	}
 	return -EBADMSG;
 }
 
+/* TASKSTATS_CMD_GET of a pid or tgid into the caller's record, as much of
+ * it as its sz says. */
+static int query_rec(struct cgs_query *q, int attr, uint32_t id,
+		     bool want_group, struct cgs_record *out)
+{
+	if (!q || !out || !id || !CGSI_OUT_OK(out))
+		return -EINVAL;
+	struct rec_ctx c = { .want_group = want_group };
+	int r = transact(q, TASKSTATS_CMD_GET, attr, id, rec_reply, &c);
+	if (r < 0)
+		return r;
+	if (want_group)
+		c.rec.tgid = id;
+	return cgsi_out_copy(out, &c.rec, sizeof(c.rec));
+}
+
 CGS_EXPORT int cgs_query_pid(struct cgs_query *q, uint32_t pid,
 			     struct cgs_record *out)
 {
-	if (!q || !out || !pid || !CGSI_OUT_OK(out))
-		return -EINVAL;
-	struct rec_ctx c = { .out = out, .want_group = false };
-	int r = transact(q, TASKSTATS_CMD_GET, TASKSTATS_CMD_ATTR_PID, pid,
-			 rec_reply, &c);
-	return r > 0 ? 0 : r;
+	return query_rec(q, TASKSTATS_CMD_ATTR_PID, pid, false, out);
 }
 
 CGS_EXPORT int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
 			      struct cgs_record *out)
 {
-	if (!q || !out || !tgid || !CGSI_OUT_OK(out))
-		return -EINVAL;
-	struct rec_ctx c = { .out = out, .want_group = true };
-	int r = transact(q, TASKSTATS_CMD_GET, TASKSTATS_CMD_ATTR_TGID, tgid,
-			 rec_reply, &c);
-	if (r > 0) {
-		if (CGS_SZ_HAS(out, tgid))
-			out->tgid = tgid;
-		return 0;
-	}
-	return r;
+	return query_rec(q, TASKSTATS_CMD_ATTR_TGID, tgid, true, out);
 }
 
 static int cgstats_reply(const struct nlmsghdr *h, void *arg)
@@ -241,11 +225,11 @@ CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
 		close(fd);
 		return -ENOTDIR;
 	}
-	CGS_OPTS(cgs_cgroupstats, cs);
+	CGS_OPTS(cgs_cgroupstats, cs); /* ours: the caller's may be smaller */
 	int r = transact(q, CGROUPSTATS_CMD_GET, CGROUPSTATS_CMD_ATTR_FD,
 			 (uint32_t)fd, cgstats_reply, &cs);
 	close(fd);
-	if (r <= 0)
+	if (r < 0)
 		return r;
 	return cgsi_out_copy(out, &cs, sizeof(cs));
 }

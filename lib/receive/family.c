@@ -3,21 +3,19 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
-#include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
-#include <poll.h>
 #include <stdlib.h>
 
 #include "receive/listener_int.h"
+#include "util/nlreq.h"
 
 #define CGSI_ACK_TIMEOUT_MS 2000
 #define CGSI_PENDING_MAX (8u << 20)
+#define CGSI_CTRL_BUF 8192 /* the controller's answer for taskstats: <1 KiB */
 
-uint32_t cgsi_test_next_port;
-
-int cgsi_genl_socket(struct nl_sock **out, int *family, uint32_t port)
+int cgsi_genl_connect(struct nl_sock **out, uint32_t port)
 {
 	struct nl_sock *sk = nl_socket_alloc();
 	if (!sk)
@@ -28,23 +26,69 @@ int cgsi_genl_socket(struct nl_sock **out, int *family, uint32_t port)
 	nl_socket_disable_seq_check(sk);
 	int r = genl_connect(sk);
 	if (r < 0) {
-		r = cgsi_nl_err(r);
-		goto fail;
+		nl_socket_free(sk);
+		return cgsi_nl_err(r);
 	}
-	r = genl_ctrl_resolve(sk, TASKSTATS_GENL_NAME);
-	if (r == -NLE_OBJ_NOTFOUND || r == 0) {
-		r = -CGS_ERR_NO_TASKSTATS;
-		goto fail;
-	}
-	if (r < 0) {
-		r = cgsi_nl_err(r);
-		goto fail;
-	}
-	*family = r;
 	*out = sk;
 	return 0;
-fail:
-	nl_socket_free(sk);
+}
+
+static int family_reply(const struct nlmsghdr *h, void *arg)
+{
+	int *family = arg;
+	struct nlmsghdr *m = (struct nlmsghdr *)h; /* libnl wants no const */
+	if (h->nlmsg_type != GENL_ID_CTRL || !genlmsg_valid_hdr(m, 0))
+		return -EBADMSG;
+	struct nlattr *a = nlmsg_find_attr(m, GENL_HDRLEN, CTRL_ATTR_FAMILY_ID);
+	if (!a || nla_len(a) < (int)sizeof(uint16_t))
+		return -EBADMSG;
+	*family = nla_get_u16(a);
+	return 0; /* the ack follows */
+}
+
+/* CTRL_CMD_GETFAMILY "TASKSTATS": its id, or -CGS_ERR_NO_TASKSTATS. */
+static int resolve(struct nl_sock *sk, int *family)
+{
+	unsigned char buf[CGSI_CTRL_BUF];
+	struct nl_msg *msg = nlmsg_alloc();
+	if (!msg)
+		return -ENOMEM;
+	int r = -ENOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, GENL_ID_CTRL, 0,
+			 NLM_F_ACK, CTRL_CMD_GETFAMILY, 1))
+		goto out;
+	r = nla_put_string(msg, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME);
+	if (r < 0) {
+		r = cgsi_nl_err(r);
+		goto out;
+	}
+	*family = 0;
+	struct cgsi_nlreq q = {
+		.msg = msg,
+		.timeout_ms = CGSI_ACK_TIMEOUT_MS,
+		.buf = buf,
+		.buflen = sizeof(buf),
+		.reply = family_reply,
+		.ctx = family,
+	};
+	r = cgsi_nl_request(sk, &q);
+	if (r == -ENOENT || (r == 0 && *family <= 0))
+		r = -CGS_ERR_NO_TASKSTATS;
+out:
+	nlmsg_free(msg);
+	return r;
+}
+
+int cgsi_genl_socket(struct nl_sock **out, int *family)
+{
+	int r = cgsi_genl_connect(out, 0);
+	if (r < 0)
+		return r;
+	r = resolve(*out, family);
+	if (r < 0) {
+		nl_socket_free(*out);
+		*out = NULL;
+	}
 	return r;
 }
 
@@ -67,6 +111,20 @@ static void keep_pending(struct cgsi_shard *s, const void *m, size_t len)
 	s->pending_len += len + sizeof(l32);
 }
 
+struct mask_ctx {
+	struct cgsi_shard *s;
+	int family;
+};
+
+/* An exit event that raced the registration ack. */
+static int keep_event(const struct nlmsghdr *h, void *arg)
+{
+	struct mask_ctx *c = arg;
+	if (h->nlmsg_type == c->family)
+		keep_pending(c->s, h, h->nlmsg_len);
+	return 0;
+}
+
 /*
  * Send (DE)REGISTER_CPUMASK from the shard's own socket (the kernel keys
  * listeners by the sender's port id) and wait for the ack. Exit events that
@@ -87,56 +145,18 @@ int cgsi_send_mask(struct cgsi_shard *s, int family, int attr,
 		r = cgsi_nl_err(r);
 		goto out;
 	}
-	r = nl_send_auto(s->sk, msg);
-	if (r < 0) {
-		r = cgsi_nl_err(r);
-		goto out;
-	}
-	uint32_t seq = nlmsg_hdr(msg)->nlmsg_seq;
-	uint32_t port = nl_socket_get_local_port(s->sk);
-
-	unsigned char *buf = s->bufs; /* slot memory is free at open/close */
-	size_t buflen = (size_t)CGSI_RECV_SLOTS * CGSI_RECV_SLOT_SIZE;
-	uint64_t deadline = cgsi_now_mono_ms() + CGSI_ACK_TIMEOUT_MS;
-	for (;;) {
-		uint64_t now = cgsi_now_mono_ms();
-		if (now >= deadline) {
-			r = -ETIMEDOUT;
-			goto out;
-		}
-		struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
-		int pr = poll(&pfd, 1, (int)(deadline - now));
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr <= 0)
-			continue;
-		ssize_t n = recv(s->fd, buf, buflen, MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			if (errno == ENOBUFS) {
-				s->loss.enobufs++;
-				continue;
-			}
-			r = -errno;
-			goto out;
-		}
-		size_t rem = (size_t)n;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf;
-		     NLMSG_OK(h, rem); h = NLMSG_NEXT(h, rem)) {
-			if (h->nlmsg_type == NLMSG_ERROR &&
-			    h->nlmsg_seq == seq && h->nlmsg_pid == port) {
-				const struct nlmsgerr *e = NLMSG_DATA(h);
-				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
-					r = -EBADMSG;
-				else
-					r = e->error; /* 0 or -errno */
-				goto out;
-			}
-			if (h->nlmsg_type == family && keep_events)
-				keep_pending(s, h, h->nlmsg_len);
-		}
-	}
+	struct mask_ctx c = { .s = s, .family = family };
+	struct cgsi_nlreq q = {
+		.msg = msg,
+		.timeout_ms = CGSI_ACK_TIMEOUT_MS,
+		/* slot memory is free at open/close */
+		.buf = s->bufs,
+		.buflen = (size_t)CGSI_RECV_SLOTS * CGSI_RECV_SLOT_SIZE,
+		.other = keep_events ? keep_event : NULL,
+		.ctx = &c,
+		.overruns = &s->loss.enobufs,
+	};
+	r = cgsi_nl_request(s->sk, &q);
 out:
 	nlmsg_free(msg);
 	return r;

@@ -142,14 +142,12 @@ static int split_cpus(struct cgs_listener *l, const unsigned char *set,
 }
 
 static int shard_open(struct cgs_listener *l, struct cgsi_shard *s,
-		      size_t rcvbuf, const char *all_possible)
+		      size_t rcvbuf, const char *all_possible, uint32_t port)
 {
 	int r = shard_alloc_slots(s);
 	if (r < 0)
 		return r;
-	uint32_t port = cgsi_test_next_port;
-	cgsi_test_next_port = 0;
-	r = cgsi_genl_socket(&s->sk, &l->family, port);
+	r = cgsi_genl_connect(&s->sk, port);
 	if (r < 0)
 		return r;
 	s->fd = nl_socket_get_fd(s->sk);
@@ -175,6 +173,13 @@ static int shard_open(struct cgs_listener *l, struct cgsi_shard *s,
 
 CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
 				 const struct cgs_listener_opts *uopts)
+{
+	return cgsi_listener_open(out, uopts, NULL);
+}
+
+int cgsi_listener_open(struct cgs_listener **out,
+		       const struct cgs_listener_opts *uopts,
+		       const struct cgsi_listener_iopts *io)
 {
 	struct cgs_listener_opts o;
 	if (!out)
@@ -236,10 +241,11 @@ CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
 		if (r < 0)
 			goto fail;
 	}
-	/* resolve once up front so "no taskstats" wins over "no privilege" */
+	/* resolve once, up front so "no taskstats" wins over "no
+	 * privilege"; the shards' sockets use this id */
 	{
 		struct nl_sock *probe;
-		r = cgsi_genl_socket(&probe, &l->family, 0);
+		r = cgsi_genl_socket(&probe, &l->family);
 		if (r < 0)
 			goto fail;
 		nl_socket_free(probe);
@@ -272,7 +278,8 @@ CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
 	for (unsigned i = 0; i < l->nshards; i++) {
 		r = shard_open(l, &l->shards[i],
 			       o.rcvbuf ? o.rcvbuf : CGSI_DEFAULT_RCVBUF,
-			       possible_list);
+			       possible_list,
+			       i == 0 && io ? io->shard0_port : 0);
 		if (r < 0)
 			goto fail;
 	}

@@ -73,10 +73,22 @@ void cgsi_log(struct cgs_listener *l, enum cgs_log_level lvl,
 int cgsi_check_namespaces(void);
 int cgsi_have_net_admin(void);
 
+/* Options of cgsi_listener_open() that are not the API's. */
+struct cgsi_listener_iopts {
+	uint32_t shard0_port; /* bind shard 0 to this port id (white-box
+			       * tests of stale registrations); 0: autobind */
+};
+
+/* cgs_listener_open() with internal options (NULL: none). */
+int cgsi_listener_open(struct cgs_listener **out,
+		       const struct cgs_listener_opts *opts,
+		       const struct cgsi_listener_iopts *io);
+
 /* family.c */
-/* white-box tests: bind the next socket to this port id (0: autobind) */
-extern uint32_t cgsi_test_next_port;
-int cgsi_genl_socket(struct nl_sock **out, int *family, uint32_t port);
+/* A generic netlink socket bound to port (0: autobind). */
+int cgsi_genl_connect(struct nl_sock **out, uint32_t port);
+/* An autobound one and the TASKSTATS family id. */
+int cgsi_genl_socket(struct nl_sock **out, int *family);
 int cgsi_send_mask(struct cgsi_shard *s, int family, int attr,
 		   const char *cpus, bool keep_events);
 

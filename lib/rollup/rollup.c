@@ -54,14 +54,12 @@ static void shard_fini(struct cgsi_rshard *s)
 
 /* Fork tracking is best effort: without the connector (no privilege, old
  * kernel) the rollup works as without the flag; totals say which. */
-static void track_forks(struct cgs_rollup *r)
+static void track_forks(struct cgs_rollup *r, bool connect)
 {
 	struct cgsi_forks *f = calloc(1, sizeof(*f));
 	if (!f)
 		return;
-	/* a fake proc tree (tests) gets injected events, not the host's */
-	bool real = !strcmp(r->proc_root, "/proc");
-	if (cgsi_forks_open(f, r->proc_root, real, cgsi_rollup_now(r)) < 0) {
+	if (cgsi_forks_open(f, r->proc_root, connect, cgsi_rollup_now(r)) < 0) {
 		free(f);
 		return;
 	}
@@ -89,6 +87,13 @@ CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
 
 CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
 			      const struct cgs_rollup_opts *opts)
+{
+	return cgsi_rollup_new(out, opts, NULL);
+}
+
+int cgsi_rollup_new(struct cgs_rollup **out,
+		    const struct cgs_rollup_opts *opts,
+		    const struct cgsi_rollup_iopts *io)
 {
 	if (!out)
 		return -EINVAL;
@@ -156,7 +161,7 @@ CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
 		goto fail;
 	}
 	if ((r->o.flags & CGS_ROLLUP_TRACK_FORKS) && !r->ksrc)
-		track_forks(r);
+		track_forks(r, !(io && io->forks_injected));
 	*out = r;
 	return 0;
 fail:

@@ -69,6 +69,18 @@ struct cgs_rollup {
 				    * others' background revalidation */
 };
 
+/* Options of cgsi_rollup_new() that are not the API's. */
+struct cgsi_rollup_iopts {
+	bool forks_injected; /* fork tracking without the connector: the
+			      * caller records the forks (tests on a fake
+			      * /proc, whose pids are not the host's) */
+};
+
+/* cgs_rollup_new() with internal options (NULL: none). */
+int cgsi_rollup_new(struct cgs_rollup **out,
+		    const struct cgs_rollup_opts *opts,
+		    const struct cgsi_rollup_iopts *io);
+
 /* Rollup-relative milliseconds, >= 1 (0 means "never" in entries). */
 static inline uint64_t cgsi_rollup_now(const struct cgs_rollup *r)
 {

@@ -130,10 +130,10 @@ static void test_no_inherited_registration(void **state)
 	uint32_t port = 0x3ff00000u | (uint32_t)(getpid() & 0xfffff);
 	leave_stale_registration(port, fam, "0-1");
 
-	cgsi_test_next_port = port;
 	struct cgs_listener *l;
 	struct cgs_listener_opts o = { .sz = sizeof(o), .cpus = "0" };
-	assert_int_equal(cgs_listener_open(&l, &o), 0);
+	struct cgsi_listener_iopts io = { .shard0_port = port };
+	assert_int_equal(cgsi_listener_open(&l, &o, &io), 0);
 
 	struct cnt c = { 0 };
 	pid_t a = exit_on_cpu(0, 20);
@@ -164,10 +164,10 @@ static void test_close_without_privilege(void **state)
 	pid_t c = fork();
 	if (c == 0) {
 		/* everything in one process: our own exit would clean up */
-		cgsi_test_next_port = port;
 		struct cgs_listener *l;
 		struct cgs_listener_opts o = { .sz = sizeof(o), .cpus = "0" };
-		if (cgs_listener_open(&l, &o) < 0)
+		struct cgsi_listener_iopts io = { .shard0_port = port };
+		if (cgsi_listener_open(&l, &o, &io) < 0)
 			_exit(2);
 		struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 		struct __user_cap_data_struct d[2];

@@ -20,6 +20,7 @@
 
 #include "cgstats.h"
 #include "support/fakeproc.h"
+#include "fakeforks.h"
 #include "rollup/rollup_int.h"
 
 #define FAST (CGS_ROLLUP_TRACK_FORKS | CGS_ROLLUP_FAST_ATTRIBUTION)
@@ -43,33 +44,13 @@ static int teardown(void **state)
 
 static struct cgs_rollup *new_rollup(unsigned flags)
 {
-	struct cgs_rollup_opts o = fp_opts(&F);
-	o.flags = flags;
-	struct cgs_rollup *r = NULL;
-	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	struct cgs_rollup *r;
+	assert_int_equal(fp_rollup_new(&F, flags, &r), 0);
 	if (flags & CGS_ROLLUP_TRACK_FORKS) {
 		assert_non_null(r->forks);
-		assert_int_equal(r->forks->fd, -1); /* fake proc: no socket */
+		assert_int_equal(r->forks->fd, -1); /* injected: no socket */
 	}
 	return r;
-}
-
-/* A fork `ago_ms` before now (rollup ms). */
-static void fork_ev(struct cgs_rollup *r, uint32_t parent, uint32_t child,
-		    uint64_t ago_ms)
-{
-	struct cgsi_forks *f = r->forks;
-	pthread_mutex_lock(&f->lock);
-	cgsi_forks_record_locked(f, parent, child,
-				 cgsi_rollup_now(r) - ago_ms);
-	pthread_mutex_unlock(&f->lock);
-}
-
-static void lost(struct cgs_rollup *r, uint64_t n)
-{
-	pthread_mutex_lock(&r->forks->lock);
-	cgsi_forks_lost_locked(r->forks, n);
-	pthread_mutex_unlock(&r->forks->lock);
 }
 
 static const char *account(struct cgs_rollup *r, struct cgs_record *rec)
@@ -110,7 +91,7 @@ static void parent_resolved(struct cgs_rollup *r)
 {
 	fp_set(&F, 100, "/svc");
 	fp_mkdir(&F, "/svc/moved");
-	fork_ev(r, 1, 100, 500); /* the parent's own fork, well before */
+	fp_fork(r, 1, 100, 500); /* the parent's own fork, well before */
 	assert_string_equal(thread_of(r, 101, 100), "/svc");
 	F.now_ms += 50;
 }
@@ -125,7 +106,7 @@ static void test_fast_children(void **state)
 	assert_int_equal(t0.proc_reads, 1);
 	for (uint32_t pid = 1000; pid < 2000; pid++) {
 		fp_set(&F, pid, "/svc/moved");
-		fork_ev(r, 100, pid, 2);
+		fp_fork(r, 100, pid, 2);
 		assert_string_equal(exit_of(r, pid, 100, 1), "/svc");
 		/* the TGID record that follows: the new entry, no read */
 		struct cgs_record g = fp_record(CGS_KIND_TGID, 0, pid, 0, 1);
@@ -141,7 +122,7 @@ static void test_fast_children(void **state)
 	/* a parent forked before tracking started (no event, none lost) */
 	fp_set(&F, 300, "/svc2");
 	assert_string_equal(thread_of(r, 301, 300), "/svc2");
-	fork_ev(r, 300, 3000, 1);
+	fp_fork(r, 300, 3000, 1);
 	fp_set(&F, 3000, "/svc/moved");
 	assert_string_equal(exit_of(r, 3000, 300, 1), "/svc2");
 	assert_int_equal(totals(r).via_fork_parent, 1001);
@@ -161,11 +142,11 @@ static void test_fast_fallbacks(void **state)
 	assert_string_equal(exit_of(r, 2000, 100, 1), "/svc/moved");
 	/* a fork event newer than the exiting process's start: another
 	 * process has the pid now */
-	fork_ev(r, 100, 2001, 0);
+	fp_fork(r, 100, 2001, 0);
 	fp_set(&F, 2001, "/svc/moved");
 	assert_string_equal(exit_of(r, 2001, 100, 500), "/svc/moved");
 	/* a child that lived revalidate_ms or longer: its own /proc */
-	fork_ev(r, 100, 2030, 1000);
+	fp_fork(r, 100, 2030, 1000);
 	fp_set(&F, 2030, "/svc/moved");
 	assert_string_equal(exit_of(r, 2030, 100, 1000), "/svc/moved");
 	assert_int_equal(totals(r).proc_reads - reads, 3);
@@ -174,16 +155,16 @@ static void test_fast_fallbacks(void **state)
 	/* the parent is not in this shard's cache: its /proc is read (not
 	 * the child's) and cached for the siblings */
 	fp_set(&F, 400, "/p");
-	fork_ev(r, 400, 2002, 1);
+	fp_fork(r, 400, 2002, 1);
 	fp_set(&F, 2002, "/svc/moved");
 	assert_string_equal(exit_of(r, 2002, 400, 1), "/p");
-	fork_ev(r, 400, 2012, 1);
+	fp_fork(r, 400, 2012, 1);
 	fp_set(&F, 2012, "/svc/moved");
 	assert_string_equal(exit_of(r, 2012, 400, 1), "/p");
 	assert_int_equal(totals(r).proc_reads - reads, 1);
 	assert_int_equal(totals(r).via_fork_parent, 2);
 	/* ... unless it was reaped: the child's own /proc */
-	fork_ev(r, 410, 2022, 1);
+	fp_fork(r, 410, 2022, 1);
 	fp_set(&F, 2022, "/svc/moved");
 	assert_string_equal(exit_of(r, 2022, 410, 1), "/svc/moved");
 	assert_int_equal(totals(r).proc_reads - reads, 3);
@@ -195,12 +176,12 @@ static void test_fast_fallbacks(void **state)
 	 * children are fast */
 	F.now_ms += 1000;
 	fp_set(&F, 100, "/svc2");
-	fork_ev(r, 100, 2003, 1);
+	fp_fork(r, 100, 2003, 1);
 	fp_set(&F, 2003, "/svc/moved");
 	assert_string_equal(exit_of(r, 2003, 100, 1), "/svc2");
 	assert_int_equal(totals(r).proc_reads - reads, 2);
 	reads = totals(r).proc_reads;
-	fork_ev(r, 100, 2004, 1);
+	fp_fork(r, 100, 2004, 1);
 	fp_set(&F, 2004, "/svc/moved");
 	assert_string_equal(exit_of(r, 2004, 100, 1), "/svc2");
 	assert_int_equal(totals(r).proc_reads - reads, 0);
@@ -209,7 +190,7 @@ static void test_fast_fallbacks(void **state)
 	 * the child's /proc */
 	F.now_ms += 1000;
 	fp_reap(&F, 100);
-	fork_ev(r, 100, 2010, 1);
+	fp_fork(r, 100, 2010, 1);
 	fp_set(&F, 2010, "/svc/moved");
 	assert_string_equal(exit_of(r, 2010, 100, 1), "/svc/moved");
 	/* the background revalidation found 100 reaped (one read), so the
@@ -225,17 +206,17 @@ static void test_fast_fallbacks(void **state)
 	/* resolved before the parent's own fork: pid 100 forked again (a
 	 * new process, in /q) after the entry was read: the entry is not
 	 * used, the parent's /proc is read again (the new process) */
-	fork_ev(r, 7, 100, 10);
+	fp_fork(r, 7, 100, 10);
 	fp_set(&F, 100, "/q");
-	fork_ev(r, 100, 2005, 1);
+	fp_fork(r, 100, 2005, 1);
 	fp_set(&F, 2005, "/q/x");
 	fp_mkdir(&F, "/q/x");
 	assert_string_equal(exit_of(r, 2005, 100, 1), "/q");
 	/* resolved within the slack of the parent's fork: read again */
 	fp_set(&F, 500, "/r");
-	fork_ev(r, 1, 500, 5);
+	fp_fork(r, 1, 500, 5);
 	assert_string_equal(thread_of(r, 501, 500), "/r");
-	fork_ev(r, 500, 2006, 1);
+	fp_fork(r, 500, 2006, 1);
 	fp_set(&F, 2006, "/r/x");
 	fp_mkdir(&F, "/r/x");
 	assert_string_equal(exit_of(r, 2006, 500, 1), "/r");
@@ -243,10 +224,10 @@ static void test_fast_fallbacks(void **state)
 	assert_int_equal(totals(r).via_fork_parent, 6);
 	/* ... and trusted once read more than the slack after it */
 	F.now_ms += 30;
-	fork_ev(r, 500, 2016, 1);
+	fp_fork(r, 500, 2016, 1);
 	fp_set(&F, 2016, "/r/x");
 	assert_string_equal(exit_of(r, 2016, 500, 1), "/r");
-	fork_ev(r, 500, 2026, 1);
+	fp_fork(r, 500, 2026, 1);
 	fp_set(&F, 2026, "/r/x");
 	assert_string_equal(exit_of(r, 2026, 500, 1), "/r");
 	assert_int_equal(totals(r).proc_reads - reads, 4); /* 500 */
@@ -257,15 +238,15 @@ static void test_fast_fallbacks(void **state)
 	fp_set(&F, 600, "/s");
 	assert_string_equal(thread_of(r, 601, 600), "/s");
 	F.now_ms += 30;
-	fork_ev(r, 600, 2007, 1);
-	lost(r, 1);
+	fp_fork(r, 600, 2007, 1);
+	fp_lost(r, 1);
 	fp_set(&F, 2007, "/s/x");
 	fp_mkdir(&F, "/s/x");
 	assert_string_equal(exit_of(r, 2007, 600, 1), "/s/x");
 	/* after the loss the parent's cached entry (forked before tracking)
 	 * is no longer vouched for: a new child's event (trusted) makes the
 	 * parent's /proc be read again, checked against forks after it */
-	fork_ev(r, 600, 2008, 1);
+	fp_fork(r, 600, 2008, 1);
 	fp_set(&F, 2008, "/s/x");
 	assert_string_equal(exit_of(r, 2008, 600, 1), "/s");
 	assert_int_equal(totals(r).proc_reads - reads, 3); /* 600 x2, 2007 */
@@ -273,10 +254,10 @@ static void test_fast_fallbacks(void **state)
 
 	/* dead parent: its exit was accounted */
 	fp_set(&F, 700, "/t");
-	fork_ev(r, 1, 700, 200);
+	fp_fork(r, 1, 700, 200);
 	assert_string_equal(thread_of(r, 701, 700), "/t");
 	F.now_ms += 30;
-	fork_ev(r, 700, 2009, 1);
+	fp_fork(r, 700, 2009, 1);
 	fp_set(&F, 2009, "/t/x");
 	fp_mkdir(&F, "/t/x");
 	assert_string_equal(exit_of(r, 700, 1, 300), "/t");
@@ -295,7 +276,7 @@ static void test_fast_scope(void **state)
 	struct cgs_rollup *r = new_rollup(FAST);
 	parent_resolved(r);
 	uint64_t reads = totals(r).proc_reads;
-	fork_ev(r, 100, 2000, 2);
+	fp_fork(r, 100, 2000, 2);
 	fp_set(&F, 2000, "/svc/moved");
 	assert_string_equal(thread_of(r, 2001, 2000), "/svc/moved");
 	assert_int_equal(totals(r).proc_reads - reads, 1);
@@ -318,7 +299,7 @@ static void test_exact_mode(void **state)
 		uint64_t reads = totals(r).proc_reads;
 		for (uint32_t pid = 1000; pid < 1100; pid++) {
 			if (r->forks)
-				fork_ev(r, 100, pid, 2);
+				fp_fork(r, 100, pid, 2);
 			fp_set(&F, pid, "/svc/moved");
 			assert_string_equal(exit_of(r, pid, 100, 1),
 					    "/svc/moved");

@@ -20,6 +20,7 @@
 
 #include "cgstats.h"
 #include "support/fakeproc.h"
+#include "fakeforks.h"
 #include "rollup/rollup_int.h"
 
 static struct fakeproc F;
@@ -39,10 +40,8 @@ static int teardown(void **state)
 
 static struct cgs_rollup *new_rollup(unsigned flags)
 {
-	struct cgs_rollup_opts o = fp_opts(&F);
-	o.flags = flags;
-	struct cgs_rollup *r = NULL;
-	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	struct cgs_rollup *r;
+	assert_int_equal(fp_rollup_new(&F, flags, &r), 0);
 	return r;
 }
 
@@ -50,26 +49,8 @@ static struct cgs_rollup *tracking(void)
 {
 	struct cgs_rollup *r = new_rollup(CGS_ROLLUP_TRACK_FORKS);
 	assert_non_null(r->forks);
-	assert_int_equal(r->forks->fd, -1); /* fake proc: no socket */
+	assert_int_equal(r->forks->fd, -1); /* injected: no socket */
 	return r;
-}
-
-/* A fork `ago_ms` before now (rollup ms). */
-static void fork_ev(struct cgs_rollup *r, uint32_t parent, uint32_t child,
-		    uint64_t ago_ms)
-{
-	struct cgsi_forks *f = r->forks;
-	pthread_mutex_lock(&f->lock);
-	cgsi_forks_record_locked(f, parent, child,
-				 cgsi_rollup_now(r) - ago_ms);
-	pthread_mutex_unlock(&f->lock);
-}
-
-static void lost(struct cgs_rollup *r, uint64_t n)
-{
-	pthread_mutex_lock(&r->forks->lock);
-	cgsi_forks_lost_locked(r->forks, n);
-	pthread_mutex_unlock(&r->forks->lock);
 }
 
 /* Exit of a single-threaded process that lived life_ms. */
@@ -97,8 +78,8 @@ static void test_walk(void **state)
 	(void)state;
 	struct cgs_rollup *r = tracking();
 	fp_set(&F, 100, "/svc");
-	fork_ev(r, 100, 200, 30);
-	fork_ev(r, 200, 300, 20);
+	fp_fork(r, 100, 200, 30);
+	fp_fork(r, 200, 300, 20);
 	F.now_ms += 20;
 	assert_string_equal(exit_of(r, 300, 200, 10), "/svc");
 	/* its TGID record: the cache entry, no walk, not unknown */
@@ -110,8 +91,8 @@ static void test_walk(void **state)
 	assert_string_equal(exit_of(r, 200, 100, 40), "/svc");
 	/* another subshell's child: bash is in the cache now */
 	uint64_t reads = totals(r).proc_reads;
-	fork_ev(r, 100, 201, 30);
-	fork_ev(r, 201, 302, 25);
+	fp_fork(r, 100, 201, 30);
+	fp_fork(r, 201, 302, 25);
 	assert_string_equal(exit_of(r, 302, 201, 5), "/svc");
 	struct cgs_rollup_totals t = totals(r);
 	assert_int_equal(t.via_ancestor, 2); /* 300, 302 */
@@ -131,12 +112,12 @@ static void test_reparented(void **state)
 	struct cgs_rollup *r = tracking();
 	fp_set(&F, 1, "/");
 	fp_set(&F, 100, "/svc");
-	fork_ev(r, 100, 200, 50);
-	fork_ev(r, 200, 300, 40);
+	fp_fork(r, 100, 200, 50);
+	fp_fork(r, 200, 300, 40);
 	assert_string_equal(exit_of(r, 300, 1, 30), "/svc");
 	assert_int_equal(totals(r).via_ancestor, 1);
 	/* nothing known above the fork parent: the reaper, as before */
-	fork_ev(r, 999, 400, 40); /* 999: never in /proc */
+	fp_fork(r, 999, 400, 40); /* 999: never in /proc */
 	assert_string_equal(exit_of(r, 400, 1, 30), "/");
 	assert_int_equal(totals(r).via_parent, 1);
 	cgs_rollup_free(r);
@@ -150,17 +131,17 @@ static void test_ancestor_reuse(void **state)
 	struct cgs_rollup *r = tracking();
 	fp_set(&F, 100, "/svc");
 	fp_set(&F, 50, "/other");
-	fork_ev(r, 100, 200, 50);
-	fork_ev(r, 200, 300, 40);
+	fp_fork(r, 100, 200, 50);
+	fp_fork(r, 200, 300, 40);
 	/* 200 died, its pid went to a child of 50 in /other */
-	fork_ev(r, 50, 200, 30);
+	fp_fork(r, 50, 200, 30);
 	fp_set(&F, 200, "/other");
 	/* ac_ppid 200 is the reused pid: not read, not walked through */
 	assert_string_equal(exit_of(r, 300, 200, 20), CGS_UNKNOWN_CGROUP);
 	/* the same one hop further up: 100 reused by a child of 50 */
-	fork_ev(r, 100, 210, 50);
-	fork_ev(r, 210, 310, 40);
-	fork_ev(r, 50, 100, 30);
+	fp_fork(r, 100, 210, 50);
+	fp_fork(r, 210, 310, 40);
+	fp_fork(r, 50, 100, 30);
 	fp_set(&F, 100, "/other");
 	assert_string_equal(exit_of(r, 310, 210, 20), CGS_UNKNOWN_CGROUP);
 	struct cgs_rollup_totals t = totals(r);
@@ -178,11 +159,11 @@ static void test_exiting_reuse(void **state)
 	fp_set(&F, 100, "/svc");
 	fp_set(&F, 50, "/other");
 	F.now_ms += 100000;
-	fork_ev(r, 50, 300, 5); /* the pid's newest fork: 5 ms ago */
+	fp_fork(r, 50, 300, 5); /* the pid's newest fork: 5 ms ago */
 	/* 300 lived 10 s: the entry is another process */
 	assert_string_equal(exit_of(r, 300, 77, 10000), CGS_UNKNOWN_CGROUP);
 	/* a thread record of the same (reaped) process: same answer */
-	fork_ev(r, 100, 301, 5000);
+	fp_fork(r, 100, 301, 5000);
 	struct cgs_record th = fp_record(CGS_KIND_THREAD, 302, 301, 77, 1);
 	th.etime_us = 4000u * 1000u;
 	const char *path = NULL;
@@ -204,21 +185,21 @@ static void test_lost(void **state)
 	(void)state;
 	struct cgs_rollup *r = tracking();
 	fp_set(&F, 100, "/svc");
-	fork_ev(r, 100, 200, 50);
-	fork_ev(r, 200, 300, 40);
-	fork_ev(r, 100, 220, 45);
-	lost(r, 3);
+	fp_fork(r, 100, 200, 50);
+	fp_fork(r, 200, 300, 40);
+	fp_fork(r, 100, 220, 45);
+	fp_lost(r, 3);
 	assert_string_equal(exit_of(r, 300, 200, 20), CGS_UNKNOWN_CGROUP);
-	fork_ev(r, 100, 210, 30);
-	fork_ev(r, 210, 310, 20);
+	fp_fork(r, 100, 210, 30);
+	fp_fork(r, 210, 310, 20);
 	assert_string_equal(exit_of(r, 310, 210, 10), "/svc");
 	/* a trusted child whose parent's fork predates the loss: the
 	 * parent itself is still right, nothing above it */
-	fork_ev(r, 200, 320, 10); /* 200's entry predates the loss */
+	fp_fork(r, 200, 320, 10); /* 200's entry predates the loss */
 	fp_set(&F, 200, "/sub");
 	assert_string_equal(exit_of(r, 320, 200, 5), "/sub");
 	/* 220 reaped: what forked it (100 by its entry) is not trusted */
-	fork_ev(r, 220, 340, 10);
+	fp_fork(r, 220, 340, 10);
 	assert_string_equal(exit_of(r, 340, 220, 5), CGS_UNKNOWN_CGROUP);
 	struct cgs_rollup_totals t = totals(r);
 	assert_int_equal(t.fork_drops, 3);
@@ -230,7 +211,7 @@ static void chain(struct cgs_rollup *r, uint32_t top, uint32_t base, int n)
 {
 	uint32_t p = top;
 	for (int i = 0; i < n; i++) {
-		fork_ev(r, p, base + (uint32_t)i, (uint64_t)(100 - i));
+		fp_fork(r, p, base + (uint32_t)i, (uint64_t)(100 - i));
 		p = base + (uint32_t)i;
 	}
 }
@@ -265,16 +246,16 @@ static void test_cached_ancestor(void **state)
 			    "ok"); /* 100 cached (alive) in /old */
 	F.now_ms += 100;
 	/* pid 100 is a new process now (its exit was never seen) */
-	fork_ev(r, 1, 100, 50);
+	fp_fork(r, 1, 100, 50);
 	fp_set(&F, 100, "/new");
-	fork_ev(r, 100, 200, 40);
-	fork_ev(r, 200, 300, 30);
+	fp_fork(r, 100, 200, 40);
+	fp_fork(r, 200, 300, 30);
 	assert_string_equal(exit_of(r, 300, 200, 10), "/new");
 	/* read after its fork: the cache answers (a move since is not seen
 	 * before revalidate_ms, as for any cached process) */
 	fp_set(&F, 100, "/newer");
-	fork_ev(r, 100, 201, 20);
-	fork_ev(r, 201, 301, 15);
+	fp_fork(r, 100, 201, 20);
+	fp_fork(r, 201, 301, 15);
 	uint64_t reads = totals(r).proc_reads;
 	assert_string_equal(exit_of(r, 301, 201, 10), "/new");
 	assert_int_equal(totals(r).proc_reads - reads, 2); /* 301, 201 */
