@@ -13,7 +13,6 @@
 #include "options.h"
 #include "privdrop.h"
 
-#define PROG "taskstat-collect"
 #define TSC_FLUSH_BYTES (64u * 1024u) /* per-shard buffer flush threshold */
 
 /* Written by one listener thread; the main thread takes `lock` only to

@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 	r = tsc_parse_options(argc, argv, &o);
 	if (r) {
 		tsc_opts_free(&o);
-		return r == 1 ? 0 : r;
+		return r == TSC_PARSE_DONE ? 0 : r;
 	}
 	int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd < 0) {
