@@ -26,10 +26,11 @@ struct tsc_shard {
 } __attribute__((aligned(64)));
 
 struct http;
+struct out_ops;
 
 struct tsc {
 	struct tsc_opts *o;
-	enum tsc_format fmt;
+	const struct out_ops *out; /* --format, resolved */
 	int out_fd;                /* stdout or --output */
 	int cap_fd;                /* --record, else -1 */
 	int listen_fd;             /* --listen, pre-bound, else -1 */

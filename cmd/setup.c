@@ -16,6 +16,14 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "output.h"
+
+/* --format once resolved: the only place the formats are told apart. */
+static const struct out_ops *const formats[] = {
+	[TSC_FMT_TABLE] = &out_table_ops,
+	[TSC_FMT_JSONL] = &out_jsonl_ops,
+	[TSC_FMT_CSV] = &out_csv_ops,
+};
 
 static int open_out(const char *path, int *fd)
 {
@@ -130,10 +138,11 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	buf_init(&c->prom);
 	buf_init(&c->snap);
 
-	c->fmt = o->format;
-	if (c->fmt == TSC_FMT_AUTO)
-		c->fmt = !o->output && isatty(STDOUT_FILENO) ? TSC_FMT_TABLE
-							     : TSC_FMT_JSONL;
+	enum tsc_format fmt = o->format;
+	if (fmt == TSC_FMT_AUTO)
+		fmt = !o->output && isatty(STDOUT_FILENO) ? TSC_FMT_TABLE
+							  : TSC_FMT_JSONL;
+	c->out = formats[fmt];
 
 	if (o->replay) {
 		r = cap_open(&c->replay, o->replay, err, sizeof(err));
