@@ -81,6 +81,9 @@ void tsc_note_error(struct tsc *c, int *slot, int err);
 /* 0, or the first output error (positive errno). */
 int tsc_output_error(struct tsc *c);
 
+/* live_open.c: listener, rollup, privileges (printed); 0 or -errno. */
+int tsc_live_open(struct tsc *c);
+
 /* live.c / replay.c: return the process exit status. */
 int tsc_live(struct tsc *c, int sigfd);
 int tsc_replay(struct tsc *c, int sigfd);
