@@ -55,7 +55,7 @@ static int on_exit_event(const struct cgs_exit *ev, void *user)
 		s->cap_too_big++;
 	tsc_shard_flush_locked(c, s, false);
 	pthread_mutex_unlock(&s->lock);
-	return tsc_output_error(c) ? 1 : 0;
+	return tsc_output_error(c); /* non-zero: the drain returns early */
 }
 
 static void hostinfo(struct tsc *c, struct buf *b)
@@ -83,13 +83,13 @@ int tsc_stop_status(struct tsc *c, int status)
 {
 	int oe = __atomic_load_n(&c->out_err, __ATOMIC_ACQUIRE);
 	int ce = __atomic_load_n(&c->cap_err, __ATOMIC_ACQUIRE);
-	if (oe && oe != EPIPE)
+	if (oe && oe != -EPIPE)
 		fprintf(stderr, PROG ": %s: %s\n",
-			c->o->output ? c->o->output : "stdout", strerror(oe));
+			c->o->output ? c->o->output : "stdout", strerror(-oe));
 	if (ce)
 		fprintf(stderr, PROG ": --record: %s: %s\n", c->o->record,
-			strerror(ce));
-	return oe || ce ? 1 : status;
+			strerror(-ce));
+	return oe || ce ? TSC_EXIT_ERROR : status;
 }
 
 /* CSV header and capture header, before any line. */
@@ -242,7 +242,7 @@ static int live_stop(struct tsc *c, int err)
 		status = TSC_EXIT_ERROR;
 	}
 	if (c->cap_fd >= 0 && fsync(c->cap_fd) < 0 && errno != EINVAL)
-		tsc_note_error(c, &c->cap_err, errno);
+		tsc_note_error(c, &c->cap_err, -errno);
 	for (unsigned i = 0; i < c->nshards; i++)
 		too_big += c->shards[i].cap_too_big;
 	if (too_big)

@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 	int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd < 0) {
 		perror(PROG ": signalfd");
-		return 1;
+		return TSC_EXIT_ERROR;
 	}
 	r = tsc_setup(&c, &o);
 	if (!r)

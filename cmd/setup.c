@@ -35,28 +35,30 @@ struct probe {
 	const char *path;
 };
 
-/* Can we create the temp file next to the textfile and rename over it? */
+/* Can we create the temp file next to the textfile and rename over it?
+ * 0 or -errno (run by priv_run_as as the --user). */
 static int probe_textfile(void *arg)
 {
 	const struct probe *p = arg;
 	char *dup = strdup(p->path);
 	if (!dup)
-		return ENOMEM;
+		return -ENOMEM;
 	char tmp[4096];
 	snprintf(tmp, sizeof(tmp), "%s/.taskstat-collect-probe.%ld",
 		 dirname(dup), (long)getpid());
 	free(dup);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return errno;
+		return -errno;
 	close(fd);
 	unlink(tmp);
 	struct stat st;
 	if (stat(p->path, &st) == 0 && S_ISDIR(st.st_mode))
-		return EISDIR;
+		return -EISDIR;
 	return 0;
 }
 
+/* 0, or TSC_EXIT_USAGE after tsc_usage_error(). */
 static int bind_listen(struct tsc_opts *o, int *out)
 {
 	struct addrinfo hints, *res = NULL, *ai;
@@ -168,9 +170,9 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	if (o->textfile) {
 		struct probe p = { o->textfile };
 		r = priv_run_as(c->drop ? &c->user : NULL, probe_textfile, &p);
-		if (r)
+		if (r < 0)
 			return tsc_usage_error("--textfile", "%s: %s%s",
-					       o->textfile, strerror(r), c->drop ?
+					       o->textfile, strerror(-r), c->drop ?
 					       " (as the --user)" : "");
 	}
 
@@ -191,7 +193,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 					       "mounted" : cgs_strerror(r));
 		fprintf(stderr, PROG ": cannot find a cgroup hierarchy: %s\n",
 			cgs_strerror(r));
-		return 1;
+		return TSC_EXIT_ERROR;
 	}
 	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
 

@@ -77,9 +77,9 @@ static void write_locked(struct tsc *c, pthread_mutex_t *m, int fd,
 	if (!__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
 		int r = write_all(fd, b->p, b->len);
 		if (r < 0)
-			tsc_note_error(c, slot, -r);
+			tsc_note_error(c, slot, r);
 		else if (b->oom)
-			tsc_note_error(c, slot, ENOMEM);
+			tsc_note_error(c, slot, -ENOMEM);
 	}
 	pthread_mutex_unlock(m);
 	buf_reset(b);
@@ -286,14 +286,14 @@ int tsc_write_prologue(struct tsc *c, const char *hostinfo)
 		c->out->prologue(&b);
 		r = write_all(c->out_fd, b.p, b.len);
 		if (r < 0)
-			tsc_note_error(c, &c->out_err, -r);
+			tsc_note_error(c, &c->out_err, r);
 	}
 	if (!r && c->cap_fd >= 0) {
 		buf_reset(&b);
 		cap_encode_header(&b, tsc_real_ns(), c->nshards, hostinfo);
 		r = write_all(c->cap_fd, b.p, b.len);
 		if (r < 0)
-			tsc_note_error(c, &c->cap_err, -r);
+			tsc_note_error(c, &c->cap_err, r);
 	}
 	buf_free(&b);
 	return r;
