@@ -13,7 +13,22 @@
 #include "options.h"
 #include "privdrop.h"
 
-#define PROG "taskstat-collect"
+/*
+ * Errors in cmd/, one convention:
+ *  - A function that does something returns 0 (or a count, where its
+ *    comment says so) or a negative errno; libcgstats' codes are negative
+ *    errnos too. Stored errors (out_err, cap_err) are negative as well.
+ *  - Only the functions that decide how the process ends return an exit
+ *    status, and say so: 0, TSC_EXIT_ERROR or TSC_EXIT_USAGE (options.h).
+ *    They are tsc_parse_options (also TSC_PARSE_DONE), tsc_usage_error and
+ *    the option checks that return it, tsc_setup, tsc_live, tsc_replay and
+ *    tsc_stop_status.
+ *  - A positive errno exists only inside priv_run_as, as a child's exit
+ *    code. cap_next returns a record type (positive), 0 at the end, or a
+ *    negative errno, like read().
+ * Whoever returns the error prints it, once; the caller only maps it.
+ */
+
 #define TSC_FLUSH_BYTES (64u * 1024u) /* per-shard buffer flush threshold */
 
 /* Written by one listener thread; the main thread takes `lock` only to
@@ -27,10 +42,11 @@ struct tsc_shard {
 } __attribute__((aligned(64)));
 
 struct http;
+struct out_ops;
 
 struct tsc {
 	struct tsc_opts *o;
-	enum tsc_format fmt;
+	const struct out_ops *out; /* --format, resolved */
 	int out_fd;                /* stdout or --output */
 	int cap_fd;                /* --record, else -1 */
 	int listen_fd;             /* --listen, pre-bound, else -1 */
@@ -51,7 +67,7 @@ struct tsc {
 	bool prom_on;
 	struct http *http;
 	int wake_fd;               /* eventfd: a listener thread hit an error */
-	int out_err, cap_err;      /* first write error (positive errno) */
+	int out_err, cap_err;      /* first write error (-errno), 0: none */
 	uint64_t seq;
 	struct buf snap;           /* main thread's formatting buffer */
 	/* replay: counters as last recorded, plus what replay itself saw */
@@ -60,7 +76,8 @@ struct tsc {
 };
 
 /* setup.c: validate every option against the system before registering
- * anything. Returns 0, 1 (runtime error) or 2 (invalid option). */
+ * anything. Returns 0 or an exit status: TSC_EXIT_USAGE for an invalid
+ * option, TSC_EXIT_ERROR for a runtime error (printed). */
 int tsc_setup(struct tsc *c, struct tsc_opts *o);
 void tsc_teardown(struct tsc *c);
 
@@ -77,11 +94,17 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final);
 /* Prometheus text for the HTTP handler: malloc'd copy. */
 char *tsc_prom_copy(struct tsc *c, size_t *len);
 int tsc_write_prologue(struct tsc *c, const char *hostinfo);
+/* Keep err (-errno) in *slot unless one is there; wake the main loop. */
 void tsc_note_error(struct tsc *c, int *slot, int err);
-/* 0, or the first output error (positive errno). */
+/* 0, or the first output error (-errno). */
 int tsc_output_error(struct tsc *c);
 
-/* live.c / replay.c: return the process exit status. */
+/* live_open.c: listener, rollup, privileges (printed); 0 or -errno. */
+int tsc_live_open(struct tsc *c);
+
+/* live.c / replay.c: return the process exit status. tsc_stop_status
+ * reports output errors and returns TSC_EXIT_ERROR if there were any,
+ * else status. */
 int tsc_live(struct tsc *c, int sigfd);
 int tsc_replay(struct tsc *c, int sigfd);
 int tsc_stop_status(struct tsc *c, int status);

@@ -31,12 +31,12 @@ int main(int argc, char **argv)
 	r = tsc_parse_options(argc, argv, &o);
 	if (r) {
 		tsc_opts_free(&o);
-		return r == 1 ? 0 : r;
+		return r == TSC_PARSE_DONE ? 0 : r;
 	}
 	int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd < 0) {
 		perror(PROG ": signalfd");
-		return 1;
+		return TSC_EXIT_ERROR;
 	}
 	r = tsc_setup(&c, &o);
 	if (!r)

@@ -9,8 +9,6 @@
 #include "cgstats.h"
 #include "options.h"
 
-#define PROG "taskstat-collect"
-
 static const char usage[] =
 "Usage: " PROG " [OPTIONS]\n"
 "Collect taskstats exit records per cgroup until SIGINT/SIGTERM.\n"
@@ -177,25 +175,16 @@ int tsc_parse_hostport(const char *s, char **host, char port[8])
 	return 0;
 }
 
-static int bad(const char *opt, const char *fmt, const char *arg)
-{
-	fprintf(stderr, PROG ": --%s: ", opt);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	return TSC_EXIT_USAGE;
-}
-
 static int set_uint(const char *opt, const char *arg, unsigned long long min,
 		    unsigned long long max, unsigned long long *out)
 {
 	int r = tsc_parse_uint(arg, min, max, out);
 	if (r == -EINVAL)
-		return bad(opt, "'%s' is not a non-negative integer", arg);
-	if (r < 0) {
-		fprintf(stderr, PROG ": --%s: '%s' is out of range (%llu..%llu)\n",
-			opt, arg, min, max);
-		return TSC_EXIT_USAGE;
-	}
+		return tsc_usage_error(opt, "'%s' is not a non-negative "
+				       "integer", arg);
+	if (r < 0)
+		return tsc_usage_error(opt, "'%s' is out of range (%llu..%llu)",
+				       arg, min, max);
 	return 0;
 }
 
@@ -205,9 +194,199 @@ void tsc_opts_free(struct tsc_opts *o)
 	o->listen_host = NULL;
 }
 
-int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
+/* Seconds for --interval or --duration, at least min_ns. */
+static int set_seconds(const char *opt, const char *arg, uint64_t min_ns,
+		       const char *range, uint64_t *ns)
+{
+	int r = tsc_parse_seconds(arg, ns);
+	if (r == -EINVAL)
+		return tsc_usage_error(opt, "'%s' is not a non-negative number "
+				       "of seconds", arg);
+	if (r < 0 || *ns < min_ns)
+		return tsc_usage_error(opt, "'%s' is out of range (%s)", arg,
+				       range);
+	return 0;
+}
+
+/* A path or name that must not be empty. */
+static int set_name(const char *opt, const char *arg, const char *what,
+		    const char **out)
+{
+	if (!*arg)
+		return tsc_usage_error(opt, "empty %s", what);
+	*out = arg;
+	return 0;
+}
+
+static int set_format(const char *arg, enum tsc_format *f)
+{
+	if (!strcmp(arg, "table"))
+		*f = TSC_FMT_TABLE;
+	else if (!strcmp(arg, "jsonl") || !strcmp(arg, "json"))
+		*f = TSC_FMT_JSONL;
+	else if (!strcmp(arg, "csv"))
+		*f = TSC_FMT_CSV;
+	else
+		return tsc_usage_error("--format", "unknown format '%s' "
+				       "(table, jsonl or csv)", arg);
+	return 0;
+}
+
+static int set_attribution(const char *arg, struct tsc_opts *o)
+{
+	if (!strcmp(arg, "auto"))
+		o->attribution = TSC_ATTR_AUTO;
+	else if (!strcmp(arg, "kernel"))
+		o->attribution = TSC_ATTR_KERNEL;
+	else if (!strcmp(arg, "exact"))
+		o->attribution = TSC_ATTR_EXACT;
+	else if (!strcmp(arg, "fast"))
+		o->attribution = TSC_ATTR_FAST;
+	else
+		return tsc_usage_error("--attribution", "unknown mode '%s' "
+				       "(auto, kernel, exact or fast)", arg);
+	o->fast_attribution = o->attribution == TSC_ATTR_FAST;
+	o->attribution_set = true;
+	return 0;
+}
+
+static int set_listen(const char *arg, struct tsc_opts *o)
+{
+	free(o->listen_host);
+	o->listen_host = NULL;
+	int r = tsc_parse_hostport(arg, &o->listen_host, o->listen_port);
+	if (r == -ENOMEM)
+		return tsc_usage_error("--listen", "%s", strerror(ENOMEM));
+	if (r < 0)
+		return tsc_usage_error("--listen", "'%s' is not ADDR:PORT "
+				       "(e.g. :9101, 127.0.0.1:9101, "
+				       "[::1]:9101)", arg);
+	o->listen = arg;
+	return 0;
+}
+
+/* One option that getopt accepted: 0 or TSC_EXIT_USAGE. */
+static int set_option(int c, const char *arg, struct tsc_opts *o)
 {
 	unsigned long long v;
+	int r;
+
+	switch (c) {
+	case 'f':
+		return set_format(arg, &o->format);
+	case 'o':
+		return set_name("--output", arg, "file name", &o->output);
+	case 'i':
+		o->interval_set = true;
+		return set_seconds("--interval", arg, 10000000ull,
+				   "0.01 to 1e9 seconds", &o->interval_ns);
+	case 'd':
+		return set_seconds("--duration", arg, 1,
+				   "more than 0, up to 1e9 seconds",
+				   &o->duration_ns);
+	case 'e':
+		o->events = true;
+		return 0;
+	case OPT_TOP:
+		r = set_uint("--top", arg, 0, 1000000, &v);
+		if (!r)
+			o->top = (unsigned)v;
+		return r;
+	case OPT_CPUS:
+		return set_name("--cpus", arg, "cpulist", &o->cpus);
+	case OPT_SHARDS:
+		r = set_uint("--shards", arg, 1, 1024, &v);
+		if (!r)
+			o->shards = (unsigned)v;
+		return r;
+	case OPT_RCVBUF:
+		r = set_uint("--rcvbuf", arg, 65536, 1ull << 31, &v);
+		if (!r)
+			o->rcvbuf = (size_t)v;
+		return r;
+	case OPT_NO_TGID:
+		o->no_tgid = true;
+		return 0;
+	case OPT_NO_FORK_EVENTS:
+		o->no_fork_events = true;
+		return 0;
+	case OPT_ATTRIBUTION:
+		return set_attribution(arg, o);
+	case OPT_KERNEL_BUFFER:
+		r = set_uint("--kernel-buffer", arg, 4096, 1ull << 30, &v);
+		if (!r)
+			o->kernel_buffer = (size_t)v;
+		return r;
+	case OPT_DEPTH:
+		r = set_uint("--depth", arg, 1, 4096, &v);
+		if (!r)
+			o->depth = (unsigned)v;
+		return r;
+	case OPT_HIERARCHY:
+		if (!*arg || strchr(arg, '/') || strchr(arg, ':') ||
+		    strchr(arg, ','))
+			return tsc_usage_error("--hierarchy", "'%s' is not "
+					       "'v2' or a controller name",
+					       arg);
+		o->hierarchy = arg;
+		return 0;
+	case 'l':
+		return set_listen(arg, o);
+	case OPT_TEXTFILE:
+		return set_name("--textfile", arg, "path", &o->textfile);
+	case OPT_RECORD:
+		return set_name("--record", arg, "file name", &o->record);
+	case OPT_REPLAY:
+		return set_name("--replay", arg, "file name", &o->replay);
+	case 'u':
+		return set_name("--user", arg, "user name", &o->user);
+	}
+	return 0;
+}
+
+/* Options that are each fine but not together. */
+static int check_combination(const struct tsc_opts *o)
+{
+	if (o->replay) {
+		if (o->record)
+			return tsc_usage_error("--record", "cannot be combined "
+					       "with --replay");
+		if (o->cpus || o->shards || o->rcvbuf || o->no_fork_events)
+			return tsc_usage_error(o->cpus ? "--cpus" :
+					       o->shards ? "--shards" :
+					       o->rcvbuf ? "--rcvbuf" :
+					       "--no-fork-events",
+					       "has no meaning with --replay");
+		if (o->user)
+			return tsc_usage_error("--user", "has no meaning with "
+					       "--replay (no privileges are "
+					       "needed)");
+		if (o->attribution_set)
+			return tsc_usage_error("--attribution", "has no "
+					       "meaning with --replay (records "
+					       "carry their cgroup)");
+		if (o->kernel_buffer)
+			return tsc_usage_error("--kernel-buffer", "has no "
+					       "meaning with --replay");
+	}
+	if (o->kernel_buffer && (o->attribution == TSC_ATTR_EXACT ||
+				 o->attribution == TSC_ATTR_FAST))
+		return tsc_usage_error("--kernel-buffer", "has no meaning with "
+				       "--attribution %s (no kernel source)",
+				       o->attribution == TSC_ATTR_FAST ?
+				       "fast" : "exact");
+	if (o->fast_attribution && o->no_fork_events)
+		return tsc_usage_error("--attribution", "'fast' needs fork "
+				       "events (cannot be combined with "
+				       "--no-fork-events)");
+	if (o->record && o->replay == NULL && o->output &&
+	    !strcmp(o->record, o->output))
+		return tsc_usage_error("--record", "same file as --output");
+	return 0;
+}
+
+int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
+{
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
@@ -218,197 +397,33 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 	while ((c = getopt_long(argc, argv, ":f:o:i:d:el:u:hV", longopts,
 				NULL)) != -1) {
 		switch (c) {
-		case 'f':
-			if (!strcmp(optarg, "table"))
-				o->format = TSC_FMT_TABLE;
-			else if (!strcmp(optarg, "jsonl") ||
-				 !strcmp(optarg, "json"))
-				o->format = TSC_FMT_JSONL;
-			else if (!strcmp(optarg, "csv"))
-				o->format = TSC_FMT_CSV;
-			else
-				return bad("format", "unknown format '%s' "
-					   "(table, jsonl or csv)", optarg);
-			break;
-		case 'o':
-			if (!*optarg)
-				return bad("output", "empty file name%s", "");
-			o->output = optarg;
-			break;
-		case 'i':
-			o->interval_set = true;
-			r = tsc_parse_seconds(optarg, &o->interval_ns);
-			if (r == -EINVAL)
-				return bad("interval", "'%s' is not a "
-					   "non-negative number of seconds",
-					   optarg);
-			if (r < 0 || o->interval_ns < 10000000ull)
-				return bad("interval", "'%s' is out of range "
-					   "(0.01 to 1e9 seconds)", optarg);
-			break;
-		case 'd':
-			r = tsc_parse_seconds(optarg, &o->duration_ns);
-			if (r == -EINVAL)
-				return bad("duration", "'%s' is not a "
-					   "non-negative number of seconds",
-					   optarg);
-			if (r < 0 || o->duration_ns == 0)
-				return bad("duration", "'%s' is out of range "
-					   "(more than 0, up to 1e9 seconds)",
-					   optarg);
-			break;
-		case 'e':
-			o->events = true;
-			break;
-		case OPT_TOP:
-			if ((r = set_uint("top", optarg, 0, 1000000, &v)))
-				return r;
-			o->top = (unsigned)v;
-			break;
-		case OPT_CPUS:
-			if (!*optarg)
-				return bad("cpus", "empty cpulist%s", "");
-			o->cpus = optarg;
-			break;
-		case OPT_SHARDS:
-			if ((r = set_uint("shards", optarg, 1, 1024, &v)))
-				return r;
-			o->shards = (unsigned)v;
-			break;
-		case OPT_RCVBUF:
-			if ((r = set_uint("rcvbuf", optarg, 65536, 1ull << 31,
-					  &v)))
-				return r;
-			o->rcvbuf = (size_t)v;
-			break;
-		case OPT_NO_TGID:
-			o->no_tgid = true;
-			break;
-		case OPT_NO_FORK_EVENTS:
-			o->no_fork_events = true;
-			break;
-		case OPT_ATTRIBUTION:
-			if (!strcmp(optarg, "auto"))
-				o->attribution = TSC_ATTR_AUTO;
-			else if (!strcmp(optarg, "kernel"))
-				o->attribution = TSC_ATTR_KERNEL;
-			else if (!strcmp(optarg, "exact"))
-				o->attribution = TSC_ATTR_EXACT;
-			else if (!strcmp(optarg, "fast"))
-				o->attribution = TSC_ATTR_FAST;
-			else
-				return bad("attribution", "unknown mode '%s' "
-					   "(auto, kernel, exact or fast)",
-					   optarg);
-			o->fast_attribution = o->attribution == TSC_ATTR_FAST;
-			o->attribution_set = true;
-			break;
-		case OPT_KERNEL_BUFFER:
-			if ((r = set_uint("kernel-buffer", optarg, 4096,
-					  1ull << 30, &v)))
-				return r;
-			o->kernel_buffer = (size_t)v;
-			break;
-		case OPT_DEPTH:
-			if ((r = set_uint("depth", optarg, 1, 4096, &v)))
-				return r;
-			o->depth = (unsigned)v;
-			break;
-		case OPT_HIERARCHY:
-			if (!*optarg || strchr(optarg, '/') ||
-			    strchr(optarg, ':') || strchr(optarg, ','))
-				return bad("hierarchy", "'%s' is not 'v2' or a "
-					   "controller name", optarg);
-			o->hierarchy = optarg;
-			break;
-		case 'l':
-			free(o->listen_host);
-			o->listen_host = NULL;
-			r = tsc_parse_hostport(optarg, &o->listen_host,
-					       o->listen_port);
-			if (r == -ENOMEM)
-				return bad("listen", "%s", strerror(ENOMEM));
-			if (r < 0)
-				return bad("listen", "'%s' is not ADDR:PORT "
-					   "(e.g. :9101, 127.0.0.1:9101, "
-					   "[::1]:9101)", optarg);
-			o->listen = optarg;
-			break;
-		case OPT_TEXTFILE:
-			if (!*optarg)
-				return bad("textfile", "empty path%s", "");
-			o->textfile = optarg;
-			break;
-		case OPT_RECORD:
-			if (!*optarg)
-				return bad("record", "empty file name%s", "");
-			o->record = optarg;
-			break;
-		case OPT_REPLAY:
-			if (!*optarg)
-				return bad("replay", "empty file name%s", "");
-			o->replay = optarg;
-			break;
-		case 'u':
-			if (!*optarg)
-				return bad("user", "empty user name%s", "");
-			o->user = optarg;
-			break;
 		case 'h':
 			fputs(usage, stdout);
-			return 1;
+			return TSC_PARSE_DONE;
 		case 'V':
 			printf(PROG " %s (libcgstats %s)\n", TSC_VERSION,
 			       cgs_version());
-			return 1;
+			return TSC_PARSE_DONE;
 		case ':':
-			fprintf(stderr, PROG ": %s: missing value\n",
-				argv[optind - 1]);
-			return TSC_EXIT_USAGE;
+			return tsc_usage_error(argv[optind - 1],
+					       "missing value");
+		case '?':
+			if (optopt) {
+				char shortopt[] = { '-', (char)optopt, '\0' };
+				return tsc_usage_error(shortopt, "unknown "
+						       "option (see --help)");
+			}
+			return tsc_usage_error(argv[optind - 1], "unknown "
+					       "option (see --help)");
 		default:
-			if (optopt)
-				fprintf(stderr, PROG ": -%c: unknown option "
-					"(see --help)\n", optopt);
-			else
-				fprintf(stderr, PROG ": %s: unknown option "
-					"(see --help)\n", argv[optind - 1]);
-			return TSC_EXIT_USAGE;
+			r = set_option(c, optarg, o);
+			if (r)
+				return r;
+			break;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": %s: unexpected argument (see --help)\n",
-			argv[optind]);
-		return TSC_EXIT_USAGE;
-	}
-	if (o->replay) {
-		if (o->record)
-			return bad("record", "cannot be combined with "
-				   "--replay%s", "");
-		if (o->cpus || o->shards || o->rcvbuf || o->no_fork_events)
-			return bad(o->cpus ? "cpus" : o->shards ? "shards" :
-				   o->rcvbuf ? "rcvbuf" : "no-fork-events",
-				   "has no meaning with --replay%s", "");
-		if (o->user)
-			return bad("user", "has no meaning with --replay "
-				   "(no privileges are needed)%s", "");
-		if (o->attribution_set)
-			return bad("attribution", "has no meaning with "
-				   "--replay (records carry their cgroup)%s",
-				   "");
-		if (o->kernel_buffer)
-			return bad("kernel-buffer", "has no meaning with "
-				   "--replay%s", "");
-	}
-	if (o->kernel_buffer && (o->attribution == TSC_ATTR_EXACT ||
-				 o->attribution == TSC_ATTR_FAST))
-		return bad("kernel-buffer", "has no meaning with "
-			   "--attribution %s (no kernel source)",
-			   o->attribution == TSC_ATTR_FAST ? "fast" : "exact");
-	if (o->fast_attribution && o->no_fork_events)
-		return bad("attribution", "'fast' needs fork events (cannot "
-			   "be combined with --no-fork-events)%s", "");
-	if (o->record && o->replay == NULL && o->output &&
-	    !strcmp(o->record, o->output))
-		return bad("record", "same file as --output%s", "");
-	return 0;
+	if (optind < argc)
+		return tsc_usage_error(argv[optind], "unexpected argument (see "
+				       "--help)");
+	return check_combination(o);
 }

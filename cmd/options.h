@@ -42,12 +42,24 @@ struct tsc_opts {
 	unsigned top;           /* table rows; 0: all */
 };
 
-#define TSC_EXIT_USAGE 2
+#define PROG "taskstat-collect"
+
+#define TSC_EXIT_ERROR 1 /* a runtime error */
+#define TSC_EXIT_USAGE 2 /* an invalid option, found before registering */
 
 /*
- * Parse argv into *o. Returns 0 to go on, 1 when --help/--version was
- * handled (exit 0), or TSC_EXIT_USAGE after printing a one-line message
- * naming the option to stderr.
+ * Print "PROG: <opt>: <message>" to stderr and return TSC_EXIT_USAGE. opt
+ * is the option as the user wrote it ("--interval", "-x", a stray word).
+ * Every rejected command line goes through here.
+ */
+int tsc_usage_error(const char *opt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define TSC_PARSE_DONE 1 /* --help or --version answered: exit 0 */
+
+/*
+ * Parse argv into *o. Returns 0 to go on, TSC_PARSE_DONE, or
+ * TSC_EXIT_USAGE after tsc_usage_error().
  */
 int tsc_parse_options(int argc, char **argv, struct tsc_opts *o);
 void tsc_opts_free(struct tsc_opts *o);

@@ -33,7 +33,7 @@ static size_t counter_cols(void)
 	return n;
 }
 
-void out_csv_header(struct buf *b)
+static void header(struct buf *b)
 {
 	buf_puts(b, "type,time,seq,final,records,dropped,unattributed,"
 		    "malformed,cgroup,depth,removed");
@@ -64,8 +64,8 @@ static void lead(struct buf *b, const char *type, const struct snap_info *in)
 	buf_puts(b, in->final ? ",true," : ",false,");
 }
 
-void out_csv_snapshot(struct buf *b, const struct snap_info *in,
-		      const struct cgs_snapshot *s)
+static void snapshot(struct buf *b, const struct snap_info *in,
+		     const struct cgs_snapshot *s)
 {
 	size_t n = cgs_snapshot_count(s);
 	size_t cc = counter_cols();
@@ -115,9 +115,9 @@ void out_csv_snapshot(struct buf *b, const struct snap_info *in,
 }
 
 /* Event rows fill the counter columns they have (utime_s, stime_s, ...). */
-void out_csv_event(struct buf *b, const struct cgs_record *r,
-		   const char *cgroup, const char *source,
-		     uint64_t recv_ns, unsigned shard)
+static void event(struct buf *b, const struct cgs_record *r,
+		  const char *cgroup, const char *source, uint64_t recv_ns,
+		  unsigned shard)
 {
 	struct cgs_counters c;
 
@@ -175,3 +175,9 @@ void out_csv_event(struct buf *b, const struct cgs_record *r,
 	buf_printf(b, ",,%s\r\n", source ? source : "none");
 	(void)shard;
 }
+
+const struct out_ops out_csv_ops = {
+	.prologue = header,
+	.snapshot = snapshot,
+	.event = event,
+};

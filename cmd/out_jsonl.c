@@ -63,8 +63,8 @@ static void counters(struct buf *b, const struct cgs_cgroup_stats *g)
 	}
 }
 
-void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
-			const struct cgs_snapshot *s)
+static void snapshot(struct buf *b, const struct snap_info *in,
+		     const struct cgs_snapshot *s)
 {
 	size_t n = cgs_snapshot_count(s);
 
@@ -128,9 +128,9 @@ void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
 	buf_puts(b, "]}\n");
 }
 
-void out_jsonl_event(struct buf *b, const struct cgs_record *r,
-		     const char *cgroup, const char *source,
-		     uint64_t recv_ns, unsigned shard)
+static void event(struct buf *b, const struct cgs_record *r,
+		  const char *cgroup, const char *source, uint64_t recv_ns,
+		  unsigned shard)
 {
 	buf_puts(b, "{\"type\":\"exit\",\"time\":");
 	buf_fixed(b, recv_ns, 9);
@@ -181,3 +181,8 @@ void out_jsonl_event(struct buf *b, const struct cgs_record *r,
 	kv_u64(b, "shard", shard);
 	buf_puts(b, "}\n");
 }
+
+const struct out_ops out_jsonl_ops = {
+	.snapshot = snapshot,
+	.event = event,
+};

@@ -36,9 +36,10 @@ static void secs(struct buf *b, uint64_t us, int w)
 		   (unsigned long long)(us % 1000000u / 1000u));
 }
 
-void out_table_snapshot(struct buf *b, const struct snap_info *in,
-			const struct cgs_snapshot *s, unsigned top)
+static void snapshot(struct buf *b, const struct snap_info *in,
+		     const struct cgs_snapshot *s)
 {
+	const unsigned top = in->top;
 	size_t n = cgs_snapshot_count(s), shown = 0, rows = 0;
 	const struct cgs_cgroup_stats **v = calloc(n ? n : 1, sizeof(*v));
 
@@ -95,9 +96,9 @@ void out_table_snapshot(struct buf *b, const struct snap_info *in,
 	free(v);
 }
 
-void out_table_event(struct buf *b, const struct cgs_record *r,
-		     const char *cgroup, const char *source,
-		     uint64_t recv_ns, unsigned shard)
+static void event(struct buf *b, const struct cgs_record *r,
+		  const char *cgroup, const char *source, uint64_t recv_ns,
+		  unsigned shard)
 {
 	int code = exit_code_of(r->exit_status);
 	timestamp(b, recv_ns);
@@ -118,3 +119,8 @@ void out_table_event(struct buf *b, const struct cgs_record *r,
 	buf_printf(b, " source %s\n", source ? source : "none");
 	(void)shard;
 }
+
+const struct out_ops out_table_ops = {
+	.snapshot = snapshot,
+	.event = event,
+};

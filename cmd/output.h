@@ -33,6 +33,7 @@ struct snap_info {
 	unsigned shards;
 	const size_t *rcvbuf;         /* per shard; NULL in replay */
 	const char *const *shard_cpus; /* per shard; NULL in replay */
+	unsigned top;                  /* table: cgroups shown, 0: all */
 };
 
 /* Counter fields shared by the formats, in output order. */
@@ -65,24 +66,22 @@ int exit_code_of(uint32_t status);
 int exit_signal_of(uint32_t status);
 const char *kind_name(enum cgs_kind k);
 
-void out_jsonl_snapshot(struct buf *b, const struct snap_info *in,
-			const struct cgs_snapshot *s);
-void out_jsonl_event(struct buf *b, const struct cgs_record *r,
-		     const char *cgroup, const char *source, uint64_t recv_ns,
-		     unsigned shard);
+/*
+ * One --format: what goes to --output. Chosen once in setup (c->out);
+ * nothing else tells the formats apart.
+ */
+struct out_ops {
+	/* Once, before any snapshot or event; NULL: nothing. */
+	void (*prologue)(struct buf *b);
+	void (*snapshot)(struct buf *b, const struct snap_info *in,
+			 const struct cgs_snapshot *s);
+	/* On a listener thread, into that shard's buffer. */
+	void (*event)(struct buf *b, const struct cgs_record *r,
+		      const char *cgroup, const char *source, uint64_t recv_ns,
+		      unsigned shard);
+};
 
-void out_csv_header(struct buf *b);
-void out_csv_snapshot(struct buf *b, const struct snap_info *in,
-		      const struct cgs_snapshot *s);
-void out_csv_event(struct buf *b, const struct cgs_record *r,
-		   const char *cgroup, const char *source, uint64_t recv_ns,
-		     unsigned shard);
-
-void out_table_snapshot(struct buf *b, const struct snap_info *in,
-			const struct cgs_snapshot *s, unsigned top);
-void out_table_event(struct buf *b, const struct cgs_record *r,
-		     const char *cgroup, const char *source, uint64_t recv_ns,
-		     unsigned shard);
+extern const struct out_ops out_table_ops, out_jsonl_ops, out_csv_ops;
 
 /* Prometheus text exposition format 0.0.4. */
 void out_prom(struct buf *b, const struct snap_info *in,

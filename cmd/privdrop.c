@@ -182,15 +182,15 @@ int priv_run_as(const struct priv_user *u, int (*fn)(void *), void *arg)
 {
 	pid_t pid = fork();
 	if (pid < 0)
-		return errno;
-	if (pid == 0) {
+		return -errno;
+	if (pid == 0) { /* the errno travels as the exit code */
 		if (u && set_ids(u) < 0)
 			_exit(EPERM);
-		_exit(fn(arg) & 0xff);
+		_exit(-fn(arg) & 0xff);
 	}
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
-			return errno;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+			return -errno;
+	return WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
 }

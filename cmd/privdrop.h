@@ -37,8 +37,8 @@ int priv_shed_caps(char *err, size_t errlen);
 
 /*
  * Run fn(arg) in a forked child that has switched to u (or in a child with
- * unchanged credentials when u is NULL) and return its result (0 or a
- * positive errno). Used to check, before registering anything, that the
+ * unchanged credentials when u is NULL) and return its result: fn returns
+ * 0 or a negative errno, and so does this. Used to check, before registering anything, that the
  * dropped user will be able to write where it is asked to.
  */
 int priv_run_as(const struct priv_user *u, int (*fn)(void *), void *arg);

@@ -62,7 +62,7 @@ int tsc_replay(struct tsc *c, int sigfd)
 
 	if (tsc_shards_init(c, 1)) {
 		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
-		return 1;
+		return TSC_EXIT_ERROR;
 	}
 	if (!c->o->hierarchy &&
 	    info_get(cap_hostinfo(c->replay), "hierarchy", hier, sizeof(hier)))
@@ -76,12 +76,12 @@ int tsc_replay(struct tsc *c, int sigfd)
 			   &riv) == 0)
 		c->o->interval_ns = riv;
 	if (tsc_write_prologue(c, NULL) < 0)
-		return tsc_stop_status(c, 1);
+		return tsc_stop_status(c, TSC_EXIT_ERROR);
 	if (c->prom_on) {
 		tsc_snapshot(c, cap_created_ns(c->replay), false);
 		if (c->listen_fd >= 0 && tsc_http_start(c, err, sizeof(err))) {
 			fprintf(stderr, PROG ": --listen: %s\n", err);
-			return 1;
+			return TSC_EXIT_ERROR;
 		}
 	}
 

@@ -16,20 +16,14 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "output.h"
 
-static int usage_err(const char *opt, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int usage_err(const char *opt, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, PROG ": --%s: ", opt);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return TSC_EXIT_USAGE;
-}
+/* --format once resolved: the only place the formats are told apart. */
+static const struct out_ops *const formats[] = {
+	[TSC_FMT_TABLE] = &out_table_ops,
+	[TSC_FMT_JSONL] = &out_jsonl_ops,
+	[TSC_FMT_CSV] = &out_csv_ops,
+};
 
 static int open_out(const char *path, int *fd)
 {
@@ -41,28 +35,30 @@ struct probe {
 	const char *path;
 };
 
-/* Can we create the temp file next to the textfile and rename over it? */
+/* Can we create the temp file next to the textfile and rename over it?
+ * 0 or -errno (run by priv_run_as as the --user). */
 static int probe_textfile(void *arg)
 {
 	const struct probe *p = arg;
 	char *dup = strdup(p->path);
 	if (!dup)
-		return ENOMEM;
+		return -ENOMEM;
 	char tmp[4096];
 	snprintf(tmp, sizeof(tmp), "%s/.taskstat-collect-probe.%ld",
 		 dirname(dup), (long)getpid());
 	free(dup);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return errno;
+		return -errno;
 	close(fd);
 	unlink(tmp);
 	struct stat st;
 	if (stat(p->path, &st) == 0 && S_ISDIR(st.st_mode))
-		return EISDIR;
+		return -EISDIR;
 	return 0;
 }
 
+/* 0, or TSC_EXIT_USAGE after tsc_usage_error(). */
 static int bind_listen(struct tsc_opts *o, int *out)
 {
 	struct addrinfo hints, *res = NULL, *ai;
@@ -81,7 +77,8 @@ static int bind_listen(struct tsc_opts *o, int *out)
 		r = getaddrinfo(host, o->listen_port, &hints, &res);
 	}
 	if (r != 0)
-		return usage_err("listen", "%s: %s", o->listen, gai_strerror(r));
+		return tsc_usage_error("--listen", "%s: %s", o->listen,
+				       gai_strerror(r));
 	for (ai = res; ai; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
 			    ai->ai_protocol);
@@ -104,8 +101,8 @@ static int bind_listen(struct tsc_opts *o, int *out)
 	}
 	freeaddrinfo(res);
 	if (fd < 0)
-		return usage_err("listen", "cannot listen on %s: %s", o->listen,
-				 strerror(err));
+		return tsc_usage_error("--listen", "cannot listen on %s: %s",
+				       o->listen, strerror(err));
 	*out = fd;
 	return 0;
 }
@@ -143,37 +140,40 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	buf_init(&c->prom);
 	buf_init(&c->snap);
 
-	c->fmt = o->format;
-	if (c->fmt == TSC_FMT_AUTO)
-		c->fmt = !o->output && isatty(STDOUT_FILENO) ? TSC_FMT_TABLE
-							     : TSC_FMT_JSONL;
+	enum tsc_format fmt = o->format;
+	if (fmt == TSC_FMT_AUTO)
+		fmt = !o->output && isatty(STDOUT_FILENO) ? TSC_FMT_TABLE
+							  : TSC_FMT_JSONL;
+	c->out = formats[fmt];
 
 	if (o->replay) {
 		r = cap_open(&c->replay, o->replay, err, sizeof(err));
 		if (r < 0)
-			return usage_err("replay", "%s: %s", o->replay, err);
+			return tsc_usage_error("--replay", "%s: %s", o->replay,
+					       err);
 	}
 	if (!o->replay && o->cpus) {
 		r = cgs_cpulist_validate(o->cpus, err, sizeof(err));
 		if (r < 0)
-			return usage_err("cpus", "'%s': %s", o->cpus,
-					 *err ? err : strerror(-r));
+			return tsc_usage_error("--cpus", "'%s': %s", o->cpus,
+					       *err ? err : strerror(-r));
 		if (r == 0)
-			return usage_err("cpus", "'%s' lists no CPU", o->cpus);
+			return tsc_usage_error("--cpus", "'%s' lists no CPU",
+					       o->cpus);
 	}
 	if (o->user) {
 		r = priv_lookup(o->user, &c->user, err, sizeof(err));
 		if (r < 0)
-			return usage_err("user", "%s", err);
+			return tsc_usage_error("--user", "%s", err);
 		c->drop = true;
 	}
 	if (o->textfile) {
 		struct probe p = { o->textfile };
 		r = priv_run_as(c->drop ? &c->user : NULL, probe_textfile, &p);
-		if (r)
-			return usage_err("textfile", "%s: %s%s", o->textfile,
-					 strerror(r), c->drop ?
-					 " (as the --user)" : "");
+		if (r < 0)
+			return tsc_usage_error("--textfile", "%s: %s%s",
+					       o->textfile, strerror(-r), c->drop ?
+					       " (as the --user)" : "");
 	}
 
 	/* The hierarchy: a throw-away rollup proves it can be used. */
@@ -187,13 +187,13 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	r = cgs_rollup_new(&c->rollup, &ro);
 	if (r < 0) {
 		if (o->hierarchy)
-			return usage_err("hierarchy", "'%s': %s", o->hierarchy,
-					 r == -ENOENT ? "no such cgroup "
-					 "hierarchy is mounted" :
-					 cgs_strerror(r));
+			return tsc_usage_error("--hierarchy", "'%s': %s",
+					       o->hierarchy, r == -ENOENT ?
+					       "no such cgroup hierarchy is "
+					       "mounted" : cgs_strerror(r));
 		fprintf(stderr, PROG ": cannot find a cgroup hierarchy: %s\n",
 			cgs_strerror(r));
-		return 1;
+		return TSC_EXIT_ERROR;
 	}
 	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
 
@@ -206,18 +206,18 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	if (o->output) {
 		struct stat st;
 		if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
-			return usage_err("output", "%s: %s", o->output,
-					 strerror(EISDIR));
+			return tsc_usage_error("--output", "%s: %s", o->output,
+					       strerror(EISDIR));
 		r = open_out(o->output, &c->out_fd);
 		if (r < 0)
-			return usage_err("output", "%s: %s", o->output,
-					 strerror(-r));
+			return tsc_usage_error("--output", "%s: %s", o->output,
+					       strerror(-r));
 	}
 	if (o->record) {
 		r = open_out(o->record, &c->cap_fd);
 		if (r < 0)
-			return usage_err("record", "%s: %s", o->record,
-					 strerror(-r));
+			return tsc_usage_error("--record", "%s: %s", o->record,
+					       strerror(-r));
 	}
 	if (o->listen)
 		say_listen(c->listen_fd);

@@ -77,9 +77,9 @@ static void write_locked(struct tsc *c, pthread_mutex_t *m, int fd,
 	if (!__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
 		int r = write_all(fd, b->p, b->len);
 		if (r < 0)
-			tsc_note_error(c, slot, -r);
+			tsc_note_error(c, slot, r);
 		else if (b->oom)
-			tsc_note_error(c, slot, ENOMEM);
+			tsc_note_error(c, slot, -ENOMEM);
 	}
 	pthread_mutex_unlock(m);
 	buf_reset(b);
@@ -89,17 +89,7 @@ void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 		     const struct cgs_record *r, const char *cgroup,
 		     const char *source, uint64_t recv_ns, unsigned shard)
 {
-	switch (c->fmt) {
-	case TSC_FMT_CSV:
-		out_csv_event(&s->ev, r, cgroup, source, recv_ns, shard);
-		break;
-	case TSC_FMT_TABLE:
-		out_table_event(&s->ev, r, cgroup, source, recv_ns, shard);
-		break;
-	default:
-		out_jsonl_event(&s->ev, r, cgroup, source, recv_ns, shard);
-		break;
-	}
+	c->out->event(&s->ev, r, cgroup, source, recv_ns, shard);
 }
 
 void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force)
@@ -185,6 +175,7 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 	in->replay = c->replay != NULL;
 	in->hierarchy = c->hierarchy;
 	in->interval_ns = c->o->interval_ns;
+	in->top = c->o->top;
 	in->records = t ? t->records : 0;
 	in->unattributed = t ? t->unattributed : 0;
 	if (t) {
@@ -247,17 +238,7 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	if (c->seq > 0) {
 		tsc_flush_all(c); /* events before the snapshot that counts them */
 		buf_reset(&c->snap);
-		switch (c->fmt) {
-		case TSC_FMT_CSV:
-			out_csv_snapshot(&c->snap, &in, s);
-			break;
-		case TSC_FMT_TABLE:
-			out_table_snapshot(&c->snap, &in, s, c->o->top);
-			break;
-		default:
-			out_jsonl_snapshot(&c->snap, &in, s);
-			break;
-		}
+		c->out->snapshot(&c->snap, &in, s);
 		write_locked(c, &c->out_lock, c->out_fd, &c->out_err, &c->snap);
 		if (c->cap_fd >= 0) {
 			struct cap_counters ctr = {
@@ -301,18 +282,18 @@ int tsc_write_prologue(struct tsc *c, const char *hostinfo)
 	int r = 0;
 
 	buf_init(&b);
-	if (c->fmt == TSC_FMT_CSV) {
-		out_csv_header(&b);
+	if (c->out->prologue) {
+		c->out->prologue(&b);
 		r = write_all(c->out_fd, b.p, b.len);
 		if (r < 0)
-			tsc_note_error(c, &c->out_err, -r);
+			tsc_note_error(c, &c->out_err, r);
 	}
 	if (!r && c->cap_fd >= 0) {
 		buf_reset(&b);
 		cap_encode_header(&b, tsc_real_ns(), c->nshards, hostinfo);
 		r = write_all(c->cap_fd, b.p, b.len);
 		if (r < 0)
-			tsc_note_error(c, &c->cap_err, -r);
+			tsc_note_error(c, &c->cap_err, r);
 	}
 	buf_free(&b);
 	return r;

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Live mode before any thread exists: register the listener and the real
+ * rollup (fork tracking, the kernel source), say which attribution is in
+ * use, then shed privileges. What is acquired here is kept in struct tsc
+ * and released by tsc_teardown().
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+
+#include "collector.h"
+
+static int open_listener(struct tsc *c)
+{
+	struct cgs_listener_opts lo;
+	int r;
+
+	memset(&lo, 0, sizeof(lo));
+	lo.sz = sizeof(lo);
+	lo.cpus = c->o->cpus;
+	lo.shards = c->o->shards;
+	lo.rcvbuf = c->o->rcvbuf;
+	lo.flags = c->o->no_tgid ? CGS_NO_TGID : 0;
+	r = cgs_listener_open(&c->l, &lo);
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s\n", cgs_strerror(r));
+		return r;
+	}
+	c->nshards = cgs_listener_shards(c->l);
+	c->rcvbuf = calloc(c->nshards, sizeof(*c->rcvbuf));
+	c->shard_cpus = calloc(c->nshards, sizeof(*c->shard_cpus));
+	if (!c->rcvbuf || !c->shard_cpus || tsc_shards_init(c, c->nshards)) {
+		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < c->nshards; i++) {
+		c->shard_cpus[i] = cgs_listener_shard_cpus(c->l, i);
+		c->rcvbuf[i] = cgs_listener_shard_rcvbuf(c->l, i);
+	}
+	return 0;
+}
+
+static enum cgs_attribution attribution_of(enum tsc_attr a)
+{
+	switch (a) {
+	case TSC_ATTR_KERNEL: return CGS_ATTRIBUTION_KERNEL;
+	case TSC_ATTR_AUTO: return CGS_ATTRIBUTION_AUTO;
+	default: return CGS_ATTRIBUTION_PROC;
+	}
+}
+
+/* One line on stderr: which source attributes records, and why. */
+static void say_attribution(struct tsc *c, enum cgs_attribution asked)
+{
+	struct cgs_rollup_totals t = { .sz = sizeof(t) };
+
+	cgs_rollup_totals(c->rollup, &t);
+	if (t.attribution == CGS_ATTRIBUTION_KERNEL)
+		fprintf(stderr, PROG ": attribution: kernel (each task's "
+			"cgroup at exit, from BPF; rings of %llu KiB per "
+			"shard)\n", (unsigned long long)t.kernel_ringbuf / 1024);
+	else if (asked == CGS_ATTRIBUTION_AUTO)
+		fprintf(stderr, PROG ": attribution: exact (/proc fallback: "
+			"%s)\n", cgs_rollup_kernel_error(c->rollup));
+	else
+		fprintf(stderr, PROG ": attribution: %s (/proc)\n",
+			c->o->fast_attribution ? "fast" : "exact");
+	if (!c->o->no_fork_events &&
+	    cgs_rollup_attribution(c->rollup) == CGS_ATTRIBUTION_PROC) {
+		struct cgs_rollup_totals ft = { .sz = sizeof(ft) };
+		if (cgs_rollup_totals(c->rollup, &ft) == 0 && !ft.fork_tracking)
+			fprintf(stderr, PROG ": warning: cannot track forks "
+				"(proc connector unavailable); exits whose "
+				"parent is gone too will be unattributed\n");
+	}
+}
+
+/* The real rollup, one writer per listener shard; replaces setup's probe. */
+static int open_rollup(struct tsc *c)
+{
+	struct cgs_rollup_opts ro;
+	char why[320] = "";
+	int r;
+
+	memset(&ro, 0, sizeof(ro));
+	ro.sz = sizeof(ro);
+	ro.shards = c->nshards;
+	ro.hierarchy = c->o->hierarchy;
+	ro.flags = c->o->no_tgid ? CGS_NO_TGID : 0;
+	ro.attribution = attribution_of(c->o->attribution);
+	ro.kernel_ringbuf = c->o->kernel_buffer;
+	ro.shard_cpus = c->shard_cpus;
+	/* Fork tracking opens the proc connector: before --user drops the
+	 * privilege it needs. */
+	if (!c->o->no_fork_events)
+		ro.flags |= CGS_ROLLUP_TRACK_FORKS;
+	if (c->o->fast_attribution)
+		ro.flags |= CGS_ROLLUP_FAST_ATTRIBUTION;
+	ro.errbuf = why;
+	ro.errbuf_len = sizeof(why);
+	cgs_rollup_free(c->rollup);
+	c->rollup = NULL;
+	r = cgs_rollup_new(&c->rollup, &ro);
+	if (r < 0) {
+		if (ro.attribution == CGS_ATTRIBUTION_KERNEL && why[0])
+			fprintf(stderr, PROG ": --attribution kernel: %s\n",
+				why);
+		else
+			fprintf(stderr, PROG ": rollup: %s\n", cgs_strerror(r));
+		return r;
+	}
+	say_attribution(c, ro.attribution);
+	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
+	return 0;
+}
+
+/* Registered: now shed privileges, before any thread exists. Even without
+ * --user nothing needs a capability from here on (closing copes with a
+ * refused deregistration). */
+static int shed_privileges(struct tsc *c)
+{
+	char err[256];
+	int r;
+
+	if (c->drop) {
+		r = priv_drop(&c->user, err, sizeof(err));
+		if (r < 0)
+			fprintf(stderr, PROG ": --user %s: %s\n", c->o->user,
+				err);
+		return r;
+	}
+	r = priv_shed_caps(err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, PROG ": %s\n", err);
+	return r;
+}
+
+int tsc_live_open(struct tsc *c)
+{
+	int r;
+
+	r = open_listener(c);
+	if (!r)
+		r = open_rollup(c);
+	if (!r)
+		r = shed_privileges(c);
+	if (r)
+		return r;
+	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->wake_fd < 0) {
+		r = -errno;
+		fprintf(stderr, PROG ": eventfd: %s\n", strerror(-r));
+		return r;
+	}
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The one way an invalid command line is reported, whether getopt, a value
+ * parser (options.c) or a check against the system (setup.c) rejects it:
+ * a line naming the option, before anything is registered, exit status 2.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "options.h"
+
+int tsc_usage_error(const char *opt, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": %s: ", opt);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return TSC_EXIT_USAGE;
+}
