@@ -99,16 +99,6 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-const char *tsc_format_name(enum tsc_format f)
-{
-	switch (f) {
-	case TSC_FMT_TABLE: return "table";
-	case TSC_FMT_JSONL: return "jsonl";
-	case TSC_FMT_CSV: return "csv";
-	default: return "auto";
-	}
-}
-
 int tsc_parse_seconds(const char *s, uint64_t *ns)
 {
 	char *end;

@@ -72,6 +72,5 @@ int tsc_parse_uint(const char *s, unsigned long long min,
 /* Split "HOST:PORT", "[V6]:PORT" or ":PORT"; port 0..65535. */
 int tsc_parse_hostport(const char *s, char **host, char port[8]);
 
-const char *tsc_format_name(enum tsc_format f);
 
 #endif
