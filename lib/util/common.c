@@ -40,11 +40,9 @@ int cgsi_out_copy(void *dst, const void *src, size_t src_sz)
 	return 0;
 }
 
-const struct cgs_record *cgsi_rec_in(const struct cgs_record *rec,
-				     struct cgs_record *tmp)
+const struct cgs_record *cgsi_rec_in_copy(const struct cgs_record *rec,
+					  struct cgs_record *tmp)
 {
-	if (cgs_likely(rec->sz >= sizeof(*rec)))
-		return rec;
 	if (rec->sz < offsetof(struct cgs_record, fields))
 		return NULL;
 	memset(tmp, 0, sizeof(*tmp));

@@ -41,11 +41,19 @@ int cgsi_out_copy(void *dst, const void *src, size_t src_sz);
 
 /*
  * A record handed in by the caller (cgs_rollup_account): the record itself
- * when the caller's struct is as large as ours, else its prefix copied into
- * *tmp with the rest zeroed; NULL when rec->sz is too small to be a record.
+ * when the caller's struct is as large as ours (inline: the hot path), else
+ * its prefix copied into *tmp with the rest zeroed; NULL when rec->sz is too
+ * small to be a record.
  */
-const struct cgs_record *cgsi_rec_in(const struct cgs_record *rec,
-				     struct cgs_record *tmp);
+const struct cgs_record *cgsi_rec_in_copy(const struct cgs_record *rec,
+					  struct cgs_record *tmp);
+static inline const struct cgs_record *cgsi_rec_in(const struct cgs_record *rec,
+						   struct cgs_record *tmp)
+{
+	if (cgs_likely(rec->sz >= sizeof(*rec)))
+		return rec;
+	return cgsi_rec_in_copy(rec, tmp);
+}
 
 /* Translate a libnl NLE_* code (positive or negative) into -errno. */
 int cgsi_nl_err(int nle);
