@@ -235,6 +235,9 @@ static int live_stop(struct tsc *c, int err)
 	if (r < 0 && !tsc_output_error(c))
 		fprintf(stderr, PROG ": stopping the listener: %s\n",
 			cgs_strerror(r));
+	/* the events and capture records drained last reach their files even
+	 * if the final snapshot fails */
+	tsc_flush_all(c);
 	c->seq++;
 	r = tsc_snapshot(c, tsc_real_ns(), true);
 	if (r < 0) {

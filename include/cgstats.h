@@ -14,8 +14,9 @@
  *       CGS_OPTS(); the library reads or writes only the first sz bytes,
  *       and a result's sz says on return how many bytes were written;
  *       options with non-zero bytes beyond what the library knows are
- *       refused (-E2BIG); a result struct with sz == 0 is refused
- *       (-EINVAL); a NULL options pointer means "all defaults";
+ *       refused (-E2BIG); a result struct whose sz cannot even hold sz
+ *       (e.g. 0) is refused (-EINVAL); a NULL options pointer means "all
+ *       defaults";
  *     - a struct the library hands out by pointer: its sz says how much of
  *       it exists; CGS_SZ_HAS() tells whether a field is there, so that a
  *       program built against a newer header runs on an older library;
@@ -47,7 +48,8 @@ extern "C" {
  * @NAME: Name of the variable to declare.
  * @...: Designated initialisers of other members, if any.
  *
- * Declares `struct TYPE NAME`, zeroed (padding included), with
+ * Declares `struct TYPE NAME`, zeroed first (as libbpf's LIBBPF_OPTS does,
+ * so that the padding compilers copy from the initialiser is zero), with
  * .sz = sizeof(struct TYPE) and the given designated initialisers, e.g.
  *	CGS_OPTS(cgs_listener_opts, lo, .cpus = "0-3", .shards = 2);
  *	CGS_OPTS(cgs_record, rec);
@@ -689,8 +691,8 @@ struct cgs_query_opts {
 
 /**
  * cgs_query_open() - Open a handle for queries of live tasks.
- * @out: Receives the handle on success; owned by the caller, freed with
- *	cgs_query_close().
+ * @out: Receives the handle on success, NULL on failure; owned by the
+ *	caller, freed with cgs_query_close().
  * @opts: Options, or NULL for the defaults; not kept after the call.
  *
  * Opens one generic-netlink socket and resolves the TASKSTATS family. No
@@ -718,8 +720,9 @@ void cgs_query_close(struct cgs_query *q);
  * handle per thread. Waits up to opts->timeout_ms for the answer.
  * Return: 0; -EINVAL for a NULL @q or @out, out->sz 0 or a @pid of 0;
  * -ESRCH when it does not exist; -ETIMEDOUT when the kernel did not answer
- * in time; -EBADMSG for an answer that cannot be decoded; another -errno
- * the kernel answered with.
+ * in time; -EBADMSG for an answer that cannot be decoded (or an ack with no
+ * answer); -ENOMSG for an answer that is not a taskstats record; -ENOBUFS
+ * when the query socket overran; another -errno the kernel answered with.
  */
 int cgs_query_pid(struct cgs_query *q, uint32_t pid, struct cgs_record *out);
 /**
@@ -953,8 +956,9 @@ const char *cgs_rollup_kernel_error(const struct cgs_rollup *r);
  * /proc reads, and with the kernel source up to kernel_wait_ms for the
  * entry of a task still exiting.
  * Return: 0 (also for an ignored or unattributed record); -EINVAL for a
- * NULL @r or @rec, a shard out of range, rec->sz too small for a record,
- * or a kind out of range.
+ * NULL @r or @rec, a shard out of range, rec->sz too small to reach tgid
+ * (a smaller sz of an older caller is read as far as it goes, the rest
+ * taken as zero), or a kind out of range.
  */
 int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
 		       const struct cgs_record *rec, const char **path_out);

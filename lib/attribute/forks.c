@@ -210,7 +210,10 @@ static int connect_socket(struct cgsi_forks *f)
 	}
 	uint32_t op = PROC_CN_MCAST_LISTEN;
 	struct listen_msg m;
-	uint32_t seq = nl_socket_use_seq(sk);
+	/* libnl seeds seq from the time: two connector sockets opened in the
+	 * same second would share it, and acks are multicast; the port id
+	 * makes ours unique */
+	uint32_t seq = nl_socket_use_seq(sk) ^ nl_socket_get_local_port(sk);
 	/* an overrun here is counted from SO_MEMINFO by the first drain */
 	uint64_t overruns = 0;
 	struct cgsi_nlreq q = {

@@ -239,44 +239,69 @@ void cgsi_decode_stats_add(struct cgs_decode_stats *st,
 	}
 }
 
+/* Add the counters of one decoded message (r: decode()'s result) to st,
+ * a struct of our own size. */
+static inline void stats_add_msg(struct cgs_decode_stats *st, int r,
+				 const struct cgs_decode_stats *ls)
+{
+	st->messages++;
+	if (r == -EBADMSG) {
+		st->malformed++;
+	} else if (r >= 0) {
+		/* per-record counters only for accepted messages */
+		st->records += (unsigned)((r & CGS_DECODED_TASK) +
+					  ((r & CGS_DECODED_GROUP) >> 1));
+		st->layout_guesses += ls->layout_guesses;
+		st->unknown_version += ls->unknown_version;
+		st->unknown_bytes += ls->unknown_bytes;
+		st->tgid_skipped += ls->tgid_skipped;
+	}
+}
+
+/* A caller whose structs are smaller than ours (built against an older
+ * header), or invalid: decode aside and copy out what it has room for. */
+static __attribute__((noinline, cold)) int
+decode_msg_slow(const void *msg, size_t len, unsigned flags,
+		struct cgs_record *task, struct cgs_record *group,
+		struct cgs_decode_stats *st)
+{
+	struct cgs_decode_stats ls = { .sz = sizeof(ls) };
+	struct cgs_record tt, tg;
+	int r;
+
+	if (!msg || !task || !CGSI_OUT_OK(task) ||
+	    (!group && !(flags & CGS_NO_TGID)) ||
+	    (group && !CGSI_OUT_OK(group)) || (st && !CGSI_OUT_OK(st)))
+		return -EINVAL;
+	r = decode(msg, len, flags, &tt, group ? &tg : NULL, &ls);
+	if (r > 0 && (r & CGS_DECODED_TASK))
+		cgsi_out_copy(task, &tt, sizeof(tt));
+	if (r > 0 && (r & CGS_DECODED_GROUP))
+		cgsi_out_copy(group, &tg, sizeof(tg));
+	if (st) {
+		struct cgs_decode_stats d = { .sz = sizeof(d) };
+		stats_add_msg(&d, r, &ls);
+		cgsi_decode_stats_add(st, &d);
+	}
+	return r;
+}
+
 CGS_EXPORT int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
 			      struct cgs_record *task,
 			      struct cgs_record *group,
 			      struct cgs_decode_stats *st)
 {
 	struct cgs_decode_stats ls = { .sz = sizeof(ls) };
-	struct cgs_record tt, tg, *t = task, *g = group;
 	int r;
 
-	if (cgs_unlikely(!msg || !task || !CGSI_OUT_OK(task) ||
-			 (!group && !(flags & CGS_NO_TGID)) ||
-			 (group && !CGSI_OUT_OK(group)) ||
-			 (st && !CGSI_OUT_OK(st))))
-		return -EINVAL;
-	/* a caller built with an older, smaller struct: decode aside */
-	if (cgs_unlikely(!CGSI_OUT_FULL(task)))
-		t = &tt;
-	if (cgs_unlikely(group && !CGSI_OUT_FULL(group)))
-		g = &tg;
-	r = decode(msg, len, flags, t, g, &ls);
-	if (cgs_unlikely(r > 0 && t != task && (r & CGS_DECODED_TASK)))
-		cgsi_out_copy(task, t, sizeof(*t));
-	if (cgs_unlikely(r > 0 && g != group && (r & CGS_DECODED_GROUP)))
-		cgsi_out_copy(group, g, sizeof(*g));
-	if (st) {
-		struct cgs_decode_stats d = { .sz = sizeof(d), .messages = 1 };
-		if (r == -EBADMSG) {
-			d.malformed = 1;
-		} else if (r >= 0) {
-			/* per-record counters only for accepted messages */
-			d.records = (unsigned)((r & CGS_DECODED_TASK) +
-					       ((r & CGS_DECODED_GROUP) >> 1));
-			d.layout_guesses = ls.layout_guesses;
-			d.unknown_version = ls.unknown_version;
-			d.unknown_bytes = ls.unknown_bytes;
-			d.tgid_skipped = ls.tgid_skipped;
-		}
-		cgsi_decode_stats_add(st, &d);
-	}
+	/* the hot path: every struct the caller passed is as large as ours */
+	if (cgs_unlikely(!msg || !task || !CGSI_OUT_FULL(task) ||
+			 (group ? !CGSI_OUT_FULL(group)
+				: !(flags & CGS_NO_TGID)) ||
+			 (st && !CGSI_OUT_FULL(st))))
+		return decode_msg_slow(msg, len, flags, task, group, st);
+	r = decode(msg, len, flags, task, group, &ls);
+	if (st)
+		stats_add_msg(st, r, &ls);
 	return r;
 }

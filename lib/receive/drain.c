@@ -24,7 +24,9 @@ int cgsi_process_datagram(struct cgs_listener *l, struct cgsi_shard *s,
 {
 	int delivered = 0;
 	unsigned dflags = l->flags & CGS_NO_TGID;
-	size_t rem = len;
+	/* int, as NLMSG_NEXT expects: a last message whose length is not
+	 * aligned makes it negative (a size_t would wrap and read on) */
+	int rem = (int)len;
 	for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
 	     NLMSG_OK(h, rem); h = NLMSG_NEXT(h, rem)) {
 		if (cgs_unlikely(h->nlmsg_type != l->family)) {

@@ -43,7 +43,8 @@ int cgsi_out_copy(void *dst, const void *src, size_t src_sz)
 const struct cgs_record *cgsi_rec_in_copy(const struct cgs_record *rec,
 					  struct cgs_record *tmp)
 {
-	if (rec->sz < offsetof(struct cgs_record, fields))
+	/* kind, pid and tgid at least: what says which task it was */
+	if (rec->sz < offsetof(struct cgs_record, ppid))
 		return NULL;
 	memset(tmp, 0, sizeof(*tmp));
 	memcpy(tmp, rec, rec->sz);

@@ -10,6 +10,7 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <sys/socket.h>
@@ -69,7 +70,8 @@ int cgsi_nl_request(struct nl_sock *sk, const struct cgsi_nlreq *q)
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int n = poll(&pfd, 1, (int)(deadline - now));
+		uint64_t left = deadline - now;
+		int n = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (n <= 0)
@@ -84,7 +86,8 @@ int cgsi_nl_request(struct nl_sock *sk, const struct cgsi_nlreq *q)
 			}
 			return -errno;
 		}
-		size_t rem = (size_t)len;
+		/* int, as NLMSG_NEXT expects: see receive/drain.c */
+		int rem = (int)len;
 		for (const struct nlmsghdr *h = q->buf; NLMSG_OK(h, rem);
 		     h = NLMSG_NEXT(h, rem)) {
 			bool done = false;
