@@ -108,19 +108,8 @@ int main(void)
 		perror("pipe");
 		return 1;
 	}
-	pid_t w = fork();
-	if (w < 0) {
-		perror("fork");
-		return 1;
-	}
-	if (w == 0) {
-		char c;
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(5);
-		parent();
-	}
-	if (cgt_move(dir, w) < 0)
+	pid_t w = cgt_fork_held(go, dir, parent);
+	if (w < 0)
 		return 1;
 	close(go[0]);
 

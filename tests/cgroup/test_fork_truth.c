@@ -148,22 +148,9 @@ int main(void)
 		return 1;
 	}
 	pid_t w[WORKERS];
-	for (int i = 0; i < WORKERS; i++) {
-		w[i] = fork();
-		if (w[i] < 0) {
-			perror("fork");
+	for (int i = 0; i < WORKERS; i++)
+		if ((w[i] = cgt_fork_held(go, dir, worker)) < 0)
 			return 1;
-		}
-		if (w[i] == 0) {
-			char c;
-			close(go[1]);
-			if (read(go[0], &c, 1) != 1)
-				_exit(5);
-			worker();
-		}
-		if (cgt_move(dir, w[i]) < 0)
-			return 1;
-	}
 	close(go[0]);
 
 	struct cgs_rollup_totals t0;
