@@ -376,13 +376,9 @@ int main(void)
 		wait_exited(mov[i].pid);
 	}
 	wait_exited(b.pid);
-	cgt_sleep_ms(200);
-	if ((rc = cgs_listener_stop(l)) < 0) {
-		fprintf(stderr, "stop: %s\n", cgs_strerror(rc));
+	struct cgs_loss loss;
+	if (cgt_listener_drain(l, 200, &loss))
 		return 1;
-	}
-	struct cgs_loss loss = { .sz = sizeof(loss) };
-	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
 	printf("loss: dropped %llu enobufs %llu truncated %llu malformed %llu\n",
 	       (unsigned long long)loss.dropped,
 	       (unsigned long long)loss.enobufs,

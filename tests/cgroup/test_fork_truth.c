@@ -39,6 +39,7 @@
 #include "support/clock.h"
 #include "support/pipeline.h"
 #include "support/skip.h"
+#include "support/tally.h"
 
 #define WORKERS 4
 #define ROUNDS 400
@@ -46,34 +47,14 @@
 
 static char rel[256], dir[4400];
 static struct cgs_rollup *rollup;
-static atomic_uint_fast64_t seen, ok, unknown, errors;
-static pthread_mutex_t wrong_lock = PTHREAD_MUTEX_INITIALIZER;
-static char wrong[8][400];
-static int nwrong;
+static struct cgt_tally tally = CGT_TALLY_INIT;
 
 static void account(const struct cgs_record *rec, unsigned shard)
 {
 	if (!rec || rec->kind == CGS_KIND_TGID ||
 	    strncmp(rec->comm, "cgsfk", 5))
 		return;
-	const char *path = NULL;
-	if (cgs_rollup_account(rollup, shard, rec, &path) < 0) {
-		atomic_fetch_add(&errors, 1);
-		return;
-	}
-	atomic_fetch_add(&seen, 1);
-	if (path && !strcmp(path, rel)) {
-		atomic_fetch_add(&ok, 1);
-		return;
-	}
-	if (path && !strcmp(path, CGS_UNKNOWN_CGROUP))
-		atomic_fetch_add(&unknown, 1);
-	pthread_mutex_lock(&wrong_lock);
-	if (nwrong < 8)
-		snprintf(wrong[nwrong++], sizeof(wrong[0]),
-			 "%s pid %u tgid %u ppid %u -> %s", rec->comm, rec->pid,
-			 rec->tgid, rec->ppid, path ? path : "(null)");
-	pthread_mutex_unlock(&wrong_lock);
+	cgt_tally_account(&tally, rollup, shard, rec, rel);
 }
 
 static int on_exit_event(const struct cgs_exit *ev, void *user)
@@ -167,40 +148,14 @@ int main(void)
 		return 1;
 	}
 	pid_t w[WORKERS];
-	for (int i = 0; i < WORKERS; i++) {
-		w[i] = fork();
-		if (w[i] < 0) {
-			perror("fork");
+	for (int i = 0; i < WORKERS; i++)
+		if ((w[i] = cgt_fork_held(go, dir, worker)) < 0)
 			return 1;
-		}
-		if (w[i] == 0) {
-			char c;
-			close(go[1]);
-			if (read(go[0], &c, 1) != 1)
-				_exit(5);
-			worker();
-		}
-		if (cgt_move(dir, w[i]) < 0)
-			return 1;
-	}
 	close(go[0]);
 
-	struct cgs_rollup_opts ro = { .sz = sizeof(ro),
-				      .shards = cgs_listener_shards(l),
-				      .flags = CGS_ROLLUP_TRACK_FORKS,
-				      /* what is tested is the /proc fallback */
-				      .attribution = CGS_ATTRIBUTION_PROC };
-	if ((rc = cgs_rollup_new(&rollup, &ro)) < 0) {
-		fprintf(stderr, "rollup: %s\n", cgs_strerror(rc));
+	struct cgs_rollup_totals t0;
+	if (cgt_forks_rollup_open(&rollup, l, 0, &t0))
 		return 1;
-	}
-	struct cgs_rollup_totals t0 = { .sz = sizeof(t0) };
-	cgs_rollup_totals(rollup, &t0);
-	if (!t0.fork_tracking) {
-		fprintf(stderr, "FAIL: fork tracking unavailable as root "
-			"(no proc connector?)\n");
-		return 1;
-	}
 	/* threads: filtered out in the kernel (other users of this machine
 	 * may fork meanwhile: a loose bound) */
 	for (int i = 0; i < THREADS; i++) {
@@ -252,19 +207,15 @@ int main(void)
 	/* orphans still sleeping */
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
-	cgt_sleep_ms(300);
-	if ((rc = cgs_listener_stop(l)) < 0) {
-		fprintf(stderr, "stop: %s\n", cgs_strerror(rc));
+	struct cgs_loss loss;
+	if (cgt_listener_drain(l, 300, &loss))
 		return 1;
-	}
-	struct cgs_loss loss = { .sz = sizeof(loss) };
-	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	cgs_rollup_totals(rollup, &t);
-	uint64_t n = atomic_load(&seen), good = atomic_load(&ok);
-	uint64_t unk = atomic_load(&unknown);
+	uint64_t n = atomic_load(&tally.seen), good = atomic_load(&tally.ok);
+	uint64_t unk = atomic_load(&tally.unknown);
 	uint64_t want = (uint64_t)WORKERS * ROUNDS * 5 + WORKERS;
-	double rate = n ? 100.0 * (double)good / (double)n : 0;
+	double rate = cgt_tally_rate(&tally);
 	printf("records %llu of %llu expected, in %s: %llu (%.3f %%), "
 	       "unknown %llu\n",
 	       (unsigned long long)n, (unsigned long long)want, rel,
@@ -277,13 +228,7 @@ int main(void)
 	       (unsigned long long)t.fork_events,
 	       (unsigned long long)t.fork_drops,
 	       (unsigned long long)loss.dropped);
-	for (int i = 0; i < nwrong; i++)
-		printf("misattributed: %s\n", wrong[i]);
-	int fail = 0;
-	if (loss.dropped || atomic_load(&errors) || n < want * 99 / 100) {
-		fprintf(stderr, "FAIL: records lost or refused\n");
-		fail = 1;
-	}
+	int fail = cgt_tally_report(&tally, loss.dropped, want);
 	if (rate < 99.9 || unk * 1000 > n) {
 		fprintf(stderr, "FAIL: attribution %.3f %% < 99.9 %% or "
 			"unknown %llu > 0.1 %%\n", rate,

@@ -44,11 +44,11 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cgstats.h"
 #include "support/cgtest.h"
+#include "support/clock.h"
 #include "support/pipeline.h"
 #include "support/skip.h"
 
@@ -130,26 +130,28 @@ static void reap(pid_t p)
 	}
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
 /* With the fallback, a process must be seen alive to be known: stay a
  * moment (the listener reads every 20 ms) before exiting. */
 static void linger(void)
 {
 	if (!kernel_mode)
-		sleep_ms(200);
+		cgt_sleep_ms(200);
+}
+
+/* fork(), as it returns, the child first moving itself into cgroup row r
+ * (it exits 2 if it cannot) */
+static pid_t fork_into(enum row r)
+{
+	pid_t p = fork();
+	if (p == 0 && cgt_move(dir[r], 0) < 0)
+		_exit(2);
+	return p;
 }
 
 static pid_t pattern_self_move(void)
 {
-	pid_t p = fork();
+	pid_t p = fork_into(R_SELF);
 	if (p == 0) {
-		if (cgt_move(dir[R_SELF], 0) < 0)
-			_exit(2);
 		threads(50);
 		fork_reap(50);
 		threads(50);
@@ -160,25 +162,22 @@ static pid_t pattern_self_move(void)
 	return p;
 }
 
+static void parent_moved(void)
+{
+	threads(50);
+	fork_reap(50);
+	linger();
+}
+
 static pid_t pattern_parent_move(void)
 {
 	int fds[2];
 	if (pipe(fds) < 0)
 		die("pipe");
-	pid_t p = fork();
-	if (p == 0) {
-		char c;
-		close(fds[1]);
-		if (read(fds[0], &c, 1) != 1)
-			_exit(2);
-		threads(50);
-		fork_reap(50);
-		linger();
-		_exit(0);
-	}
-	close(fds[0]);
-	if (cgt_move(dir[R_PARENT], p) < 0)
+	pid_t p = cgt_fork_held(fds, dir[R_PARENT], parent_moved);
+	if (p < 0)
 		die("move blocked child");
+	close(fds[0]);
 	if (write(fds[1], "g", 1) != 1)
 		die("release");
 	close(fds[1]);
@@ -195,10 +194,8 @@ static pid_t clone_into(int cgfd)
 
 static pid_t pattern_clone3(void)
 {
-	pid_t p = fork();
+	pid_t p = fork_into(R_CLONE3);
 	if (p == 0) {
-		if (cgt_move(dir[R_CLONE3], 0) < 0)
-			_exit(2);
 		for (int i = 0; i < NCLONE_CG; i++) {
 			int fd = open(clone_dir[i], O_RDONLY | O_DIRECTORY |
 						    O_CLOEXEC);
@@ -280,18 +277,16 @@ static pid_t pattern_shell(void)
 
 static pid_t pattern_mover(void)
 {
-	pid_t p = fork();
+	pid_t p = fork_into(R_MOVER_A);
 	if (p == 0) {
-		if (cgt_move(dir[R_MOVER_A], 0) < 0)
-			_exit(2);
 		threads(50);
 		/* the fallback needs its records read before the move */
 		if (!kernel_mode)
-			sleep_ms(MOVE_SETTLE_MS);
+			cgt_sleep_ms(MOVE_SETTLE_MS);
 		if (cgt_move(dir[R_MOVER_B], 0) < 0)
 			_exit(2);
 		if (!kernel_mode)
-			sleep_ms(MOVE_SETTLE_MS);
+			cgt_sleep_ms(MOVE_SETTLE_MS);
 		threads(50);
 		_exit(0);
 	}
@@ -305,12 +300,10 @@ static pid_t pattern_churn(int *stop_wr, int *count_rd)
 	int stop[2], cnt[2];
 	if (pipe(stop) < 0 || pipe(cnt) < 0)
 		die("pipe");
-	pid_t p = fork();
+	pid_t p = fork_into(R_CHURN);
 	if (p == 0) {
 		close(stop[1]);
 		close(cnt[0]);
-		if (cgt_move(dir[R_CHURN], 0) < 0)
-			_exit(2);
 		fcntl(stop[0], F_SETFL, O_NONBLOCK);
 		uint64_t n = 0;
 		char c;
@@ -497,7 +490,7 @@ int main(int argc, char **argv)
 		if (cgs_rollup_snapshot(rollup, &so, &s) == 0 &&
 		    tree_tasks(s) >= total)
 			break;
-		sleep_ms(100);
+		cgt_sleep_ms(100);
 	}
 	cgs_snapshot_free(s);
 	cgs_listener_stop(l);

@@ -17,14 +17,32 @@
 #include "escape.h"
 #include "options.h"
 
-static const char *json(const char *s, size_t n, bool *lossy)
+/* One buffer for the checks below: each result is compared before the
+ * next call overwrites it. */
+static struct buf out;
+
+/* s escaped by fn; *lossy (if not NULL): fn's result, true where it had
+ * to replace bytes. */
+static const char *esc(bool (*fn)(struct buf *, const char *, size_t),
+		       const char *s, size_t n, bool *lossy)
 {
-	static struct buf b;
-	buf_reset(&b);
-	bool l = esc_json(&b, s, n);
+	buf_reset(&out);
+	bool l = fn(&out, s, n);
 	if (lossy)
 		*lossy = l;
-	return b.p;
+	return out.p;
+}
+
+static const char *json(const char *s, size_t n, bool *lossy)
+{
+	return esc(esc_json, s, n, lossy);
+}
+
+static const char *fixed(uint64_t v, unsigned digits)
+{
+	buf_reset(&out);
+	buf_fixed(&out, v, digits);
+	return out.p;
 }
 
 static void t_json_escape(void **st)
@@ -93,62 +111,39 @@ static void t_json_all_bytes(void **st)
 
 static void t_csv_escape(void **st)
 {
-	struct buf b;
+	bool lossy;
 	(void)st;
-	buf_init(&b);
-	esc_csv(&b, "plain", 5);
-	assert_string_equal(b.p, "plain");
-	buf_reset(&b);
-	esc_csv(&b, "a,b", 3);
-	assert_string_equal(b.p, "\"a,b\"");
-	buf_reset(&b);
-	esc_csv(&b, "say \"hi\"", 8);
-	assert_string_equal(b.p, "\"say \"\"hi\"\"\"");
-	buf_reset(&b);
-	esc_csv(&b, "l1\nl2\r", 6);
-	assert_string_equal(b.p, "\"l1\nl2\r\"");
-	buf_reset(&b);
-	esc_csv(&b, " x", 2);
-	assert_string_equal(b.p, "\" x\"");
-	buf_reset(&b);
-	assert_true(esc_csv(&b, "\xff", 1));
-	assert_string_equal(b.p, "\xef\xbf\xbd");
-	buf_free(&b);
+	assert_string_equal(esc(esc_csv, "plain", 5, NULL), "plain");
+	assert_string_equal(esc(esc_csv, "a,b", 3, NULL), "\"a,b\"");
+	assert_string_equal(esc(esc_csv, "say \"hi\"", 8, NULL),
+			    "\"say \"\"hi\"\"\"");
+	assert_string_equal(esc(esc_csv, "l1\nl2\r", 6, NULL),
+			    "\"l1\nl2\r\"");
+	assert_string_equal(esc(esc_csv, " x", 2, NULL), "\" x\"");
+	assert_string_equal(esc(esc_csv, "\xff", 1, &lossy), "\xef\xbf\xbd");
+	assert_true(lossy);
 }
 
 static void t_prom_escape(void **st)
 {
-	struct buf b;
+	bool lossy;
 	(void)st;
-	buf_init(&b);
-	esc_prom_label(&b, "a\\b\"c\nd", 7);
-	assert_string_equal(b.p, "a\\\\b\\\"c\\nd");
-	buf_reset(&b);
-	assert_true(esc_prom_label(&b, "x\xc3", 2));
-	assert_string_equal(b.p, "x\xef\xbf\xbd");
-	buf_reset(&b);
-	esc_text(&b, "/a\x1b[31m", 7);
-	assert_string_equal(b.p, "/a\\u001b[31m");
-	buf_free(&b);
+	assert_string_equal(esc(esc_prom_label, "a\\b\"c\nd", 7, NULL),
+			    "a\\\\b\\\"c\\nd");
+	assert_string_equal(esc(esc_prom_label, "x\xc3", 2, &lossy),
+			    "x\xef\xbf\xbd");
+	assert_true(lossy);
+	assert_string_equal(esc(esc_text, "/a\x1b[31m", 7, NULL),
+			    "/a\\u001b[31m");
 }
 
 static void t_fixed(void **st)
 {
-	struct buf b;
 	(void)st;
-	buf_init(&b);
-	buf_fixed(&b, 1500000, 6);
-	assert_string_equal(b.p, "1.5");
-	buf_reset(&b);
-	buf_fixed(&b, 0, 9);
-	assert_string_equal(b.p, "0.0");
-	buf_reset(&b);
-	buf_fixed(&b, 1000000001, 9);
-	assert_string_equal(b.p, "1.000000001");
-	buf_reset(&b);
-	buf_fixed(&b, UINT64_MAX, 6);
-	assert_string_equal(b.p, "18446744073709.551615");
-	buf_free(&b);
+	assert_string_equal(fixed(1500000, 6), "1.5");
+	assert_string_equal(fixed(0, 9), "0.0");
+	assert_string_equal(fixed(1000000001, 9), "1.000000001");
+	assert_string_equal(fixed(UINT64_MAX, 6), "18446744073709.551615");
 }
 
 static int parse(struct tsc_opts *o, ...)

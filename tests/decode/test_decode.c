@@ -371,18 +371,24 @@ static int decode_at(const void *buf, size_t len, size_t shift, unsigned fl,
 	return r;
 }
 
-static int decode_exact(const void *buf, size_t len, unsigned fl,
-			struct cgs_record *t, struct cgs_record *g,
-			struct cgs_decode_stats *st)
+/* A heap copy of len bytes, at the very end of its allocation. */
+static unsigned char *exact_copy(const void *buf, size_t len)
 {
-	/* len bytes at the very end of the allocation */
 	unsigned char *h = malloc(len ? len : 1);
-	int r;
 
 	assert_non_null(h);
 	if (len)
 		memcpy(h, buf, len);
-	r = cgs_decode_msg(h, len, fl, t, g, st);
+	return h;
+}
+
+static int decode_exact(const void *buf, size_t len, unsigned fl,
+			struct cgs_record *t, struct cgs_record *g,
+			struct cgs_decode_stats *st)
+{
+	unsigned char *h = exact_copy(buf, len);
+	int r = cgs_decode_msg(h, len, fl, t, g, st);
+
 	free(h);
 	return r;
 }
@@ -390,15 +396,28 @@ static int decode_exact(const void *buf, size_t len, unsigned fl,
 static int payload_exact(const void *p, size_t len, enum cgs_kind k,
 			 struct cgs_record *out, struct cgs_decode_stats *st)
 {
-	unsigned char *h = malloc(len ? len : 1);
-	int r;
+	unsigned char *h = exact_copy(p, len);
+	int r = cgs_decode_payload(h, len, k, out, st);
 
-	assert_non_null(h);
-	if (len)
-		memcpy(h, p, len);
-	r = cgs_decode_payload(h, len, k, out, st);
 	free(h);
 	return r;
+}
+
+/* An exit event as the kernel sends it (TASKSTATS_CMD_NEW of family 0x17)
+ * with one AGGR_PID nest: pid and n bytes of stats. Not finished: more
+ * attributes may follow, or damage. */
+static void exit_msg(struct mb *m, uint32_t pid, const void *p, size_t n)
+{
+	mb_init(m, 0x17, 2);
+	mb_record(m, 4, 1, pid, p, n);
+}
+
+/* m finished, then decoded from an exact copy. */
+static int decode_mb(struct mb *m, unsigned fl, struct cgs_record *t,
+		     struct cgs_record *g, struct cgs_decode_stats *st)
+{
+	mb_finish(m);
+	return decode_exact(m->b, m->len, fl, t, g, st);
 }
 
 /* ---- tests ----------------------------------------------------------- */
@@ -454,8 +473,7 @@ static void test_every_version(void **state)
 		 * (AGROUP is bit 0x20: clear it to get a thread) */
 		if (v >= 2)
 			p[8] &= (unsigned char)~CGS_AC_AGROUP;
-		mb_init(&m, 0x17, 2);
-		mb_record(&m, 4, 1, 4242, p, n);
+		exit_msg(&m, 4242, p, n);
 		mb_finish(&m);
 		for (size_t shift = 0; shift < 8; shift++) {
 			memset(&t, 0x5a, sizeof(t));
@@ -557,21 +575,17 @@ static void test_future_version(void **state)
 	assert_int_equal(st.unknown_bytes, 128);
 
 	/* in a PID+TGID message: both records counted */
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 10, p, 688);
+	exit_msg(&m, 10, p, 688);
 	mb_record(&m, 5, 2, 11, p, 688);
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 3);
+	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), 3);
 	assert_int_equal(st.unknown_version, 3);
 	assert_int_equal(st.unknown_bytes, 3 * 128);
 	assert_int_equal(g.unknown_bytes, 128);
 
 	/* a rejected message leaves the per-record counters alone */
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 10, p, 688);
+	exit_msg(&m, 10, p, 688);
 	mb_record(&m, 5, 2, 11, p, 100);
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), -EBADMSG);
+	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), -EBADMSG);
 	assert_int_equal(st.unknown_version, 3);
 	assert_int_equal(st.unknown_bytes, 3 * 128);
 	assert_int_equal(st.malformed, 1);
@@ -623,11 +637,9 @@ static void test_version0(void **state)
 
 		build_payload(pid15, 560, 15, 15, 15);
 		build_payload(tg15, 560, 0, 15, 15);
-		mb_init(&m, 0x17, 2);
-		mb_record(&m, 4, 1, 77, pid15, 560);
+		exit_msg(&m, 77, pid15, 560);
 		mb_record(&m, 5, 2, 76, tg15, 560);
-		mb_finish(&m);
-		assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 3);
+		assert_int_equal(decode_mb(&m, 0, &t, &g, &st), 3);
 		assert_int_equal(t.layout, 15);
 		assert_int_equal(g.layout, 15);
 		assert_int_equal(g.version, 0);
@@ -656,8 +668,7 @@ static void test_truncated_payloads(void **state)
 
 			assert_int_equal(payload_exact(p, n, CGS_KIND_THREAD,
 						       &r, &st), -EBADMSG);
-			mb_init(&m, 0x17, 2);
-			mb_record(&m, 4, 1, 1, p, n);
+			exit_msg(&m, 1, p, n);
 			mb_finish(&m);
 			assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g,
 						      &st), -EBADMSG);
@@ -684,30 +695,24 @@ static void test_kinds(void **state)
 
 	/* thread: no AGROUP, no TGID record */
 	p[8] = CGS_AC_FORK;
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 500, p, 560);
+	exit_msg(&m, 500, p, 560);
 	mb_put(&m, 6, NULL, 0); /* NULL padding attribute */
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 1);
+	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), 1);
 	assert_int_equal(t.kind, CGS_KIND_THREAD);
 	assert_int_equal(t.pid, 500);
 	assert_int_equal(t.tgid, fval(F_TGID, 16));
 
 	/* process: AGROUP */
 	p[8] = CGS_AC_AGROUP | CGS_AC_FORK;
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 501, p, 560);
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 1);
+	exit_msg(&m, 501, p, 560);
+	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), 1);
 	assert_int_equal(t.kind, CGS_KIND_PROCESS);
 
 	/* process because a TGID record travels with it (even w/o AGROUP) */
 	p[8] = 0;
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 502, p, 560);
+	exit_msg(&m, 502, p, 560);
 	mb_record(&m, 5, 2, 499, tg, 560);
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 3);
+	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), 3);
 	assert_int_equal(t.kind, CGS_KIND_PROCESS);
 	assert_int_equal(t.pid, 502);
 	assert_int_equal(g.kind, CGS_KIND_TGID);
@@ -734,8 +739,7 @@ static void test_kinds(void **state)
 			 -EINVAL);
 
 	/* NO_TGID skips the nest without looking inside it */
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 503, p, 560);
+	exit_msg(&m, 503, p, 560);
 	mb_record(&m, 5, 2, 499, tg, 20); /* malformed inside */
 	mb_finish(&m);
 	assert_int_equal(decode_exact(m.b, m.len, CGS_NO_TGID, &t, &g,
@@ -745,8 +749,7 @@ static void test_kinds(void **state)
 	/* a TGID record alone (query by TGID) */
 	mb_init(&m, 0x17, 2);
 	mb_record(&m, 5, 2, 600, tg, 560);
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 2);
+	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), 2);
 	assert_int_equal(g.tgid, 600);
 	/* ... which NO_TGID turns into nothing, successfully */
 	assert_int_equal(decode_exact(m.b, m.len, CGS_NO_TGID, &t, &g,
@@ -754,11 +757,9 @@ static void test_kinds(void **state)
 
 	/* pre-v12 struct: tgid taken from the TGID attribute */
 	build_payload(p, 344, 9, 9, 9);
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 700, p, 344);
+	exit_msg(&m, 700, p, 344);
 	mb_record(&m, 5, 2, 699, p, 344);
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 3);
+	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), 3);
 	assert_int_equal(t.tgid, 699);
 	assert_int_equal(t.btime_s, fval(F_BTIME, 9)); /* no btime64 in v9 */
 
@@ -769,16 +770,14 @@ static void test_kinds(void **state)
 	mb_put(&m, 3, p, 560);
 	mb_put(&m, 2, &(uint32_t){ 801 }, 4);
 	mb_put(&m, 3, tg, 560);
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 3);
+	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), 3);
 	assert_int_equal(t.pid, 800);
 	assert_int_equal(g.tgid, 801);
 
 	/* NLA_F_NESTED set on the nest is fine too */
 	mb_init(&m, 0x17, 2);
 	mb_record(&m, 4 | 0x8000, 1, 900, p, 560);
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 1);
+	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), 1);
 	assert_int_equal(t.pid, 900);
 }
 
@@ -795,22 +794,31 @@ static void test_not_records(void **state)
 	for (uint16_t type = 1; type <= 4; type++) { /* NOOP..OVERRUN */
 		mb_init(&m, type, 0);
 		mb_put(&m, 0, &(uint32_t){ 0 }, 4);
-		mb_finish(&m);
-		assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st),
-				 -ENOMSG);
+		assert_int_equal(decode_mb(&m, 0, &t, &g, &st), -ENOMSG);
 		assert_int_equal(decode_exact(m.b, 16, 0, &t, &g, &st),
 				 -ENOMSG);
 	}
 	mb_init(&m, 0x17, 1); /* TASKSTATS_CMD_GET */
 	mb_record(&m, 4, 1, 1, p, 560);
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), -ENOMSG);
+	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), -ENOMSG);
 	assert_int_equal(st.malformed, 0);
 	assert_int_equal(st.messages, 9);
 	for (size_t n = 0; n < 16; n++)
 		assert_int_equal(decode_exact(m.b, n, 0, &t, &g, &st),
 				 -EBADMSG);
 	assert_int_equal(st.malformed, 16);
+}
+
+/* 1 as an integer of n bytes (2, 4 or 8), in host order */
+static const void *one_in(size_t n)
+{
+	static const uint16_t one16 = 1;
+	static const uint32_t one32 = 1;
+	static const uint64_t one64 = 1;
+
+	if (n == 2)
+		return &one16;
+	return n == 4 ? (const void *)&one32 : (const void *)&one64;
 }
 
 static void test_malformed(void **state)
@@ -821,84 +829,59 @@ static void test_malformed(void **state)
 	unsigned char p[560];
 	struct mb m;
 	size_t at, expect = 0;
-	uint16_t l;
 	(void)state;
 
 	build_payload(p, 560, 16, 16, 16);
 
 #define EXPECT_BAD()                                                          \
 	do {                                                                  \
-		mb_finish(&m);                                                \
-		assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st),    \
-				 -EBADMSG);                                   \
+		assert_int_equal(decode_mb(&m, 0, &t, &g, &st), -EBADMSG);    \
 		assert_int_equal(st.malformed, ++expect);                     \
 	} while (0)
 
-	/* PID of 2 and of 8 bytes inside the nest */
-	mb_init(&m, 0x17, 2);
-	at = mb_nest(&m, 4);
-	mb_put(&m, 1, &(uint16_t){ 1 }, 2);
-	mb_put(&m, 3, p, 560);
-	mb_nest_end(&m, at);
-	EXPECT_BAD();
-	mb_init(&m, 0x17, 2);
-	at = mb_nest(&m, 4);
-	mb_put(&m, 1, &(uint64_t){ 1 }, 8);
-	mb_put(&m, 3, p, 560);
-	mb_nest_end(&m, at);
-	EXPECT_BAD();
-
-	/* missing STATS, missing PID, duplicate STATS */
-	mb_init(&m, 0x17, 2);
-	at = mb_nest(&m, 4);
-	mb_put(&m, 1, &(uint32_t){ 1 }, 4);
-	mb_nest_end(&m, at);
-	EXPECT_BAD();
-	mb_init(&m, 0x17, 2);
-	at = mb_nest(&m, 4);
-	mb_put(&m, 3, p, 560);
-	mb_nest_end(&m, at);
-	EXPECT_BAD();
-	mb_init(&m, 0x17, 2);
-	at = mb_nest(&m, 4);
-	mb_put(&m, 1, &(uint32_t){ 1 }, 4);
-	mb_put(&m, 3, p, 560);
-	mb_put(&m, 3, p, 560);
-	mb_nest_end(&m, at);
-	EXPECT_BAD();
-	mb_init(&m, 0x17, 2);
-	at = mb_nest(&m, 4);
-	mb_put(&m, 1, &(uint32_t){ 1 }, 4);
-	mb_put(&m, 9, p, 8); /* unknown inner type: skipped */
-	mb_put(&m, 3, p, 560);
-	mb_nest_end(&m, at);
-	mb_finish(&m);
-	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), 1);
-
-	/* the nest's length runs past the message / inner attr past the
-	 * nest */
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 1, p, 560);
-	l = (uint16_t)(m.len - 20 + 4);
-	memcpy(m.b + 20, &l, 2);
-	EXPECT_BAD();
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 1, p, 560);
-	l = (uint16_t)(m.len - 20 - 8);
-	memcpy(m.b + 20, &l, 2); /* nest shorter than its STATS */
-	EXPECT_BAD();
-
-	/* attribute length below its header */
-	for (uint16_t bad = 0; bad < 4; bad++) {
+	/* AGGR_PID nests holding these attributes ({type, bytes}; a PID is
+	 * 1 in so many bytes, anything else the stats): a PID of 2 and of 8
+	 * bytes; missing STATS, missing PID, duplicate STATS; and an unknown
+	 * inner type, which is skipped */
+	static const struct {
+		struct { uint16_t type, n; } a[3];
+		int want;
+	} nests[] = {
+		{ { { 1, 2 }, { 3, 560 } }, -EBADMSG },
+		{ { { 1, 8 }, { 3, 560 } }, -EBADMSG },
+		{ { { 1, 4 } }, -EBADMSG },
+		{ { { 3, 560 } }, -EBADMSG },
+		{ { { 1, 4 }, { 3, 560 }, { 3, 560 } }, -EBADMSG },
+		{ { { 1, 4 }, { 9, 8 }, { 3, 560 } }, 1 },
+	};
+	for (size_t i = 0; i < sizeof(nests) / sizeof(nests[0]); i++) {
 		mb_init(&m, 0x17, 2);
-		mb_record(&m, 4, 1, 1, p, 560);
-		memcpy(m.b + 20, &bad, 2);
+		at = mb_nest(&m, 4);
+		for (size_t k = 0; k < 3 && nests[i].a[k].n; k++) {
+			uint16_t type = nests[i].a[k].type, n = nests[i].a[k].n;
+			mb_put(&m, type, type == 1 ? one_in(n) : p, n);
+		}
+		mb_nest_end(&m, at);
+		if (nests[i].want < 0) {
+			EXPECT_BAD();
+			continue;
+		}
+		assert_int_equal(decode_mb(&m, 0, &t, &g, &st), nests[i].want);
+	}
+
+	/* the nest's length (at 20): it runs past the message, is shorter
+	 * than its STATS, or below its own header (0..3) */
+	for (int c = 0; c < 6; c++) {
+		exit_msg(&m, 1, p, 560);
+		uint16_t nest = (uint16_t)(m.len - 20);
+		uint16_t l = c == 0 ? nest + 4 : c == 1 ? nest - 8 :
+				      (uint16_t)(c - 2);
+		memcpy(m.b + 20, &l, 2);
 		EXPECT_BAD();
 	}
 
 	/* nlmsg_len: larger than the buffer, smaller than the headers */
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 1, p, 560);
+	exit_msg(&m, 1, p, 560);
 	mb_finish(&m);
 	memcpy(m.b, &(uint32_t){ (uint32_t)m.len + 4 }, 4);
 	assert_int_equal(decode_exact(m.b, m.len, 0, &t, &g, &st), -EBADMSG);
@@ -918,8 +901,7 @@ static void test_malformed(void **state)
 	mb_init(&m, 0x17, 2);
 	mb_put(&m, 3, p, 560);
 	EXPECT_BAD();
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 1, p, 560);
+	exit_msg(&m, 1, p, 560);
 	mb_record(&m, 4, 1, 2, p, 560);
 	EXPECT_BAD();
 	mb_init(&m, 0x17, 2);
@@ -927,16 +909,14 @@ static void test_malformed(void **state)
 	EXPECT_BAD();
 
 	/* STATS too short for its version */
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 1, p, 432);
+	exit_msg(&m, 1, p, 432);
 	EXPECT_BAD();
 #undef EXPECT_BAD
 
 	assert_int_equal(st.records, 1);
 
 	/* a trailing message after nlmsg_len is not looked at */
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, 1, p, 560);
+	exit_msg(&m, 1, p, 560);
 	mb_finish(&m);
 	memset(m.b + m.len, 0xff, 64);
 	assert_int_equal(decode_exact(m.b, m.len + 64, 0, &t, &g, &st), 1);

@@ -27,29 +27,6 @@
 
 static struct fakeproc F;
 
-static int setup(void **state)
-{
-	(void)state;
-	return fp_init(&F);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	fp_fini(&F);
-	return 0;
-}
-
-static struct cgs_rollup *new_rollup(void)
-{
-	struct cgs_rollup_opts o = fp_opts(&F);
-	struct cgs_rollup *r = NULL;
-
-	o.shards = 1;
-	assert_int_equal(cgs_rollup_new(&r, &o), 0);
-	return r;
-}
-
 static const char *acct(struct cgs_rollup *r, const struct cgs_record *rec)
 {
 	const char *p = NULL;
@@ -61,7 +38,7 @@ static const char *acct(struct cgs_rollup *r, const struct cgs_record *rec)
 static void test_parent_reused(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup();
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
 
 	/* 500 lives and dies in /mine (a short-lived child of 400) */
 	fp_set(&F, 400, "/mine");
@@ -83,7 +60,7 @@ static void test_parent_reused(void **state)
 static void test_thread_of_reused(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup();
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
 
 	fp_set(&F, 700, "/mine");
 	struct cgs_record old = fp_record(CGS_KIND_PROCESS, 700, 700, 1, 1);
@@ -102,10 +79,8 @@ static void test_thread_of_reused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_parent_reused, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_thread_of_reused, setup,
-						teardown),
+		fp_unit_test(test_parent_reused, &F),
+		fp_unit_test(test_thread_of_reused, &F),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

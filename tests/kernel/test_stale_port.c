@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
 #include <sched.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/nlmsg.h"
 #include "support/skip.h"
 #include "receive/listener_int.h"
 
@@ -51,25 +51,16 @@ static void leave_stale_registration(uint32_t port, int family,
 	assert_true(fd >= 0);
 	struct sockaddr_nl a = { .nl_family = AF_NETLINK, .nl_pid = port };
 	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	struct {
-		struct nlmsghdr n;
-		struct genlmsghdr g;
-		char attrs[64];
-	} req;
-	memset(&req, 0, sizeof(req));
-	size_t alen = NLA_HDRLEN + strlen(cpus) + 1;
-	struct nlattr *na = (struct nlattr *)req.attrs;
-	na->nla_type = TASKSTATS_CMD_ATTR_REGISTER_CPUMASK;
-	na->nla_len = (uint16_t)alen;
-	memcpy((char *)na + NLA_HDRLEN, cpus, strlen(cpus) + 1);
-	req.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN + NLA_ALIGN(alen));
-	req.n.nlmsg_type = (uint16_t)family;
-	req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	req.n.nlmsg_seq = 1;
-	req.g.cmd = TASKSTATS_CMD_GET;
-	req.g.version = TASKSTATS_GENL_VERSION;
+	struct mb req;
+	_Static_assert(TASKSTATS_GENL_VERSION == 1,
+		       "mb_init() writes genetlink version 1");
+	mb_init(&req, (uint16_t)family, TASKSTATS_CMD_GET);
+	mb_request(&req, NLM_F_REQUEST | NLM_F_ACK, 1);
+	mb_put(&req, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK, cpus,
+	       strlen(cpus) + 1);
+	mb_finish(&req);
 	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
-	assert_true(sendto(fd, &req, req.n.nlmsg_len, 0, (struct sockaddr *)&k,
+	assert_true(sendto(fd, req.b, req.len, 0, (struct sockaddr *)&k,
 			   sizeof(k)) > 0);
 	char ack[4096];
 	for (;;) { /* wait for our ack, skipping events that race it */

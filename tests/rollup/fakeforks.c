@@ -1,14 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
 #include "fakeforks.h"
 #include "rollup/rollup_int.h"
 
-int fp_rollup_new(struct fakeproc *f, unsigned flags, struct cgs_rollup **out)
+struct cgs_rollup *fp_forks_rollup(struct fakeproc *f, unsigned flags)
 {
 	struct cgs_rollup_opts o = fp_opts(f);
-	o.flags = flags;
 	struct cgsi_rollup_iopts io = { .forks_injected = true };
-	*out = NULL;
-	return cgsi_rollup_new(out, &o, &io);
+	struct cgs_rollup *r = NULL;
+
+	o.flags = flags;
+	assert_int_equal(cgsi_rollup_new(&r, &o, &io), 0);
+	if (flags & CGS_ROLLUP_TRACK_FORKS) {
+		assert_non_null(r->forks);
+		assert_int_equal(r->forks->fd, -1); /* injected: no socket */
+	}
+	return r;
 }
 
 void fp_fork(struct cgs_rollup *r, uint32_t parent, uint32_t child,

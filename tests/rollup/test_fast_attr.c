@@ -27,30 +27,12 @@
 
 static struct fakeproc F;
 
+/* fp_setup(), the clock then moved on: room for fork times in the past */
 static int setup(void **state)
 {
-	(void)state;
-	int rc = fp_init(&F);
-	F.now_ms += 100000; /* room for fork times in the past */
+	int rc = fp_setup(state);
+	F.now_ms += 100000;
 	return rc;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	fp_fini(&F);
-	return 0;
-}
-
-static struct cgs_rollup *new_rollup(unsigned flags)
-{
-	struct cgs_rollup *r;
-	assert_int_equal(fp_rollup_new(&F, flags, &r), 0);
-	if (flags & CGS_ROLLUP_TRACK_FORKS) {
-		assert_non_null(r->forks);
-		assert_int_equal(r->forks->fd, -1); /* injected: no socket */
-	}
-	return r;
 }
 
 static const char *account(struct cgs_rollup *r, struct cgs_record *rec)
@@ -100,7 +82,7 @@ static void parent_resolved(struct cgs_rollup *r)
 static void test_fast_children(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(FAST);
+	struct cgs_rollup *r = fp_forks_rollup(&F, FAST);
 	parent_resolved(r);
 	struct cgs_rollup_totals t0 = totals(r);
 	assert_int_equal(t0.proc_reads, 1);
@@ -133,7 +115,7 @@ static void test_fast_children(void **state)
 static void test_fast_fallbacks(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(FAST);
+	struct cgs_rollup *r = fp_forks_rollup(&F, FAST);
 	parent_resolved(r);
 	uint64_t reads = totals(r).proc_reads;
 
@@ -273,7 +255,7 @@ static void test_fast_fallbacks(void **state)
 static void test_fast_scope(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(FAST);
+	struct cgs_rollup *r = fp_forks_rollup(&F, FAST);
 	parent_resolved(r);
 	uint64_t reads = totals(r).proc_reads;
 	fp_fork(r, 100, 2000, 2);
@@ -291,7 +273,7 @@ static void test_exact_mode(void **state)
 	unsigned modes[] = { CGS_ROLLUP_TRACK_FORKS,
 			     CGS_ROLLUP_FAST_ATTRIBUTION, 0 };
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-		struct cgs_rollup *r = new_rollup(modes[m]);
+		struct cgs_rollup *r = fp_forks_rollup(&F, modes[m]);
 		fp_set(&F, 100, "/svc");
 		fp_mkdir(&F, "/svc/moved");
 		assert_string_equal(thread_of(r, 101, 100), "/svc");
@@ -315,14 +297,14 @@ static void test_exact_mode(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_fast_children, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_fast_fallbacks, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_fast_scope, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_exact_mode, setup,
-						teardown),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_fast_children, setup, fp_teardown, &F),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_fast_fallbacks, setup, fp_teardown, &F),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_fast_scope, setup, fp_teardown, &F),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_exact_mode, setup, fp_teardown, &F),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

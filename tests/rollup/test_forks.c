@@ -25,34 +25,6 @@
 
 static struct fakeproc F;
 
-static int setup(void **state)
-{
-	(void)state;
-	return fp_init(&F);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	fp_fini(&F);
-	return 0;
-}
-
-static struct cgs_rollup *new_rollup(unsigned flags)
-{
-	struct cgs_rollup *r;
-	assert_int_equal(fp_rollup_new(&F, flags, &r), 0);
-	return r;
-}
-
-static struct cgs_rollup *tracking(void)
-{
-	struct cgs_rollup *r = new_rollup(CGS_ROLLUP_TRACK_FORKS);
-	assert_non_null(r->forks);
-	assert_int_equal(r->forks->fd, -1); /* injected: no socket */
-	return r;
-}
-
 /* Exit of a single-threaded process that lived life_ms. */
 static const char *exit_of(struct cgs_rollup *r, uint32_t pid, uint32_t ppid,
 			   uint64_t life_ms)
@@ -76,7 +48,7 @@ static struct cgs_rollup_totals totals(struct cgs_rollup *r)
 static void test_walk(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = tracking();
+	struct cgs_rollup *r = fp_forks_rollup(&F, CGS_ROLLUP_TRACK_FORKS);
 	fp_set(&F, 100, "/svc");
 	fp_fork(r, 100, 200, 30);
 	fp_fork(r, 200, 300, 20);
@@ -109,7 +81,7 @@ static void test_walk(void **state)
 static void test_reparented(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = tracking();
+	struct cgs_rollup *r = fp_forks_rollup(&F, CGS_ROLLUP_TRACK_FORKS);
 	fp_set(&F, 1, "/");
 	fp_set(&F, 100, "/svc");
 	fp_fork(r, 100, 200, 50);
@@ -128,7 +100,7 @@ static void test_reparented(void **state)
 static void test_ancestor_reuse(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = tracking();
+	struct cgs_rollup *r = fp_forks_rollup(&F, CGS_ROLLUP_TRACK_FORKS);
 	fp_set(&F, 100, "/svc");
 	fp_set(&F, 50, "/other");
 	fp_fork(r, 100, 200, 50);
@@ -155,7 +127,7 @@ static void test_ancestor_reuse(void **state)
 static void test_exiting_reuse(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = tracking();
+	struct cgs_rollup *r = fp_forks_rollup(&F, CGS_ROLLUP_TRACK_FORKS);
 	fp_set(&F, 100, "/svc");
 	fp_set(&F, 50, "/other");
 	F.now_ms += 100000;
@@ -183,7 +155,7 @@ static void test_exiting_reuse(void **state)
 static void test_lost(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = tracking();
+	struct cgs_rollup *r = fp_forks_rollup(&F, CGS_ROLLUP_TRACK_FORKS);
 	fp_set(&F, 100, "/svc");
 	fp_fork(r, 100, 200, 50);
 	fp_fork(r, 200, 300, 40);
@@ -220,7 +192,7 @@ static void chain(struct cgs_rollup *r, uint32_t top, uint32_t base, int n)
 static void test_hop_limit(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = tracking();
+	struct cgs_rollup *r = fp_forks_rollup(&F, CGS_ROLLUP_TRACK_FORKS);
 	fp_set(&F, 100, "/deep");
 	/* 100 -> 1000 -> ... -> 1000+k-1: the last one exits with
 	 * k-1 reaped ancestors between it and 100 */
@@ -239,7 +211,7 @@ static void test_hop_limit(void **state)
 static void test_cached_ancestor(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = tracking();
+	struct cgs_rollup *r = fp_forks_rollup(&F, CGS_ROLLUP_TRACK_FORKS);
 	fp_set(&F, 100, "/old");
 	struct cgs_record th = fp_record(CGS_KIND_THREAD, 101, 100, 1, 1);
 	assert_string_equal(cgs_rollup_account(r, 0, &th, NULL) ? "" : "ok",
@@ -267,7 +239,7 @@ static void test_cached_ancestor(void **state)
 static void test_disabled(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(0);
+	struct cgs_rollup *r = fp_forks_rollup(&F, 0);
 	assert_null(r->forks);
 	fp_set(&F, 100, "/svc");
 	assert_string_equal(exit_of(r, 300, 200, 10), CGS_UNKNOWN_CGROUP);
@@ -289,7 +261,7 @@ static void test_disabled(void **state)
 static void test_unattributed_records(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(0);
+	struct cgs_rollup *r = fp_forks_rollup(&F, 0);
 	struct cgs_record p = fp_record(CGS_KIND_PROCESS, 900, 900, 899, 1);
 	struct cgs_record g = fp_record(CGS_KIND_TGID, 0, 900, 0, 1);
 	const char *path = NULL;
@@ -314,21 +286,15 @@ static void test_unattributed_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_walk, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reparented, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_ancestor_reuse, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_exiting_reuse, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_lost, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hop_limit, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_cached_ancestor, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unattributed_records,
-						setup, teardown),
+		fp_unit_test(test_walk, &F),
+		fp_unit_test(test_reparented, &F),
+		fp_unit_test(test_ancestor_reuse, &F),
+		fp_unit_test(test_exiting_reuse, &F),
+		fp_unit_test(test_lost, &F),
+		fp_unit_test(test_hop_limit, &F),
+		fp_unit_test(test_cached_ancestor, &F),
+		fp_unit_test(test_disabled, &F),
+		fp_unit_test(test_unattributed_records, &F),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

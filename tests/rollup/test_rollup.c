@@ -26,29 +26,6 @@
 
 static struct fakeproc F;
 
-static int setup(void **state)
-{
-	(void)state;
-	return fp_init(&F);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	fp_fini(&F);
-	return 0;
-}
-
-static struct cgs_rollup *new_rollup(unsigned shards, unsigned flags)
-{
-	struct cgs_rollup_opts o = fp_opts(&F);
-	o.shards = shards;
-	o.flags = flags;
-	struct cgs_rollup *r = NULL;
-	assert_int_equal(cgs_rollup_new(&r, &o), 0);
-	return r;
-}
-
 /*
  * What a cgroup's counters must be, worked out by hand from the workload,
  * not by redoing the library's arithmetic: fp_record(seed) gives every
@@ -207,7 +184,7 @@ static void test_parse(void **state)
 static void test_mounts(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(1, 0);
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
 	assert_string_equal(cgs_rollup_hierarchy(r), "v2");
 	assert_string_equal(r->mount.mnt, F.mnt);
 	cgs_rollup_free(r);
@@ -250,7 +227,7 @@ static void test_mounts(void **state)
 static void test_math(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(2, 0);
+	struct cgs_rollup *r = fp_rollup(&F, 2, 0);
 	fp_set(&F, 100, "/a");
 	fp_set(&F, 200, "/a/b");
 	fp_set(&F, 300, "/a/b");
@@ -319,7 +296,7 @@ static void test_math(void **state)
 	cgs_rollup_free(r);
 
 	/* NO_TGID: TGID records are not even counted */
-	r = new_rollup(1, CGS_NO_TGID);
+	r = fp_rollup(&F, 1, CGS_NO_TGID);
 	acct(r, 0, &recs[1]);
 	const char *p = (const char *)1;
 	assert_int_equal(cgs_rollup_account(r, 0, &recs[2], &p), 0);
@@ -339,7 +316,7 @@ static void test_math(void **state)
 static void test_order_fold(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(1, 0);
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
 	const char *paths[] = { "/a-b", "/a/b/c/d/e", "/a/b", "/a", "/a/b/c",
 				"/b" };
 	for (size_t i = 0; i < 6; i++)
@@ -394,7 +371,7 @@ static void test_order_fold(void **state)
 static void test_deltas(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(2, 0);
+	struct cgs_rollup *r = fp_rollup(&F, 2, 0);
 	fp_set(&F, 500, "/d/e");
 	struct cgs_record r1 = fp_record(CGS_KIND_THREAD, 501, 500, 1, 9);
 	struct cgs_record r2 = fp_record(CGS_KIND_THREAD, 502, 500, 1, 2);
@@ -438,7 +415,7 @@ static void test_deltas(void **state)
 static void test_attribution_paths(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(1, 0);
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	fp_set(&F, 600, "/svc");
 	/* threads of a known process: one /proc read */
@@ -491,7 +468,7 @@ static void test_attribution_paths(void **state)
 static void test_pid_reuse(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(2, 0);
+	struct cgs_rollup *r = fp_rollup(&F, 2, 0);
 	/* process 1000 in /old; its death is seen */
 	fp_set(&F, 1000, "/old");
 	struct cgs_record th = fp_record(CGS_KIND_THREAD, 1001, 1000, 1, 1);
@@ -635,7 +612,7 @@ static void test_move(void **state)
 static void test_removed_retire(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(2, 0);
+	struct cgs_rollup *r = fp_rollup(&F, 2, 0);
 	fp_set(&F, 4000, "/rm/child");
 	fp_set(&F, 4100, "/rm");
 	struct cgs_record a = fp_record(CGS_KIND_PROCESS, 4000, 4000, 1, 1);
@@ -685,7 +662,7 @@ static void test_removed_retire(void **state)
 static void test_recreated(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(1, 0);
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
 	fp_set(&F, 5000, "/re");
 	struct cgs_record a = fp_record(CGS_KIND_PROCESS, 5000, 5000, 1, 1);
 	acct(r, 0, &a);
@@ -747,7 +724,7 @@ static void test_recreated(void **state)
 static void test_churn_bounded(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(1, 0);
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
 	fp_set(&F, 1, "/init");
 	fp_set(&F, 7, "/live");
 	uint32_t max_cap = 0, max_entries = 0;
@@ -816,7 +793,7 @@ static void *writer_main(void *arg)
 static void test_shards_concurrent(void **state)
 {
 	(void)state;
-	struct cgs_rollup *r = new_rollup(2, 0);
+	struct cgs_rollup *r = fp_rollup(&F, 2, 0);
 	fp_set(&F, 8000, "/s/zero");
 	fp_set(&F, 8001, "/s/one");
 	struct writer w[2] = { { r, 0, 200000 }, { r, 1, 200000 } };
@@ -849,24 +826,17 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
-		cmocka_unit_test_setup_teardown(test_mounts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_math, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_order_fold, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_deltas, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_attribution_paths, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_pid_reuse, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_move, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_removed_retire, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_recreated, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_churn_bounded, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_shards_concurrent, setup,
-						teardown),
+		fp_unit_test(test_mounts, &F),
+		fp_unit_test(test_math, &F),
+		fp_unit_test(test_order_fold, &F),
+		fp_unit_test(test_deltas, &F),
+		fp_unit_test(test_attribution_paths, &F),
+		fp_unit_test(test_pid_reuse, &F),
+		fp_unit_test(test_move, &F),
+		fp_unit_test(test_removed_retire, &F),
+		fp_unit_test(test_recreated, &F),
+		fp_unit_test(test_churn_bounded, &F),
+		fp_unit_test(test_shards_concurrent, &F),
 	};
 	return CGT_RUN(argc, argv, tests);
 }

@@ -122,3 +122,21 @@ int cgt_move(const char *dir, pid_t pid)
 	close(fd);
 	return rc;
 }
+
+pid_t cgt_fork_held(const int go[2], const char *dir, void (*fn)(void))
+{
+	pid_t p = fork();
+	if (p < 0) {
+		perror("fork");
+		return -1;
+	}
+	if (p == 0) {
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(5);
+		fn();
+		_exit(0);
+	}
+	return cgt_move(dir, p) < 0 ? -1 : p;
+}

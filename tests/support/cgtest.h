@@ -37,4 +37,13 @@ void cgt_cleanup(void);
  * printing what failed. */
 int cgt_move(const char *dir, pid_t pid);
 
+/*
+ * Fork a child held until the go: it waits for a byte on go[0] (of a
+ * pipe; EOF makes it exit 5), then runs fn, which ends it with _exit().
+ * Meanwhile the caller moves it into cgroup dir, so that all it does
+ * after the go happens there (a supervisor's launch). Fork it while
+ * single-threaded. Returns its pid, or -1 after printing what failed.
+ */
+pid_t cgt_fork_held(const int go[2], const char *dir, void (*fn)(void));
+
 #endif

@@ -2,11 +2,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "support/fakeproc.h"
 
@@ -85,6 +90,17 @@ void fp_fini(struct fakeproc *f)
 	nftw(f->root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+int fp_setup(void **state)
+{
+	return fp_init(*state);
+}
+
+int fp_teardown(void **state)
+{
+	fp_fini(*state);
+	return 0;
+}
+
 void fp_mkdir(struct fakeproc *f, const char *cgpath)
 {
 	char p[1024];
@@ -147,6 +163,18 @@ struct cgs_rollup_opts fp_opts(struct fakeproc *f)
 		.clock_ctx = f,
 	};
 	return o;
+}
+
+struct cgs_rollup *fp_rollup(struct fakeproc *f, unsigned shards,
+			     unsigned flags)
+{
+	struct cgs_rollup_opts o = fp_opts(f);
+	struct cgs_rollup *r = NULL;
+
+	o.shards = shards;
+	o.flags = flags;
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	return r;
 }
 
 struct cgs_record fp_record(enum cgs_kind kind, uint32_t pid, uint32_t tgid,

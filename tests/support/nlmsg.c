@@ -12,6 +12,12 @@ void mb_init(struct mb *m, uint16_t type, uint8_t cmd)
 	m->len = 20;
 }
 
+void mb_request(struct mb *m, uint16_t flags, uint32_t seq)
+{
+	memcpy(m->b + 6, &flags, 2);
+	memcpy(m->b + 8, &seq, 4);
+}
+
 size_t mb_put(struct mb *m, uint16_t type, const void *d, size_t n)
 {
 	size_t at = m->len;

@@ -18,6 +18,9 @@ struct mb {
 
 /* nlmsghdr of `type` (flags, seq, port 0) and genlmsghdr (cmd, version 1). */
 void mb_init(struct mb *m, uint16_t type, uint8_t cmd);
+/* nlmsg_flags and nlmsg_seq: for a message sent to the kernel (a request,
+ * its ack asked for), not one it is made to look as if it had sent. */
+void mb_request(struct mb *m, uint16_t flags, uint32_t seq);
 /* An attribute: returns its offset (for mb_nest_end or to damage it). */
 size_t mb_put(struct mb *m, uint16_t type, const void *d, size_t n);
 /* Open a nest; mb_nest_end(m, its offset) closes it. */

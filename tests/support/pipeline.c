@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "support/clock.h"
 #include "support/pipeline.h"
 
 #define CGT_MAX_SHARDS 256
@@ -70,6 +71,47 @@ void cgt_pipeline_close(struct cgt_pipeline *p)
 	cgs_rollup_free(p->r);
 	p->r = NULL;
 	p->l = NULL;
+}
+
+int cgt_forks_rollup_open(struct cgs_rollup **r, struct cgs_listener *l,
+			  unsigned flags, struct cgs_rollup_totals *t0)
+{
+	struct cgs_rollup_opts ro = {
+		.sz = sizeof(ro),
+		.shards = cgs_listener_shards(l),
+		.flags = CGS_ROLLUP_TRACK_FORKS | flags,
+		/* what is tested is the /proc fallback */
+		.attribution = CGS_ATTRIBUTION_PROC,
+	};
+	int rc = cgs_rollup_new(r, &ro);
+	if (rc < 0) {
+		fprintf(stderr, "rollup: %s\n", cgs_strerror(rc));
+		return 1;
+	}
+	struct cgs_rollup_totals t = { .sz = sizeof(t) };
+	cgs_rollup_totals(*r, &t);
+	if (!t.fork_tracking) {
+		fprintf(stderr, "FAIL: fork tracking unavailable as root "
+			"(no proc connector?)\n");
+		return 1;
+	}
+	if (t0)
+		*t0 = t;
+	return 0;
+}
+
+int cgt_listener_drain(struct cgs_listener *l, long settle_ms,
+		       struct cgs_loss *loss)
+{
+	cgt_sleep_ms(settle_ms);
+	int rc = cgs_listener_stop(l);
+	if (rc < 0) {
+		fprintf(stderr, "stop: %s\n", cgs_strerror(rc));
+		return 1;
+	}
+	*loss = (struct cgs_loss){ .sz = sizeof(*loss) };
+	cgs_listener_loss(l, CGS_ALL_SHARDS, loss);
+	return 0;
 }
 
 pid_t cgt_clone_into(int cgfd)

@@ -38,6 +38,24 @@ int cgt_pipeline_open(struct cgt_pipeline *p, size_t rcvbuf,
 void cgt_pipeline_close(struct cgt_pipeline *p);
 
 /*
+ * A rollup for l's shards with the /proc attribution and fork tracking
+ * (CGS_ROLLUP_TRACK_FORKS | flags), for the tests of the fork paths,
+ * which open it once their workers are forked. Fork tracking is expected
+ * to work as root: without it, a FAIL line. Returns 0 with *r and the
+ * first totals in *t0 (if not NULL), or 1 after printing the error.
+ */
+int cgt_forks_rollup_open(struct cgs_rollup **r, struct cgs_listener *l,
+			  unsigned flags, struct cgs_rollup_totals *t0);
+
+/*
+ * The workload done: wait settle_ms for its last records to be read, stop
+ * the listener and fill *loss (all shards). 0, or 1 after printing the
+ * error.
+ */
+int cgt_listener_drain(struct cgs_listener *l, long settle_ms,
+		       struct cgs_loss *loss);
+
+/*
  * clone3(CLONE_INTO_CGROUP): a child born in the cgroup open at cgfd, as
  * fork() returns. -1 with errno ENOSYS where clone3 is missing (Linux
  * < 5.7, valgrind).
