@@ -31,6 +31,21 @@ size_t utf8_seq_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Copy the UTF-8 sequence at s (non-ASCII lead byte), or write repl for an
+ * invalid byte and note the loss. Returns the bytes consumed. */
+static size_t utf8_copy(struct buf *b, const char *s, size_t n,
+			const char *repl, bool *lossy)
+{
+	size_t len = utf8_seq_len((const unsigned char *)s, n);
+	if (!len) {
+		buf_puts(b, repl);
+		*lossy = true;
+		return 1;
+	}
+	buf_add(b, s, len);
+	return len;
+}
+
 static bool esc_json_core(struct buf *b, const char *s, size_t n, bool q)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -69,15 +84,7 @@ static bool esc_json_core(struct buf *b, const char *s, size_t n, bool q)
 			i++;
 			continue;
 		}
-		size_t len = utf8_seq_len(u + i, n - i);
-		if (!len) {
-			buf_puts(b, "\\ufffd");
-			lossy = true;
-			i++;
-			continue;
-		}
-		buf_add(b, s + i, len);
-		i += len;
+		i += utf8_copy(b, s + i, n - i, "\\ufffd", &lossy);
 	}
 	if (q)
 		buf_putc(b, '"');
@@ -112,15 +119,7 @@ bool esc_csv(struct buf *b, const char *s, size_t n)
 			buf_putc(b, s[i++]);
 			continue;
 		}
-		size_t len = utf8_seq_len(u + i, n - i);
-		if (!len) {
-			buf_puts(b, REPL);
-			lossy = true;
-			i++;
-			continue;
-		}
-		buf_add(b, s + i, len);
-		i += len;
+		i += utf8_copy(b, s + i, n - i, REPL, &lossy);
 	}
 	if (quote)
 		buf_putc(b, '"');
@@ -145,15 +144,7 @@ bool esc_prom_label(struct buf *b, const char *s, size_t n)
 			i++;
 			continue;
 		}
-		size_t len = utf8_seq_len(u + i, n - i);
-		if (!len) {
-			buf_puts(b, REPL);
-			lossy = true;
-			i++;
-			continue;
-		}
-		buf_add(b, s + i, len);
-		i += len;
+		i += utf8_copy(b, s + i, n - i, REPL, &lossy);
 	}
 	return lossy;
 }
