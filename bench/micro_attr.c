@@ -69,6 +69,7 @@ static int run_case(const char *kase, const struct cgsb_cgchain *c)
 			.btime_s = c->child_btime_s,
 		};
 		lens[i] = cgsb_build_msg(msgs[i], sizeof(msgs[i]), &s);
+		recs[i].sz = sizeof(recs[i]);
 		err = cgs_decode_msg(msgs[i], lens[i], 0, &recs[i], &group,
 				     &ds);
 		if (err < 0 || !(err & 1)) {
@@ -94,9 +95,11 @@ static int run_case(const char *kase, const struct cgsb_cgchain *c)
 			unsigned k = (unsigned)i & (NMSG - 1);
 
 			switch (mode) {
-			case 0:
-				cgs_decode_msg(msgs[k], lens[k], 0, &task,
-					       &group, &ds);
+			case 0: /* as the listener decodes: into its own
+				 * records, again and again */
+				cgs_decode_msg(msgs[k], lens[k],
+					       CGS_DECODE_REUSE, &task, &group,
+					       &ds);
 				cgs_rollup_account(ru, 0, &task, NULL);
 				break;
 			case 1:

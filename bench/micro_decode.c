@@ -8,12 +8,14 @@
  *   no_tgid   the 1172-byte message with CGS_NO_TGID (one record,
  *             the TGID nest skipped)
  *   v8        an old kernel's v8 thread exit (364 bytes, one record)
+ *   pid_reuse `pid` with CGS_DECODE_REUSE, as the listener decodes: the
+ *             delay slots no kernel fills are not cleared again
  *
  * Messages are decoded from a 4-byte (not 8-byte) aligned address, as the
  * payload sits in a real receive buffer. Every case runs once per
  * iteration; ns_per_record divides by the records the case produces.
  *
- * usage: micro_decode [-i ITERS] [-r REPS] [-c pid_tgid,pid,no_tgid,v8]
+ * usage: micro_decode [-i ITERS] [-r REPS] [-c pid_tgid,pid,no_tgid,v8,pid_reuse]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +42,7 @@ static const struct dcase cases[] = {
 	{ "pid", 16, false, 0, 1 },
 	{ "no_tgid", 16, true, CGS_NO_TGID, 1 },
 	{ "v8", 8, false, 0, 1 },
+	{ "pid_reuse", 16, false, CGS_DECODE_REUSE, 1 },
 };
 
 static int run_case(const struct dcase *c)
@@ -118,7 +121,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: %s [-i ITERS] [-r REPS] "
-				"[-c pid_tgid,pid,no_tgid,v8]\n", argv[0]);
+				"[-c pid_tgid,pid,no_tgid,v8,pid_reuse]\n", argv[0]);
 			return 2;
 		}
 	}

@@ -157,6 +157,7 @@ static void fill(struct cgs_record *r, enum cgs_kind kind, uint32_t pid,
 		 uint32_t tgid, uint32_t ppid, uint64_t seed)
 {
 	memset(r, 0, sizeof(*r));
+	r->sz = sizeof(*r);
 	r->kind = kind;
 	r->version = 16;
 	r->pid = pid;

@@ -86,7 +86,7 @@ if [ $callgrind = 1 ] && command -v valgrind >/dev/null &&
 	done
 	# Decode alone: micro_decode's cases (records per message in brackets).
 	if [ -x "$bin/micro_decode" ]; then
-		for spec in pid_tgid:2 pid:1 no_tgid:1 v8:1; do
+		for spec in pid_tgid:2 pid:1 no_tgid:1 v8:1 pid_reuse:1; do
 			kase=${spec%%:*}; recs=${spec##*:}
 			ir=()
 			for n in $cg_lo $cg_hi; do

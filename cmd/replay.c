@@ -122,7 +122,8 @@ int tsc_replay(struct tsc *c, int sigfd)
 			next_snap += (behind + 1) * iv;
 		}
 		last_ns = ex.recv_ns;
-		r = cgs_decode_msg(ex.raw, ex.raw_len, flags, &task, &group, &st);
+		r = cgs_decode_msg(ex.raw, ex.raw_len, flags | CGS_DECODE_REUSE,
+				   &task, &group, &st);
 		if (r < 0) {
 			c->replay_malformed++;
 			continue;

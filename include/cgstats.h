@@ -292,6 +292,16 @@ struct cgs_decode_stats {
  */
 #define CGS_NO_TGID (1u << 0)
 
+/*
+ * CGS_DECODE_REUSE: a cgs_decode_msg() flag saying that *task and *group
+ * are records the library filled before (the previous call's) or that were
+ * zeroed (CGS_OPTS): the delay slots no kernel version fills (from
+ * cgs_delay_classes() to CGS_DELAY_SLOTS) are then left as they are, zero,
+ * instead of being cleared again (256 bytes per record). The listener does
+ * this with its own records. Without the flag every byte is written.
+ */
+#define CGS_DECODE_REUSE (1u << 1)
+
 /* cgs_decode_msg() return bits */
 #define CGS_DECODED_TASK (1u << 0)  /* *task was filled (thread/process) */
 #define CGS_DECODED_GROUP (1u << 1) /* *group was filled (TGID kind) */
@@ -302,7 +312,8 @@ struct cgs_decode_stats {
  *	exit event or a query's reply); any alignment is fine. Not kept.
  * @len: Bytes readable at @msg; the message's nlmsg_len must fit in them.
  *	Only the first message is decoded; bytes after it are ignored.
- * @flags: 0 or CGS_NO_TGID (the TGID record is skipped, not decoded).
+ * @flags: 0, or CGS_NO_TGID (the TGID record is skipped, not decoded)
+ *	and/or CGS_DECODE_REUSE (see there).
  * @task: Receives the thread or process record; not NULL, sz set (see
  *	top). A smaller (older) struct gets its first sz bytes.
  * @group: Receives the TGID aggregate, as @task; may be NULL only with

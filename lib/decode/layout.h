@@ -32,8 +32,11 @@
 #ifndef CGS_DECODE_LAYOUT_H
 #define CGS_DECODE_LAYOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cgstats.h"
 
 #define CGSI_TS_V1_SIZE 72u
 #define CGSI_TS_V14MAX_SIZE 496u
@@ -192,8 +195,14 @@ _Static_assert(CGSI_OFF(cgsi_ts_v14max, ac_tgid) == 416, "v14max");
  * is read with the layout of the PID record it travels with. */
 int cgsi_decode_payload_hint(const void *payload, size_t len,
 			     enum cgs_kind kind, unsigned hint_layout,
-			     struct cgs_record *out,
+			     bool clean_tail, struct cgs_record *out,
 			     struct cgs_decode_stats *st);
+
+/* The delay slots of a record that kernels fill, and where all end. */
+#define CGSI_REC_KNOWN_DELAYS_END                                            \
+	offsetof(struct cgs_record, delay[CGS_DELAY__COUNT])
+#define CGSI_REC_SLOTS_END offsetof(struct cgs_record, delay[CGS_DELAY_SLOTS])
+
 
 /* st += d, as far as the caller's st->sz goes (decoder counters of one
  * call added to the caller's). */

@@ -185,7 +185,9 @@ static int decode(const unsigned char *m, size_t len, unsigned flags,
 
 	if (rp.seen) {
 		rc = cgsi_decode_payload_hint(rp.stats, rp.stats_len,
-					      CGS_KIND_THREAD, 0, task, st);
+					      CGS_KIND_THREAD, 0,
+					      flags & CGS_DECODE_REUSE,
+					      task, st);
 		if (rc < 0)
 			return rc;
 		task->pid = rp.id;
@@ -201,6 +203,7 @@ static int decode(const unsigned char *m, size_t len, unsigned flags,
 		rc = cgsi_decode_payload_hint(rt.stats, rt.stats_len,
 					      CGS_KIND_TGID,
 					      rp.seen ? task->layout : 0,
+					      flags & CGS_DECODE_REUSE,
 					      group, st);
 		if (rc < 0)
 			return rc;
@@ -269,6 +272,7 @@ decode_msg_slow(const void *msg, size_t len, unsigned flags,
 	struct cgs_record tt, tg;
 	int r;
 
+	flags &= ~CGS_DECODE_REUSE; /* tt and tg are not zeroed */
 	if (!msg || !task || !CGSI_OUT_OK(task) ||
 	    (!group && !(flags & CGS_NO_TGID)) ||
 	    (group && !CGSI_OUT_OK(group)) || (st && !CGSI_OUT_OK(st)))

@@ -166,7 +166,7 @@ static void conv_v14max(const struct cgsi_ts_v14max *s, struct cgs_record *o,
 
 int cgsi_decode_payload_hint(const void *payload, size_t len,
 			     enum cgs_kind kind, unsigned hint_layout,
-			     struct cgs_record *out,
+			     bool clean_tail, struct cgs_record *out,
 			     struct cgs_decode_stats *st)
 {
 	union {
@@ -237,7 +237,15 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 	else
 		fields = ts_fields[layout];
 
-	memset(out, 0, sizeof(*out));
+	if (clean_tail) {
+		/* CGS_DECODE_REUSE: the slots no kernel fills are still
+		 * zero */
+		memset(out, 0, CGSI_REC_KNOWN_DELAYS_END);
+		memset((char *)out + CGSI_REC_SLOTS_END, 0,
+		       sizeof(*out) - CGSI_REC_SLOTS_END);
+	} else {
+		memset(out, 0, sizeof(*out));
+	}
 	out->sz = sizeof(*out);
 	switch (layout) {
 	case 1:
@@ -285,7 +293,7 @@ CGS_EXPORT int cgs_decode_payload(const void *payload, size_t len,
 		return -EINVAL;
 	if (!CGSI_OUT_FULL(out))
 		o = &tmp;
-	int r = cgsi_decode_payload_hint(payload, len, kind, 0, o, &ls);
+	int r = cgsi_decode_payload_hint(payload, len, kind, 0, false, o, &ls);
 	if (r < 0)
 		ls.malformed++;
 	else if (o != out)

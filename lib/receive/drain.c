@@ -42,7 +42,10 @@ int cgsi_process_datagram(struct cgs_listener *l, struct cgsi_shard *s,
 		}
 		if (s->single_cpu >= 0)
 			note_seq(s, h->nlmsg_seq);
-		int r = cgs_decode_msg(h, h->nlmsg_len, dflags, &s->task,
+		/* the shard's own records, zeroed at open: their unused
+		 * delay slots stay zero */
+		int r = cgs_decode_msg(h, h->nlmsg_len,
+				       dflags | CGS_DECODE_REUSE, &s->task,
 				       &s->group, &s->dstats);
 		if (r <= 0)
 			continue;

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/nlmsg.h"
 
 #define GUARD 0xa7
 
@@ -279,6 +280,43 @@ static void test_opts_newer_caller(void **state)
 	assert_int_equal(cgs_listener_open(&l, &lo), -EINVAL);
 }
 
+/*
+ * The reserved delay slots are cleared for a caller's struct, whatever it
+ * held; with CGS_DECODE_REUSE (a record filled before) they are left
+ * alone, and everything else is decoded just the same.
+ */
+static void test_reserved_slots(void **state)
+{
+	(void)state;
+	unsigned char p[560];
+	struct mb m;
+	struct cgs_record t, again;
+
+	v16_payload(p);
+	mb_init(&m, 0x17, 2); /* TASKSTATS_CMD_NEW, on any family id */
+	mb_record(&m, 4, 1, 4242, p, sizeof(p)); /* AGGR_PID, PID */
+	mb_finish(&m);
+	memset(&t, GUARD, sizeof(t));
+	t.sz = sizeof(t);
+	assert_int_equal(cgs_decode_msg(m.b, m.len, CGS_NO_TGID, &t, NULL,
+					NULL),
+			 CGS_DECODED_TASK);
+	const unsigned char *z =
+		(const unsigned char *)&t.delay[cgs_delay_classes()];
+	const size_t nz = sizeof(struct cgs_delay) *
+			  (CGS_DELAY_SLOTS - cgs_delay_classes());
+	for (size_t i = 0; i < nz; i++)
+		assert_int_equal(z[i], 0);
+	again = t;
+	assert_int_equal(cgs_decode_msg(m.b, m.len,
+					CGS_NO_TGID | CGS_DECODE_REUSE, &again,
+					NULL, NULL),
+			 CGS_DECODED_TASK);
+	assert_memory_equal(&again, &t, sizeof(t));
+	assert_int_equal(again.pid, 4242);
+	assert_int_equal(again.nvcsw, 77);
+}
+
 /* The delay arrays keep room for classes a later kernel adds. */
 static void test_delay_capacity(void **state)
 {
@@ -306,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_rollup_reads_only_sz),
 		cmocka_unit_test(test_opts_newer_caller),
 		cmocka_unit_test(test_delay_capacity),
+		cmocka_unit_test(test_reserved_slots),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
