@@ -109,9 +109,11 @@ static int parse_nest(const unsigned char *p, size_t len, unsigned id_type,
 	return 0;
 }
 
-static int decode(const unsigned char *m, size_t len, unsigned flags,
-		  struct cgs_record *task, struct cgs_record *group,
-		  struct cgs_decode_stats *st)
+/* inlined in both callers: the hot path must not pay a call for it */
+static inline __attribute__((always_inline)) int
+decode(const unsigned char *m, size_t len, unsigned flags,
+       struct cgs_record *task, struct cgs_record *group,
+       struct cgs_decode_stats *st)
 {
 	struct ts_rec rp = { 0 }, rt = { 0 };
 	const unsigned char *p, *end, *data;
@@ -295,7 +297,7 @@ CGS_EXPORT int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
 			      struct cgs_record *group,
 			      struct cgs_decode_stats *st)
 {
-	struct cgs_decode_stats ls = { .sz = sizeof(ls) };
+	struct cgs_decode_stats ls = { 0 }; /* ours: sz unused */
 	int r;
 
 	/* the hot path: every struct the caller passed is as large as ours */
