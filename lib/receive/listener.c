@@ -161,12 +161,21 @@ static int shard_open(struct cgs_listener *l, struct cgsi_shard *s,
 	 */
 	r = cgsi_send_mask(s, l->family, TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK,
 			   all_possible, false);
+	if (r == 0)
+		r = cgsi_send_mask(s, l->family,
+				   TASKSTATS_CMD_ATTR_REGISTER_CPUMASK, s->cpus,
+				   true);
+	if (r == -EPERM)
+		return -CGS_ERR_PERM;
+	/* The kernel's add_del_listener() says -EINVAL for a mask beyond the
+	 * possible CPUs (ours are checked against them) and for a caller
+	 * outside the initial user or pid namespace: the latter, which
+	 * cgsi_check_namespaces() cannot see from inside a pid namespace
+	 * with a /proc of its own (a container's). */
+	if (r == -EINVAL)
+		return -CGS_ERR_PIDNS;
 	if (r < 0)
-		return r == -EPERM ? -CGS_ERR_PERM : r;
-	r = cgsi_send_mask(s, l->family, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
-			   s->cpus, true);
-	if (r < 0)
-		return r == -EPERM ? -CGS_ERR_PERM : r;
+		return r;
 	sock_drops(s->fd, &s->drops_base);
 	return 0;
 }

@@ -39,7 +39,10 @@ void cgt_require_taskstats(void)
 {
 	struct cgs_listener *l = NULL;
 	int r = cgs_listener_open(&l, NULL);
-	if (r == -CGS_ERR_NO_TASKSTATS || r == -CGS_ERR_PERM)
+	/* what the environment forbids: no taskstats, no privilege, or a
+	 * container's own pid or network namespace */
+	if (r == -CGS_ERR_NO_TASKSTATS || r == -CGS_ERR_PERM ||
+	    r == -CGS_ERR_PIDNS || r == -CGS_ERR_NETNS)
 		cgt_skip_exit("%s", cgs_strerror(r));
 	if (r < 0) {
 		fprintf(stderr, "cannot open a listener: %s\n", cgs_strerror(r));
