@@ -95,7 +95,11 @@ def main():
         stats["exit%d" % rc] += 1
         check("Sanitizer" not in err and "runtime error" not in err,
               "%s: sanitizer report: %s" % (what, err[-2000:]))
-        lines = [l for l in err.splitlines() if l.strip()]
+        # the seed capture (used where no live one can be recorded) holds a
+        # record of a type from the future on purpose: replay notes it
+        lines = [l for l in err.splitlines() if l.strip() and not
+                 re.search(r"--replay: skipped \d+ records? of unknown "
+                           r"types?$", l)]
         if rc == 0:
             check(not lines, "%s: exit 0 with stderr %r" % (what, err))
             check(records_of(out) <= full, "%s: more records" % what)

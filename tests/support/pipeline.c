@@ -10,6 +10,7 @@
 
 #include "support/clock.h"
 #include "support/pipeline.h"
+#include "support/skip.h"
 
 #define CGT_MAX_SHARDS 256
 
@@ -17,7 +18,7 @@ int cgt_listener_open(struct cgs_listener **l, size_t rcvbuf)
 {
 	struct cgs_listener_opts lo = { .sz = sizeof(lo), .rcvbuf = rcvbuf };
 	int rc = cgs_listener_open(l, &lo);
-	if (rc == -CGS_ERR_NO_TASKSTATS || rc == -CGS_ERR_PERM) {
+	if (cgt_forbidden(rc)) {
 		fprintf(stderr, "SKIP: %s\n", cgs_strerror(rc));
 		return 77;
 	}

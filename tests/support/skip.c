@@ -35,15 +35,25 @@ void cgt_skip_note(const char *fmt, ...)
 	skipped++;
 }
 
+bool cgt_forbidden(int r)
+{
+	/* no taskstats, no privilege, or a container's own pid or network
+	 * namespace */
+	return r == -CGS_ERR_NO_TASKSTATS || r == -CGS_ERR_PERM ||
+	       r == -CGS_ERR_PIDNS || r == -CGS_ERR_NETNS;
+}
+
+void cgt_skip_if_forbidden(int r)
+{
+	if (cgt_forbidden(r))
+		cgt_skip_exit("%s", cgs_strerror(r));
+}
+
 void cgt_require_taskstats(void)
 {
 	struct cgs_listener *l = NULL;
 	int r = cgs_listener_open(&l, NULL);
-	/* what the environment forbids: no taskstats, no privilege, or a
-	 * container's own pid or network namespace */
-	if (r == -CGS_ERR_NO_TASKSTATS || r == -CGS_ERR_PERM ||
-	    r == -CGS_ERR_PIDNS || r == -CGS_ERR_NETNS)
-		cgt_skip_exit("%s", cgs_strerror(r));
+	cgt_skip_if_forbidden(r);
 	if (r < 0) {
 		fprintf(stderr, "cannot open a listener: %s\n", cgs_strerror(r));
 		exit(1);

@@ -14,6 +14,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
 
@@ -23,8 +24,14 @@
 _Noreturn void cgt_skip_exit(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
-/* Exit 77 unless a listener can be opened (no taskstats, no CAP_NET_ADMIN);
- * exit 1 if opening fails for any other reason (that is a failure). */
+/* Whether a listener's error r is what the environment forbids (no
+ * taskstats, no CAP_NET_ADMIN, a foreign pid or network namespace): a skip,
+ * not a failure. */
+bool cgt_forbidden(int r);
+/* Exit 77, saying why, when cgt_forbidden(r). */
+void cgt_skip_if_forbidden(int r);
+/* Exit 77 unless a listener can be opened (see cgt_forbidden); exit 1 if
+ * opening fails for any other reason (that is a failure). */
 void cgt_require_taskstats(void);
 
 /* The cgroup2 mount point, or exit 77 saying there is none. */
