@@ -14,8 +14,9 @@
  *       CGS_OPTS(); the library reads or writes only the first sz bytes,
  *       and a result's sz says on return how many bytes were written;
  *       options with non-zero bytes beyond what the library knows are
- *       refused (-E2BIG); a result struct with sz == 0 is refused
- *       (-EINVAL); a NULL options pointer means "all defaults";
+ *       refused (-E2BIG); a result struct whose sz cannot even hold sz
+ *       (e.g. 0) is refused (-EINVAL); a NULL options pointer means "all
+ *       defaults";
  *     - a struct the library hands out by pointer: its sz says how much of
  *       it exists; CGS_SZ_HAS() tells whether a field is there, so that a
  *       program built against a newer header runs on an older library;
@@ -41,13 +42,20 @@ extern "C" {
 #define CGS_VERSION_MINOR 0
 #define CGS_VERSION_PATCH 0
 
-/*
- * CGS_OPTS(type, name, fields...) - declare `struct type name`, zeroed
- * (padding included), with .sz = sizeof(struct type) and the given
- * designated initialisers, e.g.
+/**
+ * CGS_OPTS() - Declare an sz-prefixed struct, zeroed, with its sz set.
+ * @TYPE: Struct tag without the "struct" keyword, e.g. cgs_listener_opts.
+ * @NAME: Name of the variable to declare.
+ * @...: Designated initialisers of other members, if any.
+ *
+ * Declares `struct TYPE NAME`, zeroed first (as libbpf's LIBBPF_OPTS does,
+ * so that the padding compilers copy from the initialiser is zero), with
+ * .sz = sizeof(struct TYPE) and the given designated initialisers, e.g.
  *	CGS_OPTS(cgs_listener_opts, lo, .cpus = "0-3", .shards = 2);
  *	CGS_OPTS(cgs_record, rec);
- * Works for every sz-prefixed struct, options and results alike.
+ * Works for every sz-prefixed struct, options and results alike. It is a
+ * declaration (a GNU statement expression: GCC or Clang), not an
+ * expression.
  */
 #define CGS_OPTS(TYPE, NAME, ...)                                            \
 	struct TYPE NAME = ({                                                \
@@ -55,15 +63,30 @@ extern "C" {
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };     \
 	})
 
-/*
- * CGS_SZ_HAS(ptr, field) - true when the sz-prefixed struct at ptr is large
- * enough to hold field (it came from a library that knows the field).
+/**
+ * CGS_SZ_HAS() - Whether an sz-prefixed struct is large enough for a field.
+ * @PTR: Pointer to the struct (one the library handed out or filled in).
+ * @FIELD: Name of the member to test.
+ *
+ * Lets a program built against a newer header run on an older library:
+ * test a field before reading it.
+ *
+ * Return: True when the struct at @PTR holds all of @FIELD, i.e. it came
+ * from a library that knows the field.
  */
 #define CGS_SZ_HAS(PTR, FIELD)                                               \
 	(offsetof(__typeof__(*(PTR)), FIELD) + sizeof((PTR)->FIELD) <=       \
 	 (PTR)->sz)
 
-/* Library version string, e.g. "1.0.0". Static storage. */
+/**
+ * cgs_version() - Version of the running library.
+ *
+ * The version the shared library was built as, which may differ from the
+ * CGS_VERSION_* macros a program was compiled with.
+ *
+ * Context: Any thread.
+ * Return: A version string such as "1.0.0", in static storage.
+ */
 const char *cgs_version(void);
 
 /*
@@ -86,7 +109,19 @@ const char *cgs_version(void);
 #define CGS_ERR_PIDNS EXDEV
 #define CGS_ERR_CGROUP2 EOPNOTSUPP
 
-/* Message for a (negative or positive) errno value. Static storage. */
+/**
+ * cgs_strerror() - Describe an error code returned by the library.
+ * @err: An errno value, negative (as returned) or positive.
+ *
+ * Explains the CGS_ERR_* codes, ETIMEDOUT (see cgs_listener_selftest())
+ * and EBADMSG in the library's terms; any other value gets strerror()'s
+ * text. The CGS_ERR_* codes are plain errno values, so any EPERM, EXDEV,
+ * ... gets the taskstats explanation.
+ *
+ * Context: Any thread.
+ * Return: A message in static storage (strerror()'s for other codes);
+ * not to be freed.
+ */
 const char *cgs_strerror(int err);
 
 /* ------------------------------------------------------------------------
@@ -120,11 +155,23 @@ enum cgs_delay_class {
  * fill slots CGS_DELAY__COUNT.. without moving any other field. */
 #define CGS_DELAY_SLOTS 16
 
-/* Number of delay classes the running library knows (<= CGS_DELAY_SLOTS;
- * may exceed the CGS_DELAY__COUNT a program was built with). */
+/**
+ * cgs_delay_classes() - Number of delay classes the running library knows.
+ *
+ * Context: Any thread.
+ * Return: The library's CGS_DELAY__COUNT: at most CGS_DELAY_SLOTS, and
+ * possibly more than the CGS_DELAY__COUNT a program was built with.
+ */
 unsigned cgs_delay_classes(void);
 
-/* Names "cpu", "blkio", ... ; NULL for an out-of-range class. */
+/**
+ * cgs_delay_name() - Name of a delay class.
+ * @c: The class, 0 <= c < cgs_delay_classes().
+ *
+ * Context: Any thread.
+ * Return: "cpu", "blkio", "swapin", ... in static storage; NULL for a
+ * class the library does not know.
+ */
 const char *cgs_delay_name(enum cgs_delay_class c);
 
 struct cgs_delay {
@@ -171,6 +218,7 @@ struct cgs_delay {
  */
 struct cgs_record {
 	size_t sz;              /* sizeof(struct cgs_record): see top */
+	/* what exited: thread, process, or the TGID aggregate */
 	enum cgs_kind kind;
 	uint16_t version;       /* struct version the kernel sent */
 	uint16_t layout;        /* layout used to decode (== version unless
@@ -182,10 +230,13 @@ struct cgs_record {
 
 	uint32_t pid;  /* from the message (AGGR_PID's PID), 0 for TGID kind */
 	uint32_t tgid; /* ac_tgid, or AGGR_TGID's TGID for the TGID kind */
+	/* parent's pid (ac_ppid) */
 	uint32_t ppid;
+	/* real user and group id (ac_uid, ac_gid) */
 	uint32_t uid, gid;
 	uint32_t exit_status; /* raw wait status (ac_exitcode) */
 	uint8_t flag;         /* CGS_AC_* */
+	/* nice value (ac_nice) and scheduling discipline (ac_sched) */
 	int8_t nice;
 	uint8_t sched;
 	char comm[CGS_COMM_LEN + 1]; /* NUL-terminated, may hold any bytes */
@@ -194,19 +245,27 @@ struct cgs_record {
 			      * carried, else the 32-bit ac_btime) */
 	uint64_t etime_us;   /* elapsed time; for TGID kind a sum of thread
 			      * lifetimes */
+	/* user and system CPU time, us; the same scaled by CPU frequency */
 	uint64_t utime_us, stime_us;
 	uint64_t utimescaled_us, stimescaled_us;
 	uint64_t tgetime_us; /* thread group elapsed (v12) */
 
+	/* time running on a CPU, ns: real (wall-clock), virtual, scaled */
 	uint64_t cpu_run_real_ns, cpu_run_virtual_ns, cpu_scaled_run_real_ns;
 	struct cgs_delay delay[CGS_DELAY_SLOTS]; /* by enum cgs_delay_class */
 
+	/* minor and major page faults */
 	uint64_t minflt, majflt;
 	uint64_t coremem_mbus, virtmem_mbus; /* integrals, MB-usec */
 	uint64_t hiwater_rss_kb, hiwater_vm_kb; /* peaks, KiB */
+	/* bytes passed to read/write syscalls, and their number */
 	uint64_t read_char, write_char, read_syscalls, write_syscalls;
+	/* bytes read from and written to storage; writes cancelled by a
+	 * truncate before reaching it (bytes) */
 	uint64_t read_bytes, write_bytes, cancelled_write_bytes;
+	/* voluntary and involuntary context switches */
 	uint64_t nvcsw, nivcsw;
+	/* device and inode of the executable (v12) */
 	uint64_t exe_dev, exe_inode;
 	/* new fields go here */
 };
@@ -233,33 +292,83 @@ struct cgs_decode_stats {
  */
 #define CGS_NO_TGID (1u << 0)
 
+/*
+ * CGS_DECODE_REUSE: a cgs_decode_msg() flag saying that *task and *group
+ * are records the library filled before (the previous call's) or that were
+ * zeroed (CGS_OPTS): the delay slots no kernel version fills (from
+ * cgs_delay_classes() to CGS_DELAY_SLOTS) are then left as they are, zero,
+ * instead of being cleared again (256 bytes per record). The listener does
+ * this with its own records. Without the flag every byte is written.
+ */
+#define CGS_DECODE_REUSE (1u << 1)
+
 /* cgs_decode_msg() return bits */
 #define CGS_DECODED_TASK (1u << 0)  /* *task was filled (thread/process) */
 #define CGS_DECODED_GROUP (1u << 1) /* *group was filled (TGID kind) */
 
-/*
- * Decode one generic-netlink message (nlmsghdr included) carrying a
- * TASKSTATS_CMD_NEW. Any alignment of `msg` is fine. On success returns a
- * bitmask: 1 if *task was filled (thread or process kind), 2 if *group was
- * filled (TGID kind); 0 if the only record was skipped (CGS_NO_TGID,
- * with which `group` may be NULL). Returns -EBADMSG for malformed input (and counts it in
- * *st when st is not NULL), -ENOMSG for a message that is not a taskstats
- * record (e.g. an ack). Never reads outside [msg, msg+len).
+/**
+ * cgs_decode_msg() - Decode one taskstats generic-netlink message.
+ * @msg: The message, nlmsghdr included, carrying a TASKSTATS_CMD_NEW (an
+ *	exit event or a query's reply); any alignment is fine. Not kept.
+ * @len: Bytes readable at @msg; the message's nlmsg_len must fit in them.
+ *	Only the first message is decoded; bytes after it are ignored.
+ * @flags: 0, or CGS_NO_TGID (the TGID record is skipped, not decoded)
+ *	and/or CGS_DECODE_REUSE (see there).
+ * @task: Receives the thread or process record; not NULL, sz set (see
+ *	top). A smaller (older) struct gets its first sz bytes.
+ * @group: Receives the TGID aggregate, as @task; may be NULL only with
+ *	CGS_NO_TGID.
+ * @st: Counters to add to, or NULL: messages counts every message looked
+ *	at (-ENOMSG ones too), malformed the -EBADMSG ones, the others only
+ *	accepted messages.
+ *
+ * A task record whose message also carries a TGID record, or with
+ * CGS_AC_AGROUP, is of kind CGS_KIND_PROCESS. Never reads outside
+ * [msg, msg+len). On error *task and *group may have been written.
+ *
+ * Context: Any thread; no allocation, no locks.
+ * Return: A bitmask (> 0): CGS_DECODED_TASK if *task was filled (thread
+ * or process kind), CGS_DECODED_GROUP if *group was filled (TGID kind);
+ * 0 if the only record was skipped (CGS_NO_TGID); -EINVAL for a NULL
+ * @msg or @task, a NULL @group without CGS_NO_TGID, or an sz too small to
+ * hold sz; -ENOMSG for a message that is not a taskstats record (an
+ * error, ack, done or overrun message, or another command); -EBADMSG for
+ * malformed input.
  */
 int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
 		   struct cgs_record *task, struct cgs_record *group,
 		   struct cgs_decode_stats *st);
 
-/*
- * Decode a bare struct taskstats payload (the STATS attribute's data) of
- * `len` bytes. `kind` is stored in out->kind; out->pid is ac_pid (0 for the
- * TGID kind). Returns 0, or -EBADMSG when the payload is shorter than its
- * version requires (counted in st->malformed).
+/**
+ * cgs_decode_payload() - Decode a bare struct taskstats payload.
+ * @payload: The STATS attribute's data; any alignment. Not kept.
+ * @len: Its length in bytes.
+ * @kind: Stored in out->kind as given (not checked).
+ * @out: Receives the record; not NULL, sz set (see top). out->pid is
+ *	ac_pid (0 for the TGID kind).
+ * @st: Counters to add to (malformed, layout_guesses, unknown_version,
+ *	unknown_bytes; not messages or records), or NULL.
+ *
+ * Version 0 payloads (TGID aggregates of older kernels) are decoded with
+ * the largest known layout that fits, versions newer than the library by
+ * their known prefix.
+ *
+ * Context: Any thread; no allocation, no locks.
+ * Return: 0; -EINVAL for a NULL @payload or @out or an sz too small to
+ * hold sz; -EBADMSG when the payload is shorter than its version requires
+ * (counted in st->malformed).
  */
 int cgs_decode_payload(const void *payload, size_t len, enum cgs_kind kind,
 		       struct cgs_record *out, struct cgs_decode_stats *st);
 
-/* Size in bytes of struct taskstats version v on x86-64 (0 if unknown). */
+/**
+ * cgs_taskstats_size() - Size of a struct taskstats version.
+ * @version: Struct version, 1..CGS_TASKSTATS_VERSION_MAX.
+ *
+ * Context: Any thread.
+ * Return: Its size in bytes on x86-64; 0 for 0 or a version newer than
+ * the library knows.
+ */
 size_t cgs_taskstats_size(unsigned version);
 
 /* Newest struct version this library decodes fully. */
@@ -269,14 +378,33 @@ size_t cgs_taskstats_size(unsigned version);
  * CPU lists
  * --------------------------------------------------------------------- */
 
-/*
- * Validate a cpulist ("0-3,7") against the possible CPUs of this host.
- * Returns the number of CPUs listed, or -EINVAL/-ERANGE with a one-line
- * explanation in errbuf (may be NULL).
+/**
+ * cgs_cpulist_validate() - Check a cpulist against this host's CPUs.
+ * @list: A cpulist such as "0-3,7"; NULL counts as empty.
+ * @errbuf: Receives a one-line, NUL-terminated explanation on failure
+ *	(not on -ENOMEM); may be NULL. Untouched on success.
+ * @errlen: Size of @errbuf; 0 for none.
+ *
+ * Validates the syntax, then that every CPU listed is a possible CPU of
+ * this host (/sys/devices/system/cpu/possible).
+ *
+ * Context: Any thread.
+ * Return: The number of distinct CPUs listed (> 0); -EINVAL for a syntax
+ * error (empty list, descending range, stray character); -ERANGE for a
+ * CPU number of 8192 or more or a CPU that is not possible; -ENOMEM;
+ * -errno or -EIO when the possible CPUs cannot be read or parsed.
  */
 int cgs_cpulist_validate(const char *list, char *errbuf, size_t errlen);
 
-/* Number of possible CPUs (from /sys/devices/system/cpu/possible). */
+/**
+ * cgs_possible_cpus() - Number of possible CPUs of this host.
+ *
+ * Read from /sys/devices/system/cpu/possible.
+ *
+ * Context: Any thread.
+ * Return: The number of possible CPUs; -errno when the file cannot be
+ * read, -EIO when it cannot be parsed, -ENOMEM.
+ */
 int cgs_possible_cpus(void);
 
 /* ------------------------------------------------------------------------
@@ -285,8 +413,18 @@ int cgs_possible_cpus(void);
 
 struct cgs_listener;
 
+/* Severity of a log message, as syslog's LOG_* levels. */
 enum cgs_log_level { CGS_LOG_ERR = 3, CGS_LOG_WARNING = 4, CGS_LOG_INFO = 6,
 		     CGS_LOG_DEBUG = 7 };
+/**
+ * typedef cgs_log_fn - Receives the listener's log messages.
+ * @level: Severity.
+ * @msg: One line, no trailing newline; valid only during the call.
+ * @ctx: cgs_listener_opts.log_ctx.
+ *
+ * Context: Called from the thread in a listener call and from the
+ * runner's shard threads, possibly from several at once.
+ */
 typedef void (*cgs_log_fn)(enum cgs_log_level level, const char *msg,
 			   void *ctx);
 
@@ -302,59 +440,148 @@ struct cgs_listener_opts {
 	size_t rcvbuf;      /* receive buffer per shard, bytes; 0: 16 MiB */
 	unsigned flags;     /* CGS_LISTEN_* */
 	cgs_log_fn log;     /* warnings; NULL: written to stderr */
+	/* passed to log; kept, like log, until cgs_listener_close() */
 	void *log_ctx;
 };
 
-/*
- * Resolve the family, check namespaces and privileges, and register one
- * socket per shard for its CPU subset. Returns 0 and *out, or a negative
- * errno (see CGS_ERR_*; -EINVAL for a bad cpulist). The listener owns its
- * sockets and deregisters every mask before closing them.
+/**
+ * cgs_listener_open() - Open a listener and register for exit events.
+ * @out: Receives the listener on success, NULL on failure; owned by the
+ *	caller, freed with cgs_listener_close().
+ * @opts: Options, or NULL for the defaults. Not kept after the call,
+ *	except opts->log and opts->log_ctx.
+ *
+ * Resolves the TASKSTATS family, checks namespaces and privileges, and
+ * registers one socket per shard for its CPU subset (contiguous, split
+ * as evenly as possible). The receive buffer is set with SO_RCVBUFFORCE,
+ * else SO_RCVBUF (capped by net.core.rmem_max; a warning is logged when
+ * it comes out smaller). The listener owns its sockets and deregisters
+ * every mask before closing them. Events that arrive before a shard's
+ * registration is acknowledged are kept for its first drain.
+ *
+ * Context: Needs CAP_NET_ADMIN. Waits up to 2 s per kernel ack.
+ * Return: 0 on success, or a negative errno: -EINVAL for a NULL @out,
+ * unknown flags, opts->sz too small or a cpulist syntax error; -E2BIG for
+ * options this library does not know; -ERANGE for a CPU that is out of
+ * range or not possible; -CGS_ERR_PIDNS, -CGS_ERR_PERM or -CGS_ERR_NETNS
+ * from the namespace checks (unless CGS_LISTEN_NO_NS_CHECK);
+ * -CGS_ERR_NO_TASKSTATS; -CGS_ERR_PERM without CAP_NET_ADMIN or when the
+ * kernel refuses a registration; -ETIMEDOUT when the kernel does not
+ * answer one; -ENOMEM; another -errno from the kernel or from reading
+ * /sys/devices/system/cpu/possible.
  */
 int cgs_listener_open(struct cgs_listener **out,
 		      const struct cgs_listener_opts *opts);
 
-/* Stop the runner if running, deregister, close. NULL is fine. */
+/**
+ * cgs_listener_close() - Stop, deregister and free a listener.
+ * @l: The listener, or NULL (nothing is done).
+ *
+ * Stops the runner if it is running (as cgs_listener_stop()), deregisters
+ * each shard's CPUs and closes its socket. When a deregistration fails
+ * (e.g. CAP_NET_ADMIN was dropped after open), one short-lived child is
+ * forked per CPU of that shard, so that the kernel drops the stale entry
+ * instead of a later socket on the same port id inheriting it.
+ * Everything @l handed out (fds, cpulists) becomes invalid.
+ *
+ * Context: Not from an exit callback; no other call on @l may be running.
+ */
 void cgs_listener_close(struct cgs_listener *l);
 
+/**
+ * cgs_listener_shards() - Number of shards of a listener.
+ * @l: The listener, or NULL.
+ *
+ * Return: The number of shards (sockets), or 0 for a NULL @l.
+ */
 unsigned cgs_listener_shards(const struct cgs_listener *l);
-/* Socket of a shard, for the caller's own poll/epoll loop; owned by l. */
+/**
+ * cgs_listener_shard_fd() - Socket of a shard, for the caller's own loop.
+ * @l: The listener.
+ * @shard: 0 <= shard < cgs_listener_shards().
+ *
+ * For poll/epoll with cgs_listener_drain(), instead of the runner. The
+ * socket is owned by @l: do not close it or read from it.
+ *
+ * Return: The file descriptor, valid until cgs_listener_close(); -EINVAL
+ * for a NULL @l or a shard out of range.
+ */
 int cgs_listener_shard_fd(const struct cgs_listener *l, unsigned shard);
-/* cpulist of a shard; owned by l. */
+/**
+ * cgs_listener_shard_cpus() - CPUs a shard listens on.
+ * @l: The listener.
+ * @shard: 0 <= shard < cgs_listener_shards().
+ *
+ * Return: Its cpulist, e.g. "0-3", owned by @l and valid until
+ * cgs_listener_close(); NULL for a NULL @l or a shard out of range.
+ */
 const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
 				    unsigned shard);
-/* Receive buffer the kernel granted a shard, bytes (as getsockopt says). */
+/**
+ * cgs_listener_shard_rcvbuf() - Receive buffer the kernel granted a shard.
+ * @l: The listener.
+ * @shard: 0 <= shard < cgs_listener_shards().
+ *
+ * Return: Its size in bytes as getsockopt(SO_RCVBUF) says (the kernel
+ * doubles what it is asked for); 0 for a NULL @l or a shard out of range.
+ */
 size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
 				 unsigned shard);
 
 /*
  * One exit event: the records of one netlink message. `task` is the thread
- * or process record (NULL only for a malformed-but-partial message, never
- * in practice); `group` the TGID aggregate, if the kernel sent one and it
- * was not disabled. `raw` is the message as received. All pointers are
- * valid only during the callback.
+ * or process record (NULL only for a message that carries nothing but a
+ * TGID record, which the kernel never sends); `group` the TGID aggregate,
+ * if the kernel sent one and it was not disabled (CGS_NO_TGID). `raw` is
+ * the message as received. All pointers are valid only during the
+ * callback: the library reuses the records for the shard's next event.
  */
 struct cgs_exit {
 	size_t sz; /* sizeof(struct cgs_exit) of the library */
 	const struct cgs_record *task;
 	const struct cgs_record *group;
 	const void *raw;
+	/* bytes at raw (its nlmsg_len) */
 	size_t raw_len;
+	/* the shard that received it */
 	unsigned shard;
 	uint64_t recv_ns; /* CLOCK_REALTIME when the batch was received */
 };
 
-/* Return 0 to go on, non-zero to make cgs_listener_drain() return after the
- * current batch (the runner ignores it)
- * (events already received are still delivered; nothing is dropped). */
+/**
+ * typedef cgs_exit_fn - Receives one exit event.
+ * @ev: The event; it and everything it points to is valid only during
+ *	the call.
+ * @user: The pointer given with the callback.
+ *
+ * Context: Called from the thread draining the shard: the caller of
+ * cgs_listener_drain() or cgs_listener_selftest(), or the runner's thread
+ * for that shard.
+ * Return: 0 to go on, non-zero to make cgs_listener_drain() return after
+ * the current batch (the runner and cgs_listener_selftest() ignore it)
+ * (events already received are still delivered; nothing is dropped).
+ */
 typedef int (*cgs_exit_fn)(const struct cgs_exit *ev, void *user);
 
-/*
- * Receive and decode everything queued on one shard without blocking.
- * Calls fn per exit event from the calling thread. Returns the number of
- * events delivered (0 when nothing was queued), or a negative errno. Not
- * safe to call concurrently for the same shard; different shards may be
- * drained from different threads at once.
+/**
+ * cgs_listener_drain() - Receive and decode what is queued on one shard.
+ * @l: The listener.
+ * @shard: 0 <= shard < cgs_listener_shards().
+ * @fn: Called per exit event from the calling thread; may be NULL (the
+ *	events are then counted and discarded).
+ * @user: Passed to @fn.
+ *
+ * Never blocks. Reads in batches of up to 64 datagrams until the socket
+ * is empty or @fn asked to stop. Messages that fail to decode are not
+ * delivered but counted (see cgs_listener_loss()), as are ENOBUFS
+ * overruns and truncated datagrams.
+ *
+ * Context: Not safe to call concurrently for the same shard, nor while
+ * the runner or cgs_listener_selftest() is active; different shards may
+ * be drained from different threads at once.
+ * Return: The number of events delivered (0 when nothing was queued); or
+ * -EINVAL for a NULL @l or a shard out of range; or -errno when receiving
+ * fails (events already passed to @fn in this call stay delivered).
  */
 int cgs_listener_drain(struct cgs_listener *l, unsigned shard, cgs_exit_fn fn,
 		       void *user);
@@ -363,24 +590,52 @@ struct cgs_run_opts {
 	size_t sz;            /* sizeof(struct cgs_run_opts) */
 	unsigned batch_ms;    /* after draining, wait this long before the
 			       * next wake-up (fewer wake-ups, bigger batches);
-			       * 0: wake per message; default 20 when opts NULL */
+			       * 0: wake per message; default 20 when opts NULL
+			       * (not for 0 in an opts given) */
 	bool pin;             /* pin each shard thread to its CPUs */
 };
 
-/*
- * Start one receive thread per shard, each calling fn for its own shard's
- * events (so a consumer can keep per-shard state without locks).
+/**
+ * cgs_listener_run() - Start one receive thread per shard.
+ * @l: The listener.
+ * @fn: Called per exit event; may be NULL (events counted and discarded).
+ * @user: Passed to @fn; must stay valid until cgs_listener_stop().
+ * @opts: Options, or NULL for the defaults (batch_ms 20); not kept.
+ *
+ * Each thread calls @fn for its own shard's events only (so a consumer can
+ * keep per-shard state without locks); @fn's return value is ignored.
+ * Receive errors are logged as warnings and the thread goes on. The
+ * runner can be started again after cgs_listener_stop().
+ *
+ * Context: @fn runs on the shard threads, concurrently for different
+ * shards. Do not call cgs_listener_drain() while the runner is active.
+ * Return: 0 on success; -EINVAL for a NULL @l, a runner already running
+ * or opts->sz too small; -E2BIG for options this library does not know;
+ * -errno when the stop eventfd or a thread cannot be created (the
+ * threads already started are stopped and joined).
  */
 int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn, void *user,
 		     const struct cgs_run_opts *opts);
 
-/* Drain what is queued one last time, stop and join the threads. */
+/**
+ * cgs_listener_stop() - Stop the runner.
+ * @l: The listener.
+ *
+ * Each shard thread drains what is queued one last time (delivered to
+ * @fn), then the threads are joined. Afterwards the shards may be drained
+ * by hand, or the runner started again.
+ *
+ * Context: Not from an exit callback (it joins the calling thread).
+ * Return: 0; -EINVAL for a NULL @l or a runner not running.
+ */
 int cgs_listener_stop(struct cgs_listener *l);
 
 struct cgs_loss {
 	size_t sz;         /* sizeof(struct cgs_loss) */
 	uint64_t dropped;  /* events the kernel dropped (socket drop counter
-			    * since open); exact */
+			    * since open); exact. Plus events the library
+			    * dropped while waiting for a registration ack
+			    * (over 8 MiB, or no memory) */
 	uint64_t enobufs;  /* overrun episodes reported with ENOBUFS */
 	uint64_t seq_gaps; /* events missing by sequence number (only for
 			    * shards listening on a single CPU) */
@@ -391,20 +646,44 @@ struct cgs_loss {
 		layout_guesses, tgid_skipped;
 };
 
-/*
- * Loss and decode counters of one shard, or summed over all shards when
- * shard == CGS_ALL_SHARDS. Safe to call while the runner is active.
- */
+/* cgs_listener_loss() shard meaning all shards */
 #define CGS_ALL_SHARDS (~0u)
+/**
+ * cgs_listener_loss() - Loss and decode counters of a listener.
+ * @l: The listener.
+ * @shard: 0 <= shard < cgs_listener_shards(), or CGS_ALL_SHARDS for the
+ *	sum over all shards.
+ * @out: Receives the counters; sz set (see top), on return the bytes
+ *	written.
+ *
+ * Counters are cumulative since cgs_listener_open().
+ *
+ * Context: Safe to call from any thread, also while the runner or
+ * cgs_listener_drain() is active (the counters may lag by a batch).
+ * Return: 0; -EINVAL for a NULL @l or @out, out->sz too small to hold sz,
+ * or a shard out of range.
+ */
 int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
 		      struct cgs_loss *out);
 
-/*
- * Prove the whole path: fork a child that exits at once and wait up to
- * timeout_ms for its exit record on any shard. Must be called before
- * cgs_listener_run (it drains the shards itself; other events seen meanwhile
- * are passed to fn, which may be NULL). Returns 0, or -ETIMEDOUT when the
- * record never came (e.g. a foreign network namespace).
+/**
+ * cgs_listener_selftest() - Prove that exit events reach the listener.
+ * @l: The listener.
+ * @timeout_ms: Longest wait for the record, ms (>= 0).
+ * @fn: Receives every event seen meanwhile, the child's included; may be
+ *	NULL. Its return value is ignored.
+ * @user: Passed to @fn.
+ *
+ * Forks a child that exits at once and waits up to @timeout_ms for its
+ * exit record on any shard. It drains the shards itself: events it
+ * receives are consumed (passed to @fn), not left queued.
+ *
+ * Context: Only while the runner is not active (before cgs_listener_run()
+ * or after cgs_listener_stop()), and not concurrently with
+ * cgs_listener_drain().
+ * Return: 0 when the record came; -ETIMEDOUT when it never came (e.g. a
+ * foreign network namespace); -EINVAL for a NULL @l, an active runner or
+ * a negative @timeout_ms; -errno when fork() or receiving fails; -ENOMEM.
  */
 int cgs_listener_selftest(struct cgs_listener *l, int timeout_ms,
 			  cgs_exit_fn fn, void *user);
@@ -421,23 +700,77 @@ struct cgs_query_opts {
 			      * request; 0: 2000 */
 };
 
+/**
+ * cgs_query_open() - Open a handle for queries of live tasks.
+ * @out: Receives the handle on success, NULL on failure; owned by the
+ *	caller, freed with cgs_query_close().
+ * @opts: Options, or NULL for the defaults; not kept after the call.
+ *
+ * Opens one generic-netlink socket and resolves the TASKSTATS family. No
+ * namespace or privilege check is made here.
+ *
+ * Return: 0 on success; -EINVAL for a NULL @out or opts->sz too small;
+ * -E2BIG for options this library does not know; -ENOMEM;
+ * -CGS_ERR_NO_TASKSTATS; another -errno from the socket.
+ */
 int cgs_query_open(struct cgs_query **out, const struct cgs_query_opts *opts);
+/**
+ * cgs_query_close() - Close a query handle.
+ * @q: The handle, or NULL (nothing is done).
+ */
 void cgs_query_close(struct cgs_query *q);
 
-/* Stats of a live thread (kind THREAD) or thread group (kind TGID).
- * -ESRCH when it does not exist. */
+/**
+ * cgs_query_pid() - Stats of a live thread.
+ * @q: The handle.
+ * @pid: Thread id (not 0).
+ * @out: Receives the record, of kind CGS_KIND_THREAD; set out->sz first
+ *	(CGS_OPTS): at most that many bytes are written, and sz says how many.
+ *
+ * Context: One request at a time per handle: not thread-safe; use one
+ * handle per thread. Waits up to opts->timeout_ms for the answer.
+ * Return: 0; -EINVAL for a NULL @q or @out, out->sz 0 or a @pid of 0;
+ * -ESRCH when it does not exist; -ETIMEDOUT when the kernel did not answer
+ * in time; -EBADMSG for an answer that cannot be decoded (or an ack with no
+ * answer); -ENOMSG for an answer that is not a taskstats record; -ENOBUFS
+ * when the query socket overran; another -errno the kernel answered with.
+ */
 int cgs_query_pid(struct cgs_query *q, uint32_t pid, struct cgs_record *out);
+/**
+ * cgs_query_tgid() - Stats of a live thread group, summed over threads.
+ * @q: The handle.
+ * @tgid: Thread group id (not 0).
+ * @out: Receives the record, of kind CGS_KIND_TGID (pid 0, tgid @tgid);
+ *	set out->sz first (CGS_OPTS), as for cgs_query_pid().
+ *
+ * Context: As cgs_query_pid().
+ * Return: As cgs_query_pid(); -ESRCH when the group does not exist.
+ */
 int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
 		   struct cgs_record *out);
 
 struct cgs_cgroupstats {
 	size_t sz; /* sizeof(struct cgs_cgroupstats) */
+	/* tasks of the cgroup by state: sleeping, running, stopped,
+	 * uninterruptible sleep, waiting for I/O */
 	uint64_t nr_sleeping, nr_running, nr_stopped, nr_uninterruptible,
 		nr_io_wait;
 };
 
-/* Task state counts of a cgroup v1 directory. -CGS_ERR_CGROUP2 for a
- * cgroup2 directory, -ENOENT/-ENOTDIR for a bad path. */
+/**
+ * cgs_query_cgroupstats() - Task state counts of a cgroup v1 directory.
+ * @q: The handle.
+ * @cgroup_dir: Path of the cgroup's directory; not kept.
+ * @out: Receives the counts; set out->sz first (CGS_OPTS): at most that
+ *	many bytes are written, and sz says how many.
+ *
+ * Context: As cgs_query_pid().
+ * Return: 0; -EINVAL for a NULL argument or out->sz 0; -CGS_ERR_CGROUP2
+ * for a cgroup2 directory; -ENOENT/-ENOTDIR for a bad path, -ENOTDIR also for a
+ * directory not on a cgroup v1 file system; another -errno from open()
+ * (e.g. -EACCES); -ETIMEDOUT, -EBADMSG or a kernel error as for
+ * cgs_query_pid().
+ */
 int cgs_query_cgroupstats(struct cgs_query *q, const char *cgroup_dir,
 			  struct cgs_cgroupstats *out);
 
@@ -459,7 +792,8 @@ struct cgs_rollup;
  * nearest live fork ancestor. Costs a socket and 12 bytes per possible
  * pid; no thread, nothing on the path of known processes. Fork times are
  * compared with clock_ms, which must then be CLOCK_MONOTONIC based (the
- * default). With a proc_root other than "/proc" no socket is opened. */
+ * default). The socket is opened whatever proc_root says.
+ * Not used when the kernel source is in use (cgs_rollup_attribution()). */
 #define CGS_ROLLUP_TRACK_FORKS (1u << 1)
 /* Fast attribution (requires CGS_ROLLUP_TRACK_FORKS, ignored without it):
  * the exit record of a process not in the cache that lived less than
@@ -506,6 +840,7 @@ enum cgs_attribution {
 
 struct cgs_rollup_opts {
 	size_t sz;             /* sizeof(struct cgs_rollup_opts) */
+	/* the kernel source supports 1..64 shards */
 	unsigned shards;       /* concurrent writers (listener shards); 0: 1 */
 	const char *hierarchy; /* "v2" or a v1 controller name ("cpu",
 				* "memory", ...); NULL: v2 if mounted, else
@@ -518,7 +853,11 @@ struct cgs_rollup_opts {
 				 * long, bounding how late a move is seen;
 				 * 0: 1000 */
 	unsigned flags;        /* CGS_ROLLUP_* */
+	/* clock_ms and clock_ctx are kept; clock_ms is called from every
+	 * thread that calls into the rollup: it must be thread-safe. The
+	 * default reads CLOCK_MONOTONIC_COARSE */
 	uint64_t (*clock_ms)(void *ctx); /* monotonic ms; NULL: CLOCK_MONOTONIC */
+	/* passed to clock_ms */
 	void *clock_ctx;
 	enum cgs_attribution attribution; /* 0: CGS_ATTRIBUTION_AUTO */
 	size_t kernel_ringbuf; /* kernel source: ring bytes per shard, shared
@@ -532,30 +871,105 @@ struct cgs_rollup_opts {
 	 * to the shard that receives that CPU's records; NULL: CPU c to
 	 * shard c % shards. Not kept after cgs_rollup_new(). */
 	const char *const *shard_cpus;
-	/* when cgs_rollup_new() fails, a sentence saying why (e.g. what the
-	 * kernel source is missing) is written here; may be NULL */
+	/* when cgs_rollup_new() fails on the attribution source (the
+	 * kernel source cannot be had, or an unknown attribution), a
+	 * sentence saying why (e.g. what the kernel source is missing) is
+	 * written here; other failures leave it untouched; may be NULL;
+	 * not kept */
 	char *errbuf;
+	/* size of errbuf */
 	size_t errbuf_len;
 };
 
+/**
+ * cgs_rollup_new() - Create a rollup.
+ * @out: Receives the rollup on success; owned by the caller, freed with
+ *	cgs_rollup_free(). Set to NULL first.
+ * @o: Options, or NULL for the defaults. Its strings and shard_cpus are
+ *	not kept; clock_ms and clock_ctx are.
+ *
+ * Finds the cgroup hierarchy in mountinfo, sizes the per-pid tables from
+ * <proc_root>/sys/kernel/pid_max, and loads the attribution source (see
+ * enum cgs_attribution): with CGS_ATTRIBUTION_AUTO a kernel source that
+ * cannot be had is not an error (cgs_rollup_kernel_error() says why).
+ * Fork tracking (CGS_ROLLUP_TRACK_FORKS) is best effort.
+ *
+ * Context: Loading the kernel source needs CAP_BPF and CAP_PERFMON (or
+ * CAP_SYS_ADMIN).
+ * Return: 0 on success, or a negative errno: -EINVAL for a NULL @out,
+ * o->sz too small, unknown flags or attribution; -E2BIG for options this
+ * library does not know; -ENOENT when the v1 controller asked for is not
+ * mounted (-errno when mountinfo cannot be read for it); -ENOMEM. With
+ * CGS_ATTRIBUTION_KERNEL, when the kernel source cannot be had (reason in
+ * o->errbuf): -EINVAL for shards beyond 64 or a proc_root other than
+ * "/proc"; -EOPNOTSUPP without cgroup2, BTF, or libbpf in this build;
+ * -EPERM without the capabilities; another -errno from loading.
+ */
 int cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
+/**
+ * cgs_rollup_free() - Free a rollup.
+ * @r: The rollup, or NULL (nothing is done).
+ *
+ * Unloads the kernel source and closes the fork tracker. Paths handed out
+ * by cgs_rollup_account() become invalid; snapshots stay valid (they own
+ * their data).
+ *
+ * Context: No other call on @r may be running.
+ */
 void cgs_rollup_free(struct cgs_rollup *r);
 
-/* The hierarchy in use ("v2", "cpu", ...); owned by r. */
+/**
+ * cgs_rollup_hierarchy() - The cgroup hierarchy in use.
+ * @r: The rollup.
+ *
+ * Return: "v2" or the v1 controller name ("cpu", ...), owned by @r and
+ * valid until cgs_rollup_free(); NULL for a NULL @r.
+ */
 const char *cgs_rollup_hierarchy(const struct cgs_rollup *r);
 
-/* The attribution source in use: CGS_ATTRIBUTION_KERNEL or _PROC. */
+/**
+ * cgs_rollup_attribution() - The attribution source in use.
+ * @r: The rollup.
+ *
+ * Return: CGS_ATTRIBUTION_KERNEL or CGS_ATTRIBUTION_PROC (also for a NULL
+ * @r); never CGS_ATTRIBUTION_AUTO.
+ */
 enum cgs_attribution cgs_rollup_attribution(const struct cgs_rollup *r);
 
-/* Why the kernel source is not in use (a sentence naming what is missing),
- * or NULL when it is, or was not asked for. Owned by r. */
+/**
+ * cgs_rollup_kernel_error() - Why the kernel source is not in use.
+ * @r: The rollup.
+ *
+ * Return: A sentence naming what is missing, owned by @r and valid until
+ * cgs_rollup_free(); NULL when the kernel source is in use, was not asked
+ * for (CGS_ATTRIBUTION_PROC), or @r is NULL.
+ */
 const char *cgs_rollup_kernel_error(const struct cgs_rollup *r);
 
-/*
- * Attribute a record to a cgroup and account it, on behalf of one shard
- * (0 <= shard < opts.shards); concurrent calls must use distinct shards.
- * If path_out is not NULL it receives the cgroup path (owned by r, valid
- * until the next call for the same shard). O(1) in the cgroup depth.
+/**
+ * cgs_rollup_account() - Attribute a record to a cgroup and account it.
+ * @r: The rollup.
+ * @shard: The writer: 0 <= shard < opts.shards (with the kernel source,
+ *	the listener shard that received the record).
+ * @rec: The record, e.g. cgs_exit.task or .group; a smaller (older)
+ *	struct is fine. Not kept.
+ * @path_out: If not NULL, receives the cgroup path (CGS_UNKNOWN_CGROUP
+ *	when not attributed; NULL for a TGID record ignored by CGS_NO_TGID),
+ *	owned by @r and valid until the next call for the same shard (and
+ *	no longer than until cgs_rollup_retire_removed() or
+ *	cgs_rollup_free()).
+ *
+ * O(1) in the cgroup depth. A TGID-kind record only counts as
+ * tgid_records of its cgroup; with CGS_NO_TGID it is ignored.
+ *
+ * Context: Concurrent calls must use distinct shards; safe alongside
+ * snapshots, totals and retirement from other threads. May block: on
+ * /proc reads, and with the kernel source up to kernel_wait_ms for the
+ * entry of a task still exiting.
+ * Return: 0 (also for an ignored or unattributed record); -EINVAL for a
+ * NULL @r or @rec, a shard out of range, rec->sz too small to reach tgid
+ * (a smaller sz of an older caller is read as far as it goes, the rest
+ * taken as zero), or a kind out of range.
  */
 int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
 		       const struct cgs_record *rec, const char **path_out);
@@ -571,22 +985,52 @@ enum cgs_source {
 				  * ancestor: a guess, counted per cgroup */
 };
 
-/* "none", "kernel", "proc", "inferred"; NULL when out of range. */
+/**
+ * cgs_source_name() - Name of an attribution source.
+ * @s: The source.
+ *
+ * Return: "none", "kernel", "proc" or "inferred", in static storage; NULL
+ * when out of range.
+ */
 const char *cgs_source_name(enum cgs_source s);
 
-/*
- * cgs_rollup_account(), also telling how the record was attributed:
- * *src_out (may be NULL) receives its enum cgs_source.
+/**
+ * cgs_rollup_account_src() - cgs_rollup_account(), also telling how.
+ * @r: As cgs_rollup_account().
+ * @shard: As cgs_rollup_account().
+ * @rec: As cgs_rollup_account().
+ * @path_out: As cgs_rollup_account().
+ * @src_out: If not NULL, receives how the record was attributed;
+ *	CGS_SOURCE_NONE on error or for an ignored record.
+ *
+ * Context: As cgs_rollup_account().
+ * Return: As cgs_rollup_account().
  */
 int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 			   const struct cgs_record *rec, const char **path_out,
 			   enum cgs_source *src_out);
 
-/* Account a record to a known path (e.g. replayed captures). */
+/**
+ * cgs_rollup_account_path() - Account a record to a known cgroup path.
+ * @r: The rollup.
+ * @shard: As cgs_rollup_account().
+ * @rec: The record; a smaller (older) struct is fine. Not kept.
+ * @path: The cgroup path, absolute ("/a/b") or CGS_UNKNOWN_CGROUP; copied,
+ *	not kept.
+ *
+ * For e.g. replayed captures: no attribution is done (no via_* counter,
+ * nothing inferred). A TGID record is ignored with CGS_NO_TGID.
+ *
+ * Context: As cgs_rollup_account(), without the waits.
+ * Return: 0; -EINVAL for a NULL argument, a shard out of range, rec->sz
+ * too small, a kind out of range or a relative path; -ENAMETOOLONG for a
+ * path of PATH_MAX bytes or more; -ENOMEM.
+ */
 int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 			    const struct cgs_record *rec, const char *path);
 
 /* Per-cgroup counters. Sums unless noted. */
+/* A delay class summed over records (struct cgs_delay without peaks). */
 struct cgs_delay_sum {
 	uint64_t count;    /* delays recorded */
 	uint64_t total_ns; /* their sum, ns */
@@ -597,6 +1041,8 @@ struct cgs_counters {
 	uint64_t tasks;        /* task exit records (thread + process kinds) */
 	uint64_t processes;    /* process exits (AGROUP) */
 	uint64_t tgid_records; /* TGID aggregates seen (not added to sums) */
+	/* the struct cgs_record fields of the same names, summed over the
+	 * task records (thread and process kinds) */
 	uint64_t utime_us, stime_us;
 	uint64_t cpu_run_real_ns, cpu_run_virtual_ns;
 	struct cgs_delay_sum delay[CGS_DELAY_SLOTS]; /* by cgs_delay_class */
@@ -641,6 +1087,8 @@ struct cgs_rollup_totals {
 	uint64_t via_parent;      /* process gone; attributed via its parent */
 	uint64_t proc_reads;      /* /proc reads done */
 	uint64_t cache_entries;   /* live cache entries, all shards */
+	/* cgroups: distinct ones in a snapshot's totals; from
+	 * cgs_rollup_totals(), cgroup nodes per shard, summed */
 	uint64_t cgroups;         /* cgroups tracked */
 	/* CGS_ROLLUP_TRACK_FORKS */
 	uint64_t via_ancestor;    /* process and parent gone; attributed via
@@ -680,34 +1128,113 @@ struct cgs_snapshot_opts {
 	bool no_delta;       /* don't advance the delta baseline */
 };
 
-/*
- * Consistent snapshot of every cgroup, in path order, with subtree sums.
- * The caller owns *out (cgs_snapshot_free). Takes each shard's lock once.
+/**
+ * cgs_rollup_snapshot() - Consistent snapshot of every cgroup.
+ * @r: The rollup.
+ * @o: Options, or NULL for the defaults; not kept.
+ * @out: Receives the snapshot on success (NULL on failure); owned by the
+ *	caller, freed with cgs_snapshot_free(). It owns all its data and
+ *	may outlive @r.
+ *
+ * Every cgroup in path order (a parent before its subtree; the unknown
+ * bucket last), with subtree sums; ancestors that saw no exit are added.
+ * Deltas are since the previous snapshot that advanced the baseline: the
+ * baseline is the rollup's, shared by every caller. Takes each shard's
+ * lock once.
+ *
+ * Context: Safe alongside cgs_rollup_account() calls; serialised with
+ * other snapshots and cgs_rollup_retire_removed(). stat()s the cgroup
+ * directories.
+ * Return: 0; -EINVAL for a NULL @r or @out or o->sz too small; -E2BIG for
+ * options this library does not know; -ENOMEM.
  */
 int cgs_rollup_snapshot(struct cgs_rollup *r, const struct cgs_snapshot_opts *o,
 			struct cgs_snapshot **out);
+/**
+ * cgs_snapshot_count() - Number of cgroups in a snapshot.
+ * @s: The snapshot, or NULL.
+ *
+ * Return: The number of entries (the unknown bucket included); 0 for a
+ * NULL @s.
+ */
 size_t cgs_snapshot_count(const struct cgs_snapshot *s);
-/* i-th cgroup in path order; owned by s. */
+/**
+ * cgs_snapshot_get() - One cgroup of a snapshot.
+ * @s: The snapshot.
+ * @i: Index, 0 <= i < cgs_snapshot_count(), in path order.
+ *
+ * Context: A snapshot is not changed after it is made: it may be read
+ * from several threads at once.
+ * Return: The i-th cgroup, owned by @s and valid (with everything it
+ * points to) until cgs_snapshot_free(); NULL for a NULL @s or @i out of
+ * range.
+ */
 const struct cgs_cgroup_stats *cgs_snapshot_get(const struct cgs_snapshot *s,
 						size_t i);
-/* Totals at snapshot time. */
+/**
+ * cgs_snapshot_totals() - Totals at snapshot time.
+ * @s: The snapshot.
+ *
+ * Return: The totals, owned by @s and valid until cgs_snapshot_free();
+ * cgroups counts the distinct cgroups in @s (not the unknown bucket).
+ * NULL for a NULL @s.
+ */
 const struct cgs_rollup_totals *cgs_snapshot_totals(
 	const struct cgs_snapshot *s);
+/**
+ * cgs_snapshot_free() - Free a snapshot.
+ * @s: The snapshot, or NULL (nothing is done).
+ */
 void cgs_snapshot_free(struct cgs_snapshot *s);
 
-/*
- * Forget cgroups whose directory is gone and whose counters have been in a
- * snapshot since their last exit. Returns how many were retired.
+/**
+ * cgs_rollup_retire_removed() - Forget cgroups that are gone.
+ * @r: The rollup.
+ *
+ * Retires cgroups whose directory is gone (or holds a newer incarnation),
+ * that no cached process points to, and whose counters have been in a
+ * snapshot since their last exit. Their totals move into their parent's
+ * subtree sums, which continue without a jump. Expired process cache
+ * entries are dropped first. Stops early, silently, on ENOMEM.
+ *
+ * Context: Safe alongside cgs_rollup_account(); serialised with
+ * snapshots. stat()s the cgroup directories. Paths that
+ * cgs_rollup_account() handed out for retired cgroups become invalid.
+ * Return: How many cgroups were retired (>= 0); -EINVAL for a NULL @r.
  */
 int cgs_rollup_retire_removed(struct cgs_rollup *r);
 
+/**
+ * cgs_rollup_totals() - Collector-level attribution counters, now.
+ * @r: The rollup.
+ * @out: Receives the totals; sz set (see top), on return the bytes
+ *	written.
+ *
+ * Cheaper than a snapshot, but totals.cgroups counts cgroup nodes per
+ * shard (a cgroup seen by k shards counts k times; removed incarnations
+ * count until retired). Also reads what the fork tracker has queued.
+ *
+ * Context: Safe alongside cgs_rollup_account() and snapshots.
+ * Return: 0; -EINVAL for a NULL @r or @out, or out->sz too small to hold
+ * sz.
+ */
 int cgs_rollup_totals(struct cgs_rollup *r, struct cgs_rollup_totals *out);
 
-/*
- * Parse a /proc/<pid>/cgroup text: the path for `hierarchy` ("v2" = the
- * "0::" line, or a v1 controller name). Writes a NUL-terminated path into
- * buf. Returns its length, -ENOENT if the hierarchy is absent, -ENAMETOOLONG
- * if buf is too small, -EBADMSG for garbage.
+/**
+ * cgs_parse_proc_cgroup() - Find a hierarchy's path in /proc/<pid>/cgroup.
+ * @text: The file's contents; need not be NUL-terminated.
+ * @len: Bytes of @text.
+ * @hierarchy: "v2" (the "0::" line) or a v1 controller name ("cpu",
+ *	"name=systemd", ...); NULL means "v2".
+ * @buf: Receives the NUL-terminated path. On cgroup2 a trailing
+ *	" (deleted)" (a removed cgroup still holding a zombie) is stripped.
+ * @buflen: Size of @buf.
+ *
+ * Context: Any thread; no allocation.
+ * Return: The path's length (without the NUL); -EINVAL for a NULL @text
+ * or @buf or a @buflen of 0; -ENOENT if the hierarchy is absent;
+ * -ENAMETOOLONG if buf is too small; -EBADMSG for garbage (also an empty
+ * text, or a path that does not start with '/').
  */
 int cgs_parse_proc_cgroup(const char *text, size_t len, const char *hierarchy,
 			  char *buf, size_t buflen);
