@@ -52,7 +52,7 @@ static int by_cpu(const void *a, const void *b)
 static void report(struct cgs_rollup *r, struct cgs_listener *l, int rows)
 {
 	struct cgs_snapshot *s;
-	struct cgs_loss loss = { .sz = sizeof(loss) };
+	CGS_OPTS(cgs_loss, loss);
 	int err = cgs_rollup_snapshot(r, NULL, &s);
 	if (err < 0) {
 		fprintf(stderr, "snapshot: %s\n", cgs_strerror(err));
@@ -115,8 +115,7 @@ int main(int argc, char **argv)
 	const char *cpus[n];
 	for (unsigned i = 0; i < n; i++)
 		cpus[i] = cgs_listener_shard_cpus(l, i);
-	struct cgs_rollup_opts ro = { .sz = sizeof(ro), .shards = n,
-				      .shard_cpus = cpus };
+	CGS_OPTS(cgs_rollup_opts, ro, .shards = n, .shard_cpus = cpus);
 	err = cgs_rollup_new(&r, &ro);
 	if (!err && cgs_rollup_attribution(r) != CGS_ATTRIBUTION_KERNEL)
 		fprintf(stderr, "cgs-top: attribution from /proc: %s\n",
