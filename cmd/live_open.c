@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 
 #include "collector.h"
+#include "delayacct.h"
 
 static int open_listener(struct tsc *c)
 {
@@ -117,6 +118,40 @@ static int open_rollup(struct tsc *c)
 	return 0;
 }
 
+/*
+ * kernel.task_delayacct, before anything is registered: --enable-delayacct
+ * writes it now, the only moment the collector may (CAP_SYS_ADMIN goes
+ * with the other capabilities below, and nothing puts the old value back
+ * at exit: that is the service manager's job, see taskstat-collect(8)).
+ * Off, delay counts of tasks that started before it was switched on stay
+ * zero, so that is said once, here.
+ */
+static int check_delayacct(struct tsc *c)
+{
+	int r, on = tsc_delayacct_read();
+
+	if (c->o->enable_delayacct && on != 1) {
+		r = tsc_delayacct_enable();
+		if (r < 0) {
+			fprintf(stderr, PROG ": --enable-delayacct: cannot "
+				"write kernel.task_delayacct: %s\n",
+				strerror(-r));
+			return r;
+		}
+		fprintf(stderr, PROG ": --enable-delayacct: set "
+			"kernel.task_delayacct=1 (it stays on after exit)\n");
+		on = tsc_delayacct_read();
+	}
+	if (on == 0)
+		fprintf(stderr, PROG ": warning: kernel.task_delayacct is 0: "
+			"delays are counted only for tasks started after it "
+			"is enabled (--enable-delayacct)\n");
+	else if (on < 0 && on != -ENOENT)
+		fprintf(stderr, PROG ": warning: kernel.task_delayacct: %s\n",
+			strerror(-on));
+	return 0;
+}
+
 /* Registered: now shed privileges, before any thread exists. Even without
  * --user nothing needs a capability from here on (closing copes with a
  * refused deregistration). */
@@ -142,7 +177,9 @@ int tsc_live_open(struct tsc *c)
 {
 	int r;
 
-	r = open_listener(c);
+	r = check_delayacct(c);
+	if (!r)
+		r = open_listener(c);
 	if (!r)
 		r = open_rollup(c);
 	if (!r)

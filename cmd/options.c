@@ -52,6 +52,9 @@ static const char usage[] =
 "      --depth N                 fold cgroups deeper than N into their\n"
 "                                ancestor at depth N\n"
 "      --hierarchy v2|CONTROLLER cgroup hierarchy that keys the rollup\n"
+"      --enable-delayacct        set kernel.task_delayacct to 1 at start,\n"
+"                                while still privileged (only tasks\n"
+"                                started after that carry delay counts)\n"
 "\n"
 "Export:\n"
 "  -l, --listen ADDR:PORT        serve Prometheus text at /metrics\n"
@@ -70,7 +73,7 @@ static const char usage[] =
 enum {
 	OPT_TOP = 256, OPT_CPUS, OPT_SHARDS, OPT_RCVBUF, OPT_NO_TGID, OPT_DEPTH,
 	OPT_HIERARCHY, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY, OPT_NO_FORK_EVENTS,
-	OPT_ATTRIBUTION, OPT_KERNEL_BUFFER,
+	OPT_ATTRIBUTION, OPT_KERNEL_BUFFER, OPT_ENABLE_DELAYACCT,
 };
 
 static const struct option longopts[] = {
@@ -89,6 +92,7 @@ static const struct option longopts[] = {
 	{ "kernel-buffer", required_argument, NULL, OPT_KERNEL_BUFFER },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "hierarchy", required_argument, NULL, OPT_HIERARCHY },
+	{ "enable-delayacct", no_argument, NULL, OPT_ENABLE_DELAYACCT },
 	{ "listen", required_argument, NULL, 'l' },
 	{ "textfile", required_argument, NULL, OPT_TEXTFILE },
 	{ "record", required_argument, NULL, OPT_RECORD },
@@ -302,6 +306,9 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 		return 0;
 	case OPT_ATTRIBUTION:
 		return set_attribution(arg, o);
+	case OPT_ENABLE_DELAYACCT:
+		o->enable_delayacct = true;
+		return 0;
 	case OPT_KERNEL_BUFFER:
 		r = set_uint("--kernel-buffer", arg, 4096, 1ull << 30, &v);
 		if (!r)
@@ -358,6 +365,10 @@ static int check_combination(const struct tsc_opts *o)
 		if (o->kernel_buffer)
 			return tsc_usage_error("--kernel-buffer", "has no "
 					       "meaning with --replay");
+		if (o->enable_delayacct)
+			return tsc_usage_error("--enable-delayacct", "has no "
+					       "meaning with --replay (the "
+					       "records were taken elsewhere)");
 	}
 	if (o->kernel_buffer && (o->attribution == TSC_ATTR_EXACT ||
 				 o->attribution == TSC_ATTR_FAST))

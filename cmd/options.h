@@ -40,6 +40,7 @@ struct tsc_opts {
 	const char *replay;
 	const char *user;
 	unsigned top;           /* table rows; 0: all */
+	bool enable_delayacct;  /* write kernel.task_delayacct=1 at start */
 };
 
 #define PROG "taskstat-collect"

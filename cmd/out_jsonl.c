@@ -102,6 +102,10 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	key(b, "fork_tracking");
 	buf_puts(b, in->fork_tracking ? "true" : "false");
 	kv_u64(b, "fork_drops", in->fork_drops);
+	if (in->delayacct >= 0) {
+		key(b, "delayacct");
+		buf_puts(b, in->delayacct ? "true" : "false");
+	}
 	kv_u64(b, "shards", in->shards);
 	kv_u64(b, "ncgroups", n);
 	buf_puts(b, ",\"cgroups\":[");

@@ -150,6 +150,11 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		  "Fork events the kernel dropped (attribution of reaped "
 		  "processes may fall back to their parent).",
 		  in->fork_drops);
+	if (in->delayacct >= 0)
+		collector(b, "collector_delayacct_enabled", "gauge",
+			  "1 if kernel.task_delayacct is on (delays are "
+			  "counted only for tasks started while it is).",
+			  (uint64_t)in->delayacct);
 	collector(b, "collector_shards", "gauge", "Listener sockets.",
 		  in->shards);
 	collector(b, "collector_cgroups", "gauge", "Cgroups tracked.", n);

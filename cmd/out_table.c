@@ -61,6 +61,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	if (in->inferred)
 		buf_printf(b, "  inferred %llu",
 			   (unsigned long long)in->inferred);
+	if (in->delayacct == 0) /* only the exception, the line is long */
+		buf_puts(b, "  delayacct off");
 	buf_putc(b, '\n');
 	if (!v) {
 		buf_puts(b, "(out of memory)\n\n");

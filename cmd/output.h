@@ -34,6 +34,10 @@ struct snap_info {
 	const size_t *rcvbuf;         /* per shard; NULL in replay */
 	const char *const *shard_cpus; /* per shard; NULL in replay */
 	unsigned top;                  /* table: cgroups shown, 0: all */
+	/* kernel.task_delayacct now: 1 on, 0 off, -1 unknown (no such
+	 * sysctl, or replay: this host's setting says nothing of the
+	 * recording's), then omitted */
+	int delayacct;
 };
 
 /* Counter fields shared by the formats, in output order. */

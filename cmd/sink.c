@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "delayacct.h"
 #include "output.h"
 
 uint64_t tsc_mono_ns(void)
@@ -198,6 +199,12 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 		in->attribution = t && t->attribution == CGS_ATTRIBUTION_KERNEL
 					  ? "kernel" : "proc";
 	in->shards = c->nshards;
+	in->delayacct = -1;
+	if (!c->replay) {
+		/* Re-read each time: someone may switch it during the run. */
+		int d = tsc_delayacct_read();
+		in->delayacct = d < 0 ? -1 : d;
+	}
 	if (c->l) {
 		CGS_OPTS(cgs_loss, loss);
 		if (cgs_listener_loss(c->l, CGS_ALL_SHARDS, &loss) == 0) {
