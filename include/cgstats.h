@@ -808,6 +808,11 @@ struct cgs_rollup;
  * exit (systemd services, container runtimes) is attributed to its
  * parent's cgroup. Off by default. */
 #define CGS_ROLLUP_FAST_ATTRIBUTION (1u << 2)
+/* Distributions: per-cgroup histograms of task lifetime, process lifetime,
+ * CPU time and CPU delay per task (cgs_snapshot_hist()). O(1) per record
+ * with no allocation; costs 2.8 KiB per cgroup and shard. Off by
+ * default. */
+#define CGS_ROLLUP_HISTOGRAMS (1u << 3)
 
 /*
  * Where a record's cgroup comes from (cgs_rollup_opts.attribution).
@@ -879,6 +884,11 @@ struct cgs_rollup_opts {
 	char *errbuf;
 	/* size of errbuf */
 	size_t errbuf_len;
+	/* top commands per cgroup (cgs_snapshot_comm()): counters of each
+	 * bounded summary (one by CPU, one by exits) per cgroup and shard,
+	 * 1..4096; 0: off. An estimate is off by at most the ranking's total
+	 * divided by this (see struct cgs_comm). */
+	unsigned comms;
 };
 
 /**
@@ -1052,6 +1062,15 @@ struct cgs_counters {
 	uint64_t nvcsw, nivcsw;
 	uint64_t coremem_mbus, virtmem_mbus;
 	uint64_t hiwater_rss_kb_max, hiwater_vm_kb_max; /* peaks, not sums */
+	/* process exits (CGS_KIND_PROCESS records) by outcome, from the wait
+	 * status (see cgs_exit_outcome()); per signal: cgs_snapshot_signals() */
+	uint64_t exit_clean;       /* exited with status 0 */
+	uint64_t exit_nonzero;     /* exited with a non-zero code */
+	uint64_t exit_signaled;    /* killed by a signal */
+	uint64_t exit_core_dumped; /* of those, with a core dump (bit 0x80) */
+	/* processes the kernel's OOM killer chose as victims, counted as
+	 * totals.oom_source says (0 and meaningless with CGS_OOM_NONE) */
+	uint64_t oom_kills;
 	/* new counters go here */
 };
 
@@ -1117,6 +1136,16 @@ struct cgs_rollup_totals {
 	uint64_t inferred;         /* records whose cgroup was inferred from a
 				    * parent or fork ancestor (via_parent +
 				    * via_ancestor + via_fork_parent) */
+	/* exit outcomes and distributions */
+	uint64_t oom_source;   /* enum cgs_oom_source: how oom_kills count */
+	uint64_t oom_unreadable; /* cgroup OOM counter reads that failed
+				  * (CGS_OOM_CGROUP): kills there are missed */
+	uint64_t histograms;   /* 1 with CGS_ROLLUP_HISTOGRAMS */
+	uint64_t comms;        /* opts.comms: counters per summary, 0: off */
+	uint64_t comm_own;     /* task records whose process's command was
+				* not known: ranked under their own comm
+				* (the /proc source, a thread whose process
+				* was gone) */
 };
 
 struct cgs_snapshot;
@@ -1181,6 +1210,221 @@ const struct cgs_cgroup_stats *cgs_snapshot_get(const struct cgs_snapshot *s,
  */
 const struct cgs_rollup_totals *cgs_snapshot_totals(
 	const struct cgs_snapshot *s);
+/* ------------------------------------------------------------------------
+ * Exit outcomes, distributions and commands of a snapshot's cgroups
+ * --------------------------------------------------------------------- */
+
+/* Outcome of a process exit, from its raw wait status (ac_exitcode). */
+enum cgs_exit_outcome {
+	CGS_EXIT_CLEAN = 0,   /* exit(0) */
+	CGS_EXIT_NONZERO = 1, /* exit(n), n != 0 */
+	CGS_EXIT_SIGNALED = 2, /* killed by a signal, no core dump */
+	CGS_EXIT_CORE_DUMPED = 3, /* killed by a signal, core dumped */
+};
+
+/**
+ * cgs_exit_outcome() - Classify a wait status.
+ * @status: Raw wait status, as cgs_record.exit_status.
+ * @sig: If not NULL, receives the signal number (1..127) of a signaled
+ *	outcome, else 0.
+ *
+ * Context: Any thread.
+ * Return: The outcome. (A status that is neither an exit nor a
+ * termination by signal, e.g. a stop, counts as CGS_EXIT_NONZERO.)
+ */
+enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig);
+
+/**
+ * cgs_signal_name() - Name of a signal number.
+ * @sig: Signal number.
+ *
+ * Context: Any thread.
+ * Return: "SIGKILL", "SIGSEGV", ..., "SIGRTMIN+3" (Linux numbers, SIGRTMIN
+ * being 34 as glibc has it; 32 and 33 are "SIG32" and "SIG33"), in static
+ * storage; NULL for a number outside 1..CGS_SIGNAL_SLOTS-1.
+ */
+const char *cgs_signal_name(int sig);
+
+/* How oom_kills are counted (totals.oom_source). */
+enum cgs_oom_source {
+	CGS_OOM_NONE = 0,   /* not counted: no kernel source, and the
+			     * hierarchy has no memory OOM counter */
+	CGS_OOM_KERNEL = 1, /* exact, from the kernel at exit time: a
+			     * process exit whose process was an OOM victim
+			     * (its signal_struct's oom_mm), attributed with
+			     * its exit */
+	CGS_OOM_CGROUP = 2, /* from each cgroup's own counter (cgroup2
+			     * memory.events.local, v1 memory.oom_control
+			     * oom_kill), read at snapshot time for cgroups
+			     * with a SIGKILL exit since the previous one,
+			     * against the value read when the cgroup was
+			     * first seen */
+};
+
+/* Which counters of a cgroup (struct cgs_cgroup_stats' four sets). */
+enum cgs_counter_set {
+	CGS_SET_SELF = 0,
+	CGS_SET_SUBTREE = 1,
+	CGS_SET_SELF_DELTA = 2,
+	CGS_SET_SUBTREE_DELTA = 3,
+};
+
+/* Capacity of signal counts: slot i counts signal number i (1..127, as
+ * a wait status can carry); slot 0 is unused. */
+#define CGS_SIGNAL_SLOTS 128
+
+struct cgs_signal_counts {
+	size_t sz;                  /* bytes the library filled */
+	uint64_t n[CGS_SIGNAL_SLOTS]; /* process exits by terminating signal */
+};
+
+/**
+ * cgs_snapshot_signals() - Process exits of a cgroup by signal.
+ * @s: The snapshot.
+ * @i: Index of the cgroup, 0 <= i < cgs_snapshot_count().
+ * @set: Which counters.
+ * @out: Receives the counts; sz set (see top), on return the bytes
+ *	written. Their sum is the set's exit_signaled.
+ *
+ * Context: As cgs_snapshot_get().
+ * Return: 0; -EINVAL for a NULL @s or @out, out->sz too small, @i or @set
+ * out of range.
+ */
+int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
+			 enum cgs_counter_set set,
+			 struct cgs_signal_counts *out);
+
+/* Distributions (CGS_ROLLUP_HISTOGRAMS), on fixed log-scale buckets. */
+enum cgs_hist_kind {
+	CGS_HIST_LIFETIME = 0,      /* a task's own lifetime (ac_etime), every
+				     * task record */
+	CGS_HIST_PROC_LIFETIME = 1, /* a process's lifetime (ac_tgetime; ac_etime
+				     * before v12), process exits */
+	CGS_HIST_CPU = 2,           /* user + system CPU time per task record */
+	CGS_HIST_CPU_DELAY = 3,     /* run-queue wait per task record
+				     * (delay[CGS_DELAY_CPU].total_ns) */
+	CGS_HIST__COUNT
+};
+
+/* Capacity of a histogram's arrays. The library's buckets: upper bounds
+ * 4^k microseconds, k = 0..18 (1 us .. about 19 hours), then +Inf. */
+#define CGS_HIST_SLOTS 32
+
+struct cgs_hist {
+	size_t sz;          /* bytes the library filled */
+	unsigned nbuckets;  /* buckets in use, the last one +Inf */
+	/* upper bound of bucket b, ns (an observation v counts in every
+	 * bucket with v <= le_ns[b]); UINT64_MAX for +Inf */
+	uint64_t le_ns[CGS_HIST_SLOTS];
+	/* observations <= le_ns[b]: cumulative, never decreasing along b */
+	uint64_t cumulative[CGS_HIST_SLOTS];
+	uint64_t count;     /* observations (== the +Inf bucket) */
+	uint64_t sum_ns;    /* their sum, ns */
+};
+
+/**
+ * cgs_hist_name() - Name of a histogram.
+ * @k: The histogram.
+ *
+ * Context: Any thread.
+ * Return: "lifetime", "process_lifetime", "cpu" or "cpu_delay", in static
+ * storage; NULL when out of range.
+ */
+const char *cgs_hist_name(enum cgs_hist_kind k);
+
+/**
+ * cgs_snapshot_hist() - A distribution of one cgroup.
+ * @s: The snapshot.
+ * @i: Index of the cgroup, 0 <= i < cgs_snapshot_count().
+ * @set: Which counters (self or subtree, cumulative or delta).
+ * @k: Which distribution.
+ * @out: Receives it; sz set (see top), on return the bytes written.
+ *
+ * Cumulative sets never decrease from one snapshot to the next, also
+ * when a descendant is retired (its counts move into its parent's
+ * subtree).
+ *
+ * Context: As cgs_snapshot_get().
+ * Return: 0; -ENODATA when the rollup keeps no histograms
+ * (CGS_ROLLUP_HISTOGRAMS not set); -EINVAL for a NULL @s or @out,
+ * out->sz too small, or @i, @set or @k out of range.
+ */
+int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
+		      enum cgs_counter_set set, enum cgs_hist_kind k,
+		      struct cgs_hist *out);
+
+/**
+ * cgs_hist_quantile() - Estimate a quantile of a histogram.
+ * @h: The histogram.
+ * @q: The quantile, 0 <= q <= 1.
+ *
+ * Interpolates linearly inside the bucket that holds the quantile (as
+ * Prometheus' histogram_quantile() does); a quantile in the +Inf bucket
+ * is reported as the last finite bound.
+ *
+ * Context: Any thread.
+ * Return: The estimate, ns; 0 for an empty histogram or a NULL @h.
+ */
+uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q);
+
+/* Rankings of the commands in a cgroup (cgs_rollup_opts.comms). */
+enum cgs_comm_rank {
+	CGS_COMMS_BY_CPU = 0,   /* user + system CPU of every task record,
+				 * us */
+	CGS_COMMS_BY_EXITS = 1, /* process exits */
+};
+
+/*
+ * One command of a ranking: the process's command (for a thread's record
+ * its process's, not the thread's own name). Per cgroup (self), cumulative
+ * since the cgroup was first seen; shards merged.
+ */
+struct cgs_comm {
+	size_t sz;                   /* bytes of this struct that exist */
+	char comm[CGS_COMM_LEN + 1]; /* NUL-terminated; "" for (other) */
+	bool other;                  /* the last entry: every command not
+				      * listed before it, folded */
+	/* us of CPU or exits: what was counted for the command since the
+	 * summary has tracked it, a lower bound of its true value, which
+	 * lies in [value, value + error] (error 0: exact). For (other):
+	 * the ranking's total minus the listed values */
+	uint64_t value;
+	uint64_t error;
+	/* (other) only: no command folded into it has more than this (0
+	 * when the summary never had to evict) */
+	uint64_t max_each;
+};
+
+/**
+ * cgs_snapshot_comm_count() - Entries of a ranking of one cgroup.
+ * @s: The snapshot.
+ * @i: Index of the cgroup.
+ * @by: The ranking.
+ *
+ * At most the rollup's opts.comms commands, then (other) when something
+ * is not listed.
+ *
+ * Return: The number of entries; 0 when commands are off, for a cgroup
+ * with nothing counted, or for arguments out of range.
+ */
+size_t cgs_snapshot_comm_count(const struct cgs_snapshot *s, size_t i,
+			       enum cgs_comm_rank by);
+
+/**
+ * cgs_snapshot_comm() - One entry of a ranking.
+ * @s: The snapshot.
+ * @i: Index of the cgroup.
+ * @by: The ranking.
+ * @j: 0 <= j < cgs_snapshot_comm_count(), largest value first.
+ *
+ * Context: As cgs_snapshot_get().
+ * Return: The entry, owned by @s and valid until cgs_snapshot_free();
+ * NULL when out of range.
+ */
+const struct cgs_comm *cgs_snapshot_comm(const struct cgs_snapshot *s,
+					 size_t i, enum cgs_comm_rank by,
+					 size_t j);
+
 /**
  * cgs_snapshot_free() - Free a snapshot.
  * @s: The snapshot, or NULL (nothing is done).

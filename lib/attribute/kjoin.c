@@ -150,7 +150,7 @@ int64_t cgsi_kjoin_verify(const struct cgsi_kentry *e,
 }
 
 bool cgsi_kjoin_claim(struct cgsi_kjoin *j, const struct cgs_record *rec,
-		      int64_t real_off_ns, uint64_t *cgid)
+		      int64_t real_off_ns, struct cgsi_kinfo *ki)
 {
 	int64_t best_gap = -1;
 	uint32_t best = 0;
@@ -174,7 +174,7 @@ bool cgsi_kjoin_claim(struct cgsi_kjoin *j, const struct cgs_record *rec,
 		return false;
 	}
 	struct cgsi_kentry *e = &j->ring[best];
-	*cgid = e->cgid;
+	cgsi_kinfo_of(ki, e);
 	if (e->now_ns > j->newest_matched_ns)
 		j->newest_matched_ns = e->now_ns;
 	unlink_pos(j, best);

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cgstats.h"
 
@@ -39,7 +40,24 @@ struct cgsi_kentry {
 	uint64_t start_ns, now_ns;
 	uint64_t pcount, run_delay; /* ~0: the kernel has no sched_info */
 	uint64_t minflt;
+	uint32_t flags;    /* CGSK_F_* of the entry (exitcg_abi.h) */
+	char comm[16];     /* the process's command; "" when not asked */
 };
+
+/* What a claimed entry says about its record. */
+struct cgsi_kinfo {
+	uint64_t cgid;
+	uint32_t flags;
+	char comm[16];
+};
+
+static inline void cgsi_kinfo_of(struct cgsi_kinfo *ki,
+				 const struct cgsi_kentry *e)
+{
+	ki->cgid = e->cgid;
+	ki->flags = e->flags;
+	memcpy(ki->comm, e->comm, sizeof(ki->comm));
+}
 
 struct cgsi_kjoin_stats {
 	uint64_t added, matched, expired, evicted, mismatched;
@@ -71,10 +89,10 @@ void cgsi_kjoin_add(struct cgsi_kjoin *j, const struct cgsi_kentry *e);
 /*
  * Find and claim the entry of a task record (thread or process kind).
  * real_off_ns is CLOCK_REALTIME - CLOCK_MONOTONIC now (for the start
- * second check). Returns true and *cgid on a verified match.
+ * second check). Returns true and fills *ki on a verified match.
  */
 bool cgsi_kjoin_claim(struct cgsi_kjoin *j, const struct cgs_record *rec,
-		      int64_t real_off_ns, uint64_t *cgid);
+		      int64_t real_off_ns, struct cgsi_kinfo *ki);
 
 /* Expire entries taken more than age_ns before `horizon_ns` (their record
  * was dropped by the kernel, or went to a listener we don't have).

@@ -17,8 +17,8 @@
 
 int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 		   unsigned nshards, const char *const *shard_cpus,
-		   size_t ring_bytes, unsigned wait_ms, char *err,
-		   size_t errlen)
+		   size_t ring_bytes, unsigned wait_ms, bool want_comm,
+		   char *err, size_t errlen)
 {
 	*out = NULL;
 	snprintf(err, errlen, "this libcgstats was built without libbpf "
@@ -27,7 +27,7 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 }
 void cgsi_ksrc_close(struct cgsi_ksrc *k) {}
 bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
-		      const struct cgs_record *rec, uint64_t *cgid)
+		      const struct cgs_record *rec, struct cgsi_kinfo *ki)
 {
 	return false;
 }
@@ -84,6 +84,8 @@ struct cgsi_ksrc {
 	size_t ctl_len;
 	const struct cgsk_exit *slots; /* mmapped, ncpu * nslots */
 	size_t slots_len;
+	const struct cgsk_comm *comms; /* mmapped like slots, or NULL */
+	size_t comms_len;
 	size_t ring_bytes;      /* per shard */
 	unsigned wait_us;
 	struct ring_buffer *cgrb;
@@ -106,14 +108,22 @@ static int64_t real_off_ns(void)
 	return (int64_t)cgsi_now_real_ns() - (int64_t)mono_ns();
 }
 
-static void entry_of(struct cgsi_kentry *e, const struct cgsk_exit *x)
+/* Entry at ring index idx (cpu * nslots + position). */
+static void entry_of(struct cgsi_kentry *e, const struct cgsi_ksrc *k,
+		     size_t idx)
 {
+	const struct cgsk_exit *x = &k->slots[idx];
 	*e = (struct cgsi_kentry){
 		.tid = x->tid, .tgid = x->tgid, .csw = x->csw,
 		.cgid = x->cgid, .start_ns = x->start_ns,
 		.now_ns = x->now_ns, .pcount = x->pcount,
 		.run_delay = x->run_delay, .minflt = x->minflt,
+		.flags = x->type & ~CGSK_EV_TYPE_MASK,
 	};
+	if (k->comms) {
+		memcpy(e->comm, k->comms[idx].comm, sizeof(e->comm));
+		e->comm[sizeof(e->comm) - 1] = '\0';
+	}
 }
 
 /*
@@ -123,23 +133,22 @@ static void entry_of(struct cgsi_kentry *e, const struct cgsk_exit *x)
  */
 static bool claim_head(struct cgsi_ksrc *k, struct kshard *s,
 		       const struct cgs_record *rec, int64_t off,
-		       uint64_t *cgid)
+		       struct cgsi_kinfo *ki)
 {
 	for (unsigned i = 0; i < s->ncpus; i++) {
 		struct cgsk_ctl *c = &k->ctl[s->cpus[i]];
 		uint64_t t = c->tail;
 		if (t == __atomic_load_n(&c->head, __ATOMIC_ACQUIRE))
 			continue;
-		const struct cgsk_exit *x =
-			&k->slots[(size_t)s->cpus[i] * k->nslots +
-				  (t & (k->nslots - 1))];
-		if (x->tid != rec->pid)
+		size_t idx = (size_t)s->cpus[i] * k->nslots +
+			     (t & (k->nslots - 1));
+		if (k->slots[idx].tid != rec->pid)
 			continue;
 		struct cgsi_kentry e;
-		entry_of(&e, x);
+		entry_of(&e, k, idx);
 		if (cgsi_kjoin_verify(&e, rec, off) < 0)
 			continue;
-		*cgid = e.cgid;
+		cgsi_kinfo_of(ki, &e);
 		if (e.now_ns > s->join.newest_matched_ns)
 			s->join.newest_matched_ns = e.now_ns;
 		s->join.st.matched++;
@@ -159,11 +168,10 @@ static void consume(struct cgsi_ksrc *k, struct kshard *s)
 		uint64_t t = c->tail;
 		if (t == h)
 			continue;
-		const struct cgsk_exit *ring =
-			&k->slots[(size_t)cpu * k->nslots];
+		size_t base = (size_t)cpu * k->nslots;
 		for (; t != h; t++) {
 			struct cgsi_kentry e;
-			entry_of(&e, &ring[t & (k->nslots - 1)]);
+			entry_of(&e, k, base + (t & (k->nslots - 1)));
 			cgsi_kjoin_add(&s->join, &e);
 		}
 		/* the slots are read: the program may reuse them */
@@ -288,6 +296,8 @@ void cgsi_ksrc_close(struct cgsi_ksrc *k)
 		munmap(k->ctl, k->ctl_len);
 	if (k->slots)
 		munmap((void *)k->slots, k->slots_len);
+	if (k->comms)
+		munmap((void *)k->comms, k->comms_len);
 	ring_buffer__free(k->cgrb);
 	exitcg_bpf__destroy(k->skel);
 	cgsi_cgid_fini(&k->ids);
@@ -309,8 +319,8 @@ static void *map_mmap(struct bpf_map *m, size_t len, int prot)
 
 int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 		   unsigned nshards, const char *const *shard_cpus,
-		   size_t ring_bytes, unsigned wait_ms, char *err,
-		   size_t errlen)
+		   size_t ring_bytes, unsigned wait_ms, bool want_comm,
+		   char *err, size_t errlen)
 {
 	char lerr[256] = "";
 	int rc;
@@ -391,10 +401,14 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 		rc = errno ? -errno : -ENOMEM;
 	if (!rc) {
 		k->skel->rodata->nslots = k->nslots;
+		k->skel->rodata->want_comm = want_comm;
 		rc = bpf_map__set_max_entries(k->skel->maps.ctl, k->ncpu);
 	}
 	if (!rc)
 		rc = bpf_map__set_max_entries(k->skel->maps.slots,
+					      k->ncpu * k->nslots);
+	if (!rc && want_comm)
+		rc = bpf_map__set_max_entries(k->skel->maps.comms,
 					      k->ncpu * k->nslots);
 	if (!rc)
 		rc = exitcg_bpf__load(k->skel);
@@ -406,7 +420,13 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 				  PROT_READ | PROT_WRITE);
 		k->slots = map_mmap(k->skel->maps.slots, k->slots_len,
 				    PROT_READ);
-		if (!k->ctl || !k->slots) {
+		if (want_comm) {
+			k->comms_len = page_round(sizeof(struct cgsk_comm) *
+						  (size_t)k->ncpu * k->nslots);
+			k->comms = map_mmap(k->skel->maps.comms, k->comms_len,
+					    PROT_READ);
+		}
+		if (!k->ctl || !k->slots || (want_comm && !k->comms)) {
 			rc = -errno;
 			snprintf(lerr, sizeof(lerr), "mmap of the rings: %s",
 				 strerror(errno));
@@ -454,26 +474,26 @@ fail_nolog:
 
 static bool try_claim(struct cgsi_ksrc *k, struct kshard *s,
 		      const struct cgs_record *rec, int64_t off,
-		      uint64_t *cgid)
+		      struct cgsi_kinfo *ki)
 {
-	if (claim_head(k, s, rec, off, cgid))
+	if (claim_head(k, s, rec, off, ki))
 		return true;
 	consume(k, s);
-	return cgsi_kjoin_claim(&s->join, rec, off, cgid);
+	return cgsi_kjoin_claim(&s->join, rec, off, ki);
 }
 
 /* A task that migrated between taskstats_exit() and the tracepoint left
  * its entry on another shard's ring: look there (slow path). */
 static bool claim_elsewhere(struct cgsi_ksrc *k, unsigned shard,
 			    const struct cgs_record *rec, int64_t off,
-			    uint64_t *cgid)
+			    struct cgsi_kinfo *ki)
 {
 	for (unsigned i = 0; i < k->nshards; i++) {
 		if (i == shard)
 			continue;
 		struct kshard *o = &k->sh[i];
 		pthread_mutex_lock(&o->lock);
-		bool ok = try_claim(k, o, rec, off, cgid);
+		bool ok = try_claim(k, o, rec, off, ki);
 		pthread_mutex_unlock(&o->lock);
 		if (ok)
 			return true;
@@ -509,7 +529,7 @@ static bool task_done(uint32_t tid)
 }
 
 bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
-		      const struct cgs_record *rec, uint64_t *cgid)
+		      const struct cgs_record *rec, struct cgsi_kinfo *ki)
 {
 	struct kshard *s = &k->sh[shard];
 	/* the offset moves only when the clock is set: read it now and then
@@ -525,7 +545,7 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	}
 	int64_t off = s->off;
 	pthread_mutex_lock(&s->lock);
-	bool ok = try_claim(k, s, rec, off, cgid);
+	bool ok = try_claim(k, s, rec, off, ki);
 	if (ok) {
 		if (s->join.newest_matched_ns > KSRC_EXPIRE_NS &&
 		    (++s->expired_calls & 255) == 0)
@@ -537,7 +557,7 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	pthread_mutex_unlock(&s->lock);
 	s->off = off = real_off_ns();
 	s->off_age = 1;
-	if (claim_elsewhere(k, shard, rec, off, cgid))
+	if (claim_elsewhere(k, shard, rec, off, ki))
 		return true;
 	/* Not published yet (the tracepoint runs after taskstats_exit(), and
 	 * the task may be preempted in between), or lost, or never coming.
@@ -554,17 +574,17 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		waited = true;
 		nanosleep(&nap, NULL);
 		pthread_mutex_lock(&s->lock);
-		ok = try_claim(k, s, rec, off, cgid);
+		ok = try_claim(k, s, rec, off, ki);
 		pthread_mutex_unlock(&s->lock);
 		if (!ok)
-			ok = claim_elsewhere(k, shard, rec, off, cgid);
+			ok = claim_elsewhere(k, shard, rec, off, ki);
 	}
 	if (!ok && waited) { /* done meanwhile: its entry is out now */
 		pthread_mutex_lock(&s->lock);
-		ok = try_claim(k, s, rec, off, cgid);
+		ok = try_claim(k, s, rec, off, ki);
 		pthread_mutex_unlock(&s->lock);
 		if (!ok)
-			ok = claim_elsewhere(k, shard, rec, off, cgid);
+			ok = claim_elsewhere(k, shard, rec, off, ki);
 	}
 	pthread_mutex_lock(&s->lock);
 	s->waits += waited; /* a miss is counted by the caller's fallback */

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attribute/kjoin.h"
 #include "attribute/mounts.h"
 #include "cgstats.h"
 
@@ -54,22 +55,24 @@ struct cgsi_ksrc_stats {
  * shard i (NULL: CPU c goes to shard c % nshards). wait_ms 0: default;
  * ring_bytes 0: CGSI_KSRC_RING_BYTES.
  * ring_bytes is shared out among a shard's CPUs (a power of two of
- * 64-byte entries per CPU, at least 64). On failure returns -errno and a
+ * 64-byte entries per CPU, at least 64). want_comm: entries carry
+ * their process's command (16 more bytes per slot). On failure returns -errno and a
  * sentence in err (what is missing).
  */
 int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 		   unsigned nshards, const char *const *shard_cpus,
-		   size_t ring_bytes, unsigned wait_ms, char *err,
-		   size_t errlen);
+		   size_t ring_bytes, unsigned wait_ms, bool want_comm,
+		   char *err, size_t errlen);
 void cgsi_ksrc_close(struct cgsi_ksrc *k);
 
 /*
- * The cgroup2 id the task of `rec` (thread or process kind) exited in.
- * Returns true and *cgid on a verified match. Only the writer of `shard`
- * calls this for that shard.
+ * The cgroup2 id the task of `rec` (thread or process kind) exited in,
+ * whether its process was an OOM victim, and (want_comm) its process's
+ * command. Returns true and fills *ki on a verified match. Only the writer
+ * of `shard` calls this for that shard.
  */
 bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
-		      const struct cgs_record *rec, uint64_t *cgid);
+		      const struct cgs_record *rec, struct cgsi_kinfo *ki);
 
 /* Path of a cgroup id into buf; returns its length, or -ENOENT when the
  * id is unknown even after a (rate-limited) walk. Thread-safe. */

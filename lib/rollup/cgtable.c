@@ -37,12 +37,18 @@ int cgsi_cgtab_init(struct cgsi_cgtab *t)
 	return t->buckets ? 0 : -ENOMEM;
 }
 
+static void node_free(struct cgsi_cgnode *n)
+{
+	free(n->x);
+	free(n);
+}
+
 void cgsi_cgtab_fini(struct cgsi_cgtab *t)
 {
 	struct cgsi_cgnode *n = t->first;
 	while (n) {
 		struct cgsi_cgnode *nx = n->next;
-		free(n);
+		node_free(n);
 		n = nx;
 	}
 	free(t->buckets);
@@ -150,5 +156,5 @@ void cgsi_cgtab_del(struct cgsi_cgtab *t, struct cgsi_cgnode *n)
 	else
 		t->last = n->prev;
 	t->count--;
-	free(n);
+	node_free(n);
 }

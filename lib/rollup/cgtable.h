@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cgstats.h"
+#include "rollup/extra.h"
 
 struct cgsi_cgnode {
 	struct cgsi_cgnode *hnext;      /* hash chain */
@@ -22,6 +23,11 @@ struct cgsi_cgnode {
 	uint64_t ivl_rss, ivl_vm;       /* self peaks since the baseline */
 	uint64_t carry_ivl_rss, carry_ivl_vm;
 	uint64_t inferred, inferred_base; /* records attributed by inference */
+	struct cgsi_x4 *x;   /* signal counts and histograms in the order
+			      * cum, base, carry, carry_base (extra.h);
+			      * NULL until needed; owned */
+	uint64_t oom_sigkills; /* CGS_OOM_CGROUP: SIGKILL exits when the
+				* cgroup's OOM counter was last read */
 	uint64_t reported;   /* cum.tasks + cum.tgid_records when last
 			      * snapshotted */
 	uint64_t ino;        /* directory inode, 0 if unknown */

@@ -36,6 +36,15 @@ static inline void cgsi_counters_account(struct cgs_counters *c,
 		c->hiwater_rss_kb_max = r->hiwater_rss_kb;
 	if (r->hiwater_vm_kb > c->hiwater_vm_kb_max)
 		c->hiwater_vm_kb_max = r->hiwater_vm_kb;
+	if (r->kind == CGS_KIND_PROCESS) {
+		/* the wait status: exit code in bits 8..15, else the signal
+		 * in bits 0..6 (0x7f: stopped) and the core bit 0x80 */
+		uint32_t st = r->exit_status, sig = st & 0x7f;
+		c->exit_clean += st == 0;
+		c->exit_nonzero += st && (sig == 0 || sig == 0x7f);
+		c->exit_signaled += sig && sig != 0x7f;
+		c->exit_core_dumped += sig && sig != 0x7f && (st & 0x80);
+	}
 }
 
 /* dst += src (peaks: max). */

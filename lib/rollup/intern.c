@@ -59,6 +59,7 @@ struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
 	n->older = old;
 	n->ino = (flags & CGSI_INTERN_DELETED) ? 0 : ino;
 	n->checked_ms = now;
+	cgsi_node_created(r, s, n);
 	return n;
 }
 
@@ -84,6 +85,6 @@ struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
 	n->older = old;
 	n->ino = id;
 	n->checked_ms = now;
-	(void)r;
+	cgsi_node_created(r, s, n);
 	return n;
 }

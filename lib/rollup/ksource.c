@@ -28,7 +28,8 @@ int cgsi_kernel_open(struct cgs_rollup *r)
 	}
 	int rc = cgsi_ksrc_open(&r->ksrc, &r->mount, r->nshards,
 				r->o.shard_cpus, r->o.kernel_ringbuf,
-				r->o.kernel_wait_ms, r->kerr, sizeof(r->kerr));
+				r->o.kernel_wait_ms, r->o.comms > 0, r->kerr,
+				sizeof(r->kerr));
 	r->o.shard_cpus = NULL; /* not kept */
 	if (rc < 0)
 		return want == CGS_ATTRIBUTION_KERNEL ? rc : 0;

@@ -47,6 +47,13 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 				   CGS_MAX(n->ivl_rss, n->carry_ivl_rss));
 	p->carry_ivl_vm = CGS_MAX(p->carry_ivl_vm,
 				  CGS_MAX(n->ivl_vm, n->carry_ivl_vm));
+	if (n->x && cgsi_node_x(p)) {
+		struct cgsi_xset *d = p->x->s, *c = n->x->s;
+		cgsi_xset_add(&d[2], &c[0]); /* carry += cum + carry */
+		cgsi_xset_add(&d[2], &c[2]);
+		cgsi_xset_add(&d[3], &c[1]); /* carry_base += base + ... */
+		cgsi_xset_add(&d[3], &c[3]);
+	}
 	/* what the parent already reported does not change */
 	s->kgen++; /* the kernel source's id cache may point at n */
 	cgsi_cgtab_del(&s->cgs, n);

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <linux/types.h>
+
+#include "attribute/bpf/exitcg_abi.h"
 #include "attribute/ksrc.h"
 #include "rollup/counters.h"
 #include "rollup/rollup_int.h"
@@ -42,6 +45,7 @@ static int shard_init(struct cgs_rollup *r, struct cgsi_rshard *s)
 		return -ENOMEM;
 	s->unknown->unknown = true;
 	s->unknown->depth = 0;
+	cgsi_node_created(r, s, s->unknown);
 	return 0;
 }
 
@@ -79,6 +83,7 @@ CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
 		free(r->forks);
 	}
 	cgsi_deaths_fini(&r->deaths);
+	cgsi_oom_close(r);
 	pthread_mutex_destroy(&r->snap_lock);
 	free(r->proc_root);
 	free(r->mountinfo);
@@ -108,7 +113,8 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 		goto fail;
 	rc = -EINVAL;
 	if (r->o.flags & ~(CGS_NO_TGID | CGS_ROLLUP_TRACK_FORKS |
-			   CGS_ROLLUP_FAST_ATTRIBUTION))
+			   CGS_ROLLUP_FAST_ATTRIBUTION | CGS_ROLLUP_HISTOGRAMS) ||
+	    r->o.comms > CGSI_COMMS_MAX)
 		goto fail;
 	if (!r->o.shards)
 		r->o.shards = 1;
@@ -162,6 +168,8 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 	}
 	if ((r->o.flags & CGS_ROLLUP_TRACK_FORKS) && !r->ksrc)
 		track_forks(r, !(io && io->forks_injected));
+	if ((rc = cgsi_oom_open(r)) < 0)
+		goto fail;
 	*out = r;
 	return 0;
 fail:
@@ -185,11 +193,34 @@ CGS_EXPORT const char *cgs_rollup_kernel_error(const struct cgs_rollup *r)
 	return r && !r->ksrc && r->kerr[0] ? r->kerr : NULL;
 }
 
-static inline void account_node(struct cgsi_rshard *s, struct cgsi_cgnode *n,
-				const struct cgs_record *rec, bool inferred)
+struct cgsi_x4 *cgsi_node_x(struct cgsi_cgnode *n)
+{
+	if (!n->x)
+		n->x = calloc(1, sizeof(*n->x));
+	return n->x;
+}
+
+void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
+		       struct cgsi_cgnode *n)
+{
+	if (r->o.flags & CGS_ROLLUP_HISTOGRAMS)
+		cgsi_node_x(n);
+	cgsi_oom_baseline(r, s, n);
+}
+
+/* What the kernel source knew of the record, besides its cgroup. */
+struct acct_info {
+	bool inferred;
+	bool oom; /* its process was an OOM victim */
+};
+
+static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
+				struct cgsi_cgnode *n,
+				const struct cgs_record *rec,
+				const struct acct_info *ai)
 {
 	s->st.records++;
-	if (cgs_unlikely(inferred)) {
+	if (cgs_unlikely(ai->inferred)) {
 		n->inferred++;
 		s->st.inferred++;
 	}
@@ -202,6 +233,15 @@ static inline void account_node(struct cgsi_rshard *s, struct cgsi_cgnode *n,
 		n->ivl_rss = rec->hiwater_rss_kb;
 	if (rec->hiwater_vm_kb > n->ivl_vm)
 		n->ivl_vm = rec->hiwater_vm_kb;
+	if (rec->kind == CGS_KIND_PROCESS) {
+		n->cum.oom_kills += ai->oom;
+		unsigned sig = rec->exit_status & 0x7f;
+		/* signal counts: the node's extra sets, made on first need */
+		if (cgs_unlikely(sig && sig != 0x7f) && cgsi_node_x(n))
+			n->x->s[0].sig[sig]++;
+	}
+	if (n->x && (r->o.flags & CGS_ROLLUP_HISTOGRAMS))
+		cgsi_xset_observe(&n->x->s[0], rec);
 }
 
 CGS_EXPORT const char *cgs_source_name(enum cgs_source s)
@@ -239,11 +279,13 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 	}
 	struct cgsi_rshard *s = &r->shards[shard];
 	uint64_t now = cgsi_rollup_now(r);
-	uint64_t cgid = 0;
+	struct cgsi_kinfo ki;
 	bool found = false;
+	ki.cgid = 0;
+	ki.flags = 0;
 	/* outside the shard lock: it may wait (bounded) for the entry */
 	if (r->ksrc && rec->kind != CGS_KIND_TGID)
-		found = cgsi_ksrc_lookup(r->ksrc, shard, rec, &cgid);
+		found = cgsi_ksrc_lookup(r->ksrc, shard, rec, &ki);
 	else if (cgs_unlikely(!r->ksrc && r->nshards > 1 &&
 			      now >= __atomic_load_n(&r->sweep_next,
 						     __ATOMIC_RELAXED)))
@@ -252,11 +294,15 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 	struct cgsi_cgnode *n = NULL;
 	enum cgs_source src = CGS_SOURCE_NONE;
 	if (r->ksrc &&
-	    !(n = cgsi_kernel_node(r, s, rec, found, cgid, now, &src)))
+	    !(n = cgsi_kernel_node(r, s, rec, found, ki.cgid, now, &src)))
 		s->st.kernel_fallback++;
 	if (!n)
 		n = cgsi_fallback_node(r, s, rec, now, &src);
-	account_node(s, n, rec, src == CGS_SOURCE_INFERRED);
+	struct acct_info ai = {
+		.inferred = src == CGS_SOURCE_INFERRED,
+		.oom = src == CGS_SOURCE_KERNEL && (ki.flags & CGSK_F_OOM),
+	};
+	account_node(r, s, n, rec, &ai);
 	pthread_mutex_unlock(&s->lock);
 	if (src_out)
 		*src_out = src;
@@ -288,8 +334,9 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 	pthread_mutex_lock(&s->lock);
 	struct cgsi_cgnode *n = unknown ? s->unknown
 					: cgsi_intern(r, s, path, len, now, 0);
+	struct acct_info ai = { 0 };
 	if (n)
-		account_node(s, n, rec, false);
+		account_node(r, s, n, rec, &ai);
 	pthread_mutex_unlock(&s->lock);
 	return n ? 0 : -ENOMEM;
 }
@@ -311,6 +358,8 @@ static void add_stats(struct cgs_rollup_totals *t, const struct cgsi_rshard *s)
 	t->kernel_unmatched += s->st.kernel_fallback;
 	t->proc_reads += s->st.proc_reads;
 	t->cache_entries += s->cache.count;
+	t->comm_own += s->st.comm_own;
+	t->oom_unreadable += s->st.oom_unreadable;
 }
 
 /* Fork tracker totals; a snapshot also drains the connector (lock order:
@@ -332,6 +381,9 @@ static void add_fork_stats(struct cgs_rollup_totals *t, struct cgs_rollup *r)
 static void add_kernel_stats(struct cgs_rollup_totals *t, struct cgs_rollup *r)
 {
 	t->attribution = cgs_rollup_attribution(r);
+	t->oom_source = r->oom_source;
+	t->histograms = !!(r->o.flags & CGS_ROLLUP_HISTOGRAMS);
+	t->comms = r->o.comms;
 	if (!r->ksrc)
 		return;
 	struct cgsi_ksrc_stats k;

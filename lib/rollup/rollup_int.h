@@ -16,12 +16,17 @@
 struct cgsi_rshard_stats {
 	uint64_t records, via_cache, via_proc, via_parent, proc_reads,
 		via_ancestor, via_fork_parent, inferred, via_kernel,
-		kernel_fallback;
+		kernel_fallback, comm_own, oom_unreadable;
 };
 
 /* Kernel source: cgroup id -> node, direct-mapped per shard; `gen` is the
  * shard's kgen when filled (retiring a node bumps kgen). */
 #define CGSI_KCACHE_SIZE 512
+struct cgsi_oomtab;
+
+/* Largest cgs_rollup_opts.comms. */
+#define CGSI_COMMS_MAX 4096u
+
 struct cgsi_kcache_ent {
 	uint64_t id;
 	struct cgsi_cgnode *n;
@@ -67,6 +72,8 @@ struct cgs_rollup {
 	pthread_mutex_t snap_lock; /* serialises snapshots and retirement */
 	uint64_t sweep_next;       /* fallback: when a shard next steps the
 				    * others' background revalidation */
+	enum cgs_oom_source oom_source;
+	struct cgsi_oomtab *oom;   /* CGS_OOM_CGROUP: baselines per cgroup */
 };
 
 /* Options of cgsi_rollup_new() that are not the API's. */
@@ -115,6 +122,27 @@ struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
 struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
 				   const char *path, size_t len, uint64_t id,
 				   uint64_t now);
+
+/* A node was created (slow path, s->lock held): its histograms, command
+ * summaries and OOM baseline. Failing to allocate leaves it without them
+ * (histograms then start with its first record: see cgsi_node_x()). */
+void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
+		       struct cgsi_cgnode *n);
+
+/* The node's extra sets, allocated on first need (NULL on ENOMEM). */
+struct cgsi_x4 *cgsi_node_x(struct cgsi_cgnode *n);
+
+/* OOM counting from the cgroups' own counters (oom.c). */
+enum cgs_oom_source cgsi_oom_source(const struct cgs_rollup *r);
+int cgsi_oom_open(struct cgs_rollup *r);
+void cgsi_oom_close(struct cgs_rollup *r);
+/* Read the baseline of a new node's cgroup, if not known yet. */
+void cgsi_oom_baseline(struct cgs_rollup *r, struct cgsi_rshard *s,
+		       struct cgsi_cgnode *n);
+/* Snapshot time, s->lock held: nodes with SIGKILL exits since their last
+ * check take the kills no node was given yet. */
+void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
+		     struct cgsi_cgnode *n);
 
 /* Load the kernel source if opts ask for it (ksource.c): 0, or -errno when
  * CGS_ATTRIBUTION_KERNEL was asked and cannot be had (r->kerr says why). */

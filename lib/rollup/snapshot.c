@@ -23,6 +23,7 @@ struct sent {
 	bool unknown, superseded, removed;
 	struct cgs_counters self, self_d, carry, carry_d;
 	uint64_t inferred, inferred_d;
+	struct cgsi_x4 *x; /* self, self_d, carry, carry_d; NULL: zeros */
 };
 
 /* The counters a cgs_cgroup_stats points to. */
@@ -35,6 +36,10 @@ struct cgs_snapshot {
 	struct cgs_cgroup_stats *v;
 	struct snap_counters *cv;
 	char **paths;
+	struct cgsi_x4 **xv; /* per cgroup, enum cgs_counter_set order;
+			      * NULL: zeros */
+	size_t xn;           /* entries of xv (owned as soon as set) */
+	bool hist;           /* CGS_ROLLUP_HISTOGRAMS */
 	struct cgs_rollup_totals totals;
 };
 
@@ -60,8 +65,10 @@ static struct sent *vec_push(struct vec *a)
 
 static void vec_free(struct vec *a)
 {
-	for (size_t i = 0; i < a->n; i++)
+	for (size_t i = 0; i < a->n; i++) {
 		free(a->v[i].path);
+		free(a->v[i].x);
+	}
 	free(a->v);
 }
 
@@ -124,6 +131,13 @@ static void sort_merge(struct vec *a)
 			cgsi_counters_add(&d->carry_d, &s->carry_d);
 			d->inferred += s->inferred;
 			d->inferred_d += s->inferred_d;
+			if (s->x && !d->x) {
+				d->x = s->x;
+			} else if (s->x) {
+				for (int k = 0; k < 4; k++)
+					cgsi_xset_add(&d->x->s[k], &s->x->s[k]);
+				free(s->x);
+			}
 			if (!d->ino)
 				d->ino = s->ino;
 			d->superseded = d->superseded && s->superseded;
@@ -133,6 +147,26 @@ static void sort_merge(struct vec *a)
 		a->v[w++] = a->v[i];
 	}
 	a->n = w;
+}
+
+/* Copies n's extra sets into e (allocated: false on ENOMEM). */
+static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool advance)
+{
+	if (!n->x)
+		return true;
+	e->x = malloc(sizeof(*e->x));
+	if (!e->x)
+		return false;
+	struct cgsi_xset *c = n->x->s, *o = e->x->s;
+	o[0] = c[0];
+	cgsi_xset_sub(&o[1], &c[0], &c[1]);
+	o[2] = c[2];
+	cgsi_xset_sub(&o[3], &c[2], &c[3]);
+	if (advance) {
+		c[1] = c[0];
+		c[3] = c[2];
+	}
+	return true;
 }
 
 static void copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance)
@@ -310,6 +344,11 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 			}
 			struct sent *e = vec_push(&a);
 			e->path = p;
+			cgsi_oom_update(r, s, n);
+			if (!copy_x(e, n, !o.no_delta)) {
+				ok = false;
+				break;
+			}
 			copy_node(e, n, !o.no_delta);
 		}
 		cgsi_rollup_shard_totals(&t, s);
@@ -331,9 +370,13 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	snap->v = calloc(a.n ? a.n : 1, sizeof(*snap->v));
 	snap->cv = calloc(a.n ? a.n : 1, sizeof(*snap->cv));
 	snap->paths = calloc(a.n ? a.n : 1, sizeof(*snap->paths));
+	snap->xv = calloc(a.n ? a.n : 1, sizeof(*snap->xv));
+	snap->xn = snap->xv ? a.n : 0;
+	snap->hist = !!(r->o.flags & CGS_ROLLUP_HISTOGRAMS);
 	size_t *stack = calloc(a.n ? a.n : 1, sizeof(*stack));
 	ssize_t *parent = calloc(a.n ? a.n : 1, sizeof(*parent));
-	if (!snap->v || !snap->cv || !snap->paths || !stack || !parent) {
+	if (!snap->v || !snap->cv || !snap->paths || !snap->xv || !stack ||
+	    !parent) {
 		free(stack);
 		free(parent);
 		goto fail;
@@ -369,6 +412,16 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		c->subtree_delta = &k->subtree_delta;
 		if (!e->unknown)
 			t.cgroups++;
+		if (e->x) { /* node order (self, self_d, carry, carry_d) to
+			     * set order (self, subtree, self_d, subtree_d) */
+			struct cgsi_xset *x = e->x->s, sd = x[1];
+			x[1] = x[0];
+			cgsi_xset_add(&x[1], &x[2]);
+			x[2] = sd;
+			cgsi_xset_add(&x[3], &sd);
+			snap->xv[i] = e->x;
+			e->x = NULL;
+		}
 	}
 	for (size_t i = a.n; i-- > 0;)
 		if (parent[i] >= 0) {
@@ -376,6 +429,19 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 					  &snap->cv[i].subtree);
 			cgsi_counters_add(&snap->cv[parent[i]].subtree_delta,
 					  &snap->cv[i].subtree_delta);
+			struct cgsi_x4 *cx = snap->xv[i], **px;
+			px = &snap->xv[parent[i]];
+			if (cx && !*px && !(*px = calloc(1, sizeof(**px)))) {
+				free(stack);
+				free(parent);
+				goto fail;
+			}
+			if (cx) {
+				cgsi_xset_add(&(*px)->s[CGS_SET_SUBTREE],
+					      &cx->s[CGS_SET_SUBTREE]);
+				cgsi_xset_add(&(*px)->s[CGS_SET_SUBTREE_DELTA],
+					      &cx->s[CGS_SET_SUBTREE_DELTA]);
+			}
 		}
 	free(stack);
 	free(parent);
@@ -415,8 +481,49 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 		return;
 	for (size_t i = 0; s->paths && i < s->n; i++)
 		free(s->paths[i]);
+	for (size_t i = 0; s->xv && i < s->xn; i++)
+		free(s->xv[i]);
+	free(s->xv);
 	free(s->paths);
 	free(s->v);
 	free(s->cv);
 	free(s);
+}
+
+/* The extra sets of cgroup i, set `set`: NULL when all zero. */
+static int x_of(const struct cgs_snapshot *s, size_t i,
+		enum cgs_counter_set set, const struct cgsi_xset **out)
+{
+	if (!s || i >= s->n || (unsigned)set > CGS_SET_SUBTREE_DELTA)
+		return -EINVAL;
+	*out = s->xv[i] ? &s->xv[i]->s[set] : NULL;
+	return 0;
+}
+
+CGS_EXPORT int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
+				    enum cgs_counter_set set,
+				    struct cgs_signal_counts *out)
+{
+	const struct cgsi_xset *x;
+	if (!out || !CGSI_OUT_OK(out) || x_of(s, i, set, &x) < 0)
+		return -EINVAL;
+	struct cgs_signal_counts c = { .sz = sizeof(c) };
+	if (x)
+		memcpy(c.n, x->sig, sizeof(c.n));
+	return cgsi_out_copy(out, &c, sizeof(c));
+}
+
+CGS_EXPORT int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
+				 enum cgs_counter_set set,
+				 enum cgs_hist_kind k, struct cgs_hist *out)
+{
+	const struct cgsi_xset *x;
+	if (!out || !CGSI_OUT_OK(out) || (unsigned)k >= CGS_HIST__COUNT ||
+	    x_of(s, i, set, &x) < 0)
+		return -EINVAL;
+	if (!s->hist)
+		return -ENODATA;
+	struct cgs_hist h;
+	cgsi_hist_fill(&h, x, k);
+	return cgsi_out_copy(out, &h, sizeof(h));
 }

@@ -65,9 +65,9 @@ static void test_pairs(void **state)
 	struct cgs_record r = rec_of(100, 100, 5 * SEC, 2000000, 3, 12345);
 	struct cgsi_kentry e = ent_of(&r, 5 * SEC, 2000, 77);
 	cgsi_kjoin_add(&j, &e);
-	uint64_t cg = 0;
+	struct cgsi_kinfo cg = { 0 };
 	assert_true(cgsi_kjoin_claim(&j, &r, OFF, &cg));
-	assert_int_equal(cg, 77);
+	assert_int_equal(cg.cgid, 77);
 	/* claimed: gone */
 	assert_false(cgsi_kjoin_claim(&j, &r, OFF, &cg));
 	assert_int_equal(j.count, 0);
@@ -79,7 +79,7 @@ static void test_never_pairs(void **state)
 	(void)state;
 	struct cgsi_kjoin j;
 	assert_int_equal(cgsi_kjoin_init(&j, 128), 0);
-	uint64_t cg = 0;
+	struct cgsi_kinfo cg = { 0 };
 	struct cgs_record r = rec_of(200, 200, 7 * SEC, 1000000, 4, 5000);
 	struct cgsi_kentry e;
 
@@ -130,11 +130,11 @@ static void test_reuse(void **state)
 	struct cgsi_kentry eb = ent_of(&b, 20 * SEC + 900000, 1500, 11);
 	cgsi_kjoin_add(&j, &ea);
 	cgsi_kjoin_add(&j, &eb);
-	uint64_t cg = 0;
+	struct cgsi_kinfo cg = { 0 };
 	assert_true(cgsi_kjoin_claim(&j, &b, OFF, &cg));
-	assert_int_equal(cg, 11);
+	assert_int_equal(cg.cgid, 11);
 	assert_true(cgsi_kjoin_claim(&j, &a, OFF, &cg));
-	assert_int_equal(cg, 10);
+	assert_int_equal(cg.cgid, 10);
 
 	/* a's record was dropped by the kernel: b's record arrives before
 	 * b's entry; a's stale entry must not answer for it */
@@ -142,7 +142,7 @@ static void test_reuse(void **state)
 	assert_false(cgsi_kjoin_claim(&j, &b, OFF, &cg));
 	cgsi_kjoin_add(&j, &eb);
 	assert_true(cgsi_kjoin_claim(&j, &b, OFF, &cg));
-	assert_int_equal(cg, 11);
+	assert_int_equal(cg.cgid, 11);
 	assert_int_equal(j.count, 1); /* a's, until it expires */
 	cgsi_kjoin_fini(&j);
 }
@@ -159,9 +159,9 @@ static void test_scheduled_in_gap(void **state)
 	e.run_delay = 90000 + 30000; /* waited 30 us of the 40 us gap */
 	e.csw++;
 	cgsi_kjoin_add(&j, &e);
-	uint64_t cg = 0;
+	struct cgsi_kinfo cg = { 0 };
 	assert_true(cgsi_kjoin_claim(&j, &r, OFF, &cg));
-	assert_int_equal(cg, 5);
+	assert_int_equal(cg.cgid, 5);
 	/* waited longer than the gap: not this task */
 	e.run_delay = 90000 + 60000;
 	cgsi_kjoin_add(&j, &e);
@@ -184,18 +184,18 @@ static void test_expire_evict(void **state)
 	assert_int_equal(j.st.evicted, 36);
 	assert_int_equal(j.count, 64);
 	/* the evicted are gone, the newest are there */
-	uint64_t cg = 0;
+	struct cgsi_kinfo cg = { 0 };
 	struct cgs_record old = rec_of(1000, 1000, 0, 1000, 1, 0);
 	assert_false(cgsi_kjoin_claim(&j, &old, OFF, &cg));
 	struct cgs_record r99 = rec_of(1099, 1099, 99 * SEC, 1000, 1, 0);
 	assert_true(cgsi_kjoin_claim(&j, &r99, OFF, &cg));
-	assert_int_equal(cg, 99);
+	assert_int_equal(cg.cgid, 99);
 	/* entries taken more than 10 s before 98 s: 36..87 */
 	assert_int_equal(cgsi_kjoin_expire(&j, 98 * SEC, 10 * SEC), 52);
 	assert_int_equal(j.count, 11);
 	struct cgs_record r90 = rec_of(1090, 1090, 90 * SEC, 1000, 1, 0);
 	assert_true(cgsi_kjoin_claim(&j, &r90, OFF, &cg));
-	assert_int_equal(cg, 90);
+	assert_int_equal(cg.cgid, 90);
 	cgsi_kjoin_fini(&j);
 }
 

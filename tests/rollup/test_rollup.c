@@ -42,10 +42,11 @@ struct want {
 
 /* Each field of struct cgs_counters, by name, is checked in
  * assert_want(): a field added there and not here must fail the build.
- * The 22 u64s: tasks, processes, tgid_records, 4 cpu, 2 faults, 4 chars
- * and syscalls, 3 bytes, 2 switches, 2 mbus, 2 peaks. */
+ * The 27 u64s: tasks, processes, tgid_records, 4 cpu, 2 faults, 4 chars
+ * and syscalls, 3 bytes, 2 switches, 2 mbus, 2 peaks, 4 exit outcomes,
+ * oom_kills. fp_record()'s processes exit with status 0. */
 _Static_assert(sizeof(struct cgs_counters) ==
-		       sizeof(size_t) + 22 * sizeof(uint64_t) +
+		       sizeof(size_t) + 27 * sizeof(uint64_t) +
 			       CGS_DELAY_SLOTS * sizeof(struct cgs_delay_sum),
 	       "struct cgs_counters changed: check the new field by name in "
 	       "assert_want() and give it a distinct value in fp_record()");
@@ -90,6 +91,11 @@ static void assert_want(const struct cgs_counters *c, struct want w)
 	WANT(cancelled_write_bytes, SUM(42));
 	WANT(nvcsw, SUM(43));
 	WANT(nivcsw, SUM(44));
+	WANT(exit_clean, w.processes);
+	WANT(exit_nonzero, 0);
+	WANT(exit_signaled, 0);
+	WANT(exit_core_dumped, 0);
+	WANT(oom_kills, 0);
 #undef WANT
 #undef PEAK
 #undef SUM

@@ -35,9 +35,18 @@ struct sched_info {
 	unsigned long long run_delay;
 } __attribute__((preserve_access_index));
 
+struct mm_struct;
+
+struct signal_struct {
+	struct mm_struct *oom_mm;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	int pid;
 	int tgid;
+	struct task_struct *group_leader;
+	struct signal_struct *signal;
+	char comm[16];
 	struct sched_info sched_info;
 	unsigned long min_flt;
 	__u64 start_time;

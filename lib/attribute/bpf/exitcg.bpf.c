@@ -25,6 +25,9 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 nslots = 4096; /* per CPU, a power of two */
+/* write each entry's process command to `comms` (off: the verifier drops
+ * the code, nothing is read or written) */
+const volatile bool want_comm = 0;
 
 __u64 cg_lost = 0; /* cgroup events dropped: ring full */
 
@@ -43,6 +46,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct cgsk_exit);
 } slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* as slots when want_comm, else 1 */
+	__type(key, __u32);
+	__type(value, struct cgsk_comm);
+} comms SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -68,7 +79,18 @@ int cgs_exit(__u64 *ctx)
 	struct cgsk_exit *e = bpf_map_lookup_elem(&slots, &idx);
 	if (!e)
 		return 0;
-	e->type = CGSK_EV_EXIT;
+	__u32 type = CGSK_EV_EXIT;
+	/* an OOM victim's signal_struct keeps the mm it was chosen for
+	 * (mark_oom_victim()) until the process is freed */
+	if (bpf_core_field_exists(t->signal->oom_mm) && t->signal->oom_mm)
+		type |= CGSK_F_OOM;
+	e->type = type;
+	if (want_comm) {
+		struct cgsk_comm *cm = bpf_map_lookup_elem(&comms, &idx);
+		if (cm)
+			bpf_probe_read_kernel(cm->comm, sizeof(cm->comm),
+					      t->group_leader->comm);
+	}
 	e->tid = t->pid;
 	e->tgid = t->tgid;
 	e->cgid = bpf_get_current_cgroup_id();

@@ -16,10 +16,15 @@
 #define CGSK_EV_MKDIR 2
 #define CGSK_EV_RMDIR 3
 
+/* Flags in the upper half of an exit entry's type. */
+#define CGSK_EV_TYPE_MASK 0xffffu
+#define CGSK_F_OOM (1u << 16) /* the process was an OOM victim */
+#define CGSK_COMM_LEN 16      /* TASK_COMM_LEN */
+
 /* One exiting task, written by sched_process_exit in the task itself,
  * right after taskstats_exit() queued its record. */
 struct cgsk_exit {
-	__u32 type;       /* CGSK_EV_EXIT */
+	__u32 type;       /* CGSK_EV_EXIT | CGSK_F_* */
 	__u32 tid;        /* ac_pid (initial pid namespace) */
 	__u32 tgid;       /* ac_tgid */
 	__u32 csw;        /* nvcsw + nivcsw */
@@ -29,6 +34,13 @@ struct cgsk_exit {
 	__u64 pcount;     /* sched_info.pcount (cpu_count) */
 	__u64 run_delay;  /* sched_info.run_delay (cpu_delay_total), ns */
 	__u64 minflt;     /* min_flt (ac_minflt) */
+};
+
+/* The process's command (its group leader's comm), in the array map
+ * `comms` at the same index as the entry in `slots`: written only when the
+ * library asked for it (rodata want_comm), else the map has one element. */
+struct cgsk_comm {
+	char comm[CGSK_COMM_LEN];
 };
 
 /*

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Per-cgroup counters kept beside struct cgs_counters, only where needed:
+ * signal counts (a node gets them with its first exit by signal) and
+ * histograms (every node, with CGS_ROLLUP_HISTOGRAMS). All sums, so the
+ * slow path adds and subtracts them word by word like the counters.
+ */
+#ifndef CGS_ROLLUP_EXTRA_H
+#define CGS_ROLLUP_EXTRA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgstats.h"
+
+/* Buckets 0..18: observations <= 4^k us; bucket 19: +Inf. */
+#define CGSI_HIST_BUCKETS 20
+
+struct cgsi_xset {
+	uint64_t sig[CGS_SIGNAL_SLOTS];
+	uint64_t hist[CGS_HIST__COUNT][CGSI_HIST_BUCKETS];
+	uint64_t hist_sum_ns[CGS_HIST__COUNT];
+};
+
+#define CGSI_XSET_WORDS (sizeof(struct cgsi_xset) / sizeof(uint64_t))
+
+/* The four sets of a node (cum, base, carry, carry_base) or of a
+ * snapshot's cgroup (enum cgs_counter_set order). */
+struct cgsi_x4 {
+	struct cgsi_xset s[4];
+};
+
+/* Bucket of a value in us: the smallest k with us <= 4^k, or +Inf. O(1):
+ * 4^k >= us exactly when the bit length of us - 1 is at most 2k. */
+static inline unsigned cgsi_hist_bucket(uint64_t us)
+{
+	if (us <= 1)
+		return 0;
+	unsigned bits = 64u - (unsigned)__builtin_clzll(us - 1);
+	unsigned k = (bits + 1) / 2;
+	return k < CGSI_HIST_BUCKETS - 1 ? k : CGSI_HIST_BUCKETS - 1;
+}
+
+/* Upper bound of bucket b, ns (UINT64_MAX for +Inf). */
+uint64_t cgsi_hist_le_ns(unsigned b);
+
+/* Observe one task record in a set (hot path). */
+static inline void cgsi_xset_observe(struct cgsi_xset *x,
+				     const struct cgs_record *r)
+{
+	uint64_t cpu = r->utime_us + r->stime_us;
+	uint64_t dly = r->delay[CGS_DELAY_CPU].total_ns;
+	uint64_t dly_us = (dly + 999) / 1000;
+	x->hist[CGS_HIST_LIFETIME][cgsi_hist_bucket(r->etime_us)]++;
+	x->hist_sum_ns[CGS_HIST_LIFETIME] += r->etime_us * 1000;
+	x->hist[CGS_HIST_CPU][cgsi_hist_bucket(cpu)]++;
+	x->hist_sum_ns[CGS_HIST_CPU] += cpu * 1000;
+	x->hist[CGS_HIST_CPU_DELAY][cgsi_hist_bucket(dly_us)]++;
+	x->hist_sum_ns[CGS_HIST_CPU_DELAY] += dly;
+	if (r->kind == CGS_KIND_PROCESS) {
+		uint64_t life = (r->fields & CGS_HAS_TGID) ? r->tgetime_us
+							   : r->etime_us;
+		x->hist[CGS_HIST_PROC_LIFETIME][cgsi_hist_bucket(life)]++;
+		x->hist_sum_ns[CGS_HIST_PROC_LIFETIME] += life * 1000;
+	}
+}
+
+static inline void cgsi_xset_add(struct cgsi_xset *d, const struct cgsi_xset *s)
+{
+	uint64_t *a = (uint64_t *)d;
+	const uint64_t *b = (const uint64_t *)s;
+	for (size_t i = 0; i < CGSI_XSET_WORDS; i++)
+		a[i] += b[i];
+}
+
+/* d = a - b */
+static inline void cgsi_xset_sub(struct cgsi_xset *d, const struct cgsi_xset *a,
+				 const struct cgsi_xset *b)
+{
+	uint64_t *o = (uint64_t *)d;
+	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
+	for (size_t i = 0; i < CGSI_XSET_WORDS; i++)
+		o[i] = x[i] - y[i];
+}
+
+/* Fill a public histogram from set x (hist k). */
+void cgsi_hist_fill(struct cgs_hist *h, const struct cgsi_xset *x,
+		    enum cgs_hist_kind k);
+
+#endif

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Exit outcomes, signal names, histogram bounds and quantiles. */
+#include "rollup/extra.h"
+#include "util/common.h"
+
+CGS_EXPORT enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig)
+{
+	unsigned s = status & 0x7f;
+	if (sig)
+		*sig = 0;
+	if (s == 0)
+		return status ? CGS_EXIT_NONZERO : CGS_EXIT_CLEAN;
+	if (s == 0x7f) /* stopped: not an end, counted as not clean */
+		return CGS_EXIT_NONZERO;
+	if (sig)
+		*sig = (int)s;
+	return (status & 0x80) ? CGS_EXIT_CORE_DUMPED : CGS_EXIT_SIGNALED;
+}
+
+/* Linux's numbers (x86, arm and most others); realtime signals from 34,
+ * glibc's SIGRTMIN (32 and 33 are reserved by the C library). */
+static const char *const signames[CGS_SIGNAL_SLOTS] = {
+	NULL, "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT",
+	"SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2",
+	"SIGPIPE", "SIGALRM", "SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT",
+	"SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGXCPU",
+	"SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO", "SIGPWR",
+	"SIGSYS", "SIG32", "SIG33", "SIGRTMIN", "SIGRTMIN+1", "SIGRTMIN+2",
+	"SIGRTMIN+3", "SIGRTMIN+4", "SIGRTMIN+5", "SIGRTMIN+6", "SIGRTMIN+7",
+	"SIGRTMIN+8", "SIGRTMIN+9", "SIGRTMIN+10", "SIGRTMIN+11",
+	"SIGRTMIN+12", "SIGRTMIN+13", "SIGRTMIN+14", "SIGRTMIN+15",
+	"SIGRTMIN+16", "SIGRTMIN+17", "SIGRTMIN+18", "SIGRTMIN+19",
+	"SIGRTMIN+20", "SIGRTMIN+21", "SIGRTMIN+22", "SIGRTMIN+23",
+	"SIGRTMIN+24", "SIGRTMIN+25", "SIGRTMIN+26", "SIGRTMIN+27",
+	"SIGRTMIN+28", "SIGRTMIN+29", "SIGRTMIN+30", "SIGRTMIN+31",
+	"SIGRTMIN+32", "SIGRTMIN+33", "SIGRTMIN+34", "SIGRTMIN+35",
+	"SIGRTMIN+36", "SIGRTMIN+37", "SIGRTMIN+38", "SIGRTMIN+39",
+	"SIGRTMIN+40", "SIGRTMIN+41", "SIGRTMIN+42", "SIGRTMIN+43",
+	"SIGRTMIN+44", "SIGRTMIN+45", "SIGRTMIN+46", "SIGRTMIN+47",
+	"SIGRTMIN+48", "SIGRTMIN+49", "SIGRTMIN+50", "SIGRTMIN+51",
+	"SIGRTMIN+52", "SIGRTMIN+53", "SIGRTMIN+54", "SIGRTMIN+55",
+	"SIGRTMIN+56", "SIGRTMIN+57", "SIGRTMIN+58", "SIGRTMIN+59",
+	"SIGRTMIN+60", "SIGRTMIN+61", "SIGRTMIN+62", "SIGRTMIN+63",
+	"SIGRTMIN+64", "SIGRTMIN+65", "SIGRTMIN+66", "SIGRTMIN+67",
+	"SIGRTMIN+68", "SIGRTMIN+69", "SIGRTMIN+70", "SIGRTMIN+71",
+	"SIGRTMIN+72", "SIGRTMIN+73", "SIGRTMIN+74", "SIGRTMIN+75",
+	"SIGRTMIN+76", "SIGRTMIN+77", "SIGRTMIN+78", "SIGRTMIN+79",
+	"SIGRTMIN+80", "SIGRTMIN+81", "SIGRTMIN+82", "SIGRTMIN+83",
+	"SIGRTMIN+84", "SIGRTMIN+85", "SIGRTMIN+86", "SIGRTMIN+87",
+	"SIGRTMIN+88", "SIGRTMIN+89", "SIGRTMIN+90", "SIGRTMIN+91",
+	"SIGRTMIN+92", "SIGRTMIN+93",
+};
+
+CGS_EXPORT const char *cgs_signal_name(int sig)
+{
+	return sig > 0 && sig < CGS_SIGNAL_SLOTS ? signames[sig] : NULL;
+}
+
+CGS_EXPORT const char *cgs_hist_name(enum cgs_hist_kind k)
+{
+	static const char *const n[] = { "lifetime", "process_lifetime", "cpu",
+					 "cpu_delay" };
+	return (unsigned)k < CGS_ARRAY_SIZE(n) ? n[k] : NULL;
+}
+
+uint64_t cgsi_hist_le_ns(unsigned b)
+{
+	if (b >= CGSI_HIST_BUCKETS - 1)
+		return UINT64_MAX;
+	return (1ull << (2 * b)) * 1000u;
+}
+
+void cgsi_hist_fill(struct cgs_hist *h, const struct cgsi_xset *x,
+		    enum cgs_hist_kind k)
+{
+	uint64_t c = 0;
+	memset(h, 0, sizeof(*h));
+	h->sz = sizeof(*h);
+	h->nbuckets = CGSI_HIST_BUCKETS;
+	for (unsigned b = 0; b < CGSI_HIST_BUCKETS; b++) {
+		c += x ? x->hist[k][b] : 0;
+		h->le_ns[b] = cgsi_hist_le_ns(b);
+		h->cumulative[b] = c;
+	}
+	h->count = c;
+	h->sum_ns = x ? x->hist_sum_ns[k] : 0;
+}
+
+CGS_EXPORT uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q)
+{
+	if (!h || !h->nbuckets || !h->count || h->nbuckets > CGS_HIST_SLOTS)
+		return 0;
+	if (q < 0)
+		q = 0;
+	if (q > 1)
+		q = 1;
+	double rank = q * (double)h->count;
+	uint64_t below = 0, lo = 0;
+	for (unsigned b = 0; b < h->nbuckets; b++) {
+		uint64_t c = h->cumulative[b];
+		if ((double)c >= rank && c > below) {
+			if (h->le_ns[b] == UINT64_MAX) /* +Inf: the last bound */
+				return lo;
+			double f = (rank - (double)below) /
+				   (double)(c - below);
+			return lo + (uint64_t)(f * (double)(h->le_ns[b] - lo));
+		}
+		below = c;
+		if (h->le_ns[b] != UINT64_MAX)
+			lo = h->le_ns[b];
+	}
+	return lo;
+}
