@@ -1256,9 +1256,13 @@ enum cgs_oom_source {
 	CGS_OOM_CGROUP = 2, /* from each cgroup's own counter (cgroup2
 			     * memory.events.local, v1 memory.oom_control
 			     * oom_kill), read at snapshot time for cgroups
-			     * with a SIGKILL exit since the previous one,
-			     * against the value read when the cgroup was
-			     * first seen */
+			     * with a SIGKILL exit since the previous one
+			     * (attributed by cgs_rollup_account*(), not
+			     * cgs_rollup_account_path()), against a
+			     * baseline: the value when the rollup was
+			     * created, 0 for a cgroup created since. Kills
+			     * in a cgroup removed before the snapshot are
+			     * missed (its counter is gone with it) */
 };
 
 /* Which counters of a cgroup (struct cgs_cgroup_stats' four sets). */

@@ -37,6 +37,9 @@ struct cgsi_cgnode {
 	uint16_t depth;
 	bool hashed;         /* current incarnation of its path */
 	bool unknown;        /* the CGS_UNKNOWN_CGROUP bucket */
+	bool attributed;     /* got a record by attribution, not only by
+			      * cgs_rollup_account_path() (a replay's
+			      * paths are not this host's cgroups) */
 	size_t len;
 	char path[];
 };

@@ -203,7 +203,8 @@ void cgsi_oom_baseline(struct cgs_rollup *r, struct cgsi_rshard *s,
 void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 		     struct cgsi_cgnode *n)
 {
-	if (!r->oom || !n->x || n->x->s[0].sig[SIGKILL] <= n->oom_sigkills)
+	if (!r->oom || !n->attributed || !n->x ||
+	    n->x->s[0].sig[SIGKILL] <= n->oom_sigkills)
 		return;
 	n->oom_sigkills = n->x->s[0].sig[SIGKILL];
 	uint64_t v;

@@ -303,6 +303,7 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 		.oom = src == CGS_SOURCE_KERNEL && (ki.flags & CGSK_F_OOM),
 	};
 	account_node(r, s, n, rec, &ai);
+	n->attributed = true;
 	pthread_mutex_unlock(&s->lock);
 	if (src_out)
 		*src_out = src;
