@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -61,6 +62,62 @@ const struct cfield tsc_fields[] = {
 	  "Largest peak virtual memory size of an exited task." },
 };
 const size_t tsc_nfields = sizeof(tsc_fields) / sizeof(tsc_fields[0]);
+
+const struct ofield tsc_outcomes[] = {
+	{ "clean", C(exit_clean) },
+	{ "exit_nonzero", C(exit_nonzero) },
+	{ "signaled", C(exit_signaled) },
+	{ "core_dumped", C(exit_core_dumped) },
+	{ "oom_kills", C(oom_kills) },
+};
+const size_t tsc_noutcomes = sizeof(tsc_outcomes) / sizeof(tsc_outcomes[0]);
+
+void hist_le_put(struct buf *b, uint64_t le_ns)
+{
+	if (le_ns == UINT64_MAX) {
+		buf_puts(b, "+Inf");
+		return;
+	}
+	/* 4^k us: exact in decimal, written without trailing zeros */
+	char t[32];
+	unsigned long long s = le_ns / 1000000000u, f = le_ns % 1000000000u;
+	int n = 9;
+	while (n > 0 && f % 10 == 0) {
+		f /= 10;
+		n--;
+	}
+	if (n)
+		snprintf(t, sizeof(t), "%llu.%0*llu", s, n, f);
+	else
+		snprintf(t, sizeof(t), "%llu", s);
+	buf_puts(b, t);
+}
+
+const char *hist_prom_name(enum cgs_hist_kind k)
+{
+	switch (k) {
+	case CGS_HIST_LIFETIME: return "task_lifetime_seconds";
+	case CGS_HIST_PROC_LIFETIME: return "process_lifetime_seconds";
+	case CGS_HIST_CPU: return "task_cpu_seconds";
+	case CGS_HIST_CPU_DELAY: return "task_cpu_delay_seconds";
+	default: return NULL;
+	}
+}
+
+const char *hist_prom_help(enum cgs_hist_kind k)
+{
+	switch (k) {
+	case CGS_HIST_LIFETIME:
+		return "Lifetime of exited tasks (threads and processes).";
+	case CGS_HIST_PROC_LIFETIME:
+		return "Lifetime of exited processes (whole thread group).";
+	case CGS_HIST_CPU:
+		return "User plus system CPU time per exited task.";
+	case CGS_HIST_CPU_DELAY:
+		return "Time each exited task waited for a CPU (run queue).";
+	default: return NULL;
+	}
+}
 
 uint64_t field_get(const struct cgs_counters *c, const struct cfield *f)
 {

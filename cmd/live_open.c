@@ -100,6 +100,9 @@ static int open_rollup(struct tsc *c)
 		ro.flags |= CGS_ROLLUP_TRACK_FORKS;
 	if (c->o->fast_attribution)
 		ro.flags |= CGS_ROLLUP_FAST_ATTRIBUTION;
+	if (!c->o->no_histograms)
+		ro.flags |= CGS_ROLLUP_HISTOGRAMS;
+	ro.comms = c->o->comms ? TSC_COMMS_SUMMARY(c->o->comms) : 0;
 	ro.errbuf = why;
 	ro.errbuf_len = sizeof(why);
 	cgs_rollup_free(c->rollup);

@@ -24,6 +24,11 @@ static const char usage[] =
 "                                always written\n"
 "  -e, --events                  also write one line per exit record\n"
 "      --top N                   table format: rows shown (default 20, 0 all)\n"
+"      --comms N                 top N process commands per cgroup, by CPU\n"
+"                                and by exits, with the rest as (other)\n"
+"                                (JSON and table; default 0: off)\n"
+"      --no-histograms           don't keep lifetime, CPU and CPU-delay\n"
+"                                distributions per cgroup\n"
 "\n"
 "Collection:\n"
 "      --cpus LIST               cpulist to listen on (default: all\n"
@@ -59,6 +64,8 @@ static const char usage[] =
 "Export:\n"
 "  -l, --listen ADDR:PORT        serve Prometheus text at /metrics\n"
 "      --textfile PATH           write the same text atomically to PATH\n"
+"      --prom-comms              export the --comms commands as series with\n"
+"                                a comm label (mind the cardinality)\n"
 "      --record FILE             write the raw exit records to a capture\n"
 "      --replay FILE             read a capture instead of listening\n"
 "\n"
@@ -73,7 +80,8 @@ static const char usage[] =
 enum {
 	OPT_TOP = 256, OPT_CPUS, OPT_SHARDS, OPT_RCVBUF, OPT_NO_TGID, OPT_DEPTH,
 	OPT_HIERARCHY, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY, OPT_NO_FORK_EVENTS,
-	OPT_ATTRIBUTION, OPT_KERNEL_BUFFER, OPT_ENABLE_DELAYACCT,
+	OPT_ATTRIBUTION, OPT_KERNEL_BUFFER, OPT_ENABLE_DELAYACCT, OPT_COMMS,
+	OPT_NO_HISTOGRAMS, OPT_PROM_COMMS,
 };
 
 static const struct option longopts[] = {
@@ -83,6 +91,9 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "events", no_argument, NULL, 'e' },
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "comms", required_argument, NULL, OPT_COMMS },
+	{ "no-histograms", no_argument, NULL, OPT_NO_HISTOGRAMS },
+	{ "prom-comms", no_argument, NULL, OPT_PROM_COMMS },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "rcvbuf", required_argument, NULL, OPT_RCVBUF },
@@ -286,6 +297,17 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 		if (!r)
 			o->top = (unsigned)v;
 		return r;
+	case OPT_COMMS:
+		r = set_uint("--comms", arg, 0, TSC_COMMS_MAX, &v);
+		if (!r)
+			o->comms = (unsigned)v;
+		return r;
+	case OPT_NO_HISTOGRAMS:
+		o->no_histograms = true;
+		return 0;
+	case OPT_PROM_COMMS:
+		o->prom_comms = true;
+		return 0;
 	case OPT_CPUS:
 		return set_name("--cpus", arg, "cpulist", &o->cpus);
 	case OPT_SHARDS:
@@ -370,6 +392,8 @@ static int check_combination(const struct tsc_opts *o)
 					       "meaning with --replay (the "
 					       "records were taken elsewhere)");
 	}
+	if (o->prom_comms && !o->comms)
+		return tsc_usage_error("--prom-comms", "needs --comms N (N > 0)");
 	if (o->kernel_buffer && (o->attribution == TSC_ATTR_EXACT ||
 				 o->attribution == TSC_ATTR_FAST))
 		return tsc_usage_error("--kernel-buffer", "has no meaning with "

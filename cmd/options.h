@@ -41,7 +41,14 @@ struct tsc_opts {
 	const char *user;
 	unsigned top;           /* table rows; 0: all */
 	bool enable_delayacct;  /* write kernel.task_delayacct=1 at start */
+	unsigned comms;         /* --comms: commands shown per cgroup, 0: off */
+	bool no_histograms;     /* --no-histograms */
+	bool prom_comms;        /* --prom-comms */
 };
+
+/* Largest --comms N; the library keeps TSC_COMMS_SUMMARY(N) counters. */
+#define TSC_COMMS_MAX 1000u
+#define TSC_COMMS_SUMMARY(n) ((n) * 4u < 64u ? 64u : (n) * 4u)
 
 #define PROG "taskstat-collect"
 

@@ -51,7 +51,11 @@ static void header(struct buf *b)
 			buf_printf(b, ",%s_delta", tsc_fields[i].name);
 	for (size_t i = 0; i < NEV; i++)
 		buf_printf(b, ",%s", ev_cols[i]);
-	buf_puts(b, ",inferred,source\r\n");
+	buf_puts(b, ",inferred,source");
+	/* appended columns (later additions go after these) */
+	for (size_t i = 0; i < tsc_noutcomes; i++)
+		buf_printf(b, ",%s", tsc_outcomes[i].name);
+	buf_puts(b, "\r\n");
 }
 
 static void lead(struct buf *b, const char *type, const struct snap_info *in)
@@ -76,8 +80,10 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		   (unsigned long long)in->unattributed,
 		   (unsigned long long)in->malformed);
 	sep(b, 3 + cc + NEV);
-	buf_printf(b, ",%llu,%s\r\n", (unsigned long long)in->inferred,
+	buf_printf(b, ",%llu,%s", (unsigned long long)in->inferred,
 		   in->attribution ? in->attribution : "");
+	sep(b, tsc_noutcomes);
+	buf_puts(b, "\r\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		lead(b, "cgroup", in);
@@ -110,7 +116,17 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 				  tsc_fields[f].unit);
 		}
 		sep(b, NEV);
-		buf_printf(b, ",%llu,\r\n", (unsigned long long)g->inferred);
+		buf_printf(b, ",%llu,", (unsigned long long)g->inferred);
+		for (size_t k = 0; k < tsc_noutcomes; k++) {
+			buf_putc(b, ',');
+			if (k == TSC_OUTCOME_OOM && !in->oom_source)
+				continue; /* not counted: empty, not 0 */
+			uint64_t v;
+			memcpy(&v, (const char *)g->self + tsc_outcomes[k].off,
+			       sizeof(v));
+			buf_u64(b, v);
+		}
+		buf_puts(b, "\r\n");
 	}
 }
 
@@ -172,7 +188,9 @@ static void event(struct buf *b, const struct cgs_record *r,
 	buf_fixed(b, r->etime_us, 6);
 	buf_putc(b, ',');
 	buf_u64(b, r->btime_s);
-	buf_printf(b, ",,%s\r\n", source ? source : "none");
+	buf_printf(b, ",,%s", source ? source : "none");
+	sep(b, tsc_noutcomes);
+	buf_puts(b, "\r\n");
 	(void)shard;
 }
 

@@ -63,6 +63,85 @@ static void counters(struct buf *b, const struct cgs_cgroup_stats *g)
 	}
 }
 
+/* "outcomes": process exits by outcome, and by signal name. */
+static void outcomes(struct buf *b, const struct snap_info *in,
+		     const struct cgs_snapshot *s, size_t i,
+		     const struct cgs_cgroup_stats *g)
+{
+	buf_puts(b, ",\"outcomes\":{");
+	for (size_t k = 0; k < tsc_noutcomes; k++) {
+		const struct ofield *f = &tsc_outcomes[k];
+		buf_printf(b, "%s\"%s\":", k ? "," : "", f->name);
+		if (k == TSC_OUTCOME_OOM && !in->oom_source) {
+			buf_puts(b, "null");
+			continue;
+		}
+		uint64_t v;
+		memcpy(&v, (const char *)g->self + f->off, sizeof(v));
+		buf_u64(b, v);
+	}
+	buf_puts(b, ",\"signals\":{");
+	CGS_OPTS(cgs_signal_counts, sc);
+	bool first = true;
+	if (g->self->exit_signaled &&
+	    cgs_snapshot_signals(s, i, CGS_SET_SELF, &sc) == 0)
+		for (int k = 1; k < CGS_SIGNAL_SLOTS; k++) {
+			if (!sc.n[k])
+				continue;
+			buf_printf(b, "%s\"%s\":", first ? "" : ",",
+				   cgs_signal_name(k));
+			buf_u64(b, sc.n[k]);
+			first = false;
+		}
+	buf_puts(b, "}}");
+}
+
+/* "histograms": cumulative counts per bucket (bounds in the snapshot's
+ * "histogram_le_s"), count and sum, of the cgroup itself. */
+static void histograms(struct buf *b, const struct cgs_snapshot *s, size_t i)
+{
+	buf_puts(b, ",\"histograms\":{");
+	for (int k = 0; k < CGS_HIST__COUNT; k++) {
+		CGS_OPTS(cgs_hist, h);
+		if (cgs_snapshot_hist(s, i, CGS_SET_SELF, (enum cgs_hist_kind)k,
+				      &h) < 0)
+			continue;
+		buf_printf(b, "%s\"%s\":{\"cumulative\":[", k ? "," : "",
+			   cgs_hist_name((enum cgs_hist_kind)k));
+		for (unsigned j = 0; j < h.nbuckets; j++) {
+			if (j)
+				buf_putc(b, ',');
+			buf_u64(b, h.cumulative[j]);
+		}
+		buf_puts(b, "],\"count\":");
+		buf_u64(b, h.count);
+		buf_puts(b, ",\"sum_s\":");
+		buf_fixed(b, h.sum_ns, 9);
+		buf_putc(b, '}');
+	}
+	buf_putc(b, '}');
+}
+
+/* The bucket bounds, once per snapshot (the same for every cgroup and
+ * histogram; the last one "+Inf", a string as JSON has no infinity). */
+static void hist_bounds(struct buf *b, const struct cgs_snapshot *s)
+{
+	CGS_OPTS(cgs_hist, h);
+	if (!cgs_snapshot_count(s) ||
+	    cgs_snapshot_hist(s, 0, CGS_SET_SELF, CGS_HIST_LIFETIME, &h) < 0)
+		return;
+	buf_puts(b, ",\"histogram_le_s\":[");
+	for (unsigned j = 0; j < h.nbuckets; j++) {
+		if (j)
+			buf_putc(b, ',');
+		if (h.le_ns[j] == UINT64_MAX)
+			buf_puts(b, "\"+Inf\"");
+		else
+			hist_le_put(b, h.le_ns[j]);
+	}
+	buf_putc(b, ']');
+}
+
 static void snapshot(struct buf *b, const struct snap_info *in,
 		     const struct cgs_snapshot *s)
 {
@@ -106,6 +185,9 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		key(b, "delayacct");
 		buf_puts(b, in->delayacct ? "true" : "false");
 	}
+	kv_str(b, "oom_source", in->oom_source ? in->oom_source : "none");
+	if (in->histograms)
+		hist_bounds(b, s);
 	kv_u64(b, "shards", in->shards);
 	kv_u64(b, "ncgroups", n);
 	buf_puts(b, ",\"cgroups\":[");
@@ -127,6 +209,9 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		counters(b, g);
 		kv_u64(b, "inferred", g->inferred);
 		kv_u64(b, "inferred_delta", g->inferred_delta);
+		outcomes(b, in, s, i, g);
+		if (in->histograms)
+			histograms(b, s, i);
 		buf_putc(b, '}');
 	}
 	buf_puts(b, "]}\n");

@@ -82,6 +82,73 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		}
 	}
 
+	head(b, "process_outcomes_total", "counter",
+	     "Process exits of the cgroup by outcome: clean (status 0), "
+	     "exit_nonzero, signaled (core_dumped is a part of it), oom_kills "
+	     "(OOM killer victims, as collector_oom_source says).");
+	for (size_t i = 0; i < n; i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		for (size_t k = 0; k < tsc_noutcomes; k++) {
+			if (k == TSC_OUTCOME_OOM && !in->oom_source)
+				continue;
+			uint64_t v;
+			memcpy(&v, (const char *)g->self + tsc_outcomes[k].off,
+			       sizeof(v));
+			buf_puts(b, P "process_outcomes_total");
+			cglabel(b, g->path);
+			buf_printf(b, ",outcome=\"%s\"} ", tsc_outcomes[k].name);
+			buf_u64(b, v);
+			buf_putc(b, '\n');
+		}
+	}
+	head(b, "process_signals_total", "counter",
+	     "Process exits of the cgroup by the signal that ended them.");
+	for (size_t i = 0; i < n; i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		CGS_OPTS(cgs_signal_counts, sc);
+		if (!g->self->exit_signaled ||
+		    cgs_snapshot_signals(s, i, CGS_SET_SELF, &sc) < 0)
+			continue;
+		for (int k = 1; k < CGS_SIGNAL_SLOTS; k++) {
+			if (!sc.n[k])
+				continue;
+			buf_puts(b, P "process_signals_total");
+			cglabel(b, g->path);
+			buf_printf(b, ",signal=\"%s\"} ", cgs_signal_name(k));
+			buf_u64(b, sc.n[k]);
+			buf_putc(b, '\n');
+		}
+	}
+	for (int k = 0; in->histograms && k < CGS_HIST__COUNT; k++) {
+		const char *nm = hist_prom_name((enum cgs_hist_kind)k);
+		head(b, nm, "histogram", hist_prom_help((enum cgs_hist_kind)k));
+		for (size_t i = 0; i < n; i++) {
+			const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+			CGS_OPTS(cgs_hist, h);
+			if (cgs_snapshot_hist(s, i, CGS_SET_SELF,
+					      (enum cgs_hist_kind)k, &h) < 0)
+				continue;
+			for (unsigned j = 0; j < h.nbuckets; j++) {
+				buf_printf(b, P "%s_bucket", nm);
+				cglabel(b, g->path);
+				buf_puts(b, ",le=\"");
+				hist_le_put(b, h.le_ns[j]);
+				buf_puts(b, "\"} ");
+				buf_u64(b, h.cumulative[j]);
+				buf_putc(b, '\n');
+			}
+			buf_printf(b, P "%s_sum", nm);
+			cglabel(b, g->path);
+			buf_puts(b, "} ");
+			buf_fixed(b, h.sum_ns, 9);
+			buf_printf(b, "\n" P "%s_count", nm);
+			cglabel(b, g->path);
+			buf_puts(b, "} ");
+			buf_u64(b, h.count);
+			buf_putc(b, '\n');
+		}
+	}
+
 	head(b, "inferred_records_total", "counter",
 	     "Records of the cgroup whose cgroup was inferred from a parent or "
 	     "fork ancestor (the /proc fallback's guesses).");
@@ -155,6 +222,11 @@ void out_prom(struct buf *b, const struct snap_info *in,
 			  "1 if kernel.task_delayacct is on (delays are "
 			  "counted only for tasks started while it is).",
 			  (uint64_t)in->delayacct);
+	head(b, "collector_oom_source", "gauge",
+	     "1 for how OOM kills are counted: kernel (exact, at exit), cgroup "
+	     "(each cgroup's own counter), none (not counted).");
+	buf_printf(b, P "collector_oom_source{source=\"%s\"} 1\n",
+		   in->oom_source ? in->oom_source : "none");
 	collector(b, "collector_shards", "gauge", "Listener sockets.",
 		  in->shards);
 	collector(b, "collector_cgroups", "gauge", "Cgroups tracked.", n);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Human-readable table: top cgroups by task exits, aligned columns. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,10 +18,16 @@ static void timestamp(struct buf *b, uint64_t ns)
 	buf_puts(b, s);
 }
 
+/* A row: the cgroup and its index in the snapshot (for the accessors). */
+struct row {
+	const struct cgs_cgroup_stats *g;
+	size_t i;
+};
+
 static int by_tasks(const void *a, const void *b)
 {
-	const struct cgs_cgroup_stats *x = *(const struct cgs_cgroup_stats *const *)a;
-	const struct cgs_cgroup_stats *y = *(const struct cgs_cgroup_stats *const *)b;
+	const struct cgs_cgroup_stats *x = ((const struct row *)a)->g;
+	const struct cgs_cgroup_stats *y = ((const struct row *)b)->g;
 	if (x->self->tasks != y->self->tasks)
 		return x->self->tasks > y->self->tasks ? -1 : 1;
 	if (x->subtree->tasks != y->subtree->tasks)
@@ -36,12 +43,45 @@ static void secs(struct buf *b, uint64_t us, int w)
 		   (unsigned long long)(us % 1000000u / 1000u));
 }
 
+/* A duration in 8 columns: "870us", "12.5ms", "3.20s", "2.5h". */
+static void dur(struct buf *b, uint64_t ns)
+{
+	char t[32];
+	double v = (double)ns;
+	if (ns < 1000000)
+		snprintf(t, sizeof(t), "%.0fus", v / 1e3);
+	else if (ns < 1000000000)
+		snprintf(t, sizeof(t), "%.1fms", v / 1e6);
+	else if (ns < 3600ull * 1000000000)
+		snprintf(t, sizeof(t), "%.2fs", v / 1e9);
+	else
+		snprintf(t, sizeof(t), "%.1fh", v / 3.6e12);
+	buf_printf(b, " %8s", t);
+}
+
+/* p50/p99 estimates of the cgroup's own distributions ("-": empty). */
+static void quantiles(struct buf *b, const struct cgs_snapshot *s, size_t i)
+{
+	static const struct { enum cgs_hist_kind k; double q; } cols[] = {
+		{ CGS_HIST_LIFETIME, 0.5 }, { CGS_HIST_LIFETIME, 0.99 },
+		{ CGS_HIST_CPU, 0.99 }, { CGS_HIST_CPU_DELAY, 0.99 },
+	};
+	for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+		CGS_OPTS(cgs_hist, h);
+		if (cgs_snapshot_hist(s, i, CGS_SET_SELF, cols[c].k, &h) < 0 ||
+		    !h.count)
+			buf_printf(b, " %8s", "-");
+		else
+			dur(b, cgs_hist_quantile(&h, cols[c].q));
+	}
+}
+
 static void snapshot(struct buf *b, const struct snap_info *in,
 		     const struct cgs_snapshot *s)
 {
 	const unsigned top = in->top;
 	size_t n = cgs_snapshot_count(s), shown = 0, rows = 0;
-	const struct cgs_cgroup_stats **v = calloc(n ? n : 1, sizeof(*v));
+	struct row *v = calloc(n ? n : 1, sizeof(*v));
 
 	timestamp(b, in->time_ns);
 	buf_printf(b, "%s  records %llu  dropped %llu  unattributed %llu  "
@@ -71,14 +111,18 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	for (size_t i = 0; i < n; i++) {
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		if (g->subtree->tasks)
-			v[rows++] = g;
+			v[rows++] = (struct row){ g, i };
 	}
 	qsort(v, rows, sizeof(*v), by_tasks);
-	buf_printf(b, "%9s %7s %9s %9s %9s %10s %10s %8s  %s\n", "TASKS",
+	buf_printf(b, "%9s %7s %9s %9s %9s %10s %10s %7s %6s %4s", "TASKS",
 		   "NEW", "PROCS", "TASKS+SUB", "PROCS+SUB", "USER_S", "SYS_S",
-		   "INFERRED", "CGROUP");
+		   "NONZERO", "SIGNAL", "OOM");
+	if (in->histograms)
+		buf_printf(b, " %8s %8s %8s %8s", "LIFE_P50", "LIFE_P99",
+			   "CPU_P99", "WAIT_P99");
+	buf_printf(b, " %8s  %s\n", "INFERRED", "CGROUP");
 	for (size_t i = 0; i < rows && (!top || shown < top); i++, shown++) {
-		const struct cgs_cgroup_stats *g = v[i];
+		const struct cgs_cgroup_stats *g = v[i].g;
 		buf_printf(b, "%9llu %7llu %9llu %9llu %9llu",
 			   (unsigned long long)g->self->tasks,
 			   (unsigned long long)g->self_delta->tasks,
@@ -87,6 +131,16 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			   (unsigned long long)g->subtree->processes);
 		secs(b, g->self->utime_us, 10);
 		secs(b, g->self->stime_us, 10);
+		buf_printf(b, " %7llu %6llu",
+			   (unsigned long long)g->self->exit_nonzero,
+			   (unsigned long long)g->self->exit_signaled);
+		if (in->oom_source)
+			buf_printf(b, " %4llu",
+				   (unsigned long long)g->self->oom_kills);
+		else
+			buf_printf(b, " %4s", "-");
+		if (in->histograms)
+			quantiles(b, s, v[i].i);
 		buf_printf(b, " %8llu  ", (unsigned long long)g->inferred);
 		esc_text(b, g->path, strlen(g->path));
 		buf_putc(b, '\n');

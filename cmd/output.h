@@ -38,7 +38,30 @@ struct snap_info {
 	 * sysctl, or replay: this host's setting says nothing of the
 	 * recording's), then omitted */
 	int delayacct;
+	/* how oom_kills count: "kernel", "cgroup", or NULL when they are
+	 * not counted (then omitted / null) */
+	const char *oom_source;
+	bool histograms;        /* the snapshot has distributions */
+	unsigned comms;         /* --comms: commands shown per cgroup, 0: off */
+	bool prom_comms;        /* --prom-comms */
 };
+
+/* Exit outcomes of a cgroup's process exits (struct cgs_counters), in
+ * output order; oom_kills last (omitted when snap_info.oom_source is
+ * NULL). */
+struct ofield {
+	const char *name; /* JSON key, CSV column suffix, Prometheus label */
+	size_t off;
+};
+extern const struct ofield tsc_outcomes[];
+extern const size_t tsc_noutcomes;
+#define TSC_OUTCOME_OOM (tsc_noutcomes - 1)
+
+/* Histogram bucket bounds (seconds) and names, shared by the formats. */
+void hist_le_put(struct buf *b, uint64_t le_ns);
+/* Metric base name of a histogram ("task_lifetime_seconds", ...). */
+const char *hist_prom_name(enum cgs_hist_kind k);
+const char *hist_prom_help(enum cgs_hist_kind k);
 
 /* Counter fields shared by the formats, in output order. */
 enum funit {

@@ -184,6 +184,10 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	ro.hierarchy = o->hierarchy;
 	ro.flags = o->no_tgid ? CGS_NO_TGID : 0;
 	ro.attribution = CGS_ATTRIBUTION_PROC; /* no BPF for a probe */
+	/* --replay keeps this one: the same distributions and commands */
+	if (!o->no_histograms)
+		ro.flags |= CGS_ROLLUP_HISTOGRAMS;
+	ro.comms = o->comms ? TSC_COMMS_SUMMARY(o->comms) : 0;
 	r = cgs_rollup_new(&c->rollup, &ro);
 	if (r < 0) {
 		if (o->hierarchy)

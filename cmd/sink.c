@@ -194,7 +194,16 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 		in->kernel_waits = t->kernel_waits;
 		in->inferred = t->inferred;
 		in->kernel_ringbuf = t->kernel_ringbuf;
+		in->histograms = t->histograms;
+		/* a replay's records come without the kernel's word on OOM
+		 * kills, and this host's cgroups are not the recording's */
+		if (!c->replay && t->oom_source == CGS_OOM_KERNEL)
+			in->oom_source = "kernel";
+		else if (!c->replay && t->oom_source == CGS_OOM_CGROUP)
+			in->oom_source = "cgroup";
 	}
+	in->comms = c->o->comms;
+	in->prom_comms = c->o->prom_comms;
 	if (!c->replay)
 		in->attribution = t && t->attribution == CGS_ATTRIBUTION_KERNEL
 					  ? "kernel" : "proc";
