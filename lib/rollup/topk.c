@@ -360,6 +360,20 @@ static void entry_of(struct cgsi_topk_entry *e, const struct cgsi_topk_slot *s)
 	e->err = s->err;
 }
 
+int cgsi_topk_get(const struct cgsi_topk *t, const void *key, size_t len,
+		  struct cgsi_topk_entry *e)
+{
+	if (len > CGSI_TOPK_KEY_MAX)
+		return 0;
+	uint64_t k[4] = { 0, 0, 0, 0 };
+	memcpy(k, key, len);
+	int64_t si = ix_find(t, k, (uint32_t)len, key_hash(k, (uint32_t)len));
+	if (si < 0)
+		return 0;
+	entry_of(e, &t->slots[si]);
+	return 1;
+}
+
 size_t cgsi_topk_list(const struct cgsi_topk *t, struct cgsi_topk_entry *out,
 		      size_t k, uint64_t *total, uint64_t *bound)
 {

@@ -107,6 +107,11 @@ void cgsi_topk_reset(struct cgsi_topk *t);
 int cgsi_topk_add(struct cgsi_topk *t, const void *key, size_t len,
 		  uint64_t w);
 
+/* The counter of key[0..len) into *e: 1, or 0 when the summary does not
+ * hold it (its true weight is then <= cgsi_topk_bound()). */
+int cgsi_topk_get(const struct cgsi_topk *t, const void *key, size_t len,
+		  struct cgsi_topk_entry *e);
+
 /* dst (initialised, any capacity) becomes a copy of src: an exact one when
  * the capacities are equal (a memcpy of the used part: for a snapshot
  * under a lock), else src merged into an emptied dst. 0 or -EINVAL (dst ==
