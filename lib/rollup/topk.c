@@ -20,6 +20,69 @@ static inline uint64_t sat_add(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
 }
 
+static inline uint64_t ld64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t ld32(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* The r (0..8) bytes at p + at, zero-padded, knowing p[0..at + r) holds
+ * at least 8 bytes: the last 8, shifted down (in two steps: no shift by
+ * 64). */
+static inline uint64_t key_tail(const unsigned char *p, size_t at, size_t r)
+{
+	unsigned sh = 4 * (8 - (unsigned)r);
+	return (ld64(p + at + r - 8) >> sh) >> sh;
+}
+
+/* p[0..len), len < 8, zero-padded */
+static inline uint64_t key_small(const unsigned char *p, size_t len)
+{
+	if (len >= 4)
+		return ld32(p) | (uint64_t)ld32(p + len - 4) << (8 * (len - 4));
+	if (!len)
+		return 0;
+	return p[0] | (uint64_t)p[len / 2] << (8 * (len / 2)) |
+	       (uint64_t)p[len - 1] << (8 * (len - 1));
+}
+
+/* k = key[0..len) zero-padded to 32 bytes, as a memcpy into a zeroed k
+ * would give, reading nothing outside key[0..len): a few loads, no call */
+static inline void key_load(uint64_t k[4], const void *key, size_t len)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const unsigned char *p = key;
+	k[1] = k[2] = k[3] = 0;
+	if (len < 8) {
+		k[0] = key_small(p, len);
+		return;
+	}
+	k[0] = ld64(p);
+	if (len <= 16) {
+		k[1] = key_tail(p, 8, len - 8);
+		return;
+	}
+	k[1] = ld64(p + 8);
+	if (len <= 24) {
+		k[2] = key_tail(p, 16, len - 16);
+		return;
+	}
+	k[2] = ld64(p + 16);
+	k[3] = key_tail(p, 24, len - 24);
+#else
+	k[0] = k[1] = k[2] = k[3] = 0;
+	memcpy(k, key, len);
+#endif
+}
+
 static inline uint32_t key_hash(const uint64_t k[4], uint32_t len)
 {
 	uint64_t h = (k[0] * 0x9e3779b97f4a7c15ull) ^
@@ -31,11 +94,14 @@ static inline uint32_t key_hash(const uint64_t k[4], uint32_t len)
 	return (uint32_t)(h >> 32);
 }
 
+/* Equal lengths mean equal zero padding: a key of 16 bytes or less needs
+ * only its first two words compared. */
 static inline bool key_eq(const struct cgsi_topk_slot *s, const uint64_t k[4],
 			  uint32_t len)
 {
-	return s->len == len && !((s->key[0] ^ k[0]) | (s->key[1] ^ k[1]) |
-				  (s->key[2] ^ k[2]) | (s->key[3] ^ k[3]));
+	if (s->len != len || ((s->key[0] ^ k[0]) | (s->key[1] ^ k[1])))
+		return false;
+	return len <= 16 || !((s->key[2] ^ k[2]) | (s->key[3] ^ k[3]));
 }
 
 /* ---- heap ---- */
@@ -61,7 +127,8 @@ static void sift_up(struct cgsi_topk *t, uint32_t pos)
 	heap_set(t, pos, si);
 }
 
-static void sift_down(struct cgsi_topk *t, uint32_t pos)
+__attribute__((noinline)) static void sift_down(struct cgsi_topk *t,
+						 uint32_t pos)
 {
 	uint32_t n = t->size;
 	uint32_t si = t->heap[pos];
@@ -214,26 +281,79 @@ static void enter(struct cgsi_topk *t, const uint64_t k[4], uint32_t len,
 	sift_down(t, 0);
 }
 
+/* the key is absent (out of line: the hot path is a hit; the key by
+ * value, so that the hot path keeps it in registers) */
+__attribute__((noinline)) static void add_new(struct cgsi_topk *t, uint64_t k0,
+					      uint64_t k1, uint64_t k2,
+					      uint64_t k3, uint64_t len_hash,
+					      uint64_t w)
+{
+	const uint64_t k[4] = { k0, k1, k2, k3 };
+	if (t->size == t->cap)
+		t->floor = t->slots[t->heap[0]].count; /* the one dropped */
+	enter(t, k, (uint32_t)len_hash, (uint32_t)(len_hash >> 32),
+	      sat_add(t->floor, w), t->floor);
+}
+
+/* One copy for keys of 16 bytes or less (every kernel comm: words 2 and
+ * 3 are known zero, the compiler drops them) and one for longer keys. */
+static inline __attribute__((always_inline)) int
+add_key(struct cgsi_topk *t, const unsigned char *p, uint32_t len, uint64_t w,
+	bool wide)
+{
+	uint64_t k[4] = { 0, 0, 0, 0 };
+	if (!wide) {
+		if (len < 8) {
+			k[0] = key_small(p, len);
+		} else {
+			k[0] = ld64(p);
+			k[1] = key_tail(p, 8, len - 8);
+		}
+	} else {
+		k[0] = ld64(p);
+		k[1] = ld64(p + 8);
+		if (len <= 24) {
+			k[2] = key_tail(p, 16, len - 16);
+		} else {
+			k[2] = ld64(p + 16);
+			k[3] = key_tail(p, 24, len - 24);
+		}
+	}
+	uint32_t h = key_hash(k, len);
+	int64_t si = ix_find(t, k, len, h);
+	if (cgs_unlikely(si < 0)) {
+		add_new(t, k[0], k[1], k[2], k[3], (uint64_t)h << 32 | len, w);
+		return 0;
+	}
+	struct cgsi_topk_slot *s = &t->slots[si];
+	uint64_t c = s->count = sat_add(s->count, w);
+	/* still no larger than its children (a leaf: half the heap)? then
+	 * the heap holds as it is */
+	uint32_t l = 2 * s->hpos + 1;
+	if (l >= t->size)
+		return 0;
+	if (t->slots[t->heap[l]].count >= c &&
+	    (l + 1 >= t->size || t->slots[t->heap[l + 1]].count >= c))
+		return 0;
+	sift_down(t, s->hpos);
+	return 0;
+}
+
 int cgsi_topk_add(struct cgsi_topk *t, const void *key, size_t len,
 		  uint64_t w)
 {
 	if (cgs_unlikely(len > CGSI_TOPK_KEY_MAX))
 		return -EINVAL;
-	uint64_t k[4] = { 0, 0, 0, 0 };
-	memcpy(k, key, len);
-	uint32_t h = key_hash(k, (uint32_t)len);
 	t->total = sat_add(t->total, w);
-	int64_t si = ix_find(t, k, (uint32_t)len, h);
-	if (cgs_likely(si >= 0)) {
-		struct cgsi_topk_slot *s = &t->slots[si];
-		s->count = sat_add(s->count, w);
-		sift_down(t, s->hpos);
-		return 0;
-	}
-	if (t->size == t->cap)
-		t->floor = t->slots[t->heap[0]].count; /* the one dropped */
-	enter(t, k, (uint32_t)len, h, sat_add(t->floor, w), t->floor);
-	return 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (cgs_likely(len <= 16))
+		return add_key(t, key, (uint32_t)len, w, false);
+	return add_key(t, key, (uint32_t)len, w, true);
+#else
+	unsigned char buf[32] = { 0 };
+	memcpy(buf, key, len);
+	return add_key(t, buf, (uint32_t)len, w, true);
+#endif
 }
 
 /* ---- copy, merge ---- */
@@ -365,8 +485,8 @@ int cgsi_topk_get(const struct cgsi_topk *t, const void *key, size_t len,
 {
 	if (len > CGSI_TOPK_KEY_MAX)
 		return 0;
-	uint64_t k[4] = { 0, 0, 0, 0 };
-	memcpy(k, key, len);
+	uint64_t k[4];
+	key_load(k, key, len);
 	int64_t si = ix_find(t, k, (uint32_t)len, key_hash(k, (uint32_t)len));
 	if (si < 0)
 		return 0;
