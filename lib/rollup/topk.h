@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Bounded heavy hitters (weighted Space-Saving, Metwally et al. 2005, with
+ * the mergeable-summaries merge of Agarwal et al. 2012): "top-N process
+ * commands per cgroup" by exits (weight 1) or by CPU (weight: us).
+ *
+ * A key is a byte string of 0..CGS_COMM_LEN (32) bytes of any value (a
+ * length is part of the key: "a" and "a\0" differ). A summary holds at most
+ * `cap` counters, allocated once by cgsi_topk_init(); adding never
+ * allocates, whatever the number of distinct keys.
+ *
+ * Every summary keeps W (total: the sum of every weight added or merged
+ * in) and a floor F, and each counter a count and an err. With true(x)
+ * the total weight of key x that went into the summary (directly or
+ * through merges), these hold at all times:
+ *
+ *   (1) listed x:      count - err <= true(x) <= count
+ *   (2) listed x:      F <= count, err <= F
+ *   (3) unlisted x:    true(x) <= F
+ *   (4) F <= W / B, where B ("bcap") is the smallest capacity among this
+ *       summary and every summary merged into it, directly or not (B = cap
+ *       for a summary nothing was merged into, or only summaries of at
+ *       least its capacity). More precisely B*F + sum(count - F) <= W.
+ *
+ * Hence err <= W/B for every counter, and every key with true(x) > W/B is
+ * listed. F is 0 until a key has been dropped (a summary that never
+ * filled is exact: err == 0 everywhere); for plain Space-Saving F is the
+ * count of the last counter evicted, never more than the current minimum
+ * count. count - err is exact for a key that entered the summary once (its
+ * first occurrence) and was never evicted since.
+ *
+ * Add: a key present gets count += w. A key absent gets count = F + w,
+ * err = F: in a free counter if any, else in place of the counter of the
+ * minimum count c_min, which is dropped and F = c_min.
+ *
+ * Merge (dst, src; capacities may differ): a key in both gets the sum of
+ * counts and of errs; a key in only one side gets the other side's floor
+ * added to its count and err (the floor is the generalisation of "the
+ * other side's minimum if full, else 0" that stays right when a summary
+ * of a smaller capacity was merged in: such a summary need not be full
+ * for keys to have been dropped); then the dst->cap largest counts are
+ * kept, and F = max(F_dst + F_src, largest count dropped); W and B:
+ * W_dst + W_src, min(B_dst, B_src). (1)-(4) hold for the union of both
+ * streams. Merging summaries of capacity m (shards, child cgroups) keeps
+ * the bound W_total/m; a smaller one of capacity m' brings it to
+ * W_total/m'.
+ *
+ * Sums saturate at UINT64_MAX (never wrap): a saturated count, err, F or W
+ * means "at least UINT64_MAX", and (1) then holds only for the lower
+ * bound.
+ *
+ * Not thread-safe: the caller locks; cgsi_topk_copy() under the lock and
+ * merge the copy later without it.
+ */
+#ifndef CGS_ROLLUP_TOPK_H
+#define CGS_ROLLUP_TOPK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgstats.h"
+
+#define CGSI_TOPK_KEY_MAX CGS_COMM_LEN
+#define CGSI_TOPK_CAP_MAX (1u << 24)
+
+struct cgsi_topk_slot {
+	uint64_t key[4]; /* the key's bytes, zero-padded */
+	uint64_t count;  /* upper bound of the key's weight */
+	uint64_t err;    /* count - err: lower bound */
+	uint32_t hash;
+	uint32_t hpos;   /* position in the heap */
+	uint32_t len;    /* key length, 0..32 */
+};
+
+struct cgsi_topk_ix {
+	uint32_t hash;
+	uint32_t slot; /* slot index + 1, 0: empty */
+};
+
+struct cgsi_topk {
+	struct cgsi_topk_slot *slots; /* [cap], the first `size` in use */
+	struct cgsi_topk_ix *ix;      /* [mask + 1], linear probing */
+	uint32_t *heap;               /* [size] slot indexes, min count first */
+	uint32_t cap, size, mask;
+	uint32_t bcap;  /* B of (4) */
+	uint64_t total; /* W */
+	uint64_t floor; /* F */
+};
+
+/* One entry of a listing. key is NUL-terminated after len bytes (which
+ * may hold NULs of their own). */
+struct cgsi_topk_entry {
+	char key[CGSI_TOPK_KEY_MAX + 1];
+	uint32_t len;
+	uint64_t count; /* true weight <= count */
+	uint64_t err;   /* count - err <= true weight */
+};
+
+/* cap counters, 1..CGSI_TOPK_CAP_MAX. 0, -EINVAL or -ENOMEM. */
+int cgsi_topk_init(struct cgsi_topk *t, uint32_t cap);
+void cgsi_topk_fini(struct cgsi_topk *t);
+/* Empty again (same capacity, B = cap). */
+void cgsi_topk_reset(struct cgsi_topk *t);
+
+/* Add weight w (0 allowed: the key enters as any other) to key[0..len).
+ * 0, or -EINVAL when len > CGSI_TOPK_KEY_MAX (nothing changes). */
+int cgsi_topk_add(struct cgsi_topk *t, const void *key, size_t len,
+		  uint64_t w);
+
+/* The counter of key[0..len) into *e: 1, or 0 when the summary does not
+ * hold it (its true weight is then <= cgsi_topk_bound()). */
+int cgsi_topk_get(const struct cgsi_topk *t, const void *key, size_t len,
+		  struct cgsi_topk_entry *e);
+
+/* dst (initialised, any capacity) becomes a copy of src: an exact one when
+ * the capacities are equal (a memcpy of the used part: for a snapshot
+ * under a lock), else src merged into an emptied dst. 0 or -EINVAL (dst ==
+ * src). */
+int cgsi_topk_copy(struct cgsi_topk *dst, const struct cgsi_topk *src);
+
+/* Fold src into dst (see the top of this file); src is unchanged. No
+ * allocation. 0, or -EINVAL when dst == src. */
+int cgsi_topk_merge(struct cgsi_topk *dst, const struct cgsi_topk *src);
+
+/*
+ * The k (at most) entries of the largest lower bound (count - err), ties
+ * by key bytes (memcmp order, a prefix first), into out[0..k); returns how
+ * many (min(k, size)). *total (if not NULL) gets W, *bound (if not NULL)
+ * F: a key the summary does not hold has a true weight <= F (with k <
+ * size, the entries left out are still held: each within its own
+ * [count - err, count]). O(size log k), no allocation.
+ */
+size_t cgsi_topk_list(const struct cgsi_topk *t, struct cgsi_topk_entry *out,
+		      size_t k, uint64_t *total, uint64_t *bound);
+
+static inline uint64_t cgsi_topk_total(const struct cgsi_topk *t)
+{
+	return t->total;
+}
+
+static inline uint64_t cgsi_topk_bound(const struct cgsi_topk *t)
+{
+	return t->floor;
+}
+
+#endif
