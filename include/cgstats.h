@@ -1155,6 +1155,9 @@ struct cgs_snapshot_opts {
 	unsigned fold_depth; /* fold cgroups deeper than this into their
 			      * ancestor at this depth; 0: no folding */
 	bool no_delta;       /* don't advance the delta baseline */
+	/* commands listed per cgroup and ranking (cgs_snapshot_comm());
+	 * the rest is folded into (other); 0: every one the summary holds */
+	unsigned comms;
 };
 
 /**
@@ -1381,21 +1384,28 @@ enum cgs_comm_rank {
 /*
  * One command of a ranking: the process's command (for a thread's record
  * its process's, not the thread's own name). Per cgroup (self), cumulative
- * since the cgroup was first seen; shards merged.
+ * since the cgroup was first seen; shards merged. Each cgroup keeps a
+ * bounded summary per ranking (Space-Saving, cgs_rollup_opts.comms
+ * counters: memory does not grow with the number of distinct commands):
+ * a command's true value lies in [value, value + error], error is at most
+ * the ranking's total / opts.comms, and a command whose true value is
+ * above that is always listed. value is exact for a command counted since
+ * its first exit and never pushed out by others.
  */
 struct cgs_comm {
 	size_t sz;                   /* bytes of this struct that exist */
 	char comm[CGS_COMM_LEN + 1]; /* NUL-terminated; "" for (other) */
 	bool other;                  /* the last entry: every command not
 				      * listed before it, folded */
-	/* us of CPU or exits: what was counted for the command since the
-	 * summary has tracked it, a lower bound of its true value, which
-	 * lies in [value, value + error] (error 0: exact). For (other):
-	 * the ranking's total minus the listed values */
+	/* us of CPU, or process exits, counted for the command: a lower
+	 * bound of its true value (see above). For (other): the ranking's
+	 * total minus the listed commands' upper bounds (value + error) */
 	uint64_t value;
+	/* the true value is at most value + error (for (other): the sum of
+	 * the listed errors) */
 	uint64_t error;
 	/* (other) only: no command folded into it has more than this (0
-	 * when the summary never had to evict) */
+	 * when the summary never had to push one out) */
 	uint64_t max_each;
 };
 
@@ -1405,8 +1415,8 @@ struct cgs_comm {
  * @i: Index of the cgroup.
  * @by: The ranking.
  *
- * At most the rollup's opts.comms commands, then (other) when something
- * is not listed.
+ * At most cgs_snapshot_opts.comms commands (all the summary holds with
+ * 0), largest value first, then (other) when anything is not listed.
  *
  * Return: The number of entries; 0 when commands are off, for a cgroup
  * with nothing counted, or for arguments out of range.

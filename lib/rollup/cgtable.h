@@ -11,6 +11,7 @@
 
 #include "cgstats.h"
 #include "rollup/extra.h"
+#include "rollup/topk.h"
 
 struct cgsi_cgnode {
 	struct cgsi_cgnode *hnext;      /* hash chain */
@@ -26,6 +27,8 @@ struct cgsi_cgnode {
 	struct cgsi_x4 *x;   /* signal counts and histograms in the order
 			      * cum, base, carry, carry_base (extra.h);
 			      * NULL until needed; owned */
+	struct cgsi_topk *comms; /* [2] by enum cgs_comm_rank, with
+				  * cgs_rollup_opts.comms; NULL: off; owned */
 	uint64_t oom_sigkills; /* CGS_OOM_CGROUP: SIGKILL exits when the
 				* cgroup's OOM counter was last read */
 	uint64_t reported;   /* cum.tasks + cum.tgid_records when last

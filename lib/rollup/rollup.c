@@ -200,19 +200,80 @@ struct cgsi_x4 *cgsi_node_x(struct cgsi_cgnode *n)
 	return n->x;
 }
 
+struct cgsi_topk *cgsi_comms_new(uint32_t cap)
+{
+	struct cgsi_topk *c = calloc(2, sizeof(*c));
+	if (!c)
+		return NULL;
+	if (cgsi_topk_init(&c[0], cap) < 0 || cgsi_topk_init(&c[1], cap) < 0) {
+		cgsi_comms_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void cgsi_comms_free(struct cgsi_topk *c)
+{
+	if (!c)
+		return;
+	cgsi_topk_fini(&c[0]);
+	cgsi_topk_fini(&c[1]);
+	free(c);
+}
+
 void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       struct cgsi_cgnode *n)
 {
 	if (r->o.flags & CGS_ROLLUP_HISTOGRAMS)
 		cgsi_node_x(n);
+	if (r->o.comms)
+		n->comms = cgsi_comms_new(r->o.comms);
 	cgsi_oom_baseline(r, s, n);
 }
 
-/* What the kernel source knew of the record, besides its cgroup. */
+/* What the rollup knows of a record besides the record. */
 struct acct_info {
 	bool inferred;
-	bool oom; /* its process was an OOM victim */
+	bool oom;         /* its process was an OOM victim */
+	const char *comm; /* its process's command (with opts.comms) */
+	size_t comm_len;
 };
+
+/* A thread's process's command without the kernel's word: its process's
+ * /proc/<tgid>/comm while it lives (the last one read is kept for a
+ * second: threads of one process exit together), else its own. */
+static const char *proc_comm(struct cgs_rollup *r, struct cgsi_rshard *s,
+			     const struct cgs_record *rec, uint64_t now)
+{
+	if (s->comm_tgid == rec->tgid && now < s->comm_ms + 1000)
+		return s->comm;
+	char p[64];
+	snprintf(p, sizeof(p), "%s/%u/comm", r->proc_root, rec->tgid);
+	int n = cgsi_read_file(p, s->comm, sizeof(s->comm));
+	if (n <= 0) {
+		s->comm_tgid = 0;
+		s->st.comm_own++;
+		return rec->comm;
+	}
+	if (s->comm[n - 1] == '\n')
+		s->comm[n - 1] = '\0';
+	s->comm_tgid = rec->tgid;
+	s->comm_ms = now;
+	return s->comm;
+}
+
+static void comm_of(struct cgs_rollup *r, struct cgsi_rshard *s,
+		    const struct cgs_record *rec, const struct cgsi_kinfo *ki,
+		    bool kernel, uint64_t now, struct acct_info *ai)
+{
+	if (kernel && ki->comm[0])
+		ai->comm = ki->comm; /* the group leader's, at exit */
+	else if (!rec->tgid || rec->pid == rec->tgid)
+		ai->comm = rec->comm; /* the leader's own record */
+	else
+		ai->comm = proc_comm(r, s, rec, now);
+	ai->comm_len = strnlen(ai->comm, CGS_COMM_LEN);
+}
 
 static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 				struct cgsi_cgnode *n,
@@ -242,6 +303,13 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 	if (n->x && (r->o.flags & CGS_ROLLUP_HISTOGRAMS))
 		cgsi_xset_observe(&n->x->s[0], rec);
+	if (n->comms && ai->comm) {
+		cgsi_topk_add(&n->comms[CGS_COMMS_BY_CPU], ai->comm,
+			      ai->comm_len, rec->utime_us + rec->stime_us);
+		if (rec->kind == CGS_KIND_PROCESS)
+			cgsi_topk_add(&n->comms[CGS_COMMS_BY_EXITS], ai->comm,
+				      ai->comm_len, 1);
+	}
 }
 
 CGS_EXPORT const char *cgs_source_name(enum cgs_source s)
@@ -283,6 +351,7 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 	bool found = false;
 	ki.cgid = 0;
 	ki.flags = 0;
+	ki.comm[0] = '\0';
 	/* outside the shard lock: it may wait (bounded) for the entry */
 	if (r->ksrc && rec->kind != CGS_KIND_TGID)
 		found = cgsi_ksrc_lookup(r->ksrc, shard, rec, &ki);
@@ -302,6 +371,8 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 		.inferred = src == CGS_SOURCE_INFERRED,
 		.oom = src == CGS_SOURCE_KERNEL && (ki.flags & CGSK_F_OOM),
 	};
+	if (r->o.comms && rec->kind != CGS_KIND_TGID)
+		comm_of(r, s, rec, &ki, src == CGS_SOURCE_KERNEL, now, &ai);
 	account_node(r, s, n, rec, &ai);
 	n->attributed = true;
 	pthread_mutex_unlock(&s->lock);
@@ -335,7 +406,13 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 	pthread_mutex_lock(&s->lock);
 	struct cgsi_cgnode *n = unknown ? s->unknown
 					: cgsi_intern(r, s, path, len, now, 0);
+	/* a recorded thread's process command is not known: its own */
 	struct acct_info ai = { 0 };
+	if (r->o.comms && rec->kind != CGS_KIND_TGID) {
+		ai.comm = rec->comm;
+		ai.comm_len = strnlen(rec->comm, CGS_COMM_LEN);
+		s->st.comm_own += rec->tgid && rec->pid != rec->tgid;
+	}
 	if (n)
 		account_node(r, s, n, rec, &ai);
 	pthread_mutex_unlock(&s->lock);

@@ -52,6 +52,9 @@ struct cgsi_rshard {
 	struct cgsi_cgnode *k_last_node;
 	uint64_t k_last_gen;
 	struct cgsi_kcache_ent kcache[CGSI_KCACHE_SIZE];
+	uint32_t comm_tgid;      /* the process whose command was last read */
+	uint64_t comm_ms;        /* when */
+	char comm[CGS_COMM_LEN + 1]; /* from /proc/<comm_tgid>/comm */
 	char text[16384];        /* /proc/<pid>/cgroup contents */
 	char path[PATH_MAX];     /* a parsed cgroup path */
 	char dir[PATH_MAX + 64]; /* its directory under the mount */
@@ -128,6 +131,11 @@ struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
  * (histograms then start with its first record: see cgsi_node_x()). */
 void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       struct cgsi_cgnode *n);
+
+/* A pair of command summaries (by CPU, by exits) of capacity cap, or NULL
+ * on ENOMEM. */
+struct cgsi_topk *cgsi_comms_new(uint32_t cap);
+void cgsi_comms_free(struct cgsi_topk *c);
 
 /* The node's extra sets, allocated on first need (NULL on ENOMEM). */
 struct cgsi_x4 *cgsi_node_x(struct cgsi_cgnode *n);

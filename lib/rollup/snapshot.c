@@ -24,6 +24,13 @@ struct sent {
 	struct cgs_counters self, self_d, carry, carry_d;
 	uint64_t inferred, inferred_d;
 	struct cgsi_x4 *x; /* self, self_d, carry, carry_d; NULL: zeros */
+	struct cgsi_topk *comms; /* [2] self, cumulative; NULL: none */
+};
+
+/* A cgroup's rankings (by enum cgs_comm_rank). */
+struct snap_comms {
+	struct cgs_comm *v[2];
+	size_t n[2];
 };
 
 /* The counters a cgs_cgroup_stats points to. */
@@ -39,6 +46,7 @@ struct cgs_snapshot {
 	struct cgsi_x4 **xv; /* per cgroup, enum cgs_counter_set order;
 			      * NULL: zeros */
 	size_t xn;           /* entries of xv (owned as soon as set) */
+	struct snap_comms *cm; /* [xn] with opts.comms, else NULL */
 	bool hist;           /* CGS_ROLLUP_HISTOGRAMS */
 	struct cgs_rollup_totals totals;
 };
@@ -68,6 +76,7 @@ static void vec_free(struct vec *a)
 	for (size_t i = 0; i < a->n; i++) {
 		free(a->v[i].path);
 		free(a->v[i].x);
+		cgsi_comms_free(a->v[i].comms);
 	}
 	free(a->v);
 }
@@ -131,6 +140,13 @@ static void sort_merge(struct vec *a)
 			cgsi_counters_add(&d->carry_d, &s->carry_d);
 			d->inferred += s->inferred;
 			d->inferred_d += s->inferred_d;
+			if (s->comms && !d->comms) {
+				d->comms = s->comms;
+			} else if (s->comms) {
+				cgsi_topk_merge(&d->comms[0], &s->comms[0]);
+				cgsi_topk_merge(&d->comms[1], &s->comms[1]);
+				cgsi_comms_free(s->comms);
+			}
 			if (s->x && !d->x) {
 				d->x = s->x;
 			} else if (s->x) {
@@ -147,6 +163,19 @@ static void sort_merge(struct vec *a)
 		a->v[w++] = a->v[i];
 	}
 	a->n = w;
+}
+
+/* Copies n's command summaries into e (false on ENOMEM). */
+static bool copy_comms(struct sent *e, const struct cgsi_cgnode *n)
+{
+	if (!n->comms || (!n->comms[0].size && !n->comms[1].size))
+		return true;
+	e->comms = cgsi_comms_new(n->comms[0].cap);
+	if (!e->comms)
+		return false;
+	cgsi_topk_copy(&e->comms[0], &n->comms[0]);
+	cgsi_topk_copy(&e->comms[1], &n->comms[1]);
+	return true;
 }
 
 /* Copies n's extra sets into e (allocated: false on ENOMEM). */
@@ -290,6 +319,63 @@ static void mark_removed(const struct cgs_rollup *r, struct vec *a)
 	}
 }
 
+/*
+ * A ranking as the API shows it: the `show` (0: all held) largest lower
+ * bounds, then (other) for the rest: its value a lower bound (the total
+ * minus the listed counts), its error the listed errors, max_each what no
+ * folded command can exceed (the summary's floor, or a held command not
+ * shown).
+ */
+static int list_one(struct cgs_comm **vp, size_t *np, const struct cgsi_topk *t,
+		    unsigned show)
+{
+	size_t held = t->size;
+	struct cgsi_topk_entry *all = calloc(held ? held : 1, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	uint64_t total = 0, bound = 0;
+	held = cgsi_topk_list(t, all, held, &total, &bound);
+	size_t k = show && show < held ? show : held;
+	struct cgs_comm *v = calloc(k + 1, sizeof(*v));
+	if (!v) {
+		free(all);
+		return -ENOMEM;
+	}
+	uint64_t listed = 0, errs = 0, max_each = bound;
+	for (size_t j = 0; j < k; j++) {
+		v[j].sz = sizeof(v[j]);
+		memcpy(v[j].comm, all[j].key, sizeof(v[j].comm) - 1);
+		v[j].value = all[j].count - all[j].err;
+		v[j].error = all[j].err;
+		listed += all[j].count;
+		errs += all[j].err;
+	}
+	for (size_t j = k; j < held; j++)
+		max_each = CGS_MAX(max_each, all[j].count);
+	size_t n = k;
+	if (k < held || total > listed || bound) {
+		struct cgs_comm *o = &v[n++];
+		o->sz = sizeof(*o);
+		o->other = true;
+		o->value = total > listed ? total - listed : 0;
+		o->error = errs;
+		o->max_each = max_each;
+	}
+	free(all);
+	*vp = v;
+	*np = n;
+	return 0;
+}
+
+static int list_comms(struct snap_comms *c, const struct cgsi_topk *t,
+		      unsigned show)
+{
+	for (int r = 0; r < 2; r++)
+		if (list_one(&c->v[r], &c->n[r], &t[r], show) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 static bool is_ancestor(const struct sent *a, const struct sent *b)
 {
 	if (a->unknown || b->unknown)
@@ -345,7 +431,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 			struct sent *e = vec_push(&a);
 			e->path = p;
 			cgsi_oom_update(r, s, n);
-			if (!copy_x(e, n, !o.no_delta)) {
+			if (!copy_x(e, n, !o.no_delta) || !copy_comms(e, n)) {
 				ok = false;
 				break;
 			}
@@ -372,11 +458,13 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	snap->paths = calloc(a.n ? a.n : 1, sizeof(*snap->paths));
 	snap->xv = calloc(a.n ? a.n : 1, sizeof(*snap->xv));
 	snap->xn = snap->xv ? a.n : 0;
+	if (r->o.comms)
+		snap->cm = calloc(a.n ? a.n : 1, sizeof(*snap->cm));
 	snap->hist = !!(r->o.flags & CGS_ROLLUP_HISTOGRAMS);
 	size_t *stack = calloc(a.n ? a.n : 1, sizeof(*stack));
 	ssize_t *parent = calloc(a.n ? a.n : 1, sizeof(*parent));
 	if (!snap->v || !snap->cv || !snap->paths || !snap->xv || !stack ||
-	    !parent) {
+	    !parent || (r->o.comms && !snap->cm)) {
 		free(stack);
 		free(parent);
 		goto fail;
@@ -421,6 +509,11 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 			cgsi_xset_add(&x[3], &sd);
 			snap->xv[i] = e->x;
 			e->x = NULL;
+		}
+		if (e->comms && list_comms(&snap->cm[i], e->comms, o.comms) < 0) {
+			free(stack);
+			free(parent);
+			goto fail;
 		}
 	}
 	for (size_t i = a.n; i-- > 0;)
@@ -483,6 +576,11 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 		free(s->paths[i]);
 	for (size_t i = 0; s->xv && i < s->xn; i++)
 		free(s->xv[i]);
+	for (size_t i = 0; s->cm && i < s->xn; i++) {
+		free(s->cm[i].v[0]);
+		free(s->cm[i].v[1]);
+	}
+	free(s->cm);
 	free(s->xv);
 	free(s->paths);
 	free(s->v);
@@ -526,4 +624,22 @@ CGS_EXPORT int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
 	struct cgs_hist h;
 	cgsi_hist_fill(&h, x, k);
 	return cgsi_out_copy(out, &h, sizeof(h));
+}
+
+CGS_EXPORT size_t cgs_snapshot_comm_count(const struct cgs_snapshot *s,
+					  size_t i, enum cgs_comm_rank by)
+{
+	if (!s || !s->cm || i >= s->xn || (unsigned)by > CGS_COMMS_BY_EXITS)
+		return 0;
+	return s->cm[i].n[by];
+}
+
+CGS_EXPORT const struct cgs_comm *cgs_snapshot_comm(const struct cgs_snapshot *s,
+						    size_t i,
+						    enum cgs_comm_rank by,
+						    size_t j)
+{
+	if (j >= cgs_snapshot_comm_count(s, i, by))
+		return NULL;
+	return &s->cm[i].v[by][j];
 }
