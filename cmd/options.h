@@ -41,6 +41,7 @@ struct tsc_opts {
 	const char *user;
 	unsigned top;           /* table rows; 0: all */
 	bool enable_delayacct;  /* write kernel.task_delayacct=1 at start */
+	bool prom_workload_labels; /* unit, slice, ... on per-cgroup series */
 };
 
 #define PROG "taskstat-collect"

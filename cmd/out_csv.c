@@ -17,6 +17,21 @@ static const char *const ev_cols[] = {
 };
 #define NEV (sizeof(ev_cols) / sizeof(ev_cols[0]))
 
+/* Workload columns (cgs_workload_from_path), appended after "source". */
+#define NWL 7
+
+static void workload(struct buf *b, const char *path)
+{
+	CGS_OPTS(cgs_workload, w);
+	cgs_workload_from_path(path, &w); /* all empty on failure */
+	const char *v[NWL] = { w.unit, w.slice, w.runtime, w.container,
+			       w.container_id, w.pod_uid, w.qos_class };
+	for (size_t i = 0; i < NWL; i++) {
+		buf_putc(b, ',');
+		esc_csv(b, v[i], strlen(v[i]));
+	}
+}
+
 static void sep(struct buf *b, size_t n)
 {
 	while (n--)
@@ -51,7 +66,8 @@ static void header(struct buf *b)
 			buf_printf(b, ",%s_delta", tsc_fields[i].name);
 	for (size_t i = 0; i < NEV; i++)
 		buf_printf(b, ",%s", ev_cols[i]);
-	buf_puts(b, ",inferred,source\r\n");
+	buf_puts(b, ",inferred,source,unit,slice,runtime,container,"
+		    "container_id,pod_uid,qos_class\r\n");
 }
 
 static void lead(struct buf *b, const char *type, const struct snap_info *in)
@@ -76,8 +92,10 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		   (unsigned long long)in->unattributed,
 		   (unsigned long long)in->malformed);
 	sep(b, 3 + cc + NEV);
-	buf_printf(b, ",%llu,%s\r\n", (unsigned long long)in->inferred,
+	buf_printf(b, ",%llu,%s", (unsigned long long)in->inferred,
 		   in->attribution ? in->attribution : "");
+	sep(b, NWL);
+	buf_puts(b, "\r\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		lead(b, "cgroup", in);
@@ -110,7 +128,9 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 				  tsc_fields[f].unit);
 		}
 		sep(b, NEV);
-		buf_printf(b, ",%llu,\r\n", (unsigned long long)g->inferred);
+		buf_printf(b, ",%llu,", (unsigned long long)g->inferred);
+		workload(b, g->path);
+		buf_puts(b, "\r\n");
 	}
 }
 
@@ -172,7 +192,9 @@ static void event(struct buf *b, const struct cgs_record *r,
 	buf_fixed(b, r->etime_us, 6);
 	buf_putc(b, ',');
 	buf_u64(b, r->btime_s);
-	buf_printf(b, ",,%s\r\n", source ? source : "none");
+	buf_printf(b, ",,%s", source ? source : "none");
+	sep(b, NWL);
+	buf_puts(b, "\r\n");
 	(void)shard;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Human-readable table: top cgroups by task exits, aligned columns. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,6 +35,34 @@ static void secs(struct buf *b, uint64_t us, int w)
 	buf_printf(b, " %*llu.%03llu", w - 4,
 		   (unsigned long long)(us / 1000000u),
 		   (unsigned long long)(us % 1000000u / 1000u));
+}
+
+#define WL_W 24 /* WORKLOAD column */
+
+/*
+ * The WORKLOAD column: what cgs_workload_from_path() says, shortest first
+ * choice: a container ("<runtime>:<12 hex>", "id:<12 hex>" when the
+ * runtime is unknown), a pod ("pod:<first 8 of the UID>"), the unit, the
+ * slice, or "-". Longer names are cut to the column with "...".
+ */
+static void workload(struct buf *b, const char *path)
+{
+	CGS_OPTS(cgs_workload, w);
+	char s[CGS_WL_NAME_LEN + 32];
+
+	if (cgs_workload_from_path(path, &w) <= 0)
+		snprintf(s, sizeof(s), "-");
+	else if (w.container[0])
+		snprintf(s, sizeof(s), "%s:%.12s",
+			 w.runtime[0] ? w.runtime : "id", w.container);
+	else if (w.pod_uid[0])
+		snprintf(s, sizeof(s), "pod:%.8s", w.pod_uid);
+	else
+		snprintf(s, sizeof(s), "%s", w.unit[0] ? w.unit
+				     : w.slice[0] ? w.slice : w.qos_class);
+	if (strlen(s) > WL_W)
+		memcpy(s + WL_W - 3, "...", 4);
+	buf_printf(b, "%-*s  ", WL_W, s);
 }
 
 static void snapshot(struct buf *b, const struct snap_info *in,
@@ -74,9 +103,9 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			v[rows++] = g;
 	}
 	qsort(v, rows, sizeof(*v), by_tasks);
-	buf_printf(b, "%9s %7s %9s %9s %9s %10s %10s %8s  %s\n", "TASKS",
-		   "NEW", "PROCS", "TASKS+SUB", "PROCS+SUB", "USER_S", "SYS_S",
-		   "INFERRED", "CGROUP");
+	buf_printf(b, "%9s %7s %9s %9s %9s %10s %10s %8s  %-*s  %s\n",
+		   "TASKS", "NEW", "PROCS", "TASKS+SUB", "PROCS+SUB", "USER_S",
+		   "SYS_S", "INFERRED", WL_W, "WORKLOAD", "CGROUP");
 	for (size_t i = 0; i < rows && (!top || shown < top); i++, shown++) {
 		const struct cgs_cgroup_stats *g = v[i];
 		buf_printf(b, "%9llu %7llu %9llu %9llu %9llu",
@@ -88,6 +117,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		secs(b, g->self->utime_us, 10);
 		secs(b, g->self->stime_us, 10);
 		buf_printf(b, " %8llu  ", (unsigned long long)g->inferred);
+		workload(b, g->path);
 		esc_text(b, g->path, strlen(g->path));
 		buf_putc(b, '\n');
 	}

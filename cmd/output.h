@@ -38,6 +38,7 @@ struct snap_info {
 	 * sysctl, or replay: this host's setting says nothing of the
 	 * recording's), then omitted */
 	int delayacct;
+	bool workload_labels; /* Prometheus: --prom-workload-labels */
 };
 
 /* Counter fields shared by the formats, in output order. */
