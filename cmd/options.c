@@ -66,6 +66,9 @@ static const char usage[] =
 "      --textfile PATH           write the same text atomically to PATH\n"
 "      --prom-comms              export the --comms commands as series with\n"
 "                                a comm label (mind the cardinality)\n"
+"      --prom-workload-labels    add the labels unit, slice, container_id,\n"
+"                                pod_uid and qos_class (from each cgroup's\n"
+"                                path) to every per-cgroup series\n"
 "      --record FILE             write the raw exit records to a capture\n"
 "      --replay FILE             read a capture instead of listening\n"
 "\n"
@@ -81,7 +84,7 @@ enum {
 	OPT_TOP = 256, OPT_CPUS, OPT_SHARDS, OPT_RCVBUF, OPT_NO_TGID, OPT_DEPTH,
 	OPT_HIERARCHY, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY, OPT_NO_FORK_EVENTS,
 	OPT_ATTRIBUTION, OPT_KERNEL_BUFFER, OPT_ENABLE_DELAYACCT, OPT_COMMS,
-	OPT_NO_HISTOGRAMS, OPT_PROM_COMMS,
+	OPT_NO_HISTOGRAMS, OPT_PROM_COMMS, OPT_PROM_WORKLOAD_LABELS,
 };
 
 static const struct option longopts[] = {
@@ -106,6 +109,8 @@ static const struct option longopts[] = {
 	{ "enable-delayacct", no_argument, NULL, OPT_ENABLE_DELAYACCT },
 	{ "listen", required_argument, NULL, 'l' },
 	{ "textfile", required_argument, NULL, OPT_TEXTFILE },
+	{ "prom-workload-labels", no_argument, NULL,
+	  OPT_PROM_WORKLOAD_LABELS },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "user", required_argument, NULL, 'u' },
@@ -353,6 +358,9 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 		return set_listen(arg, o);
 	case OPT_TEXTFILE:
 		return set_name("--textfile", arg, "path", &o->textfile);
+	case OPT_PROM_WORKLOAD_LABELS:
+		o->prom_workload_labels = true;
+		return 0;
 	case OPT_RECORD:
 		return set_name("--record", arg, "file name", &o->record);
 	case OPT_REPLAY:
@@ -400,6 +408,10 @@ static int check_combination(const struct tsc_opts *o)
 				       "--attribution %s (no kernel source)",
 				       o->attribution == TSC_ATTR_FAST ?
 				       "fast" : "exact");
+	if (o->prom_workload_labels && !o->listen && !o->textfile)
+		return tsc_usage_error("--prom-workload-labels", "has no "
+				       "meaning without --listen or "
+				       "--textfile");
 	if (o->fast_attribution && o->no_fork_events)
 		return tsc_usage_error("--attribution", "'fast' needs fork "
 				       "events (cannot be combined with "

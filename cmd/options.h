@@ -44,6 +44,7 @@ struct tsc_opts {
 	unsigned comms;         /* --comms: commands shown per cgroup, 0: off */
 	bool no_histograms;     /* --no-histograms */
 	bool prom_comms;        /* --prom-comms */
+	bool prom_workload_labels; /* unit, slice, ... on per-cgroup series */
 };
 
 /* Largest --comms N; the library keeps TSC_COMMS_SUMMARY(N) counters. */

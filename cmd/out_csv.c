@@ -17,6 +17,21 @@ static const char *const ev_cols[] = {
 };
 #define NEV (sizeof(ev_cols) / sizeof(ev_cols[0]))
 
+/* Workload columns (cgs_workload_from_path), appended after "source". */
+#define NWL 7
+
+static void workload(struct buf *b, const char *path)
+{
+	CGS_OPTS(cgs_workload, w);
+	cgs_workload_from_path(path, &w); /* all empty on failure */
+	const char *v[NWL] = { w.unit, w.slice, w.runtime, w.container,
+			       w.container_id, w.pod_uid, w.qos_class };
+	for (size_t i = 0; i < NWL; i++) {
+		buf_putc(b, ',');
+		esc_csv(b, v[i], strlen(v[i]));
+	}
+}
+
 static void sep(struct buf *b, size_t n)
 {
 	while (n--)
@@ -55,7 +70,8 @@ static void header(struct buf *b)
 	/* appended columns (later additions go after these) */
 	for (size_t i = 0; i < tsc_noutcomes; i++)
 		buf_printf(b, ",%s", tsc_outcomes[i].name);
-	buf_puts(b, "\r\n");
+	buf_puts(b, ",unit,slice,runtime,container,container_id,pod_uid,"
+		    "qos_class\r\n");
 }
 
 static void lead(struct buf *b, const char *type, const struct snap_info *in)
@@ -82,7 +98,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	sep(b, 3 + cc + NEV);
 	buf_printf(b, ",%llu,%s", (unsigned long long)in->inferred,
 		   in->attribution ? in->attribution : "");
-	sep(b, tsc_noutcomes);
+	sep(b, tsc_noutcomes + NWL);
 	buf_puts(b, "\r\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
@@ -126,6 +142,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			       sizeof(v));
 			buf_u64(b, v);
 		}
+		workload(b, g->path);
 		buf_puts(b, "\r\n");
 	}
 }
@@ -189,7 +206,7 @@ static void event(struct buf *b, const struct cgs_record *r,
 	buf_putc(b, ',');
 	buf_u64(b, r->btime_s);
 	buf_printf(b, ",,%s", source ? source : "none");
-	sep(b, tsc_noutcomes);
+	sep(b, tsc_noutcomes + NWL);
 	buf_puts(b, "\r\n");
 	(void)shard;
 }

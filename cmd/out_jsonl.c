@@ -33,6 +33,24 @@ static void kv_str(struct buf *b, const char *k, const char *s)
 	}
 }
 
+/* What the path names (cgs_workload_from_path): only the members it
+ * has, so an absent key means "the path does not say". */
+static void workload(struct buf *b, const char *path)
+{
+	CGS_OPTS(cgs_workload, w);
+	if (cgs_workload_from_path(path, &w) <= 0)
+		return;
+	const struct { const char *k, *v; } kv[] = {
+		{ "unit", w.unit }, { "slice", w.slice },
+		{ "runtime", w.runtime }, { "container", w.container },
+		{ "container_id", w.container_id }, { "pod_uid", w.pod_uid },
+		{ "qos_class", w.qos_class },
+	};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		if (*kv[i].v)
+			kv_str(b, kv[i].k, kv[i].v);
+}
+
 static void counters(struct buf *b, const struct cgs_cgroup_stats *g)
 {
 	for (size_t i = 0; i < tsc_nfields; i++) {
@@ -206,6 +224,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		kv_u64(b, "depth", g->depth);
 		key(b, "removed");
 		buf_puts(b, g->removed ? "true" : "false");
+		workload(b, g->path);
 		counters(b, g);
 		kv_u64(b, "inferred", g->inferred);
 		kv_u64(b, "inferred_delta", g->inferred_delta);

@@ -4,6 +4,7 @@
  * ("self") values only, so that sum() over cgroups is the host total;
  * subtree sums are for the JSON/CSV outputs.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
@@ -18,11 +19,61 @@ static void head(struct buf *b, const char *name, const char *type,
 		   name, type);
 }
 
-static void cglabel(struct buf *b, const char *path)
+/*
+ * The labels of each cgroup's series, without the closing brace, made
+ * once per snapshot: {cgroup="<path>" and, with --prom-workload-labels,
+ * the non-empty names of cgs_workload_from_path() (container_id only with
+ * a known runtime, as kube-state-metrics writes it).
+ */
+struct cglabels {
+	struct buf text;
+	size_t *off; /* n + 1 offsets into text */
+};
+
+static void wl_label(struct buf *b, const char *k, const char *v)
 {
-	buf_puts(b, "{cgroup=\"");
-	esc_prom_label(b, path, strlen(path));
+	if (!*v)
+		return;
+	buf_printf(b, ",%s=\"", k);
+	esc_prom_label(b, v, strlen(v));
 	buf_putc(b, '"');
+}
+
+static bool cglabels_make(struct cglabels *L, const struct cgs_snapshot *s,
+			  size_t n, bool workload)
+{
+	buf_init(&L->text);
+	L->off = calloc(n + 1, sizeof(*L->off));
+	if (!L->off)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const char *path = cgs_snapshot_get(s, i)->path;
+		L->off[i] = L->text.len;
+		buf_puts(&L->text, "{cgroup=\"");
+		esc_prom_label(&L->text, path, strlen(path));
+		buf_putc(&L->text, '"');
+		CGS_OPTS(cgs_workload, w);
+		if (workload && cgs_workload_from_path(path, &w) > 0) {
+			wl_label(&L->text, "unit", w.unit);
+			wl_label(&L->text, "slice", w.slice);
+			wl_label(&L->text, "container_id", w.container_id);
+			wl_label(&L->text, "pod_uid", w.pod_uid);
+			wl_label(&L->text, "qos_class", w.qos_class);
+		}
+	}
+	L->off[n] = L->text.len;
+	return !L->text.oom;
+}
+
+static void cglabels_free(struct cglabels *L)
+{
+	buf_free(&L->text);
+	free(L->off);
+}
+
+static void cglabel(struct buf *b, const struct cglabels *L, size_t i)
+{
+	buf_add(b, L->text.p + L->off[i], L->off[i + 1] - L->off[i]);
 }
 
 static void collector(struct buf *b, const char *name, const char *type,
@@ -38,7 +89,14 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	      const struct cgs_snapshot *s)
 {
 	size_t n = s ? cgs_snapshot_count(s) : 0;
+	struct cglabels L;
 
+	if (!cglabels_make(&L, s, n, in->workload_labels)) {
+		/* as any other allocation failure of the text: truncated */
+		b->oom = true;
+		cglabels_free(&L);
+		return;
+	}
 	for (size_t f = 0; f < tsc_nfields; f++) {
 		const struct cfield *fd = &tsc_fields[f];
 		if (!fd->prom)
@@ -49,7 +107,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 			const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 			buf_puts(b, P);
 			buf_puts(b, fd->prom);
-			cglabel(b, g->path);
+			cglabel(b, &L, i);
 			buf_puts(b, "} ");
 			field_put(b, field_get(g->self, fd), fd->unit);
 			buf_putc(b, '\n');
@@ -61,7 +119,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		for (int c = 0; c < CGS_DELAY__COUNT; c++) {
 			buf_puts(b, P "delays_total");
-			cglabel(b, g->path);
+			cglabel(b, &L, i);
 			buf_printf(b, ",class=\"%s\"} ",
 				   cgs_delay_name((enum cgs_delay_class)c));
 			buf_u64(b, g->self->delay[c].count);
@@ -74,7 +132,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		for (int c = 0; c < CGS_DELAY__COUNT; c++) {
 			buf_puts(b, P "delay_seconds_total");
-			cglabel(b, g->path);
+			cglabel(b, &L, i);
 			buf_printf(b, ",class=\"%s\"} ",
 				   cgs_delay_name((enum cgs_delay_class)c));
 			buf_fixed(b, g->self->delay[c].total_ns, 9);
@@ -95,7 +153,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 			memcpy(&v, (const char *)g->self + tsc_outcomes[k].off,
 			       sizeof(v));
 			buf_puts(b, P "process_outcomes_total");
-			cglabel(b, g->path);
+			cglabel(b, &L, i);
 			buf_printf(b, ",outcome=\"%s\"} ", tsc_outcomes[k].name);
 			buf_u64(b, v);
 			buf_putc(b, '\n');
@@ -113,7 +171,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 			if (!sc.n[k])
 				continue;
 			buf_puts(b, P "process_signals_total");
-			cglabel(b, g->path);
+			cglabel(b, &L, i);
 			buf_printf(b, ",signal=\"%s\"} ", cgs_signal_name(k));
 			buf_u64(b, sc.n[k]);
 			buf_putc(b, '\n');
@@ -123,14 +181,13 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		const char *nm = hist_prom_name((enum cgs_hist_kind)k);
 		head(b, nm, "histogram", hist_prom_help((enum cgs_hist_kind)k));
 		for (size_t i = 0; i < n; i++) {
-			const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 			CGS_OPTS(cgs_hist, h);
 			if (cgs_snapshot_hist(s, i, CGS_SET_SELF,
 					      (enum cgs_hist_kind)k, &h) < 0)
 				continue;
 			for (unsigned j = 0; j < h.nbuckets; j++) {
 				buf_printf(b, P "%s_bucket", nm);
-				cglabel(b, g->path);
+				cglabel(b, &L, i);
 				buf_puts(b, ",le=\"");
 				hist_le_put(b, h.le_ns[j]);
 				buf_puts(b, "\"} ");
@@ -138,11 +195,11 @@ void out_prom(struct buf *b, const struct snap_info *in,
 				buf_putc(b, '\n');
 			}
 			buf_printf(b, P "%s_sum", nm);
-			cglabel(b, g->path);
+			cglabel(b, &L, i);
 			buf_puts(b, "} ");
 			buf_fixed(b, h.sum_ns, 9);
 			buf_printf(b, "\n" P "%s_count", nm);
-			cglabel(b, g->path);
+			cglabel(b, &L, i);
 			buf_puts(b, "} ");
 			buf_u64(b, h.count);
 			buf_putc(b, '\n');
@@ -155,7 +212,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	for (size_t i = 0; i < n; i++) {
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		buf_puts(b, P "inferred_records_total");
-		cglabel(b, g->path);
+		cglabel(b, &L, i);
 		buf_puts(b, "} ");
 		buf_u64(b, g->inferred);
 		buf_putc(b, '\n');
@@ -227,6 +284,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	     "(each cgroup's own counter), none (not counted).");
 	buf_printf(b, P "collector_oom_source{source=\"%s\"} 1\n",
 		   in->oom_source ? in->oom_source : "none");
+	cglabels_free(&L);
 	collector(b, "collector_shards", "gauge", "Listener sockets.",
 		  in->shards);
 	collector(b, "collector_cgroups", "gauge", "Cgroups tracked.", n);

@@ -76,6 +76,34 @@ static void quantiles(struct buf *b, const struct cgs_snapshot *s, size_t i)
 	}
 }
 
+#define WL_W 24 /* WORKLOAD column */
+
+/*
+ * The WORKLOAD column: what cgs_workload_from_path() says, shortest first
+ * choice: a container ("<runtime>:<12 hex>", "id:<12 hex>" when the
+ * runtime is unknown), a pod ("pod:<first 8 of the UID>"), the unit, the
+ * slice, or "-". Longer names are cut to the column with "...".
+ */
+static void workload(struct buf *b, const char *path)
+{
+	CGS_OPTS(cgs_workload, w);
+	char s[CGS_WL_NAME_LEN + 32];
+
+	if (cgs_workload_from_path(path, &w) <= 0)
+		snprintf(s, sizeof(s), "-");
+	else if (w.container[0])
+		snprintf(s, sizeof(s), "%s:%.12s",
+			 w.runtime[0] ? w.runtime : "id", w.container);
+	else if (w.pod_uid[0])
+		snprintf(s, sizeof(s), "pod:%.8s", w.pod_uid);
+	else
+		snprintf(s, sizeof(s), "%s", w.unit[0] ? w.unit
+				     : w.slice[0] ? w.slice : w.qos_class);
+	if (strlen(s) > WL_W)
+		memcpy(s + WL_W - 3, "...", 4);
+	buf_printf(b, "%-*s  ", WL_W, s);
+}
+
 static void snapshot(struct buf *b, const struct snap_info *in,
 		     const struct cgs_snapshot *s)
 {
@@ -120,7 +148,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	if (in->histograms)
 		buf_printf(b, " %8s %8s %8s %8s", "LIFE_P50", "LIFE_P99",
 			   "CPU_P99", "WAIT_P99");
-	buf_printf(b, " %8s  %s\n", "INFERRED", "CGROUP");
+	buf_printf(b, " %8s  %-*s  %s\n", "INFERRED", WL_W, "WORKLOAD",
+		   "CGROUP");
 	for (size_t i = 0; i < rows && (!top || shown < top); i++, shown++) {
 		const struct cgs_cgroup_stats *g = v[i].g;
 		buf_printf(b, "%9llu %7llu %9llu %9llu %9llu",
@@ -142,6 +171,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		if (in->histograms)
 			quantiles(b, s, v[i].i);
 		buf_printf(b, " %8llu  ", (unsigned long long)g->inferred);
+		workload(b, g->path);
 		esc_text(b, g->path, strlen(g->path));
 		buf_putc(b, '\n');
 	}

@@ -44,6 +44,7 @@ struct snap_info {
 	bool histograms;        /* the snapshot has distributions */
 	unsigned comms;         /* --comms: commands shown per cgroup, 0: off */
 	bool prom_comms;        /* --prom-comms */
+	bool workload_labels; /* Prometheus: --prom-workload-labels */
 };
 
 /* Exit outcomes of a cgroup's process exits (struct cgs_counters), in

@@ -177,6 +177,7 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 	in->hierarchy = c->hierarchy;
 	in->interval_ns = c->o->interval_ns;
 	in->top = c->o->top;
+	in->workload_labels = c->o->prom_workload_labels;
 	in->records = t ? t->records : 0;
 	in->unattributed = t ? t->unattributed : 0;
 	if (t) {
