@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Weighted Space-Saving summary (see topk.h for the bounds). m slots, an
- * open-addressing index over them (linear probing, 2m..4m entries, a power
- * of two, backward-shift deletion: no tombstones however many evictions),
+ * open-addressing index over them (linear probing, 4m..8m entries, a power
+ * of two: load <= 1/4, short runs for the hot keys too; backward-shift
+ * deletion: no tombstones however many evictions),
  * and a binary min-heap of the slots by count. An add on a key present is
  * a hash, a probe and a sift-down that stops at once for a key whose count
  * already leads its children (the heavy ones); on a key absent, at worst
@@ -214,7 +215,7 @@ int cgsi_topk_init(struct cgsi_topk *t, uint32_t cap)
 	if (!cap || cap > CGSI_TOPK_CAP_MAX)
 		return -EINVAL;
 	uint32_t nix = 2;
-	while (nix < 2 * cap)
+	while (nix < 4 * cap)
 		nix *= 2;
 	size_t sz = (size_t)cap * sizeof(*t->slots) +
 		    (size_t)nix * sizeof(*t->ix) +
