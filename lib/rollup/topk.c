@@ -254,32 +254,23 @@ void cgsi_topk_reset(struct cgsi_topk *t)
 static void enter(struct cgsi_topk *t, const uint64_t k[4], uint32_t len,
 		  uint32_t h, uint64_t count, uint64_t err)
 {
-	struct cgsi_topk_slot *s;
-	uint32_t si;
-	if (t->size < t->cap) {
-		si = t->size++;
-		s = &t->slots[si];
-		memcpy(s->key, k, sizeof(s->key));
-		s->len = len;
-		s->hash = h;
-		s->count = count;
-		s->err = err;
-		ix_insert(t, h, si);
-		t->heap[si] = si;
-		s->hpos = si;
-		sift_up(t, si);
-		return;
-	}
-	si = t->heap[0];
-	s = &t->slots[si];
-	ix_remove(t, s->hash, si);
+	bool fresh = t->size < t->cap;
+	uint32_t si = fresh ? t->size++ : t->heap[0];
+	struct cgsi_topk_slot *s = &t->slots[si];
+	if (!fresh)
+		ix_remove(t, s->hash, si);
 	memcpy(s->key, k, sizeof(s->key));
 	s->len = len;
 	s->hash = h;
 	s->count = count;
 	s->err = err;
 	ix_insert(t, h, si);
-	sift_down(t, 0);
+	if (fresh) {
+		heap_set(t, si, si);
+		sift_up(t, si);
+	} else {
+		sift_down(t, 0);
+	}
 }
 
 /* the key is absent (out of line: the hot path is a hit; the key by
