@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Weighted Space-Saving summary (see topk.h for the bounds). m slots, an
- * open-addressing index over them (linear probing, 2m..4m entries, a power
- * of two, backward-shift deletion: no tombstones however many evictions),
+ * open-addressing index over them (linear probing, 4m..8m entries, a power
+ * of two: load <= 1/4, short runs for the hot keys too; backward-shift
+ * deletion: no tombstones however many evictions),
  * and a binary min-heap of the slots by count. An add on a key present is
  * a hash, a probe and a sift-down that stops at once for a key whose count
  * already leads its children (the heavy ones); on a key absent, at worst
@@ -214,7 +215,7 @@ int cgsi_topk_init(struct cgsi_topk *t, uint32_t cap)
 	if (!cap || cap > CGSI_TOPK_CAP_MAX)
 		return -EINVAL;
 	uint32_t nix = 2;
-	while (nix < 2 * cap)
+	while (nix < 4 * cap)
 		nix *= 2;
 	size_t sz = (size_t)cap * sizeof(*t->slots) +
 		    (size_t)nix * sizeof(*t->ix) +
@@ -253,32 +254,23 @@ void cgsi_topk_reset(struct cgsi_topk *t)
 static void enter(struct cgsi_topk *t, const uint64_t k[4], uint32_t len,
 		  uint32_t h, uint64_t count, uint64_t err)
 {
-	struct cgsi_topk_slot *s;
-	uint32_t si;
-	if (t->size < t->cap) {
-		si = t->size++;
-		s = &t->slots[si];
-		memcpy(s->key, k, sizeof(s->key));
-		s->len = len;
-		s->hash = h;
-		s->count = count;
-		s->err = err;
-		ix_insert(t, h, si);
-		t->heap[si] = si;
-		s->hpos = si;
-		sift_up(t, si);
-		return;
-	}
-	si = t->heap[0];
-	s = &t->slots[si];
-	ix_remove(t, s->hash, si);
+	bool fresh = t->size < t->cap;
+	uint32_t si = fresh ? t->size++ : t->heap[0];
+	struct cgsi_topk_slot *s = &t->slots[si];
+	if (!fresh)
+		ix_remove(t, s->hash, si);
 	memcpy(s->key, k, sizeof(s->key));
 	s->len = len;
 	s->hash = h;
 	s->count = count;
 	s->err = err;
 	ix_insert(t, h, si);
-	sift_down(t, 0);
+	if (fresh) {
+		heap_set(t, si, si);
+		sift_up(t, si);
+	} else {
+		sift_down(t, 0);
+	}
 }
 
 /* the key is absent (out of line: the hot path is a hit; the key by

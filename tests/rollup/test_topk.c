@@ -648,6 +648,47 @@ static void test_odd_keys(void **state)
 	cgsi_topk_fini(&t);
 }
 
+/* Every length 0..32 from a buffer of exactly that size (memcheck sees
+ * any read past it), any bytes: held and listed byte for byte, and two
+ * keys that differ only in their last byte, or by a trailing NUL, apart. */
+static void test_key_lengths(void **state)
+{
+	(void)state;
+	struct cgsi_topk t;
+	struct exact x;
+	struct cgsi_topk_entry e;
+	assert_int_equal(cgsi_topk_init(&t, 128), 0);
+	ex_init(&x);
+	rng_state = 5;
+	for (size_t len = 0; len <= CGSI_TOPK_KEY_MAX; len++) {
+		unsigned char *b = malloc(len ? len : 1);
+		assert_non_null(b);
+		for (size_t i = 0; i < len; i++)
+			b[i] = (unsigned char)rnd();
+		add2(&t, &x, b, len, len + 1);
+		assert_int_equal(cgsi_topk_get(&t, b, len, &e), 1);
+		assert_int_equal(e.len, len);
+		assert_memory_equal(e.key, b, len);
+		assert_int_equal(e.key[len], 0);
+		assert_int_equal(e.count, ex_get(&x, b, len));
+		if (len) {
+			b[len - 1] ^= 0x80;
+			add2(&t, &x, b, len, 1000);
+			b[len - 1] ^= 0x80;
+			assert_int_equal(cgsi_topk_get(&t, b, len, &e), 1);
+			assert_int_equal(e.count, ex_get(&x, b, len));
+			/* the same bytes, one shorter */
+			add2(&t, &x, b, len - 1, 3);
+			assert_int_equal(cgsi_topk_get(&t, b, len, &e), 1);
+			assert_int_equal(e.count, ex_get(&x, b, len));
+		}
+		free(b);
+	}
+	check(&t, &x, 128);
+	ex_fini(&x);
+	cgsi_topk_fini(&t);
+}
+
 static void test_weight0(void **state)
 {
 	(void)state;
@@ -782,6 +823,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_cap1),
 		cmocka_unit_test(test_odd_keys),
+		cmocka_unit_test(test_key_lengths),
 		cmocka_unit_test(test_weight0),
 		cmocka_unit_test(test_saturate),
 		cmocka_unit_test(test_merge_edges),
