@@ -140,6 +140,53 @@ static void histograms(struct buf *b, const struct cgs_snapshot *s, size_t i)
 	buf_putc(b, '}');
 }
 
+/* "comms": the top commands by CPU (us as seconds) and by process exits,
+ * each value a lower bound with the error bound of the summary, the rest
+ * as {"comm":null,"other":true,...}. */
+static void comms(struct buf *b, const struct cgs_snapshot *s, size_t i)
+{
+	static const char *const rank[] = { "by_cpu", "by_exits" };
+	buf_puts(b, ",\"comms\":{");
+	for (int r = 0; r < 2; r++) {
+		size_t n = cgs_snapshot_comm_count(s, i, (enum cgs_comm_rank)r);
+		buf_printf(b, "%s\"%s\":[", r ? "," : "", rank[r]);
+		for (size_t j = 0; j < n; j++) {
+			const struct cgs_comm *c =
+				cgs_snapshot_comm(s, i, (enum cgs_comm_rank)r, j);
+			buf_puts(b, j ? ",{" : "{");
+			if (c->other) {
+				buf_puts(b, "\"comm\":null,\"other\":true");
+			} else {
+				buf_puts(b, "\"comm\":");
+				size_t cl = strlen(c->comm);
+				if (esc_json(b, c->comm, cl)) {
+					buf_puts(b, ",\"comm_hex\":\"");
+					esc_hex(b, c->comm, cl);
+					buf_putc(b, '"');
+				}
+			}
+			if (r == CGS_COMMS_BY_CPU) {
+				buf_puts(b, ",\"cpu_s\":");
+				buf_fixed(b, c->value, 6);
+				buf_puts(b, ",\"error_s\":");
+				buf_fixed(b, c->error, 6);
+				if (c->other) {
+					buf_puts(b, ",\"max_each_s\":");
+					buf_fixed(b, c->max_each, 6);
+				}
+			} else {
+				kv_u64(b, "exits", c->value);
+				kv_u64(b, "error", c->error);
+				if (c->other)
+					kv_u64(b, "max_each", c->max_each);
+			}
+			buf_putc(b, '}');
+		}
+		buf_putc(b, ']');
+	}
+	buf_putc(b, '}');
+}
+
 /* The bucket bounds, once per snapshot (the same for every cgroup and
  * histogram; the last one "+Inf", a string as JSON has no infinity). */
 static void hist_bounds(struct buf *b, const struct cgs_snapshot *s)
@@ -231,6 +278,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		outcomes(b, in, s, i, g);
 		if (in->histograms)
 			histograms(b, s, i);
+		if (in->comms)
+			comms(b, s, i);
 		buf_putc(b, '}');
 	}
 	buf_puts(b, "]}\n");

@@ -206,6 +206,36 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		}
 	}
 
+	for (int r = 0; in->prom_comms && r < 2; r++) {
+		bool cpu = r == CGS_COMMS_BY_CPU;
+		const char *nm = cpu ? "comm_cpu_seconds_total"
+				     : "comm_process_exits_total";
+		head(b, nm, "counter", cpu
+		     ? "CPU time of exited tasks of the cgroup's top commands "
+		       "(--comms; a lower bound, comm=\"(other)\" the rest)."
+		     : "Process exits of the cgroup's top commands (--comms; a "
+		       "lower bound, comm=\"(other)\" the rest).");
+		for (size_t i = 0; i < n; i++) {
+			size_t k = cgs_snapshot_comm_count(s, i,
+							   (enum cgs_comm_rank)r);
+			for (size_t j = 0; j < k; j++) {
+				const struct cgs_comm *c = cgs_snapshot_comm(
+					s, i, (enum cgs_comm_rank)r, j);
+				const char *cn = c->other ? "(other)" : c->comm;
+				buf_printf(b, P "%s", nm);
+				cglabel(b, &L, i);
+				buf_puts(b, ",comm=\"");
+				esc_prom_label(b, cn, strlen(cn));
+				buf_puts(b, "\"} ");
+				if (cpu)
+					buf_fixed(b, c->value, 6);
+				else
+					buf_u64(b, c->value);
+				buf_putc(b, '\n');
+			}
+		}
+	}
+
 	head(b, "inferred_records_total", "counter",
 	     "Records of the cgroup whose cgroup was inferred from a parent or "
 	     "fork ancestor (the /proc fallback's guesses).");

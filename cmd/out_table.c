@@ -104,6 +104,37 @@ static void workload(struct buf *b, const char *path)
 	buf_printf(b, "%-*s  ", WL_W, s);
 }
 
+/* Under a cgroup's row: its top commands, "name value" largest first. */
+static void comm_lines(struct buf *b, const struct cgs_snapshot *s, size_t i)
+{
+	for (int r = 0; r < 2; r++) {
+		size_t n = cgs_snapshot_comm_count(s, i, (enum cgs_comm_rank)r);
+		if (!n)
+			continue;
+		buf_puts(b, r == CGS_COMMS_BY_CPU ? "          cpu:  "
+						  : "          exits:");
+		for (size_t j = 0; j < n; j++) {
+			const struct cgs_comm *c =
+				cgs_snapshot_comm(s, i, (enum cgs_comm_rank)r, j);
+			buf_puts(b, j ? ", " : " ");
+			if (c->other)
+				buf_puts(b, "(other)");
+			else
+				esc_text(b, c->comm, strlen(c->comm));
+			if (r == CGS_COMMS_BY_CPU)
+				buf_printf(b, " %llu.%03llus",
+					   (unsigned long long)(c->value / 1000000u),
+					   (unsigned long long)(c->value % 1000000u /
+								1000u));
+			else
+				buf_printf(b, " %llu", (unsigned long long)c->value);
+			if (c->error)
+				buf_puts(b, "+");
+		}
+		buf_putc(b, '\n');
+	}
+}
+
 static void snapshot(struct buf *b, const struct snap_info *in,
 		     const struct cgs_snapshot *s)
 {
@@ -174,6 +205,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		workload(b, g->path);
 		esc_text(b, g->path, strlen(g->path));
 		buf_putc(b, '\n');
+		if (in->comms)
+			comm_lines(b, s, v[i].i);
 	}
 	if (rows > shown)
 		buf_printf(b, "(%zu more cgroups with exits; --top 0 shows "

@@ -247,6 +247,7 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	so.sz = sizeof(so);
 	so.fold_depth = c->o->depth;
 	so.no_delta = c->seq == 0;
+	so.comms = c->o->comms;
 	r = cgs_rollup_snapshot(c->rollup, &so, &s);
 	if (r < 0)
 		return r;
