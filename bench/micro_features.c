@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * micro_features: what issue 11's per-cgroup features (exit outcomes,
+ * histograms, top commands) cost per record on the collector's path:
+ * decode + attribution by the kernel source + rollup, on real exits.
+ *
+ * N children (processes named after 8 commands, exiting with varied
+ * codes, a few killed by a signal) exit while nothing is read; once the
+ * kernel source has every entry, each shard is drained and every message
+ * goes through cgsb_feed(): cgs_decode_msg() (CGS_DECODE_REUSE, as the
+ * listener does) then cgs_rollup_account() of its records. So the
+ * kernel-source join always finds its entry (no waiting), as in a
+ * collector that keeps up.
+ *
+ *   -m off   no histograms, no command summaries (the outcomes are always on)
+ *   -m on    CGS_ROLLUP_HISTOGRAMS and comms = 64 (the collector's --comms)
+ *   -n N     children (default 2000)
+ *   -t       the children are threads of one process, not processes
+ *
+ * Prints one JSON line: records fed, ns per record (one pass: noisy on a
+ * shared host; run it several times), and the attribution counters (a
+ * record the kernel source missed would take the /proc path: shown).
+ * Instructions: run it under `valgrind --tool=callgrind
+ * --toggle-collect=cgsb_feed` at two N and take the difference per record
+ * (bench/run-micro.sh does). Needs root (taskstats, BPF).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgstats.h"
+#include "micro_common.h"
+
+#define MAXSH 64
+
+struct msg {
+	size_t len;
+	unsigned shard;
+	unsigned char *p;
+};
+
+static struct msg *msgs;
+static size_t nmsgs, capmsgs;
+
+/* Ours: pids forked by the workload (procs) or its process (threads);
+ * the rest of the host's exits are not fed (they would bring their own
+ * cgroups' first-time costs into the figure). */
+static unsigned char ours[1u << 22];
+
+static int keep(const struct cgs_exit *ev, void *u)
+{
+	(void)u;
+	if (!ev->task || ev->task->tgid >= sizeof(ours) || !ours[ev->task->tgid])
+		return 0;
+	if (nmsgs == capmsgs) {
+		capmsgs = capmsgs ? capmsgs * 2 : 4096;
+		msgs = realloc(msgs, capmsgs * sizeof(*msgs));
+		if (!msgs)
+			abort();
+	}
+	struct msg *m = &msgs[nmsgs++];
+	m->len = ev->raw_len;
+	m->shard = ev->shard;
+	m->p = malloc(ev->raw_len);
+	if (!m->p)
+		abort();
+	memcpy(m->p, ev->raw, ev->raw_len);
+	return 0;
+}
+
+static struct cgs_record task, group;
+static uint64_t fed;
+
+static inline void feed(struct cgs_rollup *r, const struct msg *m)
+{
+	int k = cgs_decode_msg(m->p, m->len, CGS_DECODE_REUSE, &task, &group,
+			       NULL);
+	if (k <= 0)
+		return;
+	if (k & CGS_DECODED_TASK) {
+		cgs_rollup_account(r, m->shard, &task, NULL);
+		fed++;
+	}
+	if (k & CGS_DECODED_GROUP)
+		cgs_rollup_account(r, m->shard, &group, NULL);
+}
+
+/* The measured path: decode + attribution + rollup of one message (not
+ * static: callgrind toggles collection on its name). */
+void cgsb_feed(struct cgs_rollup *r, const struct msg *m);
+__attribute__((noinline)) void cgsb_feed(struct cgs_rollup *r,
+					 const struct msg *m)
+{
+	feed(r, m);
+}
+
+/* The same, not measured: the warm-up's (cgroup ids resolved, nodes and
+ * their summaries made). */
+__attribute__((noinline)) static void warm_feed(struct cgs_rollup *r,
+						const struct msg *m)
+{
+	feed(r, m);
+}
+
+/* Run the workload, wait for every entry, keep what was received. */
+static int run_and_keep(struct cgs_listener *l, unsigned nsh, int n,
+			bool threads);
+
+static void *thread_exit(void *a)
+{
+	(void)a;
+	return NULL;
+}
+
+static const char *const names[8] = { "cc1", "make", "sh", "sed",
+				       "python3", "ld", "as", "git" };
+
+static int workload(int n, bool threads)
+{
+	if (threads) {
+		pid_t p = fork();
+		if (p > 0 && (size_t)p < sizeof(ours))
+			ours[p] = 1;
+		if (p == 0) {
+			prctl(PR_SET_NAME, "cgsb-threads");
+			for (int i = 0; i < n; i++) {
+				pthread_t t;
+				if (pthread_create(&t, NULL, thread_exit, NULL))
+					_exit(1);
+				pthread_join(t, NULL);
+			}
+			_exit(0);
+		}
+		return p > 0 && waitpid(p, NULL, 0) == p ? 0 : -1;
+	}
+	for (int i = 0; i < n; i++) {
+		pid_t p = fork();
+		if (p < 0)
+			return -1;
+		if ((size_t)p < sizeof(ours))
+			ours[p] = 1;
+		if (p == 0) {
+			prctl(PR_SET_NAME, names[i % 8]);
+			if (i % 50 == 7)
+				raise(SIGKILL);
+			_exit(i % 10 == 3 ? 2 : 0);
+		}
+		waitpid(p, NULL, 0);
+	}
+	return 0;
+}
+
+static int run_and_keep(struct cgs_listener *l, unsigned nsh, int n,
+			bool threads)
+{
+	for (size_t i = 0; i < nmsgs; i++)
+		free(msgs[i].p);
+	nmsgs = 0;
+	if (workload(n, threads) < 0) {
+		fprintf(stderr, "workload failed\n");
+		return -1;
+	}
+	usleep(300000); /* every entry published */
+	for (unsigned s = 0; s < nsh; s++)
+		while (cgs_listener_drain(l, s, keep, NULL) > 0)
+			;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int n = 2000, opt;
+	bool on = false, threads = false;
+	while ((opt = getopt(argc, argv, "m:n:t")) != -1) {
+		switch (opt) {
+		case 'm': on = !strcmp(optarg, "on"); break;
+		case 'n': n = atoi(optarg); break;
+		case 't': threads = true; break;
+		default:
+			fprintf(stderr, "usage: %s [-m off|on] [-n N] [-t]\n", argv[0]);
+			return 2;
+		}
+	}
+	CGS_OPTS(cgs_listener_opts, lo, .rcvbuf = 64u << 20);
+	struct cgs_listener *l = NULL;
+	int rc = cgs_listener_open(&l, &lo);
+	if (rc < 0) {
+		fprintf(stderr, "listener: %s\n", cgs_strerror(rc));
+		return 1;
+	}
+	unsigned nsh = cgs_listener_shards(l);
+	const char *cpus[MAXSH];
+	for (unsigned i = 0; i < nsh && i < MAXSH; i++)
+		cpus[i] = cgs_listener_shard_cpus(l, i);
+	CGS_OPTS(cgs_rollup_opts, ro, .shards = nsh, .shard_cpus = cpus,
+		 .attribution = CGS_ATTRIBUTION_KERNEL,
+		 .flags = on ? CGS_ROLLUP_HISTOGRAMS : 0, .comms = on ? 64 : 0);
+	struct cgs_rollup *r = NULL;
+	char why[320] = "";
+	ro.errbuf = why;
+	ro.errbuf_len = sizeof(why);
+	if ((rc = cgs_rollup_new(&r, &ro)) < 0) {
+		fprintf(stderr, "rollup: %s %s\n", cgs_strerror(rc), why);
+		return 1;
+	}
+	task.sz = group.sz = sizeof(task);
+	/* warm-up: the same workload once, fed outside the measurement */
+	if (run_and_keep(l, nsh, 200, threads) < 0)
+		return 1;
+	for (size_t i = 0; i < nmsgs; i++)
+		warm_feed(r, &msgs[i]);
+	fed = 0;
+	if (run_and_keep(l, nsh, n, threads) < 0)
+		return 1;
+	double t0 = cgsb_now();
+	for (size_t i = 0; i < nmsgs; i++)
+		cgsb_feed(r, &msgs[i]);
+	double t1 = cgsb_now();
+	CGS_OPTS(cgs_rollup_totals, t);
+	cgs_rollup_totals(r, &t);
+	double ns[1] = { (t1 - t0) * 1e9 / (double)(fed ? fed : 1) };
+	char extra[512];
+	snprintf(extra, sizeof(extra),
+		 "\"mode\":\"%s\",\"workload\":\"%s\",\"messages\":%zu,"
+		 "\"records\":%llu,\"via_kernel\":%llu,\"kernel_unmatched\":%llu,"
+		 "\"kernel_waits\":%llu,\"shards\":%u",
+		 on ? "on" : "off", threads ? "threads" : "procs", nmsgs,
+		 (unsigned long long)fed, (unsigned long long)t.via_kernel,
+		 (unsigned long long)t.kernel_unmatched,
+		 (unsigned long long)t.kernel_waits, nsh);
+	cgsb_report("micro_features", "kernel", n, ns, 1, (long)fed, extra);
+	cgs_rollup_free(r);
+	cgs_listener_close(l);
+	return 0;
+}
