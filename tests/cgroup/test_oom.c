@@ -237,6 +237,22 @@ static void expect(struct cgt_pipeline *pl, const char *rel, uint64_t procs,
 	cgs_snapshot_free(s);
 }
 
+/* The hog OOM-killed, then an idler killed by kill -9, both in d1 (and
+ * d2): one OOM kill, two SIGKILLs. */
+static void oom_then_kill9(struct cgt_pipeline *pl, const char *rel,
+			   const char *d1, const char *d2,
+			   enum cgs_oom_source src)
+{
+	pid_t h = start(hog, d1, d2, pl, rel, 1);
+	hog_killed(h);
+	expect(pl, rel, 1, 1, 1, src);
+	pid_t k = start(idler, d1, d2, pl, rel, 3);
+	kill9(k);
+	expect(pl, rel, 2, 1, 2, src);
+	assert_int_equal(waitpid(h, NULL, 0), h);
+	assert_int_equal(waitpid(k, NULL, 0), k);
+}
+
 static void test_oom_kernel(void **state)
 {
 	(void)state;
@@ -254,14 +270,7 @@ static void test_oom_kernel(void **state)
 	assert_int_equal(cgt_mkdir(rel, v2, sizeof(v2)), 0);
 	memory_cgroup(rel, v1, sizeof(v1));
 
-	pid_t h = start(hog, v2, v1, &pl, rel, 1);
-	hog_killed(h);
-	expect(&pl, rel, 1, 1, 1, CGS_OOM_KERNEL);
-	pid_t k = start(idler, v2, v1, &pl, rel, 3);
-	kill9(k);
-	expect(&pl, rel, 2, 1, 2, CGS_OOM_KERNEL);
-	assert_int_equal(waitpid(h, NULL, 0), h);
-	assert_int_equal(waitpid(k, NULL, 0), k);
+	oom_then_kill9(&pl, rel, v2, v1, CGS_OOM_KERNEL);
 	cgt_pipeline_close(&pl);
 	cgt_cleanup();
 }
@@ -291,15 +300,8 @@ static void test_oom_proc_new(void **state)
 	snprintf(rel, sizeof(rel), "/cgs-oom-%d-new", (int)getpid());
 	memory_cgroup(rel, v1, sizeof(v1)); /* after the rollup */
 
-	pid_t h = start(hog, v1, NULL, &pl, rel, 1);
-	hog_killed(h);
-	expect(&pl, rel, 1, 1, 1, CGS_OOM_CGROUP);
-	pid_t k = start(idler, v1, NULL, &pl, rel, 3);
-	kill9(k);
-	expect(&pl, rel, 2, 1, 2, CGS_OOM_CGROUP);
+	oom_then_kill9(&pl, rel, v1, NULL, CGS_OOM_CGROUP);
 	assert_int_equal(oom_kill_counter(v1), 1);
-	assert_int_equal(waitpid(h, NULL, 0), h);
-	assert_int_equal(waitpid(k, NULL, 0), k);
 	cgt_pipeline_close(&pl);
 	cgt_cleanup();
 }
@@ -319,15 +321,8 @@ static void test_oom_proc_old(void **state)
 
 	struct cgt_pipeline pl;
 	open_memory_pipeline(&pl);
-	pid_t h = start(hog, v1, NULL, &pl, rel, 1);
-	hog_killed(h);
-	expect(&pl, rel, 1, 1, 1, CGS_OOM_CGROUP);
-	pid_t k = start(idler, v1, NULL, &pl, rel, 3);
-	kill9(k);
-	expect(&pl, rel, 2, 1, 2, CGS_OOM_CGROUP);
+	oom_then_kill9(&pl, rel, v1, NULL, CGS_OOM_CGROUP);
 	assert_int_equal(oom_kill_counter(v1), 2);
-	assert_int_equal(waitpid(h, NULL, 0), h);
-	assert_int_equal(waitpid(k, NULL, 0), k);
 	cgt_pipeline_close(&pl);
 	cgt_cleanup();
 }
