@@ -13,10 +13,17 @@
 
 #define CGT_MAX_DIRS 4096
 
+#define CGT_MAX_SAVED 8
+
 static char mnt[4096];
 static char *dirs[CGT_MAX_DIRS];
 static int ndirs;
 static pid_t owner;
+/* files cgt_set_file() changed, with the text they held */
+static struct {
+	char *path, *old;
+} saved[CGT_MAX_SAVED];
+static int nsaved;
 
 const char *cgt_cgroup2_mount(void)
 {
@@ -59,10 +66,37 @@ const char *cgt_cgroup1_mount(const char *controller)
 	return found ? m1 : NULL;
 }
 
+static int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t n = strlen(text);
+	int rc = write(fd, text, n) == (ssize_t)n ? 0 : -errno;
+	close(fd);
+	return rc;
+}
+
+void cgt_restore_files(void)
+{
+	if (getpid() != owner)
+		return;
+	for (int i = nsaved - 1; i >= 0; i--) {
+		int rc = write_text(saved[i].path, saved[i].old);
+		if (rc < 0)
+			fprintf(stderr, "restore %s: %s\n", saved[i].path,
+				strerror(-rc));
+		free(saved[i].path);
+		free(saved[i].old);
+	}
+	nsaved = 0;
+}
+
 void cgt_cleanup(void)
 {
 	if (getpid() != owner)
 		return; /* a forked child exiting through exit() */
+	cgt_restore_files();
 	for (int i = ndirs - 1; i >= 0; i--) {
 		if (rmdir(dirs[i]) < 0 && errno != ENOENT)
 			fprintf(stderr, "rmdir %s: %s\n", dirs[i],
@@ -85,19 +119,29 @@ static int said(int err, const char *what, const char *where)
 	return -err;
 }
 
+static void own_cleanup(void)
+{
+	if (owner)
+		return;
+	owner = getpid();
+	atexit(cgt_cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+}
+
 int cgt_mkdir(const char *rel, char *dir, size_t dirlen)
 {
 	const char *m = cgt_cgroup2_mount();
 	if (!m)
 		return said(ENOENT, "cgroup2 mount for", rel);
+	return cgt_mkdir_at(m, rel, dir, dirlen);
+}
+
+int cgt_mkdir_at(const char *m, const char *rel, char *dir, size_t dirlen)
+{
 	if (ndirs == CGT_MAX_DIRS)
 		return said(ENOSPC, "scratch cgroup", rel);
-	if (!owner) {
-		owner = getpid();
-		atexit(cgt_cleanup);
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
-	}
+	own_cleanup();
 	int n = snprintf(dir, dirlen, "%s%s", m, rel);
 	if (n < 0 || (size_t)n >= dirlen)
 		return said(ENAMETOOLONG, "mkdir", rel);
@@ -109,18 +153,45 @@ int cgt_mkdir(const char *rel, char *dir, size_t dirlen)
 	return 0;
 }
 
-int cgt_move(const char *dir, pid_t pid)
+int cgt_write(const char *dir, const char *file, const char *text)
 {
 	char p[4200];
-	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
-	int fd = open(p, O_WRONLY | O_CLOEXEC);
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	int rc = write_text(p, text);
+	return rc < 0 ? said(-rc, "write", p) : 0;
+}
+
+int cgt_set_file(const char *path, const char *text)
+{
+	char old[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return said(errno, "open", p);
-	char b[32];
-	int n = snprintf(b, sizeof(b), "%d\n", pid ? (int)pid : (int)getpid());
-	int rc = write(fd, b, (size_t)n) == n ? 0 : said(errno, "move to", p);
+		return said(errno, "open", path);
+	ssize_t n = read(fd, old, sizeof(old) - 1);
+	int err = errno;
 	close(fd);
-	return rc;
+	if (n < 0)
+		return said(err, "read", path);
+	old[n] = '\0';
+	if (nsaved == CGT_MAX_SAVED)
+		return said(ENOSPC, "save", path);
+	own_cleanup();
+	/* saved before the change: restored even if it half-succeeds */
+	if (!(saved[nsaved].path = strdup(path)) ||
+	    !(saved[nsaved].old = strdup(old))) {
+		free(saved[nsaved].path);
+		return said(ENOMEM, "save", path);
+	}
+	nsaved++;
+	int rc = write_text(path, text);
+	return rc < 0 ? said(-rc, "write", path) : 0;
+}
+
+int cgt_move(const char *dir, pid_t pid)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "%d\n", pid ? (int)pid : (int)getpid());
+	return cgt_write(dir, "cgroup.procs", b);
 }
 
 pid_t cgt_fork_held(const int go[2], const char *dir, void (*fn)(void))

@@ -29,8 +29,27 @@ const char *cgt_cgroup1_mount(const char *controller);
  */
 int cgt_mkdir(const char *rel, char *dir, size_t dirlen);
 
-/* Remove every cgroup made by cgt_mkdir, deepest first. Idempotent;
- * installed with atexit and for SIGINT/SIGTERM by the first cgt_mkdir. */
+/* The same under another mount `mnt` (a cgroup v1 hierarchy's, from
+ * cgt_cgroup1_mount()), also removed at exit. */
+int cgt_mkdir_at(const char *mnt, const char *rel, char *dir, size_t dirlen);
+
+/* Write text into <dir>/<file> (memory.limit_in_bytes, ...). 0, or -errno
+ * after printing what failed. */
+int cgt_write(const char *dir, const char *file, const char *text);
+
+/*
+ * Write text into the file at path (a sysctl: /proc/sys/kernel/
+ * core_pattern) after saving what it held, which cgt_restore_files()
+ * writes back: at exit, on SIGINT/SIGTERM (with cgt_cleanup()), or
+ * earlier when called. 0, or -errno after printing what failed.
+ */
+int cgt_set_file(const char *path, const char *text);
+/* Write back what cgt_set_file() changed, newest first. Idempotent. */
+void cgt_restore_files(void);
+
+/* Restore the files cgt_set_file() changed, then remove every cgroup made
+ * by cgt_mkdir or cgt_mkdir_at, deepest first. Idempotent; installed with
+ * atexit and for SIGINT/SIGTERM by the first of those calls. */
 void cgt_cleanup(void);
 
 /* Write pid (0: the caller) into <dir>/cgroup.procs. 0, or -errno after

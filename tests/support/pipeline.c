@@ -33,6 +33,16 @@ int cgt_pipeline_open(struct cgt_pipeline *p, size_t rcvbuf,
 		      enum cgs_attribution a, size_t kernel_ringbuf,
 		      unsigned flags)
 {
+	struct cgs_rollup_opts ro = {
+		.sz = sizeof(ro), .attribution = a,
+		.kernel_ringbuf = kernel_ringbuf, .flags = flags,
+	};
+	return cgt_pipeline_open_opts(p, rcvbuf, &ro);
+}
+
+int cgt_pipeline_open_opts(struct cgt_pipeline *p, size_t rcvbuf,
+			   const struct cgs_rollup_opts *opts)
+{
 	struct cgs_listener *l = NULL;
 	int rc = cgt_listener_open(&l, rcvbuf);
 	if (rc)
@@ -42,17 +52,17 @@ int cgt_pipeline_open(struct cgt_pipeline *p, size_t rcvbuf,
 	for (unsigned i = 0; i < n && i < CGT_MAX_SHARDS; i++)
 		cpus[i] = cgs_listener_shard_cpus(l, i);
 	char why[320] = "";
-	struct cgs_rollup_opts ro = {
-		.sz = sizeof(ro), .shards = n,
-		.shard_cpus = n <= CGT_MAX_SHARDS ? cpus : NULL,
-		.attribution = a, .kernel_ringbuf = kernel_ringbuf,
-		.flags = flags, .errbuf = why, .errbuf_len = sizeof(why),
-	};
+	struct cgs_rollup_opts ro = *opts;
+	ro.sz = sizeof(ro);
+	ro.shards = n;
+	ro.shard_cpus = n <= CGT_MAX_SHARDS ? cpus : NULL;
+	ro.errbuf = why;
+	ro.errbuf_len = sizeof(why);
 	struct cgs_rollup *r = NULL;
 	rc = cgs_rollup_new(&r, &ro);
 	if (rc < 0) {
 		cgs_listener_close(l);
-		if (a == CGS_ATTRIBUTION_KERNEL && why[0]) {
+		if (ro.attribution == CGS_ATTRIBUTION_KERNEL && why[0]) {
 			fprintf(stderr, "SKIP: kernel source unavailable: %s\n",
 				why);
 			return 77;
@@ -113,6 +123,72 @@ int cgt_listener_drain(struct cgs_listener *l, long settle_ms,
 	*loss = (struct cgs_loss){ .sz = sizeof(*loss) };
 	cgs_listener_loss(l, CGS_ALL_SHARDS, loss);
 	return 0;
+}
+
+static int account_all(const struct cgs_exit *ev, void *user)
+{
+	struct cgs_rollup *r = user;
+	if (ev->task)
+		cgs_rollup_account(r, ev->shard, ev->task, NULL);
+	if (ev->group)
+		cgs_rollup_account(r, ev->shard, ev->group, NULL);
+	return 0;
+}
+
+long cgt_pipeline_pump(struct cgt_pipeline *p, long ms)
+{
+	double end = cgt_now_s() + (double)(ms > 0 ? ms : 0) / 1e3;
+	long total = 0;
+	unsigned n = cgs_listener_shards(p->l);
+	do {
+		int got = 0;
+		for (unsigned s = 0; s < n; s++) {
+			int k = cgs_listener_drain(p->l, s, account_all, p->r);
+			if (k < 0) {
+				fprintf(stderr, "drain: %s\n", cgs_strerror(k));
+				return -1;
+			}
+			got += k;
+		}
+		total += got;
+		if (!got)
+			cgt_sleep_ms(2);
+	} while (cgt_now_s() < end);
+	return total;
+}
+
+ssize_t cgt_snapshot_find(const struct cgs_snapshot *s, const char *path)
+{
+	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
+		if (!strcmp(cgs_snapshot_get(s, i)->path, path))
+			return (ssize_t)i;
+	return -1;
+}
+
+int cgt_pump_until(struct cgt_pipeline *p, const char *path, uint64_t tasks,
+		   long timeout_ms)
+{
+	double end = cgt_now_s() + (double)timeout_ms / 1e3;
+	struct cgs_snapshot_opts so = { .sz = sizeof(so), .no_delta = true };
+	for (;;) {
+		if (cgt_pipeline_pump(p, 20) < 0)
+			return -1;
+		struct cgs_snapshot *s = NULL;
+		uint64_t got = 0;
+		if (cgs_rollup_snapshot(p->r, &so, &s) == 0) {
+			ssize_t i = cgt_snapshot_find(s, path);
+			got = i < 0 ? 0 : cgs_snapshot_get(s, (size_t)i)->self->tasks;
+		}
+		cgs_snapshot_free(s);
+		if (got >= tasks)
+			return 0;
+		if (cgt_now_s() >= end) {
+			fprintf(stderr, "%s: %llu task records after %ld ms, "
+				"want %llu\n", path, (unsigned long long)got,
+				timeout_ms, (unsigned long long)tasks);
+			return 1;
+		}
+	}
 }
 
 pid_t cgt_clone_into(int cgfd)

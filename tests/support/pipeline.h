@@ -34,6 +34,10 @@ int cgt_listener_open(struct cgs_listener **l, size_t rcvbuf);
 int cgt_pipeline_open(struct cgt_pipeline *p, size_t rcvbuf,
 		      enum cgs_attribution a, size_t kernel_ringbuf,
 		      unsigned flags);
+/* The same with every rollup option of opts (hierarchy, grace_ms, ...);
+ * shards, shard_cpus and errbuf are the pipeline's. */
+int cgt_pipeline_open_opts(struct cgt_pipeline *p, size_t rcvbuf,
+			   const struct cgs_rollup_opts *opts);
 /* Close the listener (stopping its threads, if running), then the rollup. */
 void cgt_pipeline_close(struct cgt_pipeline *p);
 
@@ -54,6 +58,21 @@ int cgt_forks_rollup_open(struct cgs_rollup **r, struct cgs_listener *l,
  */
 int cgt_listener_drain(struct cgs_listener *l, long settle_ms,
 		       struct cgs_loss *loss);
+
+/*
+ * Without the runner, from the calling thread (which may then fork while
+ * single-threaded): drain every shard, accounting each record into p->r,
+ * for ms milliseconds (at least one pass). Returns the events read, or -1
+ * after printing the error.
+ */
+long cgt_pipeline_pump(struct cgt_pipeline *p, long ms);
+/* Pump until the cgroup `path`'s self counters hold at least `tasks`
+ * task records: 0; 1 after printing how many after timeout_ms; -1 on a
+ * drain error. */
+int cgt_pump_until(struct cgt_pipeline *p, const char *path, uint64_t tasks,
+		   long timeout_ms);
+/* Index of the cgroup `path` in s, or -1. */
+ssize_t cgt_snapshot_find(const struct cgs_snapshot *s, const char *path);
 
 /*
  * clone3(CLONE_INTO_CGROUP): a child born in the cgroup open at cgfd, as

@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Histograms (CGS_ROLLUP_HISTOGRAMS) with the kernel source, against
+ * workloads of known lifetime and CPU, each chosen in the middle of its
+ * bucket (bounds 4^k us) so that noise cannot move it, in cgroups of
+ * their own under <cgroup2>/cgs-hist-<pid>:
+ *  sleep  5 processes living ~30 ms: lifetime le 65536 us (k 8)
+ *  spin   3 processes burning 500 ms of CPU: cpu le 1048576 us (k 10)
+ *  mt     1 process of 4 threads: 3 living ~8 ms (le 16384 us, k 7),
+ *         the main one ~130 ms (k 9), its process lifetime k 9
+ * Every histogram's count is its cgroup's task records (process exits for
+ * process_lifetime), +Inf equals the count, cumulative counts never
+ * decrease along the buckets nor from one snapshot to the next; after the
+ * cgroups are removed and retired, the parent's subtree histograms keep
+ * every count. Also: -ENODATA without the flag, cgs_hist_quantile() on a
+ * synthetic histogram.
+ *
+ * Skips (77) without taskstats, CAP_NET_ADMIN, cgroup2, or where the
+ * kernel source cannot load, saying why.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgstats.h"
+#include "support/cgtest.h"
+#include "support/clock.h"
+#include "support/pipeline.h"
+#include "support/skip.h"
+
+#define NSLEEP 5
+#define NSPIN 3
+#define MT_THREADS 4
+
+enum { C_SLEEP, C_SPIN, C_MT, NCG };
+static const char *const cg_name[NCG] = { "sleep", "spin", "mt" };
+static char rel[NCG][160], dir[NCG][4608], base[128];
+
+static double cpu_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void *short_thread(void *a)
+{
+	cgt_sleep_ms(8);
+	return a;
+}
+
+/* fork a child that moves itself into cgroup c, then does its work */
+static pid_t spawn(int c)
+{
+	pid_t p = fork();
+	if (p != 0)
+		return p;
+	if (cgt_move(dir[c], 0) < 0)
+		_exit(2);
+	double t0 = cgt_now_s();
+	if (c == C_SLEEP) {
+		cgt_sleep_ms(30);
+	} else if (c == C_SPIN) {
+		volatile unsigned long x = 0;
+		while (cpu_s() < 0.5)
+			x++;
+	} else {
+		pthread_t t[MT_THREADS - 1];
+		for (int i = 0; i < MT_THREADS - 1; i++)
+			if (pthread_create(&t[i], NULL, short_thread, NULL))
+				_exit(3);
+		for (int i = 0; i < MT_THREADS - 1; i++)
+			pthread_join(t[i], NULL);
+		long left = 130 - (long)((cgt_now_s() - t0) * 1e3);
+		cgt_sleep_ms(left > 0 ? left : 0);
+	}
+	_exit(0);
+}
+
+static void reap(pid_t p)
+{
+	int st = 0;
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static struct cgs_hist hist(const struct cgs_snapshot *s, size_t i,
+			    enum cgs_counter_set set, enum cgs_hist_kind k)
+{
+	struct cgs_hist h = { .sz = sizeof(h) };
+	assert_int_equal(cgs_snapshot_hist(s, i, set, k, &h), 0);
+	return h;
+}
+
+/* The shape every histogram has; its count must be n. */
+static void check_shape(const struct cgs_hist *h, uint64_t n)
+{
+	assert_int_equal(h->nbuckets, 20);
+	uint64_t le = 1000;
+	for (unsigned b = 0; b + 1 < h->nbuckets; b++, le *= 4) {
+		assert_int_equal(h->le_ns[b], le);
+		if (b)
+			assert_true(h->cumulative[b] >= h->cumulative[b - 1]);
+	}
+	assert_int_equal(h->le_ns[h->nbuckets - 1], UINT64_MAX);
+	assert_true(h->cumulative[h->nbuckets - 1] >=
+		    h->cumulative[h->nbuckets - 2]);
+	assert_int_equal(h->cumulative[h->nbuckets - 1], h->count);
+	assert_int_equal(h->count, n);
+}
+
+static void check_counts(const struct cgs_snapshot *s, size_t i,
+			 enum cgs_counter_set set)
+{
+	const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+	const struct cgs_counters *n = set == CGS_SET_SELF ? c->self
+							   : c->subtree;
+	for (int k = 0; k < CGS_HIST__COUNT; k++) {
+		struct cgs_hist h = hist(s, i, set, (enum cgs_hist_kind)k);
+		check_shape(&h, k == CGS_HIST_PROC_LIFETIME ? n->processes
+							    : n->tasks);
+	}
+}
+
+/* b's cumulative counts of every cgroup in both never below a's */
+static void check_no_decrease(const struct cgs_snapshot *a,
+			      const struct cgs_snapshot *b)
+{
+	for (size_t i = 0; i < cgs_snapshot_count(a); i++) {
+		const char *p = cgs_snapshot_get(a, i)->path;
+		ssize_t j = cgt_snapshot_find(b, p);
+		if (j < 0)
+			continue;
+		for (int set = CGS_SET_SELF; set <= CGS_SET_SUBTREE; set++)
+			for (int k = 0; k < CGS_HIST__COUNT; k++) {
+				struct cgs_hist x = hist(a, i, set, k);
+				struct cgs_hist y = hist(b, (size_t)j, set, k);
+				for (unsigned q = 0; q < x.nbuckets; q++)
+					if (y.cumulative[q] < x.cumulative[q])
+						fail_msg("%s %s set %d bucket "
+							 "%u: %llu < %llu", p,
+							 cgs_hist_name(k), set,
+							 q, (unsigned long long)
+							 y.cumulative[q],
+							 (unsigned long long)
+							 x.cumulative[q]);
+			}
+	}
+}
+
+static void print_hist(const char *what, const struct cgs_hist *h)
+{
+	printf("%s:", what);
+	for (unsigned b = 0; b < h->nbuckets; b++)
+		if (h->cumulative[b] != (b ? h->cumulative[b - 1] : 0))
+			printf(" le%llu=%llu",
+			       (unsigned long long)(h->le_ns[b] / 1000),
+			       (unsigned long long)h->cumulative[b]);
+	printf(" count %llu\n", (unsigned long long)h->count);
+}
+
+static size_t row(const struct cgs_snapshot *s, const char *path)
+{
+	ssize_t i = cgt_snapshot_find(s, path);
+	if (i < 0)
+		fail_msg("no row %s", path);
+	return (size_t)i;
+}
+
+static void test_hist_kernel(void **state)
+{
+	(void)state;
+	cgt_require_cgroup2();
+	struct cgs_rollup_opts ro = {
+		.sz = sizeof(ro), .attribution = CGS_ATTRIBUTION_KERNEL,
+		.flags = CGS_ROLLUP_HISTOGRAMS,
+		.grace_ms = 100, /* retirable soon after the exits */
+	};
+	struct cgt_pipeline pl;
+	int rc = cgt_pipeline_open_opts(&pl, 16u << 20, &ro);
+	if (rc == 77)
+		cgt_skip("no kernel source pipeline (see above)");
+	assert_int_equal(rc, 0);
+	snprintf(base, sizeof(base), "/cgs-hist-%d", (int)getpid());
+	char bdir[4608];
+	assert_int_equal(cgt_mkdir(base, bdir, sizeof(bdir)), 0);
+	for (int c = 0; c < NCG; c++) {
+		snprintf(rel[c], sizeof(rel[c]), "%s/%s", base, cg_name[c]);
+		assert_int_equal(cgt_mkdir(rel[c], dir[c], sizeof(dir[c])), 0);
+	}
+
+	pid_t p[NSLEEP + NSPIN + 1];
+	for (int i = 0; i < NSLEEP; i++)
+		assert_true((p[i] = spawn(C_SLEEP)) > 0);
+	for (int i = 0; i < NSLEEP; i++)
+		reap(p[i]);
+	assert_int_equal(cgt_pump_until(&pl, rel[C_SLEEP], NSLEEP, 10000), 0);
+	struct cgs_snapshot *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+	assert_int_equal(cgs_rollup_snapshot(pl.r, NULL, &a), 0);
+
+	for (int i = 0; i < NSPIN; i++)
+		assert_true((p[i] = spawn(C_SPIN)) > 0);
+	assert_true((p[NSPIN] = spawn(C_MT)) > 0);
+	for (int i = 0; i <= NSPIN; i++)
+		reap(p[i]);
+	assert_int_equal(cgt_pump_until(&pl, rel[C_SPIN], NSPIN, 10000), 0);
+	assert_int_equal(cgt_pump_until(&pl, rel[C_MT], MT_THREADS, 10000), 0);
+	assert_true(cgt_pipeline_pump(&pl, 200) >= 0);
+	assert_int_equal(cgs_rollup_snapshot(pl.r, NULL, &b), 0);
+	assert_int_equal(cgs_snapshot_totals(b)->histograms, 1);
+
+	size_t is = row(b, rel[C_SLEEP]), ip = row(b, rel[C_SPIN]),
+	       im = row(b, rel[C_MT]), ib = row(b, base);
+	assert_int_equal(cgs_snapshot_get(b, is)->self->tasks, NSLEEP);
+	assert_int_equal(cgs_snapshot_get(b, ip)->self->tasks, NSPIN);
+	assert_int_equal(cgs_snapshot_get(b, im)->self->tasks, MT_THREADS);
+	assert_int_equal(cgs_snapshot_get(b, im)->self->processes, 1);
+	assert_int_equal(cgs_snapshot_get(b, ib)->subtree->tasks,
+			 NSLEEP + NSPIN + MT_THREADS);
+	for (size_t i = 0; i < cgs_snapshot_count(b); i++) {
+		check_counts(b, i, CGS_SET_SELF);
+		check_counts(b, i, CGS_SET_SUBTREE);
+	}
+
+	struct cgs_hist h = hist(b, is, CGS_SET_SELF, CGS_HIST_LIFETIME);
+	print_hist("sleep lifetime", &h);
+	assert_int_equal(h.cumulative[7], 0);
+	assert_int_equal(h.cumulative[8], NSLEEP);
+	uint64_t med = cgs_hist_quantile(&h, 0.5);
+	assert_true(med > 16384000 && med <= 65536000);
+	h = hist(b, is, CGS_SET_SELF, CGS_HIST_PROC_LIFETIME);
+	print_hist("sleep process_lifetime", &h);
+	assert_int_equal(h.cumulative[7], 0);
+	assert_int_equal(h.cumulative[8], NSLEEP);
+	h = hist(b, ip, CGS_SET_SELF, CGS_HIST_CPU);
+	print_hist("spin cpu", &h);
+	assert_int_equal(h.cumulative[9], 0);
+	assert_int_equal(h.cumulative[10], NSPIN);
+	h = hist(b, im, CGS_SET_SELF, CGS_HIST_LIFETIME);
+	print_hist("mt lifetime", &h);
+	assert_int_equal(h.cumulative[6], 0);
+	assert_int_equal(h.cumulative[7], MT_THREADS - 1);
+	assert_int_equal(h.cumulative[8], MT_THREADS - 1);
+	assert_int_equal(h.cumulative[9], MT_THREADS);
+	h = hist(b, im, CGS_SET_SELF, CGS_HIST_PROC_LIFETIME);
+	print_hist("mt process_lifetime", &h);
+	assert_int_equal(h.cumulative[8], 0);
+	assert_int_equal(h.cumulative[9], 1);
+	check_no_decrease(a, b);
+
+	/* removed and retired: the parent's subtree keeps the counts */
+	for (int k = 0; k < NCG; k++)
+		assert_int_equal(rmdir(dir[k]), 0);
+	cgt_sleep_ms(300); /* > grace_ms */
+	assert_int_equal(cgs_rollup_snapshot(pl.r, NULL, &c), 0);
+	int retired = cgs_rollup_retire_removed(pl.r);
+	printf("retired %d\n", retired);
+	assert_true(retired >= NCG);
+	assert_int_equal(cgs_rollup_snapshot(pl.r, NULL, &d), 0);
+	for (int k = 0; k < NCG; k++)
+		assert_true(cgt_snapshot_find(d, rel[k]) < 0);
+	size_t jb = row(d, base);
+	assert_int_equal(cgs_snapshot_get(d, jb)->subtree->tasks,
+			 NSLEEP + NSPIN + MT_THREADS);
+	check_counts(d, jb, CGS_SET_SUBTREE);
+	for (int k = 0; k < CGS_HIST__COUNT; k++) {
+		struct cgs_hist x = hist(b, ib, CGS_SET_SUBTREE, k);
+		struct cgs_hist y = hist(d, jb, CGS_SET_SUBTREE, k);
+		assert_memory_equal(x.cumulative, y.cumulative,
+				    sizeof(x.cumulative));
+		assert_int_equal(x.sum_ns, y.sum_ns);
+		/* no new records: nothing since the previous snapshot */
+		struct cgs_hist z = hist(d, jb, CGS_SET_SUBTREE_DELTA, k);
+		assert_int_equal(z.count, 0);
+	}
+	check_no_decrease(b, c);
+	check_no_decrease(c, d);
+	cgs_snapshot_free(a);
+	cgs_snapshot_free(b);
+	cgs_snapshot_free(c);
+	cgs_snapshot_free(d);
+	cgt_pipeline_close(&pl);
+	cgt_cleanup();
+}
+
+static void test_hist_off_enodata(void **state)
+{
+	(void)state;
+	struct cgs_rollup_opts ro = { .sz = sizeof(ro),
+				      .attribution = CGS_ATTRIBUTION_PROC };
+	struct cgs_rollup *r = NULL;
+	assert_int_equal(cgs_rollup_new(&r, &ro), 0);
+	struct cgs_record rec = { .sz = sizeof(rec), .kind = CGS_KIND_PROCESS,
+				  .pid = 4242, .tgid = 4242, .etime_us = 5 };
+	assert_int_equal(cgs_rollup_account_path(r, 0, &rec, "/x"), 0);
+	struct cgs_snapshot *s = NULL;
+	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
+	assert_int_equal(cgs_snapshot_totals(s)->histograms, 0);
+	size_t i = row(s, "/x");
+	struct cgs_hist h = { .sz = sizeof(h) };
+	for (int k = 0; k < CGS_HIST__COUNT; k++)
+		assert_int_equal(cgs_snapshot_hist(s, i, CGS_SET_SELF, k, &h),
+				 -ENODATA);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+static void test_hist_quantile(void **state)
+{
+	(void)state;
+	struct cgs_hist h = { .sz = sizeof(h), .nbuckets = 20 };
+	for (unsigned b = 0; b < 20; b++)
+		h.le_ns[b] = b == 19 ? UINT64_MAX : (1ull << (2 * b)) * 1000;
+	assert_int_equal(cgs_hist_quantile(NULL, 0.5), 0);
+	assert_int_equal(cgs_hist_quantile(&h, 0.5), 0); /* empty */
+	/* 10 observations <= 1 us, 10 in (1, 4] us */
+	for (unsigned b = 0; b < 20; b++)
+		h.cumulative[b] = b ? 20 : 10;
+	h.count = 20;
+	assert_int_equal(cgs_hist_quantile(&h, 0), 0);
+	assert_int_equal(cgs_hist_quantile(&h, 0.5), 1000);
+	assert_int_equal(cgs_hist_quantile(&h, 0.75), 2500);
+	assert_int_equal(cgs_hist_quantile(&h, 1), 4000);
+	assert_int_equal(cgs_hist_quantile(&h, 2), 4000); /* clamped */
+	/* 10 in (256, 1024] us only: interpolated inside it */
+	for (unsigned b = 0; b < 20; b++)
+		h.cumulative[b] = b < 5 ? 0 : 10;
+	h.count = 10;
+	assert_int_equal(cgs_hist_quantile(&h, 0.5), 640000);
+	assert_int_equal(cgs_hist_quantile(&h, 0.1), 256000 + 76800);
+	/* in +Inf: the last finite bound */
+	memset(h.cumulative, 0, sizeof(h.cumulative));
+	h.cumulative[19] = 3;
+	h.count = 3;
+	assert_int_equal(cgs_hist_quantile(&h, 0.5), h.le_ns[18]);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hist_kernel),
+		cmocka_unit_test(test_hist_off_enodata),
+		cmocka_unit_test(test_hist_quantile),
+	};
+	return CGT_RUN(argc, argv, tests);
+}
