@@ -74,6 +74,18 @@ static int read_proc(struct cgs_rollup *r, struct cgsi_rshard *s,
 	return n;
 }
 
+/*
+ * cgroup v1 shows an exiting task (a zombie too) in the root cgroup: on a
+ * v1 hierarchy a "/" read for an exiting process, or one that would move a
+ * cached process to the root, says nothing of where it ran. (cgroup2
+ * keeps the real path, " (deleted)" once removed.)
+ */
+static bool v1_exit_root(const struct cgs_rollup *r, const struct cgsi_rshard *s,
+			 int n)
+{
+	return n == 1 && s->path[0] == '/' && strcmp(r->mount.hier, "v2");
+}
+
 /* Node of the path read_proc() just left in s->path (n bytes). */
 static struct cgsi_cgnode *intern_read(struct cgs_rollup *r,
 				       struct cgsi_rshard *s, int n,
@@ -334,6 +346,7 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	    (cg = fork_parent_cg(r, s, rec, key, now))) {
 		s->st.via_fork_parent++;
 	} else if ((n = read_proc(r, s, key)) >= 0 &&
+		   !(pexit && v1_exit_root(r, s, n) && (n = -ENOENT)) &&
 		   (cg = intern_read(r, s, n, now))) {
 		s->st.via_proc++;
 		if (r->forks)
@@ -401,6 +414,9 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 				      uint64_t now, bool count)
 {
 	int n = read_proc(r, s, key);
+	if (n >= 0 && v1_exit_root(r, s, n) && e->cg && !e->cg->unknown &&
+	    e->cg->len > 1)
+		n = -ESRCH; /* most likely exiting: keep what was seen */
 	struct cgsi_cgnode *cg = n >= 0 ? intern_read(r, s, n, now) : NULL;
 	if (cg) {
 		repoint(e, cg);
