@@ -200,8 +200,16 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < nsh && i < MAXSH; i++)
 		cpus[i] = cgs_listener_shard_cpus(l, i);
 	CGS_OPTS(cgs_rollup_opts, ro, .shards = nsh, .shard_cpus = cpus,
-		 .attribution = CGS_ATTRIBUTION_KERNEL,
-		 .flags = on ? CGS_ROLLUP_HISTOGRAMS : 0, .comms = on ? 64 : 0);
+		 .attribution = CGS_ATTRIBUTION_KERNEL);
+#ifdef CGS_ROLLUP_HISTOGRAMS
+	ro.flags = on ? CGS_ROLLUP_HISTOGRAMS : 0;
+	ro.comms = on ? 64 : 0;
+#else /* built against libcgstats 1.0 (the baseline): nothing to turn on */
+	if (on) {
+		fprintf(stderr, "-m on: this libcgstats has no such features\n");
+		return 2;
+	}
+#endif
 	struct cgs_rollup *r = NULL;
 	char why[320] = "";
 	ro.errbuf = why;
