@@ -188,7 +188,8 @@ static void test_hist_kernel(void **state)
 		.grace_ms = 100, /* retirable soon after the exits */
 	};
 	struct cgt_pipeline pl;
-	int rc = cgt_pipeline_open_opts(&pl, 16u << 20, &ro);
+	CGS_OPTS(cgs_listener_opts, lo, .rcvbuf = 16u << 20);
+	int rc = cgt_pipeline_open_opts(&pl, &lo, &ro);
 	if (rc == 77)
 		cgt_skip("no kernel source pipeline (see above)");
 	assert_int_equal(rc, 0);

@@ -283,7 +283,8 @@ static void open_memory_pipeline(struct cgt_pipeline *pl)
 		/* what it read of a live process holds until its exit */
 		.revalidate_ms = 60000,
 	};
-	int rc = cgt_pipeline_open_opts(pl, 16u << 20, &ro);
+	CGS_OPTS(cgs_listener_opts, lo, .rcvbuf = 16u << 20);
+	int rc = cgt_pipeline_open_opts(pl, &lo, &ro);
 	if (rc == 77)
 		cgt_skip("no pipeline (see above)");
 	assert_int_equal(rc, 0);

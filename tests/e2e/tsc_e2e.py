@@ -224,15 +224,19 @@ def set_comm(name):
 Work = collections.namedtuple("Work", "pid tasks processes")
 
 
-def workload(cgdir, procs=0, threads=0, comm=None, code=0, linger=0.3):
+def workload(cgdir, procs=0, threads=0, comm=None, code=0, linger=0.3,
+             child_comms=()):
     """Run a known workload in cgroup cgdir (a path or a directory fd)
     and wait for it: a forked child joins the cgroup, sets its comm
     (bytes, via prctl; its children inherit it), forks `procs` children
-    that exit at once, starts and joins `threads` threads, and exits with
-    `code`. It stays a zombie for `linger` s (waitid WNOWAIT) so the
-    collector can still read its /proc/<pid>/cgroup, then is reaped.
-    Returns Work(pid, tasks, processes) it caused: tasks = procs +
-    threads + 1, processes = procs + 1."""
+    that exit at once, then one more per entry of `child_comms` (bytes),
+    which sets that comm and exits at once, starts and joins `threads`
+    threads, and exits with `code`. It stays a zombie for `linger` s
+    (waitid WNOWAIT) so the collector can still read its
+    /proc/<pid>/cgroup, then is reaped. Returns Work(pid, tasks,
+    processes) it caused: tasks = procs + len(child_comms) + threads + 1,
+    processes = procs + len(child_comms) + 1."""
+    procs_named = list(child_comms)
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -241,9 +245,11 @@ def workload(cgdir, procs=0, threads=0, comm=None, code=0, linger=0.3):
             move_self(cgdir)
             if comm is not None:
                 set_comm(comm)
-            for _ in range(procs):
+            for name in [None] * procs + procs_named:
                 c = os.fork()
                 if c == 0:
+                    if name is not None:
+                        set_comm(name)
                     os._exit(0)
                 os.waitpid(c, 0)
             ts = [threading.Thread(target=lambda: None)
@@ -266,6 +272,7 @@ def workload(cgdir, procs=0, threads=0, comm=None, code=0, linger=0.3):
     _, st = os.waitpid(pid, 0)
     if ok != b"k" or os.waitstatus_to_exitcode(st) != code:
         fail("workload in %r failed" % (cgdir,))
+    procs += len(procs_named)
     return Work(pid, procs + threads + 1, procs + 1)
 
 
@@ -404,6 +411,15 @@ def port_from_stderr(col, timeout=PORT_TIMEOUT):
 
 
 # --- outputs ------------------------------------------------------------
+
+def promcheck(text, what):
+    """`promtool check metrics` passes on text (bytes); skip without
+    promtool."""
+    r = subprocess.run([need_tool("promtool"), "check", "metrics"],
+                       input=text, capture_output=True, timeout=30)
+    check(r.returncode == 0, "promtool on %s: %s %s" %
+          (what, r.stdout.decode(), r.stderr.decode()))
+
 
 def strict_json_lines(data):
     """Every line: valid UTF-8, one JSON object with a type (control

@@ -14,10 +14,10 @@
 
 #define CGT_MAX_SHARDS 256
 
-int cgt_listener_open(struct cgs_listener **l, size_t rcvbuf)
+static int listener_open(struct cgs_listener **l,
+			 const struct cgs_listener_opts *lo)
 {
-	struct cgs_listener_opts lo = { .sz = sizeof(lo), .rcvbuf = rcvbuf };
-	int rc = cgs_listener_open(l, &lo);
+	int rc = cgs_listener_open(l, lo);
 	if (cgt_forbidden(rc)) {
 		fprintf(stderr, "SKIP: %s\n", cgs_strerror(rc));
 		return 77;
@@ -29,22 +29,31 @@ int cgt_listener_open(struct cgs_listener **l, size_t rcvbuf)
 	return 0;
 }
 
+int cgt_listener_open(struct cgs_listener **l, size_t rcvbuf)
+{
+	struct cgs_listener_opts lo = { .sz = sizeof(lo), .rcvbuf = rcvbuf };
+	return listener_open(l, &lo);
+}
+
 int cgt_pipeline_open(struct cgt_pipeline *p, size_t rcvbuf,
 		      enum cgs_attribution a, size_t kernel_ringbuf,
 		      unsigned flags)
 {
+	struct cgs_listener_opts lo = { .sz = sizeof(lo), .rcvbuf = rcvbuf };
 	struct cgs_rollup_opts ro = {
 		.sz = sizeof(ro), .attribution = a,
 		.kernel_ringbuf = kernel_ringbuf, .flags = flags,
 	};
-	return cgt_pipeline_open_opts(p, rcvbuf, &ro);
+	return cgt_pipeline_open_opts(p, &lo, &ro);
 }
 
-int cgt_pipeline_open_opts(struct cgt_pipeline *p, size_t rcvbuf,
-			   const struct cgs_rollup_opts *opts)
+int cgt_pipeline_open_opts(struct cgt_pipeline *p,
+			   const struct cgs_listener_opts *lo,
+			   const struct cgs_rollup_opts *rop)
 {
 	struct cgs_listener *l = NULL;
-	int rc = cgt_listener_open(&l, rcvbuf);
+	struct cgs_listener_opts dl = { .sz = sizeof(dl) };
+	int rc = listener_open(&l, lo ? lo : &dl);
 	if (rc)
 		return rc;
 	unsigned n = cgs_listener_shards(l);
@@ -52,7 +61,9 @@ int cgt_pipeline_open_opts(struct cgt_pipeline *p, size_t rcvbuf,
 	for (unsigned i = 0; i < n && i < CGT_MAX_SHARDS; i++)
 		cpus[i] = cgs_listener_shard_cpus(l, i);
 	char why[320] = "";
-	struct cgs_rollup_opts ro = *opts;
+	struct cgs_rollup_opts ro = { .sz = sizeof(ro) };
+	if (rop)
+		ro = *rop;
 	ro.sz = sizeof(ro);
 	ro.shards = n;
 	ro.shard_cpus = n <= CGT_MAX_SHARDS ? cpus : NULL;

@@ -34,10 +34,15 @@ int cgt_listener_open(struct cgs_listener **l, size_t rcvbuf);
 int cgt_pipeline_open(struct cgt_pipeline *p, size_t rcvbuf,
 		      enum cgs_attribution a, size_t kernel_ringbuf,
 		      unsigned flags);
-/* The same with every rollup option of opts (hierarchy, grace_ms, ...);
- * shards, shard_cpus and errbuf are the pipeline's. */
-int cgt_pipeline_open_opts(struct cgt_pipeline *p, size_t rcvbuf,
-			   const struct cgs_rollup_opts *opts);
+/*
+ * As cgt_pipeline_open(), with the listener's options lo and the rollup's
+ * ro (either NULL: the defaults) in full (e.g. ro->comms, lo->shards):
+ * ro's shards, shard_cpus and errbuf are set here, from the listener and
+ * for the skip decision. Not kept.
+ */
+int cgt_pipeline_open_opts(struct cgt_pipeline *p,
+			   const struct cgs_listener_opts *lo,
+			   const struct cgs_rollup_opts *ro);
 /* Close the listener (stopping its threads, if running), then the rollup. */
 void cgt_pipeline_close(struct cgt_pipeline *p);
 

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Top commands per cgroup (--comms N, --prom-comms): a workload in a
+scratch cgroup runs distinct commands with known exit counts (alpha x7,
+beta x5, gamma x3, delta x2, eps x1, and the workload's own process);
+with --comms 3 its JSON "comms" lists exactly alpha 7, beta 5, gamma 3
+by exits, exact (the summary never filled: errors 0), then (other) with
+the other 4; the table shows the same under the cgroup's row; the
+--textfile passes promtool and carries the comm series; bad option
+combinations are exit-2 errors naming the option."""
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, by_path, check,  # noqa: E402
+                     final_rollup, need_live, need_tool, promcheck, run_cmd,
+                     workload)
+
+B = arg(1, "taskstat-collect")
+need_live(B)
+need_tool("promtool")
+tmp = tempfile.mkdtemp(prefix="tsc-comms-")
+textfile = os.path.join(tmp, "taskstat.prom")
+
+RUNS = [(b"alpha", 7), (b"beta", 5), (b"gamma", 3), (b"delta", 2),
+        (b"eps", 1)]
+PARENT = b"e2e-comms"
+# interleaved, so that the order of the ranking is not the order of runs
+CHILDREN = [n for k in range(7) for n, c in reversed(RUNS) if k < c]
+TOP = [("alpha", 7), ("beta", 5), ("gamma", 3)]
+OTHER = sum(c for _, c in RUNS[3:]) + 1  # delta, eps, the parent
+
+
+def work(d):
+    return workload(d, comm=PARENT, child_comms=CHILDREN)
+
+
+try:
+    # the option errors first: no collector runs
+    r = run_cmd([B, "-f", "jsonl", "--prom-comms", "-d", "0.1"])
+    check(r.rc == 2 and "--prom-comms" in r.err,
+          "--prom-comms without --comms: exit %d: %s" % (r.rc, r.err))
+    r = run_cmd([B, "-f", "jsonl", "--comms", "1001", "-d", "0.1"])
+    check(r.rc == 2 and "--comms" in r.err,
+          "--comms 1001: exit %d: %s" % (r.rc, r.err))
+
+    with Cgroups("comms") as cg:
+        d = cg.mkdir("w")
+        p = cg.path("w")
+        with Collector(B, ["-f", "jsonl", "--comms", "3", "--prom-comms",
+                           "--textfile", textfile, "-i", "1"]) as col:
+            w = work(d)
+            time.sleep(1.5)  # a textfile after the work
+            with open(textfile, "rb") as f:
+                tf = f.read()
+        c = by_path(final_rollup(col.lines())).get(p)
+        check(c is not None, "cgroup %s missing" % p)
+        check(c["processes"] == w.processes == len(CHILDREN) + 1,
+              "processes %d, ran %d" % (c["processes"], w.processes))
+        cm = c.get("comms")
+        check(cm is not None, "no \"comms\": %s" % sorted(c))
+        ex = cm["by_exits"]
+        got = [(e["comm"], e["exits"], e["error"]) for e in ex[:-1]]
+        check(got == [(n, v, 0) for n, v in TOP],
+              "by_exits %r, want %r" % (ex, TOP))
+        o = ex[-1]
+        check(o["comm"] is None and o["other"] is True and
+              o["exits"] == OTHER and o["error"] == 0 and
+              o["max_each"] == 2, "(other) by exits: %r, want %d exits "
+              "(largest folded: delta, 2)" % (o, OTHER))
+        check(all("other" not in e for e in ex[:-1]), "other flags: %r" % ex)
+        cpu = cm["by_cpu"]
+        names = {n.decode() for n, _ in RUNS} | {PARENT.decode()}
+        check(len(cpu) == 4 and cpu[-1]["other"] is True and
+              all(e["comm"] in names for e in cpu[:-1]),
+              "by_cpu: %r" % cpu)
+        vals = [e["cpu_s"] for e in cpu[:-1]]
+        check(vals == sorted(vals, reverse=True), "by_cpu order %r" % vals)
+        check(all(e["error_s"] == 0 for e in cpu), "by_cpu errors %r" % cpu)
+        # the textfile: valid, with the comm series of the cgroup
+        promcheck(tf, "--textfile")
+        text = tf.decode()
+        for n, v in TOP + [("(other)", OTHER)]:
+            pat = (r'^taskstat_comm_process_exits_total\{cgroup="%s",'
+                   r'comm="%s"\} (\S+)$' % (re.escape(p), re.escape(n)))
+            m = re.search(pat, text, re.M)
+            check(m and float(m.group(1)) == v,
+                  "textfile: comm_process_exits_total %s: %s" %
+                  (n, m and m.group(1)))
+        n_cpu = len(re.findall(r'^taskstat_comm_cpu_seconds_total\{cgroup='
+                               r'"%s",comm="[^"]*"\} \S+$' % re.escape(p),
+                               text, re.M))
+        check(n_cpu == 4, "textfile: %d comm_cpu_seconds_total series" %
+              n_cpu)
+        check("# TYPE taskstat_comm_cpu_seconds_total counter" in text,
+              "no TYPE line for comm_cpu_seconds_total")
+
+        # the table: the commands under the cgroup's row
+        d2 = cg.mkdir("t")
+        with Collector(B, ["-f", "table", "--comms", "3", "-i", "1"]) as col:
+            work(d2)
+            time.sleep(1.5)
+        lines = col.raw().decode("utf-8", "replace").splitlines()
+        want = "exits: alpha 7, beta 5, gamma 3, (other) %d" % OTHER
+        hits = [i for i, l in enumerate(lines) if l.strip() == want]
+        check(hits, "no table line %r in:\n%s" % (want,
+                                                  "\n".join(lines[-40:])))
+        i = hits[-1]
+        check(lines[i - 1].strip().startswith("cpu:") and
+              "(other)" in lines[i - 1], "no cpu line above: %r" %
+              lines[i - 1])
+        check(lines[i - 2].split()[-1] == cg.path("t"),
+              "row above the comm lines: %r, want %s" % (lines[i - 2],
+                                                         cg.path("t")))
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+print("ok")
