@@ -82,6 +82,8 @@ int cgt_pipeline_open_opts(struct cgt_pipeline *p,
 		return 1;
 	}
 	p->l = l;
+	p->on_task = NULL;
+	p->on_task_ctx = NULL;
 	p->r = r;
 	return 0;
 }
@@ -138,11 +140,14 @@ int cgt_listener_drain(struct cgs_listener *l, long settle_ms,
 
 static int account_all(const struct cgs_exit *ev, void *user)
 {
-	struct cgs_rollup *r = user;
-	if (ev->task)
-		cgs_rollup_account(r, ev->shard, ev->task, NULL);
+	struct cgt_pipeline *p = user;
+	const char *path = NULL;
+	if (ev->task &&
+	    cgs_rollup_account(p->r, ev->shard, ev->task, &path) == 0 &&
+	    p->on_task)
+		p->on_task(ev->task, path, p->on_task_ctx);
 	if (ev->group)
-		cgs_rollup_account(r, ev->shard, ev->group, NULL);
+		cgs_rollup_account(p->r, ev->shard, ev->group, NULL);
 	return 0;
 }
 
@@ -154,7 +159,7 @@ long cgt_pipeline_pump(struct cgt_pipeline *p, long ms)
 	do {
 		int got = 0;
 		for (unsigned s = 0; s < n; s++) {
-			int k = cgs_listener_drain(p->l, s, account_all, p->r);
+			int k = cgs_listener_drain(p->l, s, account_all, p);
 			if (k < 0) {
 				fprintf(stderr, "drain: %s\n", cgs_strerror(k));
 				return -1;

@@ -17,6 +17,11 @@
 struct cgt_pipeline {
 	struct cgs_listener *l;
 	struct cgs_rollup *r;
+	/* if set, cgt_pipeline_pump() calls it after accounting each task
+	 * record, with the path the rollup gave it */
+	void (*on_task)(const struct cgs_record *rec, const char *path,
+			void *ctx);
+	void *on_task_ctx;
 };
 
 /* Open a listener (rcvbuf bytes per shard, 0: default): 0 and *l, 77
