@@ -203,7 +203,7 @@ void cgsi_oom_baseline(struct cgs_rollup *r, struct cgsi_rshard *s,
 void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 		     struct cgsi_cgnode *n)
 {
-	if (!r->oom || !n->attributed || !n->x ||
+	if (!r->oom || n->unknown || !n->attributed || !n->x ||
 	    n->x->s[0].sig[SIGKILL] <= n->oom_sigkills)
 		return;
 	n->oom_sigkills = n->x->s[0].sig[SIGKILL];
