@@ -90,9 +90,9 @@ static int walk_one(const char *dir, const struct stat *st, int type,
 	const char *rel = dir + (strncmp(dir, m->mnt, ml) ? 0 : ml);
 	bool root = !strcmp(m->root, "/");
 	int n = snprintf(path, sizeof(path), "%s%s", root ? "" : m->root, rel);
-	if (n <= 0 || n >= (int)sizeof(path))
+	if (n < 0 || n >= (int)sizeof(path))
 		return 0;
-	if (!path[0])
+	if (!n) /* the mount's own directory: the root cgroup */
 		strcpy(path, "/"), n = 1;
 	uint64_t v;
 	if (snprintf(p, sizeof(p), "%s/%s", dir, r->oom->file) >=
@@ -224,4 +224,17 @@ void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 		e->claimed = v - e->base;
 	}
 	pthread_mutex_unlock(&r->oom->lock);
+}
+
+size_t cgsi_oom_entries(struct cgs_rollup *r)
+{
+	size_t n = 0;
+	if (!r->oom)
+		return 0;
+	pthread_mutex_lock(&r->oom->lock);
+	for (unsigned i = 0; i < OOM_BUCKETS; i++)
+		for (struct oom_ent *e = r->oom->b[i]; e; e = e->next)
+			n++;
+	pthread_mutex_unlock(&r->oom->lock);
+	return n;
 }
