@@ -207,8 +207,13 @@ void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 	    n->x->s[0].sig[SIGKILL] <= n->oom_sigkills)
 		return;
 	n->oom_sigkills = n->x->s[0].sig[SIGKILL];
+	/* the counter at this path must be the node's incarnation's: once
+	 * removed and created again, the new one's kills are its own node's */
+	bool gone;
+	uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir), &gone);
 	uint64_t v;
-	if (read_oom_kill(r, s, n, &v) < 0) {
+	if (!n->hashed || !ino || (n->ino && ino != n->ino) ||
+	    read_oom_kill(r, s, n, &v) < 0) {
 		s->st.oom_unreadable++;
 		return;
 	}
