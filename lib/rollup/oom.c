@@ -7,7 +7,8 @@
  * at snapshot time for cgroups with a SIGKILL exit since their last read.
  * Shards share one baseline per cgroup incarnation (a rollup-wide table):
  * the kills the counter grew by go to the first node that reads them, so
- * merging the shards' nodes counts each once.
+ * merging the shards' nodes counts each once. A baseline goes when a node
+ * of its incarnation is retired (the directory is gone).
  */
 #include <ftw.h>
 #include <signal.h>
@@ -227,6 +228,25 @@ void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 	if (e && v >= e->base && v - e->base > e->claimed) {
 		n->cum.oom_kills += v - e->base - e->claimed;
 		e->claimed = v - e->base;
+	}
+	pthread_mutex_unlock(&r->oom->lock);
+}
+
+void cgsi_oom_forget(struct cgs_rollup *r, const struct cgsi_cgnode *n)
+{
+	if (!r->oom || n->unknown || n->path[0] != '/')
+		return;
+	pthread_mutex_lock(&r->oom->lock);
+	struct oom_ent **p = &r->oom->b[cgsi_path_hash(n->path, n->len) %
+					 OOM_BUCKETS];
+	while (*p) {
+		struct oom_ent *e = *p;
+		if (e->ino == n->ino && !strcmp(e->path, n->path)) {
+			*p = e->next;
+			free(e);
+			break;
+		}
+		p = &e->next;
 	}
 	pthread_mutex_unlock(&r->oom->lock);
 }
