@@ -19,12 +19,15 @@
 #include <string.h>
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "cgstats.h"
 #include "support/fakeproc.h"
 #include "support/skip.h"
+#include "rollup/rollup_int.h"
 
 static struct fakeproc F;
 
@@ -1300,6 +1303,20 @@ static void test_oom_cgroup_v1(void **state)
 	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 1);
 	cgs_snapshot_free(s);
 
+	/* the root cgroup had 7 before the rollup: a kill there is 1 (a
+	 * thread's record puts its process in the cache: v1 shows exiting
+	 * processes in "/", so the process's own read would not say) */
+	fp_set(&F, 500, "/");
+	struct cgs_record th = rec(CGS_KIND_THREAD, 501, 500);
+	const char *tp = NULL;
+	assert_int_equal(cgs_rollup_account(r, 0, &th, &tp), 0);
+	assert_string_equal(tp, "/");
+	oom_v1("", 8);
+	assert_string_equal(acct_exit(r, 0, 500, SIGKILL), "/");
+	s = snap(r, 0, false, 0);
+	want_outc(s, "/", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 1 });
+	cgs_snapshot_free(s);
+
 	/* a SIGKILL exit of a process with no /proc entry lands in the
 	 * unknown bucket, which has no counter to read: not an unreadable
 	 * counter */
@@ -1308,6 +1325,92 @@ static void test_oom_cgroup_v1(void **state)
 	want_outc(s, CGS_UNKNOWN_CGROUP, CGS_SET_SELF,
 		  (struct outc){ 0, 0, 1, 0, 0 });
 	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 1);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+/* A cgroup removed and created again under its path before the snapshot:
+ * the old incarnation's node must not read the new one's counter (the new
+ * node counts those kills: they would be counted twice). */
+static void test_oom_recreated(void **state)
+{
+	(void)state;
+	fp_set(&F, 100, "/z");
+	oom_v1("/z", 0);
+	struct cgs_rollup_opts o = fp_opts(&F);
+	o.hierarchy = "memory";
+	struct cgs_rollup *r = NULL;
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	assert_string_equal(acct_exit(r, 0, 100, SIGKILL), "/z");
+	/* the old incarnation goes (its kill uncounted: its counter is
+	 * gone), a new one comes and has 2 kills */
+	char dir[512], file[600];
+	struct stat st1, st2;
+	snprintf(dir, sizeof(dir), "%s/mem/z", F.root);
+	snprintf(file, sizeof(file), "%s/memory.oom_control", dir);
+	assert_int_equal(stat(dir, &st1), 0);
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(rmdir(dir), 0);
+	snprintf(file, sizeof(file), "%s/mem/hold", F.root);
+	assert_int_equal(mkdir(file, 0755), 0); /* takes the freed inode */
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(stat(dir, &st2), 0);
+	if (st1.st_ino == st2.st_ino)
+		cgt_skip("%s reused the inode number of a removed directory",
+			 F.root);
+	oom_v1("/z", 2);
+	F.now_ms += 10;
+	fp_set(&F, 101, "/z");
+	assert_string_equal(acct_exit(r, 0, 101, SIGKILL), "/z");
+	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	/* both incarnations' SIGKILLs, the new one's 2 kills once */
+	want_outc(s, "/", CGS_SET_SUBTREE, (struct outc){ 0, 0, 2, 0, 2 });
+	want_outc(s, "/z", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 2 });
+	/* the old one's counter could not be read */
+	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 1);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+/* Cgroups come and go: the OOM baselines of retired ones are dropped
+ * (memory stays bounded, as the rollup's does). */
+static void test_oom_churn(void **state)
+{
+	(void)state;
+	oom_v1("", 0);
+	struct cgs_rollup_opts o = fp_opts(&F);
+	o.hierarchy = "memory";
+	o.shards = 2;
+	struct cgs_rollup *r = NULL;
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	size_t base = cgsi_oom_entries(r);
+	assert_int_equal(base, 1); /* "/" */
+	uint64_t kills = 0;
+	for (uint32_t i = 0; i < 300; i++) {
+		char path[64], dir[512], file[600];
+		snprintf(path, sizeof(path), "/job%u", i);
+		fp_set(&F, 1000 + i, path);
+		oom_v1(path, i % 3);
+		kills += i % 3;
+		assert_string_equal(acct_exit(r, i % 2, 1000 + i, SIGKILL),
+				    path);
+		fp_reap(&F, 1000 + i);
+		struct cgs_snapshot *s = snap(r, 0, false, 0);
+		want_outc(s, "/", CGS_SET_SUBTREE,
+			  (struct outc){ 0, 0, i + 1, 0, kills });
+		cgs_snapshot_free(s);
+		snprintf(dir, sizeof(dir), "%s/mem%s", F.root, path);
+		snprintf(file, sizeof(file), "%s/memory.oom_control", dir);
+		assert_int_equal(unlink(file), 0);
+		assert_int_equal(rmdir(dir), 0);
+		fp_rmdir(&F, path);
+		F.now_ms += 5000; /* past the cache's grace */
+		assert_true(cgs_rollup_retire_removed(r) >= 1);
+		assert_true(cgsi_oom_entries(r) <= base + 2);
+	}
+	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	want_outc(s, "/", CGS_SET_SUBTREE, (struct outc){ 0, 0, 300, 0, kills });
+	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 0);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -1367,6 +1470,8 @@ int main(int argc, char **argv)
 		fp_unit_test(test_comms_evicted, &F),
 		fp_unit_test(test_comms_proc, &F),
 		fp_unit_test(test_oom_cgroup_v1, &F),
+		fp_unit_test(test_oom_recreated, &F),
+		fp_unit_test(test_oom_churn, &F),
 		fp_unit_test(test_oom_cgroup_v2, &F),
 	};
 	return CGT_RUN(argc, argv, tests);
