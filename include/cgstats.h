@@ -810,8 +810,8 @@ struct cgs_rollup;
 #define CGS_ROLLUP_FAST_ATTRIBUTION (1u << 2)
 /* Distributions: per-cgroup histograms of task lifetime, process lifetime,
  * CPU time and CPU delay per task (cgs_snapshot_hist()). O(1) per record
- * with no allocation; costs 6.6 KiB per cgroup and shard. Off by
- * default. */
+ * with no allocation; costs 6.6 KiB per cgroup and shard (with the
+ * per-signal counts, which share its allocation). Off by default. */
 #define CGS_ROLLUP_HISTOGRAMS (1u << 3)
 
 /*

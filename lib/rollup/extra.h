@@ -50,7 +50,7 @@ static inline void cgsi_xset_observe(struct cgsi_xset *x,
 {
 	uint64_t cpu = r->utime_us + r->stime_us;
 	uint64_t dly = r->delay[CGS_DELAY_CPU].total_ns;
-	uint64_t dly_us = (dly + 999) / 1000;
+	uint64_t dly_us = dly / 1000 + (dly % 1000 != 0); /* ceil, no wrap */
 	x->hist[CGS_HIST_LIFETIME][cgsi_hist_bucket(r->etime_us)]++;
 	x->hist_sum_ns[CGS_HIST_LIFETIME] += r->etime_us * 1000;
 	x->hist[CGS_HIST_CPU][cgsi_hist_bucket(cpu)]++;

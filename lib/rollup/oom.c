@@ -7,7 +7,8 @@
  * at snapshot time for cgroups with a SIGKILL exit since their last read.
  * Shards share one baseline per cgroup incarnation (a rollup-wide table):
  * the kills the counter grew by go to the first node that reads them, so
- * merging the shards' nodes counts each once.
+ * merging the shards' nodes counts each once. A baseline goes when a node
+ * of its incarnation is retired (the directory is gone).
  */
 #include <ftw.h>
 #include <signal.h>
@@ -90,9 +91,9 @@ static int walk_one(const char *dir, const struct stat *st, int type,
 	const char *rel = dir + (strncmp(dir, m->mnt, ml) ? 0 : ml);
 	bool root = !strcmp(m->root, "/");
 	int n = snprintf(path, sizeof(path), "%s%s", root ? "" : m->root, rel);
-	if (n <= 0 || n >= (int)sizeof(path))
+	if (n < 0 || n >= (int)sizeof(path))
 		return 0;
-	if (!path[0])
+	if (!n) /* the mount's own directory: the root cgroup */
 		strcpy(path, "/"), n = 1;
 	uint64_t v;
 	if (snprintf(p, sizeof(p), "%s/%s", dir, r->oom->file) >=
@@ -203,12 +204,17 @@ void cgsi_oom_baseline(struct cgs_rollup *r, struct cgsi_rshard *s,
 void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 		     struct cgsi_cgnode *n)
 {
-	if (!r->oom || !n->attributed || !n->x ||
+	if (!r->oom || n->unknown || !n->attributed || !n->x ||
 	    n->x->s[0].sig[SIGKILL] <= n->oom_sigkills)
 		return;
 	n->oom_sigkills = n->x->s[0].sig[SIGKILL];
+	/* the counter at this path must be the node's incarnation's: once
+	 * removed and created again, the new one's kills are its own node's */
+	bool gone;
+	uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir), &gone);
 	uint64_t v;
-	if (read_oom_kill(r, s, n, &v) < 0) {
+	if (!n->hashed || !ino || (n->ino && ino != n->ino) ||
+	    read_oom_kill(r, s, n, &v) < 0) {
 		s->st.oom_unreadable++;
 		return;
 	}
@@ -224,4 +230,36 @@ void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 		e->claimed = v - e->base;
 	}
 	pthread_mutex_unlock(&r->oom->lock);
+}
+
+void cgsi_oom_forget(struct cgs_rollup *r, const struct cgsi_cgnode *n)
+{
+	if (!r->oom || n->unknown || n->path[0] != '/')
+		return;
+	pthread_mutex_lock(&r->oom->lock);
+	struct oom_ent **p = &r->oom->b[cgsi_path_hash(n->path, n->len) %
+					 OOM_BUCKETS];
+	while (*p) {
+		struct oom_ent *e = *p;
+		if (e->ino == n->ino && !strcmp(e->path, n->path)) {
+			*p = e->next;
+			free(e);
+			break;
+		}
+		p = &e->next;
+	}
+	pthread_mutex_unlock(&r->oom->lock);
+}
+
+size_t cgsi_oom_entries(struct cgs_rollup *r)
+{
+	size_t n = 0;
+	if (!r->oom)
+		return 0;
+	pthread_mutex_lock(&r->oom->lock);
+	for (unsigned i = 0; i < OOM_BUCKETS; i++)
+		for (struct oom_ent *e = r->oom->b[i]; e; e = e->next)
+			n++;
+	pthread_mutex_unlock(&r->oom->lock);
+	return n;
 }

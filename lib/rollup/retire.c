@@ -56,6 +56,7 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 	/* what the parent already reported does not change */
 	s->kgen++; /* the kernel source's id cache may point at n */
+	cgsi_oom_forget(r, n);
 	cgsi_cgtab_del(&s->cgs, n);
 	return 0;
 }

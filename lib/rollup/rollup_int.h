@@ -151,6 +151,11 @@ void cgsi_oom_baseline(struct cgs_rollup *r, struct cgsi_rshard *s,
  * check take the kills no node was given yet. */
 void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 		     struct cgsi_cgnode *n);
+/* A node is retired (its directory is gone): its incarnation's baseline
+ * is of no more use. */
+void cgsi_oom_forget(struct cgs_rollup *r, const struct cgsi_cgnode *n);
+/* Baselines held (tests). */
+size_t cgsi_oom_entries(struct cgs_rollup *r);
 
 /* Load the kernel source if opts ask for it (ksource.c): 0, or -errno when
  * CGS_ATTRIBUTION_KERNEL was asked and cannot be had (r->kerr says why). */
