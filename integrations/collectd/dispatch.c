@@ -38,6 +38,8 @@ static void put_cgroup(const char *inst, const struct cgs_counters *k,
 	    (uint64_t[]){ k->tasks, k->processes });
 	put(inst, "ps_cputime", NULL, 2,
 	    (uint64_t[]){ k->utime_us, k->stime_us });
+	put(inst, "taskstat_run_time", NULL, 2,
+	    (uint64_t[]){ k->cpu_run_real_ns, k->cpu_run_virtual_ns });
 	put(inst, "ps_pagefaults", NULL, 2,
 	    (uint64_t[]){ k->minflt, k->majflt });
 	put(inst, "ps_disk_octets", NULL, 2,
