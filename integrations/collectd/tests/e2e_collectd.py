@@ -7,7 +7,9 @@ CPU time the kernel reported to wait4() (within a tolerance), Depth
 folding, the name mapping of hostile bytes, and nothing outside the
 Cgroup glob. A bad option must stop collectd at start-up.
 
-usage: e2e_collectd.py <taskstat.so> <taskstat.types.db>
+usage: e2e_collectd.py <taskstat.so> <taskstat.types.db> [<preload>]
+<preload>: a library for collectd's LD_PRELOAD (the ASan runtime, when
+the plugin is an ASan build).
 Exit 77 (SKIP) when collectd (collectd-core) is not installed, not root,
 or the host cannot deliver exit events.
 """
@@ -116,10 +118,17 @@ def die_by_signal(cgdir, sig):
           "child did not die by signal %d" % sig)
 
 
+def collectd_env():
+    env = dict(os.environ)
+    if PRELOAD:
+        env["LD_PRELOAD"] = PRELOAD
+    return env
+
+
 def start(conf, errf):
     p = subprocess.Popen(["collectd", "-f", "-C", conf],
                          stdout=subprocess.DEVNULL, stderr=errf,
-                         stdin=subprocess.DEVNULL)
+                         stdin=subprocess.DEVNULL, env=collectd_env())
     t0 = time.time()
     while time.time() - t0 < 30:
         with open(errf.name) as f:
@@ -151,7 +160,8 @@ def bad_option(tmp):
         try:
             r = subprocess.run(["collectd", "-f", "-C", conf],
                                capture_output=True, text=True,
-                               timeout=30, stdin=subprocess.DEVNULL)
+                               timeout=30, stdin=subprocess.DEVNULL,
+                               env=collectd_env())
         except subprocess.TimeoutExpired:
             fail("collectd ran with the bad option %r" % block)
         check(r.returncode != 0 and says in r.stderr + r.stdout,
@@ -160,10 +170,12 @@ def bad_option(tmp):
 
 
 def main():
-    global OURTYPES
+    global OURTYPES, PRELOAD
     if len(sys.argv) < 3:
-        fail("usage: e2e_collectd.py <taskstat.so> <taskstat.types.db>")
+        fail("usage: e2e_collectd.py <taskstat.so> <taskstat.types.db> "
+             "[<preload>]")
     so, OURTYPES = map(os.path.abspath, sys.argv[1:3])
+    PRELOAD = sys.argv[3] if len(sys.argv) > 3 else ""
     if os.geteuid() != 0:
         skip("not root")
     if not shutil.which("collectd"):
