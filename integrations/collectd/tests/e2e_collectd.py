@@ -203,7 +203,8 @@ def main():
 
 def run(tmp, cg):
     weird = b"we_ird %~\x01\xff"
-    for rel in ("exits", "cpu", "fold/x/y/z"):
+    long_ = "L" * 200  # a path over 127 bytes: a hashed instance name
+    for rel in ("exits", "cpu", "fold/x/y/z", long_):
         cg.mkdir(rel)
     cg.mkdir(weird)
     conf = write_conf(tmp, '  Hierarchy "v2"\n  Depth 3\n'
@@ -219,6 +220,7 @@ def run(tmp, cg):
             w3 = workload(cg.dir("fold/x/y/z"), procs=1)
             w4 = workload(cg.dir("fold/x"), procs=0)
             w5 = workload(cg.dir(weird), procs=1)
+            w6 = workload(cg.dir(long_), procs=2)
             want = {
                 cg.path("exits"): (w1.tasks + w2.tasks + 1,
                                    w1.processes + w2.processes + 1),
@@ -226,6 +228,7 @@ def run(tmp, cg):
                 cg.path("fold/x"): (w3.tasks + w4.tasks,
                                     w3.processes + w4.processes),
                 os.fsdecode(cg.path(weird)): (w5.tasks, w5.processes),
+                cg.path(long_): (w6.tasks, w6.processes),
             }
             names = {instance(os.fsencode(k)): v for k, v in want.items()}
             # at least two intervals, then until every count is in
