@@ -9,14 +9,22 @@
 
 #include "options.h"
 
+int tsc_usage_verror(const char *prog, const char *opt, const char *fmt,
+		     va_list ap)
+{
+	fprintf(stderr, "%s: %s: ", prog, opt);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	return TSC_EXIT_USAGE;
+}
+
 int tsc_usage_error(const char *opt, const char *fmt, ...)
 {
 	va_list ap;
+	int r;
 
-	fprintf(stderr, PROG ": %s: ", opt);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	r = tsc_usage_verror(PROG, opt, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	return TSC_EXIT_USAGE;
+	return r;
 }
