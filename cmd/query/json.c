@@ -161,6 +161,9 @@ void tsq_json_delta(struct buf *b, const struct tsq_sample *prev,
 	if (task) {
 		key_u64(b, "cpu_run_real_ns",
 			tsq_sub(r->cpu_run_real_ns, p->cpu_run_real_ns));
+		key_u64(b, "cpu_run_virtual_ns",
+			tsq_sub(r->cpu_run_virtual_ns,
+				p->cpu_run_virtual_ns));
 		key_u64(b, "minflt", tsq_sub(r->minflt, p->minflt));
 		key_u64(b, "majflt", tsq_sub(r->majflt, p->majflt));
 		key_u64(b, "read_char", tsq_sub(r->read_char, p->read_char));

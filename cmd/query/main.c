@@ -59,17 +59,22 @@ static int wait_until(int sigfd, uint64_t until)
 	}
 }
 
-/* The warning of taskstat-collect, in this command's words: queries
- * answer with whatever delays the kernel measured. */
+/*
+ * kernel.task_delayacct, read with the collector's helper. Off, the
+ * kernel still counts CPU (run-queue) delays, from the scheduler's own
+ * statistics, but measures no other class; a task started while it was
+ * off has none of them even after it is switched on.
+ */
 static void check_delayacct(void)
 {
 	int on = tsc_delayacct_read();
 
 	if (on == 0)
 		fprintf(stderr, TSQ_PROG ": warning: kernel.task_delayacct "
-			"is 0: the kernel measures no delays, they show as 0 "
-			"(sysctl -w kernel.task_delayacct=1: counted from "
-			"then on, for tasks started after that)\n");
+			"is 0: only cpu delays are measured, the other classes "
+			"(blkio, swapin, ...) stay 0; sysctl -w "
+			"kernel.task_delayacct=1 measures them for tasks "
+			"started after that\n");
 	else if (on < 0 && on != -ENOENT)
 		fprintf(stderr, TSQ_PROG ": warning: kernel.task_delayacct: "
 			"%s\n", strerror(-on));
@@ -264,6 +269,18 @@ int main(int argc, char **argv)
 		close(sigfd);
 		return r == -CGS_ERR_NO_TASKSTATS ? TSQ_EXIT_UNSUPPORTED
 						  : TSQ_EXIT_ERROR;
+	}
+	if (o.target == TSQ_TGID) {
+		/* the kernel answers for a thread's id with its whole group */
+		int g = tsq_proc_tgid(o.id);
+		if (g > 0 && (uint32_t)g != o.id) {
+			cgs_query_close(q);
+			close(sigfd);
+			return tsq_usage_error("--tgid", "%u is a thread of "
+					       "thread group %d: give --tgid "
+					       "%d, or %u as PID", o.id, g, g,
+					       o.id);
+		}
 	}
 	if (o.target != TSQ_CGROUP)
 		check_delayacct();

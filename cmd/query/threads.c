@@ -32,6 +32,28 @@ void tsq_proc_comm(uint32_t pid, char comm[CGS_COMM_LEN + 1])
 		comm[n - 1] = '\0';
 }
 
+int tsq_proc_tgid(uint32_t pid)
+{
+	char path[48], text[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	text[n] = '\0';
+	const char *t = strstr(text, "\nTgid:");
+	unsigned long v;
+	if (!t || sscanf(t + 6, "%lu", &v) != 1 || !v || v > 0x7fffffff)
+		return -EBADMSG;
+	return (int)v;
+}
+
 static int by_tid(const void *a, const void *b)
 {
 	const struct tsq_sample *x = a, *y = b;

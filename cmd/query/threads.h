@@ -9,6 +9,9 @@
  * it cannot be read. */
 void tsq_proc_comm(uint32_t pid, char comm[CGS_COMM_LEN + 1]);
 
+/* Tgid: of /proc/<pid>/status (> 0), or -errno (-ENOENT: no such task). */
+int tsq_proc_tgid(uint32_t pid);
+
 /*
  * Query every thread of /proc/<tgid>/task: *out (malloc'd, by thread id)
  * and *n. A thread that exits meanwhile is left out. 0, or -errno:
