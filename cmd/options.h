@@ -68,6 +68,9 @@ int tsc_usage_error(const char *opt, const char *fmt, ...)
  * instead of PROG. */
 int tsc_usage_verror(const char *prog, const char *opt, const char *fmt,
 		     va_list ap) __attribute__((format(printf, 3, 0)));
+/* What getopt_long() (with opterr = 0 and a leading ':' in its short
+ * options) returned as c, ':' or '?', said as prog's usage error. */
+int tsc_getopt_error(const char *prog, int c, char **argv);
 
 #define TSC_PARSE_DONE 1 /* --help or --version answered: exit 0 */
 

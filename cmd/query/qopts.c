@@ -152,16 +152,8 @@ int tsq_parse_options(int argc, char **argv, struct tsq_opts *o)
 			       cgs_version());
 			return TSQ_PARSE_DONE;
 		case ':':
-			return tsq_usage_error(argv[optind - 1],
-					       "missing value");
 		case '?':
-			if (optopt) {
-				char shortopt[] = { '-', (char)optopt, '\0' };
-				return tsq_usage_error(shortopt, "unknown "
-						       "option (see --help)");
-			}
-			return tsq_usage_error(argv[optind - 1], "unknown "
-					       "option (see --help)");
+			return tsc_getopt_error(TSQ_PROG, c, argv);
 		default:
 			r = set_option(c, optarg, o);
 			if (r)
