@@ -50,7 +50,7 @@ static void put_delays(struct buf *b, const struct cgs_record *r)
 
 	buf_printf(b, "  %-10s %10s %12s %10s %10s %10s %9s\n", "delay",
 		   "count", "total ms", "avg ms", "max ms", "min ms",
-		   r->kind == CGS_KIND_TGID ? "%threads" : "%life");
+		   r->kind == CGS_KIND_TGID ? "%lives" : "%life");
 	for (unsigned c = 0; c < n; c++) {
 		const struct cgs_delay *d = &r->delay[c];
 		const char *name = cgs_delay_name(c);
@@ -75,11 +75,13 @@ static void put_threads(struct buf *b, const struct tsq_sample *t, unsigned n)
 {
 	unsigned nc = tsq_delay_classes();
 
+	buf_puts(b, "  threads; delay columns: % of the thread's lifetime "
+		    "spent delayed\n");
 	buf_printf(b, "  %8s %-16s %9s %9s", "tid", "comm", "user s",
 		   "system s");
 	for (unsigned c = 0; c < nc; c++)
 		if (tsq_delay_carried(&t[0].rec, c))
-			buf_printf(b, " %6.6s%%", cgs_delay_name(c));
+			buf_printf(b, " %7.7s", cgs_delay_name(c));
 	buf_putc(b, '\n');
 	for (unsigned i = 0; i < n; i++) {
 		const struct cgs_record *r = &t[i].rec;
