@@ -442,16 +442,8 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 			       cgs_version());
 			return TSC_PARSE_DONE;
 		case ':':
-			return tsc_usage_error(argv[optind - 1],
-					       "missing value");
 		case '?':
-			if (optopt) {
-				char shortopt[] = { '-', (char)optopt, '\0' };
-				return tsc_usage_error(shortopt, "unknown "
-						       "option (see --help)");
-			}
-			return tsc_usage_error(argv[optind - 1], "unknown "
-					       "option (see --help)");
+			return tsc_getopt_error(PROG, c, argv);
 		default:
 			r = set_option(c, optarg, o);
 			if (r)

@@ -4,6 +4,7 @@
 #ifndef TSC_OPTIONS_H
 #define TSC_OPTIONS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,13 @@ struct tsc_opts {
  */
 int tsc_usage_error(const char *opt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The same for another program of the project (taskstat-query): prog
+ * instead of PROG. */
+int tsc_usage_verror(const char *prog, const char *opt, const char *fmt,
+		     va_list ap) __attribute__((format(printf, 3, 0)));
+/* What getopt_long() (with opterr = 0 and a leading ':' in its short
+ * options) returned as c, ':' or '?', said as prog's usage error. */
+int tsc_getopt_error(const char *prog, int c, char **argv);
 
 #define TSC_PARSE_DONE 1 /* --help or --version answered: exit 0 */
 

@@ -20,6 +20,8 @@ libdir=${libdir%/pkgconfig}
 for f in include/cgstats.h sbin/taskstat-collect share/man/man8/taskstat-collect.8; do
 	test -e "$prefix/$f" || { echo "FAIL: $f not installed"; exit 1; }
 done
+test -x "$prefix/sbin/taskstat-query" && test -e "$prefix/share/man/man8/taskstat-query.8" ||
+	{ echo "FAIL: taskstat-query not installed"; exit 1; }
 test -e "$libdir/cmake/cgstats/cgstatsConfig.cmake" || { echo "FAIL: no CMake package"; exit 1; }
 ls "$prefix"/share/doc/*/examples/taskstat-collect.service >/dev/null
 

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Command line of taskstat-query: syntax only, nothing is asked of the
+ * kernel here. Value parsers are the collector's (cmd/options.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "options.h"
+#include "query.h"
+
+static const char usage[] =
+"Usage: " TSQ_PROG " [OPTION]... PID\n"
+"       " TSQ_PROG " [OPTION]... --tgid TGID\n"
+"       " TSQ_PROG " [OPTION]... --cgroup DIR\n"
+"Ask the kernel (taskstats) for the accounting of a live thread, a live\n"
+"thread group or the task states of a cgroup v1 directory.\n"
+"\n"
+"  PID                        a thread id (a process's main thread: its pid)\n"
+"  -t, --tgid TGID            a thread group, summed over its threads\n"
+"  -T, --threads              with --tgid: also each thread of the group\n"
+"  -c, --cgroup DIR           task state counts of a cgroup v1 directory\n"
+"  -w, --watch SECONDS        query every SECONDS (> 0) and print what\n"
+"                             changed: delays as % of the wall time\n"
+"  -n, --count N              with --watch: stop after N intervals\n"
+"  -j, --json                 one JSON object per line: per query, or per\n"
+"                             interval with --watch\n"
+"  -h, --help                 this text\n"
+"  -V, --version              version of the command and of libcgstats\n"
+"\n"
+"Pid and thread group queries need CAP_NET_ADMIN; --cgroup needs none.\n"
+"Exit status: 0 ok, 1 error, 2 invalid command line, 3 no such pid or\n"
+"thread group, 4 not supported here (a cgroup2 directory, no taskstats).\n";
+
+static const struct option longopts[] = {
+	{ "tgid", required_argument, NULL, 't' },
+	{ "threads", no_argument, NULL, 'T' },
+	{ "cgroup", required_argument, NULL, 'c' },
+	{ "watch", required_argument, NULL, 'w' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int tsq_usage_error(const char *opt, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = tsc_usage_verror(TSQ_PROG, opt, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* A pid or tgid: 1..2^31-1 (pid_t); pid_max is far below. */
+static int set_id(const char *opt, const char *arg, struct tsq_opts *o,
+		  enum tsq_target t)
+{
+	unsigned long long v;
+
+	if (o->target)
+		return tsq_usage_error(opt, "one of PID, --tgid and --cgroup "
+				       "only");
+	int r = tsc_parse_uint(arg, 1, 0x7fffffff, &v);
+	if (r == -EINVAL)
+		return tsq_usage_error(opt, "'%s' is not a process id", arg);
+	if (r < 0)
+		return tsq_usage_error(opt, "'%s' is out of range (1..%u)", arg,
+				       0x7fffffffu);
+	o->target = t;
+	o->id = (uint32_t)v;
+	return 0;
+}
+
+static int set_option(int c, const char *arg, struct tsq_opts *o)
+{
+	unsigned long long v;
+	int r;
+
+	switch (c) {
+	case 't':
+		return set_id("--tgid", arg, o, TSQ_TGID);
+	case 'T':
+		o->threads = true;
+		return 0;
+	case 'c':
+		if (o->target)
+			return tsq_usage_error("--cgroup", "one of PID, --tgid "
+					       "and --cgroup only");
+		if (!*arg)
+			return tsq_usage_error("--cgroup", "empty directory");
+		o->target = TSQ_CGROUP;
+		o->cgroup = arg;
+		return 0;
+	case 'w':
+		r = tsc_parse_seconds(arg, &o->watch_ns);
+		if (r == -EINVAL)
+			return tsq_usage_error("--watch", "'%s' is not a "
+					       "number of seconds", arg);
+		if (r < 0 || o->watch_ns < 1000000)
+			return tsq_usage_error("--watch", "'%s' is out of "
+					       "range (0.001..1e9)", arg);
+		return 0;
+	case 'n':
+		r = tsc_parse_uint(arg, 1, ~0ull, &v);
+		if (r < 0)
+			return tsq_usage_error("--count", "'%s' is not a "
+					       "positive integer", arg);
+		o->count = v;
+		return 0;
+	case 'j':
+		o->json = true;
+		return 0;
+	}
+	return tsq_usage_error("?", "unhandled option"); /* not reached */
+}
+
+static int check_combination(const struct tsq_opts *o)
+{
+	if (!o->target)
+		return tsq_usage_error("PID", "missing: give a PID, --tgid "
+				       "TGID or --cgroup DIR (see --help)");
+	if (o->threads && o->target != TSQ_TGID)
+		return tsq_usage_error("--threads", "needs --tgid");
+	if (o->threads && o->watch_ns)
+		return tsq_usage_error("--threads", "cannot be combined with "
+				       "--watch");
+	if (o->count && !o->watch_ns)
+		return tsq_usage_error("--count", "needs --watch");
+	return 0;
+}
+
+int tsq_parse_options(int argc, char **argv, struct tsq_opts *o)
+{
+	int c, r;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:Tc:w:n:jhV", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage, stdout);
+			return TSQ_PARSE_DONE;
+		case 'V':
+			printf(TSQ_PROG " %s (libcgstats %s)\n", TSC_VERSION,
+			       cgs_version());
+			return TSQ_PARSE_DONE;
+		case ':':
+		case '?':
+			return tsc_getopt_error(TSQ_PROG, c, argv);
+		default:
+			r = set_option(c, optarg, o);
+			if (r)
+				return r;
+		}
+	}
+	if (optind < argc) {
+		r = set_id("PID", argv[optind], o, TSQ_PID);
+		if (r)
+			return r;
+		if (optind + 1 < argc)
+			return tsq_usage_error(argv[optind + 1], "unexpected "
+					       "argument (one PID only)");
+	}
+	return check_combination(o);
+}
