@@ -56,6 +56,10 @@ struct tsc_opts {
 #define TSC_EXIT_ERROR 1 /* a runtime error */
 #define TSC_EXIT_USAGE 2 /* an invalid option, found before registering */
 
+/* Name tsc_usage_error() prints: PROG, or the command reusing tsc_core
+ * (taskstat-top). */
+extern const char *tsc_prog;
+
 /*
  * Print "PROG: <opt>: <message>" to stderr and return TSC_EXIT_USAGE. opt
  * is the option as the user wrote it ("--interval", "-x", a stray word).

@@ -9,11 +9,13 @@
 
 #include "options.h"
 
+const char *tsc_prog = PROG;
+
 int tsc_usage_error(const char *opt, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, PROG ": %s: ", opt);
+	fprintf(stderr, "%s: %s: ", tsc_prog, opt);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
