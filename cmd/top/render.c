@@ -155,23 +155,21 @@ size_t top_render(const struct top_view *v, const struct top_status *st,
 	unsigned metrics = 0;
 	for (int m = 0; m < M__COUNT; m++)
 		metrics += on[m];
-	int name_w;
-	if (width) {
-		name_w = (int)width - (int)(metrics * COL_W);
-	} else { /* plain: as wide as the widest name */
-		name_w = NAME_MIN;
-		for (size_t k = 0; k < v->nvis; k++) {
-			name_cell(v, &v->rows[v->vis[k]], cell, sizeof(cell));
-			if ((int)strlen(cell) + 1 > name_w)
-				name_w = (int)strlen(cell) + 1;
-		}
-		if (name_w > 300)
-			name_w = 300;
+	/* as wide as the widest name, within what the metrics leave */
+	int name_w = NAME_MIN;
+	for (size_t k = 0; k < v->nvis; k++) {
+		name_cell(v, &v->rows[v->vis[k]], cell, sizeof(cell));
+		if ((int)strlen(cell) + 3 > name_w) /* the cursor mark too */
+			name_w = (int)strlen(cell) + 3;
 	}
+	if (name_w > 300)
+		name_w = 300;
+	if (width && name_w > (int)width - (int)(metrics * COL_W))
+		name_w = (int)width - (int)(metrics * COL_W);
 
 	/* header: the sort column marked */
-	int pos = snprintf(l[n].text, sizeof(l[n].text), "%-*.*s",
-			   name_w, name_w - 1, v->sort == TOP_SORT_NAME ?
+	int pos = snprintf(l[n].text, sizeof(l[n].text), " %-*.*s",
+			   name_w - 1, name_w - 2, v->sort == TOP_SORT_NAME ?
 			   (v->tree ? "CGROUP*" : "PATH*") :
 			   (v->tree ? "CGROUP (subtree)" : "PATH (own)"));
 	for (int m = 0; m < M__COUNT; m++)
@@ -188,7 +186,9 @@ size_t top_render(const struct top_view *v, const struct top_status *st,
 		first = v->cursor - rows + 1;
 	for (size_t k = first; k < v->nvis && k - first < rows; k++) {
 		const struct top_row *r = &v->rows[v->vis[k]];
-		name_cell(v, r, cell, sizeof(cell));
+		bool sel = height && k == v->cursor;
+		name_cell(v, r, cell + 1, sizeof(cell) - 1);
+		cell[0] = sel ? '>' : ' '; /* seen without attributes too */
 		pos = snprintf(l[n].text, sizeof(l[n].text), "%-*.*s", name_w,
 			       name_w - 1, cell);
 		for (int m = 0; m < M__COUNT; m++) {
@@ -200,7 +200,7 @@ size_t top_render(const struct top_view *v, const struct top_status *st,
 			pos += snprintf(l[n].text + pos, sizeof(l[n].text) -
 					(size_t)pos, "%*s", COL_W, h);
 		}
-		l[n++].attr = height && k == v->cursor ? TA_SEL : TA_NORMAL;
+		l[n++].attr = sel ? TA_SEL : TA_NORMAL;
 	}
 	return n;
 }
