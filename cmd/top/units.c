@@ -44,6 +44,8 @@ static void num(char *out, size_t n, double v, const char *unit)
 		snprintf(out, n, "%.1f%s%s", v, sp, unit);
 	else
 		snprintf(out, n, "%.0f%s%s", v, sp, unit);
+	if (strlen(out) > 8) /* beyond the largest unit: "1e+13 h" */
+		snprintf(out, n, "%.0e%s%s", v, sp, unit);
 }
 
 void top_human(char *out, size_t n, double v, enum top_unit u)

@@ -229,7 +229,7 @@ def main():
                 e.check("CGROUP (subtree)" in b and "PROCS/s" in b and
                         row_of(b, "busy") >= 0 and row_of(b, "hog") >= 0,
                         "plain block lacks rows or columns:\n" + b)
-            r = e.run_cmd([TOP, "-i", "0.5", "-n", "1", "--flat", "-s",
+            r = e.run_cmd([TOP, "-i", "1.5", "-n", "1", "--flat", "-s",
                            "cpu", "--match", base])
             out = r.out.decode()
             paths = [l.split()[0] for l in out.splitlines()
