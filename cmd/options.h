@@ -76,6 +76,15 @@ int tsc_usage_error(const char *opt, const char *fmt, ...)
  */
 int tsc_parse_options(int argc, char **argv, struct tsc_opts *o);
 void tsc_opts_free(struct tsc_opts *o);
+/*
+ * What every command of tsc_core answers the same way, for a getopt_long
+ * result c (optstring starting with ':', -h, -V): --help prints usage_text,
+ * --version "<name> <version> (libcgstats ...)", a missing value or an
+ * unknown option goes through tsc_usage_error(). Returns TSC_PARSE_DONE,
+ * TSC_EXIT_USAGE, or -1 for any other c.
+ */
+int tsc_option_common(int c, char **argv, const char *usage_text,
+		      const char *name);
 
 /* Strict parse of a non-negative decimal number of seconds ("0.5"). */
 int tsc_parse_seconds(const char *s, uint64_t *ns);

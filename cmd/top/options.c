@@ -146,25 +146,10 @@ int top_parse_options(int argc, char **argv, struct top_opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:d:n:bs:c:hV", longopts,
 				NULL)) != -1) {
+		r = tsc_option_common(c, argv, usage, TOP_PROG);
+		if (r >= 0)
+			return r;
 		switch (c) {
-		case 'h':
-			fputs(usage, stdout);
-			return TSC_PARSE_DONE;
-		case 'V':
-			printf(TOP_PROG " %s (libcgstats %s)\n", TSC_VERSION,
-			       cgs_version());
-			return TSC_PARSE_DONE;
-		case ':':
-			return tsc_usage_error(argv[optind - 1],
-					       "missing value");
-		case '?':
-			if (optopt) {
-				char s[] = { '-', (char)optopt, '\0' };
-				return tsc_usage_error(s, "unknown option "
-						       "(see --help)");
-			}
-			return tsc_usage_error(argv[optind - 1], "unknown "
-					       "option (see --help)");
 		case 'd':
 			r = tsc_parse_seconds(optarg, &ns);
 			if (r < 0 || !ns)
