@@ -77,7 +77,8 @@ static int build_rows(struct top_view *v)
 	sorted = malloc((f->n ? f->n : 1) * sizeof(*sorted));
 	if (!v->rows || !v->vis || !prev || !sorted)
 		goto out;
-	memcpy(prev, v->prev.cg, v->prev.n * sizeof(*prev));
+	if (v->prev.n)
+		memcpy(prev, v->prev.cg, v->prev.n * sizeof(*prev));
 	qsort(prev, v->prev.n, sizeof(*prev), cmp_cg);
 	for (size_t i = 0; i < f->n; i++) {
 		sorted[i] = f->cg[i];
