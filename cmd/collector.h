@@ -62,9 +62,11 @@ struct tsc {
 	const char **shard_cpus;   /* per shard (live), owned by l */
 	pthread_mutex_t out_lock;  /* writes to out_fd */
 	pthread_mutex_t cap_lock;  /* writes to cap_fd */
-	pthread_mutex_t prom_lock; /* prom */
+	pthread_mutex_t prom_lock; /* prom and json */
 	struct buf prom;           /* last Prometheus text */
 	bool prom_on;
+	struct buf json;           /* last snapshot as a JSON line */
+	bool json_on;              /* keep it (/snapshot, taskstat-top) */
 	struct http *http;
 	int wake_fd;               /* eventfd: a listener thread hit an error */
 	int out_err, cap_err;      /* first write error (-errno), 0: none */
@@ -93,6 +95,8 @@ void tsc_flush_all(struct tsc *c);
 int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final);
 /* Prometheus text for the HTTP handler: malloc'd copy. */
 char *tsc_prom_copy(struct tsc *c, size_t *len);
+/* The last snapshot as a JSON line (with json_on): malloc'd copy. */
+char *tsc_json_copy(struct tsc *c, size_t *len);
 int tsc_write_prologue(struct tsc *c, const char *hostinfo);
 /* Keep err (-errno) in *slot unless one is there; wake the main loop. */
 void tsc_note_error(struct tsc *c, int *slot, int err);
@@ -106,6 +110,10 @@ int tsc_live_open(struct tsc *c);
  * reports output errors and returns TSC_EXIT_ERROR if there were any,
  * else status. */
 int tsc_live(struct tsc *c, int sigfd);
+/* For a caller with its own loop (taskstat-top): tsc_live_open, the
+ * self-test and the listener threads; 0 or -errno (printed). Stopped by
+ * cgs_listener_stop(c->l) and tsc_teardown. */
+int tsc_live_start(struct tsc *c);
 int tsc_replay(struct tsc *c, int sigfd);
 int tsc_stop_status(struct tsc *c, int status);
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* /metrics over HTTP with libmicrohttpd, on the socket bound in setup. */
+/* /metrics (Prometheus text) and /snapshot (the last snapshot as one JSON
+ * line, what taskstat-top --connect reads) over HTTP with libmicrohttpd,
+ * on the socket bound in setup. */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -9,6 +11,7 @@
 #include "collector.h"
 
 #define PROM_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define JSON_TYPE "application/json"
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 			     const char *type, char *body, size_t len,
@@ -55,15 +58,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 			    "method not allowed\n", false);
 	if (!strcmp(url, "/"))
 		return text(conn, MHD_HTTP_OK, "taskstat-collect: metrics at "
-			    "/metrics\n", head);
-	if (strcmp(url, "/metrics"))
+			    "/metrics, the last snapshot (JSON) at "
+			    "/snapshot\n", head);
+	bool json = !strcmp(url, "/snapshot");
+	if (!json && strcmp(url, "/metrics"))
 		return text(conn, MHD_HTTP_NOT_FOUND, "not found; metrics "
 			    "are at /metrics\n", head);
 	size_t len;
-	char *body = tsc_prom_copy(c, &len);
+	char *body = json ? tsc_json_copy(c, &len) : tsc_prom_copy(c, &len);
 	if (!body)
 		return MHD_NO;
-	return reply(conn, MHD_HTTP_OK, PROM_TYPE, body, len, head);
+	return reply(conn, MHD_HTTP_OK, json ? JSON_TYPE : PROM_TYPE, body,
+		     len, head);
 }
 
 int tsc_http_start(struct tsc *c, char *err, size_t errlen)

@@ -128,8 +128,9 @@ static int live_start(struct tsc *c)
 			cgs_strerror(r));
 		return r;
 	}
-	if (c->prom_on) {
-		tsc_snapshot(c, tsc_real_ns(), false); /* seq 0: /metrics */
+	if (c->prom_on || c->json_on) {
+		/* seq 0: /metrics and /snapshot answer from the start */
+		tsc_snapshot(c, tsc_real_ns(), false);
 		if (c->listen_fd >= 0) {
 			r = tsc_http_start(c, err, sizeof(err));
 			if (r < 0) {
@@ -253,6 +254,12 @@ static int live_stop(struct tsc *c, int err)
 			"the capture format were not recorded\n",
 			(unsigned long long)too_big);
 	return tsc_stop_status(c, status);
+}
+
+int tsc_live_start(struct tsc *c)
+{
+	int r = tsc_live_open(c);
+	return r < 0 ? r : live_start(c);
 }
 
 int tsc_live(struct tsc *c, int sigfd)

@@ -422,6 +422,31 @@ static int check_combination(const struct tsc_opts *o)
 	return 0;
 }
 
+int tsc_option_common(int c, char **argv, const char *usage_text,
+		      const char *name)
+{
+	switch (c) {
+	case 'h':
+		fputs(usage_text, stdout);
+		return TSC_PARSE_DONE;
+	case 'V':
+		printf("%s %s (libcgstats %s)\n", name, TSC_VERSION,
+		       cgs_version());
+		return TSC_PARSE_DONE;
+	case ':':
+		return tsc_usage_error(argv[optind - 1], "missing value");
+	case '?':
+		if (optopt) {
+			char shortopt[] = { '-', (char)optopt, '\0' };
+			return tsc_usage_error(shortopt, "unknown option (see "
+					       "--help)");
+		}
+		return tsc_usage_error(argv[optind - 1], "unknown option (see "
+				       "--help)");
+	}
+	return -1;
+}
+
 int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 {
 	int c, r;
@@ -433,23 +458,11 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:i:d:el:u:hV", longopts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(usage, stdout);
-			return TSC_PARSE_DONE;
-		case 'V':
-			printf(PROG " %s (libcgstats %s)\n", TSC_VERSION,
-			       cgs_version());
-			return TSC_PARSE_DONE;
-		case ':':
-		case '?':
-			return tsc_getopt_error(PROG, c, argv);
-		default:
+		r = tsc_option_common(c, argv, usage, PROG);
+		if (r < 0)
 			r = set_option(c, optarg, o);
-			if (r)
-				return r;
-			break;
-		}
+		if (r)
+			return r;
 	}
 	if (optind < argc)
 		return tsc_usage_error(argv[optind], "unexpected argument (see "

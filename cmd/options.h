@@ -57,6 +57,10 @@ struct tsc_opts {
 #define TSC_EXIT_ERROR 1 /* a runtime error */
 #define TSC_EXIT_USAGE 2 /* an invalid option, found before registering */
 
+/* Name tsc_usage_error() prints: PROG, or the command reusing tsc_core
+ * (taskstat-top, taskstat-query), which sets it first. */
+extern const char *tsc_prog;
+
 /*
  * Print "PROG: <opt>: <message>" to stderr and return TSC_EXIT_USAGE. opt
  * is the option as the user wrote it ("--interval", "-x", a stray word).
@@ -64,13 +68,6 @@ struct tsc_opts {
  */
 int tsc_usage_error(const char *opt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* The same for another program of the project (taskstat-query): prog
- * instead of PROG. */
-int tsc_usage_verror(const char *prog, const char *opt, const char *fmt,
-		     va_list ap) __attribute__((format(printf, 3, 0)));
-/* What getopt_long() (with opterr = 0 and a leading ':' in its short
- * options) returned as c, ':' or '?', said as prog's usage error. */
-int tsc_getopt_error(const char *prog, int c, char **argv);
 
 #define TSC_PARSE_DONE 1 /* --help or --version answered: exit 0 */
 
@@ -80,6 +77,15 @@ int tsc_getopt_error(const char *prog, int c, char **argv);
  */
 int tsc_parse_options(int argc, char **argv, struct tsc_opts *o);
 void tsc_opts_free(struct tsc_opts *o);
+/*
+ * What every command of tsc_core answers the same way, for a getopt_long
+ * result c (optstring starting with ':', -h, -V): --help prints usage_text,
+ * --version "<name> <version> (libcgstats ...)", a missing value or an
+ * unknown option goes through tsc_usage_error(). Returns TSC_PARSE_DONE,
+ * TSC_EXIT_USAGE, or -1 for any other c.
+ */
+int tsc_option_common(int c, char **argv, const char *usage_text,
+		      const char *name);
 
 /* Strict parse of a non-negative decimal number of seconds ("0.5"). */
 int tsc_parse_seconds(const char *s, uint64_t *ns);

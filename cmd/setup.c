@@ -138,6 +138,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	pthread_mutex_init(&c->cap_lock, NULL);
 	pthread_mutex_init(&c->prom_lock, NULL);
 	buf_init(&c->prom);
+	buf_init(&c->json);
 	buf_init(&c->snap);
 
 	enum tsc_format fmt = o->format;
@@ -226,6 +227,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	if (o->listen)
 		say_listen(c->listen_fd);
 	c->prom_on = o->listen || o->textfile;
+	c->json_on = o->listen != NULL; /* GET /snapshot */
 	return 0;
 }
 
@@ -257,6 +259,7 @@ void tsc_teardown(struct tsc *c)
 	if (c->wake_fd >= 0)
 		close(c->wake_fd);
 	buf_free(&c->prom);
+	buf_free(&c->json);
 	buf_free(&c->snap);
 	priv_user_free(&c->user);
 }

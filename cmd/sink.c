@@ -112,18 +112,38 @@ void tsc_flush_all(struct tsc *c)
 	}
 }
 
-char *tsc_prom_copy(struct tsc *c, size_t *len)
+static char *copy_locked(struct tsc *c, const struct buf *b, size_t *len)
 {
 	char *p = NULL;
 	pthread_mutex_lock(&c->prom_lock);
-	*len = c->prom.len;
-	p = malloc(c->prom.len + 1);
+	*len = b->len;
+	p = malloc(b->len + 1);
 	if (p) {
-		memcpy(p, c->prom.p ? c->prom.p : "", c->prom.len);
-		p[c->prom.len] = '\0';
+		memcpy(p, b->p ? b->p : "", b->len);
+		p[b->len] = '\0';
 	}
 	pthread_mutex_unlock(&c->prom_lock);
 	return p;
+}
+
+char *tsc_prom_copy(struct tsc *c, size_t *len)
+{
+	return copy_locked(c, &c->prom, len);
+}
+
+char *tsc_json_copy(struct tsc *c, size_t *len)
+{
+	return copy_locked(c, &c->json, len);
+}
+
+/* Put what c->snap holds in *keep, for readers on other threads. */
+static void swap_locked(struct tsc *c, struct buf *keep)
+{
+	pthread_mutex_lock(&c->prom_lock);
+	struct buf t = *keep;
+	*keep = c->snap;
+	c->snap = t;
+	pthread_mutex_unlock(&c->prom_lock);
 }
 
 /* Temp file in the same directory, then rename(): node_exporter never
@@ -253,7 +273,7 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 		return r;
 	fill_info(c, &in, s, time_ns, final);
 
-	if (c->seq > 0) {
+	if (c->seq > 0 && c->out) { /* no main output: taskstat-top */
 		tsc_flush_all(c); /* events before the snapshot that counts them */
 		buf_reset(&c->snap);
 		c->out->snapshot(&c->snap, &in, s);
@@ -277,13 +297,13 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 				fprintf(stderr, PROG ": --textfile: %s: %s\n",
 					c->o->textfile, strerror(-r));
 		}
-		if (c->listen_fd >= 0) {
-			pthread_mutex_lock(&c->prom_lock);
-			struct buf t = c->prom;
-			c->prom = c->snap;
-			c->snap = t;
-			pthread_mutex_unlock(&c->prom_lock);
-		}
+		if (c->listen_fd >= 0)
+			swap_locked(c, &c->prom);
+	}
+	if (c->json_on) {
+		buf_reset(&c->snap);
+		out_jsonl_ops.snapshot(&c->snap, &in, s);
+		swap_locked(c, &c->json);
 	}
 	cgs_snapshot_free(s);
 	/* Bound memory on hosts with cgroup churn: forget removed cgroups

@@ -198,10 +198,10 @@ static int cgroup_error(const char *dir, int err)
 			"/sys/fs/cgroup/cpu)\n", dir);
 		return TSQ_EXIT_UNSUPPORTED;
 	case ENOENT:
-		return tsq_usage_error("--cgroup", "%s: no such directory",
+		return tsc_usage_error("--cgroup", "%s: no such directory",
 				       dir);
 	case ENOTDIR:
-		return tsq_usage_error("--cgroup", "%s is not a directory of "
+		return tsc_usage_error("--cgroup", "%s is not a directory of "
 				       "a cgroup v1 hierarchy", dir);
 	default:
 		fprintf(stderr, TSQ_PROG ": --cgroup: %s: %s\n", dir,
@@ -276,7 +276,7 @@ int main(int argc, char **argv)
 		if (g > 0 && (uint32_t)g != o.id) {
 			cgs_query_close(q);
 			close(sigfd);
-			return tsq_usage_error("--tgid", "%u is a thread of "
+			return tsc_usage_error("--tgid", "%u is a thread of "
 					       "thread group %d: give --tgid "
 					       "%d, or %u as PID", o.id, g, g,
 					       o.id);

@@ -45,16 +45,6 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int tsq_usage_error(const char *opt, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = tsc_usage_verror(TSQ_PROG, opt, fmt, ap);
-	va_end(ap);
-	return r;
-}
 
 /* A pid or tgid: 1..2^31-1 (pid_t); pid_max is far below. */
 static int set_id(const char *opt, const char *arg, struct tsq_opts *o,
@@ -63,13 +53,13 @@ static int set_id(const char *opt, const char *arg, struct tsq_opts *o,
 	unsigned long long v;
 
 	if (o->target)
-		return tsq_usage_error(opt, "one of PID, --tgid and --cgroup "
+		return tsc_usage_error(opt, "one of PID, --tgid and --cgroup "
 				       "only");
 	int r = tsc_parse_uint(arg, 1, 0x7fffffff, &v);
 	if (r == -EINVAL)
-		return tsq_usage_error(opt, "'%s' is not a process id", arg);
+		return tsc_usage_error(opt, "'%s' is not a process id", arg);
 	if (r < 0)
-		return tsq_usage_error(opt, "'%s' is out of range (1..%u)", arg,
+		return tsc_usage_error(opt, "'%s' is out of range (1..%u)", arg,
 				       0x7fffffffu);
 	o->target = t;
 	o->id = (uint32_t)v;
@@ -89,26 +79,26 @@ static int set_option(int c, const char *arg, struct tsq_opts *o)
 		return 0;
 	case 'c':
 		if (o->target)
-			return tsq_usage_error("--cgroup", "one of PID, --tgid "
+			return tsc_usage_error("--cgroup", "one of PID, --tgid "
 					       "and --cgroup only");
 		if (!*arg)
-			return tsq_usage_error("--cgroup", "empty directory");
+			return tsc_usage_error("--cgroup", "empty directory");
 		o->target = TSQ_CGROUP;
 		o->cgroup = arg;
 		return 0;
 	case 'w':
 		r = tsc_parse_seconds(arg, &o->watch_ns);
 		if (r == -EINVAL)
-			return tsq_usage_error("--watch", "'%s' is not a "
+			return tsc_usage_error("--watch", "'%s' is not a "
 					       "number of seconds", arg);
 		if (r < 0 || o->watch_ns < 1000000)
-			return tsq_usage_error("--watch", "'%s' is out of "
+			return tsc_usage_error("--watch", "'%s' is out of "
 					       "range (0.001..1e9)", arg);
 		return 0;
 	case 'n':
 		r = tsc_parse_uint(arg, 1, ~0ull, &v);
 		if (r < 0)
-			return tsq_usage_error("--count", "'%s' is not a "
+			return tsc_usage_error("--count", "'%s' is not a "
 					       "positive integer", arg);
 		o->count = v;
 		return 0;
@@ -116,21 +106,21 @@ static int set_option(int c, const char *arg, struct tsq_opts *o)
 		o->json = true;
 		return 0;
 	}
-	return tsq_usage_error("?", "unhandled option"); /* not reached */
+	return tsc_usage_error("?", "unhandled option"); /* not reached */
 }
 
 static int check_combination(const struct tsq_opts *o)
 {
 	if (!o->target)
-		return tsq_usage_error("PID", "missing: give a PID, --tgid "
+		return tsc_usage_error("PID", "missing: give a PID, --tgid "
 				       "TGID or --cgroup DIR (see --help)");
 	if (o->threads && o->target != TSQ_TGID)
-		return tsq_usage_error("--threads", "needs --tgid");
+		return tsc_usage_error("--threads", "needs --tgid");
 	if (o->threads && o->watch_ns)
-		return tsq_usage_error("--threads", "cannot be combined with "
+		return tsc_usage_error("--threads", "cannot be combined with "
 				       "--watch");
 	if (o->count && !o->watch_ns)
-		return tsq_usage_error("--count", "needs --watch");
+		return tsc_usage_error("--count", "needs --watch");
 	return 0;
 }
 
@@ -139,33 +129,23 @@ int tsq_parse_options(int argc, char **argv, struct tsq_opts *o)
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
+	tsc_prog = TSQ_PROG;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:Tc:w:n:jhV", longopts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(usage, stdout);
-			return TSQ_PARSE_DONE;
-		case 'V':
-			printf(TSQ_PROG " %s (libcgstats %s)\n", TSC_VERSION,
-			       cgs_version());
-			return TSQ_PARSE_DONE;
-		case ':':
-		case '?':
-			return tsc_getopt_error(TSQ_PROG, c, argv);
-		default:
+		r = tsc_option_common(c, argv, usage, TSQ_PROG);
+		if (r < 0)
 			r = set_option(c, optarg, o);
-			if (r)
-				return r;
-		}
+		if (r)
+			return r;
 	}
 	if (optind < argc) {
 		r = set_id("PID", argv[optind], o, TSQ_PID);
 		if (r)
 			return r;
 		if (optind + 1 < argc)
-			return tsq_usage_error(argv[optind + 1], "unexpected "
+			return tsc_usage_error(argv[optind + 1], "unexpected "
 					       "argument (one PID only)");
 	}
 	return check_combination(o);

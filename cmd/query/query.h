@@ -8,6 +8,7 @@
 
 #include "buf.h"
 #include "cgstats.h"
+#include "options.h"
 
 #define TSQ_PROG "taskstat-query"
 
@@ -30,11 +31,10 @@ struct tsq_opts {
 	unsigned long long count; /* --count: intervals; 0: until a signal */
 };
 
-#define TSQ_PARSE_DONE 1 /* --help or --version answered */
+#define TSQ_PARSE_DONE TSC_PARSE_DONE /* --help or --version answered */
 
-/* "taskstat-query: OPT: message" on stderr; returns TSQ_EXIT_USAGE. */
-int tsq_usage_error(const char *opt, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* Option errors: tsc_usage_error() (options.h), which prints
+ * "taskstat-query: OPT: message" once tsq_parse_options() set tsc_prog. */
 /* Parse argv: 0 to go on, TSQ_PARSE_DONE, or TSQ_EXIT_USAGE (said). */
 int tsq_parse_options(int argc, char **argv, struct tsq_opts *o);
 

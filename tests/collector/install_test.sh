@@ -17,7 +17,8 @@ command -v "${CC:-cc}" >/dev/null || { echo "SKIP: no C compiler"; exit 77; }
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(find "$prefix" -name libcgstats.pc -printf '%h\n' | head -1)
 libdir=${libdir%/pkgconfig}
-for f in include/cgstats.h sbin/taskstat-collect share/man/man8/taskstat-collect.8; do
+for f in include/cgstats.h sbin/taskstat-collect share/man/man8/taskstat-collect.8 \
+	sbin/taskstat-top share/man/man1/taskstat-top.1; do
 	test -e "$prefix/$f" || { echo "FAIL: $f not installed"; exit 1; }
 done
 test -x "$prefix/sbin/taskstat-query" && test -e "$prefix/share/man/man8/taskstat-query.8" ||
