@@ -16,6 +16,11 @@
  *   -m on    CGS_ROLLUP_HISTOGRAMS and comms = 64 (the collector's --comms)
  *   -n N     children (default 2000)
  *   -t       the children are threads of one process, not processes
+ *   -s       synthetic: no listener, no kernel source; N decoded records
+ *            (8 commands, varied statuses, process kind unless -t) are
+ *            accounted to a fixed cgroup path by cgsb_feed_path()
+ *            (cgs_rollup_account_path: the rollup alone, deterministic:
+ *            what the features add, whatever the attribution)
  *
  * Prints one JSON line: records fed, ns per record (one pass: noisy on a
  * shared host; run it several times), and the attribution counters (a
@@ -113,14 +118,77 @@ __attribute__((noinline)) static void warm_feed(struct cgs_rollup *r,
 static int run_and_keep(struct cgs_listener *l, unsigned nsh, int n,
 			bool threads);
 
+static const char *const names[8] = { "cc1", "make", "sh", "sed",
+				       "python3", "ld", "as", "git" };
+
+/* The rollup alone (-s): no attribution. */
+void cgsb_feed_path(struct cgs_rollup *r, const struct cgs_record *rec);
+__attribute__((noinline)) void cgsb_feed_path(struct cgs_rollup *r,
+					      const struct cgs_record *rec)
+{
+	cgs_rollup_account_path(r, 0, rec, "/bench.slice/x.service");
+	fed++;
+}
+
+static int synthetic(int n, bool on, bool threads)
+{
+	CGS_OPTS(cgs_rollup_opts, ro, .shards = 1,
+		 .attribution = CGS_ATTRIBUTION_PROC);
+#ifdef CGS_ROLLUP_HISTOGRAMS
+	ro.flags = on ? CGS_ROLLUP_HISTOGRAMS : 0;
+	ro.comms = on ? 64 : 0;
+#endif
+	struct cgs_rollup *r = NULL;
+	int rc = cgs_rollup_new(&r, &ro);
+	if (rc < 0) {
+		fprintf(stderr, "rollup: %s\n", cgs_strerror(rc));
+		return 1;
+	}
+	uint8_t msg[CGSB_MSG_MAX];
+	struct cgsb_msg_spec sp = { .version = 16, .pid = 4000, .tgid = 4000,
+				    .ppid = 1, .btime_s = 1700000000,
+				    .flag = threads ? 0 : CGS_AC_AGROUP };
+	size_t len = cgsb_build_msg(msg, sizeof(msg), &sp);
+	CGS_OPTS(cgs_record, rec);
+	if (cgs_decode_msg(msg, len, CGS_NO_TGID, &rec, NULL, NULL) <= 0) {
+		fprintf(stderr, "decode failed\n");
+		return 1;
+	}
+	struct cgs_record *v = calloc((size_t)n, sizeof(*v));
+	if (!v)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		v[i] = rec;
+		v[i].pid = 4000 + (uint32_t)i;
+		v[i].tgid = threads ? 4000 : v[i].pid;
+		snprintf(v[i].comm, sizeof(v[i].comm), "%s", names[i % 8]);
+		v[i].exit_status = i % 50 == 7 ? 9 : i % 10 == 3 ? 2 << 8 : 0;
+		v[i].etime_us = 1000u + (uint64_t)i * 37u;
+		v[i].utime_us = (uint64_t)(i % 100) * 13u;
+	}
+	for (int i = 0; i < 64 && i < n; i++) /* warm: the node, its sets */
+		cgs_rollup_account_path(r, 0, &v[i], "/bench.slice/x.service");
+	double t0 = cgsb_now();
+	for (int i = 0; i < n; i++)
+		cgsb_feed_path(r, &v[i]);
+	double t1 = cgsb_now();
+	double ns[1] = { (t1 - t0) * 1e9 / (double)n };
+	char extra[160];
+	snprintf(extra, sizeof(extra), "\"mode\":\"%s\",\"workload\":\"%s\","
+		 "\"records\":%llu", on ? "on" : "off",
+		 threads ? "threads" : "procs", (unsigned long long)fed);
+	cgsb_report("micro_features", "synthetic", n, ns, 1, n, extra);
+	free(v);
+	cgs_rollup_free(r);
+	return 0;
+}
+
 static void *thread_exit(void *a)
 {
 	(void)a;
 	return NULL;
 }
 
-static const char *const names[8] = { "cc1", "make", "sh", "sed",
-				       "python3", "ld", "as", "git" };
 
 static int workload(int n, bool threads)
 {
@@ -177,17 +245,26 @@ static int run_and_keep(struct cgs_listener *l, unsigned nsh, int n,
 int main(int argc, char **argv)
 {
 	int n = 2000, opt;
-	bool on = false, threads = false;
-	while ((opt = getopt(argc, argv, "m:n:t")) != -1) {
+	bool on = false, threads = false, synth = false;
+	while ((opt = getopt(argc, argv, "m:n:ts")) != -1) {
 		switch (opt) {
 		case 'm': on = !strcmp(optarg, "on"); break;
 		case 'n': n = atoi(optarg); break;
 		case 't': threads = true; break;
+		case 's': synth = true; break;
 		default:
-			fprintf(stderr, "usage: %s [-m off|on] [-n N] [-t]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-m off|on] [-n N] [-t] [-s]\n", argv[0]);
 			return 2;
 		}
 	}
+#ifndef CGS_ROLLUP_HISTOGRAMS
+	if (on) {
+		fprintf(stderr, "-m on: this libcgstats has no such features\n");
+		return 2;
+	}
+#endif
+	if (synth)
+		return synthetic(n, on, threads);
 	CGS_OPTS(cgs_listener_opts, lo, .rcvbuf = 64u << 20);
 	struct cgs_listener *l = NULL;
 	int rc = cgs_listener_open(&l, &lo);

@@ -1377,7 +1377,8 @@ uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q);
 /* Rankings of the commands in a cgroup (cgs_rollup_opts.comms). */
 enum cgs_comm_rank {
 	CGS_COMMS_BY_CPU = 0,   /* user + system CPU of every task record,
-				 * us */
+				 * us (a command with none is not ranked
+				 * by it) */
 	CGS_COMMS_BY_EXITS = 1, /* process exits */
 };
 

@@ -304,8 +304,11 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 	if (n->x && (r->o.flags & CGS_ROLLUP_HISTOGRAMS))
 		cgsi_xset_observe(&n->x->s[0], rec);
 	if (n->comms && ai->comm) {
-		cgsi_topk_add(&n->comms[CGS_COMMS_BY_CPU], ai->comm,
-			      ai->comm_len, rec->utime_us + rec->stime_us);
+		/* no CPU, nothing to rank by it (most short tasks: ticks) */
+		uint64_t cpu = rec->utime_us + rec->stime_us;
+		if (cpu)
+			cgsi_topk_add(&n->comms[CGS_COMMS_BY_CPU], ai->comm,
+				      ai->comm_len, cpu);
 		if (rec->kind == CGS_KIND_PROCESS)
 			cgsi_topk_add(&n->comms[CGS_COMMS_BY_EXITS], ai->comm,
 				      ai->comm_len, 1);
