@@ -212,16 +212,17 @@ void out_prom(struct buf *b, const struct snap_info *in,
 				     : "comm_process_exits_total";
 		head(b, nm, "counter", cpu
 		     ? "CPU time of exited tasks of the cgroup's top commands "
-		       "(--comms; a lower bound, comm=\"(other)\" the rest)."
+		       "(--comms; a lower bound; comm=\"" TSC_OTHER_COMMS
+		       "\" the rest)."
 		     : "Process exits of the cgroup's top commands (--comms; a "
-		       "lower bound, comm=\"(other)\" the rest).");
+		       "lower bound; comm=\"" TSC_OTHER_COMMS "\" the rest).");
 		for (size_t i = 0; i < n; i++) {
 			size_t k = cgs_snapshot_comm_count(s, i,
 							   (enum cgs_comm_rank)r);
 			for (size_t j = 0; j < k; j++) {
 				const struct cgs_comm *c = cgs_snapshot_comm(
 					s, i, (enum cgs_comm_rank)r, j);
-				const char *cn = c->other ? "(other)" : c->comm;
+				const char *cn = c->other ? TSC_OTHER_COMMS : c->comm;
 				buf_printf(b, P "%s", nm);
 				cglabel(b, &L, i);
 				buf_puts(b, ",comm=\"");

@@ -58,6 +58,13 @@ extern const struct ofield tsc_outcomes[];
 extern const size_t tsc_noutcomes;
 #define TSC_OUTCOME_OOM (tsc_noutcomes - 1)
 
+/* The comm label of a ranking's (other) entry in Prometheus: longer than
+ * any command (CGS_COMM_LEN bytes at most), so no process can name itself
+ * so and make two series of one label set. */
+#define TSC_OTHER_COMMS "(other commands, not in the top N)"
+_Static_assert(sizeof(TSC_OTHER_COMMS) - 1 > CGS_COMM_LEN,
+	       "the (other) label must not be a possible comm");
+
 /* Histogram bucket bounds (seconds) and names, shared by the formats. */
 void hist_le_put(struct buf *b, uint64_t le_ns);
 /* Metric base name of a histogram ("task_lifetime_seconds", ...). */

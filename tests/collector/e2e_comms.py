@@ -89,7 +89,7 @@ try:
         # the textfile: valid, with the comm series of the cgroup
         promcheck(tf, "--textfile")
         text = tf.decode()
-        for n, v in TOP + [("(other)", OTHER)]:
+        for n, v in TOP + [("(other commands, not in the top N)", OTHER)]:
             pat = (r'^taskstat_comm_process_exits_total\{cgroup="%s",'
                    r'comm="%s"\} (\S+)$' % (re.escape(p), re.escape(n)))
             m = re.search(pat, text, re.M)
