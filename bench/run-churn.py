@@ -17,6 +17,9 @@ configuration always runs first):
   f  c with --no-fork-events (no proc-connector fork tracking)
   x  (optional) c with --attribution fast (fork parent's cached cgroup
      instead of a /proc read per new process)
+  h  (optional) c with --no-histograms (issue 11's opt-out features off:
+     the exit outcomes are always on)
+  m  (optional) c with --comms 10 (every issue 11 feature on)
   k  bench/drain registered with a 64 MiB buffer but asleep until the end:
      what the kernel's per-exit work alone costs (no wake-ups), the bound
      under any listener's cost
@@ -49,6 +52,8 @@ CONFIGS = {
     'k': 'kernel side only (registered, not woken)',
     'f': 'taskstat-collect --no-fork-events',
     'x': 'taskstat-collect --attribution fast',
+    'h': 'taskstat-collect --no-histograms',
+    'm': 'taskstat-collect --comms 10',
     'w': 'drain-only, woken per message (batch 0)',
 }
 
@@ -153,7 +158,7 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
                str(64 << 20)]
     elif cfg == 'w':
         cmd = [args.drain, '--batch-ms', '0']
-    elif cfg in 'cdefxp':
+    elif cfg in 'cdefxphm':
         cmd = [args.collector, '--format', 'jsonl', '--output', outpath,
                '--interval', str(args.interval), '--hierarchy', 'v2']
         if cfg == 'd':
@@ -166,6 +171,10 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
             cmd += ['--attribution', 'fast']
         if cfg == 'p':
             cmd += ['--attribution', 'exact']
+        if cfg == 'h':
+            cmd.append('--no-histograms')
+        if cfg == 'm':
+            cmd += ['--comms', '10']
         cmd += args.collector_arg
     else:
         cmd = None
@@ -307,7 +316,7 @@ def summarize(runs, configs, modes):
                 s['overhead_of_medians_pct'][k] = \
                     (s[k]['median'] / b - 1) * 100 if b else None
         fl = summ[mode].get('b')
-        for cfg in ('c', 'p', 'd', 'e', 'f', 'x'):
+        for cfg in ('c', 'p', 'd', 'e', 'f', 'x', 'h', 'm'):
             s = summ[mode].get(cfg)
             if not s or not fl:
                 continue
@@ -409,7 +418,7 @@ def markdown(meta, summ, configs, modes):
                 for k in ('elapsed_s', 'cpu_s', 'total_cpu_s')) +
                 f" | {pct(s['listener_net_pct_of_workload'])} |")
         rows = [(cfg, summ[mode][cfg]['vs_floor'])
-                for cfg in ('c', 'p', 'd', 'e', 'f', 'x')
+                for cfg in ('c', 'p', 'd', 'e', 'f', 'x', 'h', 'm')
                 if cfg in summ[mode] and 'vs_floor' in summ[mode][cfg]]
         if rows:
             out.append('\nCost relative to the drain-only floor (overhead X '
@@ -537,7 +546,8 @@ def main():
     modes = [m for m in args.modes.split(',') if m in ('threads', 'procs')]
     missing = {'b': args.drain, 'k': args.drain, 'w': args.drain,
                'c': args.collector, 'd': args.collector, 'e': args.collector,
-               'f': args.collector, 'x': args.collector}
+               'f': args.collector, 'x': args.collector,
+               'h': args.collector, 'm': args.collector}
     for c in list(configs):
         if c in missing and not os.access(missing[c], os.X_OK):
             print(f'skipping {c}: {missing[c]} not built', file=sys.stderr)
