@@ -1039,6 +1039,25 @@ int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 			    const struct cgs_record *rec, const char *path);
 
+/**
+ * cgs_rollup_account_exit() - Account an exit event: a ready callback.
+ * @ev: The event, from a listener (its task and group records, if any,
+ *	are accounted under ev->shard).
+ * @rollup: The struct cgs_rollup, created with as many shards as the
+ *	listener has.
+ *
+ * The common wiring in one function of the type cgs_exit_fn, e.g.
+ *	cgs_listener_run(l, cgs_rollup_account_exit, r, NULL);
+ * What cgs_rollup_account() does with each record, as each shard's thread
+ * calls it.
+ *
+ * Context: As cgs_rollup_account(), from the listener's thread for
+ * ev->shard.
+ * Return: 0 (drain on); errors of cgs_rollup_account() are not reported
+ * (as the listener would ignore them).
+ */
+int cgs_rollup_account_exit(const struct cgs_exit *ev, void *rollup);
+
 /* Per-cgroup counters. Sums unless noted. */
 /* A delay class summed over records (struct cgs_delay without peaks). */
 struct cgs_delay_sum {

@@ -19,18 +19,6 @@ static void on_log(enum cgs_log_level level, const char *msg, void *ctx)
 	plugin_log((int)level, TSCD_PLUGIN " plugin: %s", msg);
 }
 
-/* On the listener's shard threads: each accounts under its own shard. */
-static int on_exit_event(const struct cgs_exit *ev, void *user)
-{
-	struct cgs_rollup *r = user;
-
-	if (ev->task)
-		cgs_rollup_account(r, ev->shard, ev->task, NULL);
-	if (ev->group)
-		cgs_rollup_account(r, ev->shard, ev->group, NULL);
-	return 0;
-}
-
 static int open_listener(void)
 {
 	CGS_OPTS(cgs_listener_opts, lo, .log = on_log);
@@ -84,7 +72,7 @@ static int open_rollup(void)
 
 static int start(void)
 {
-	int r = cgs_listener_selftest(tscd.l, 1000, on_exit_event,
+	int r = cgs_listener_selftest(tscd.l, 1000, cgs_rollup_account_exit,
 				      tscd.rollup);
 
 	if (r < 0) {
@@ -93,7 +81,8 @@ static int start(void)
 		      "the initial network namespace only)" : "");
 		return r;
 	}
-	r = cgs_listener_run(tscd.l, on_exit_event, tscd.rollup, NULL);
+	r = cgs_listener_run(tscd.l, cgs_rollup_account_exit, tscd.rollup,
+			     NULL);
 	if (r < 0) {
 		ERROR(TSCD_PLUGIN " plugin: cannot start the listener "
 		      "threads: %s", cgs_strerror(r));

@@ -386,6 +386,19 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 	return 0;
 }
 
+CGS_EXPORT int cgs_rollup_account_exit(const struct cgs_exit *ev,
+				       void *rollup)
+{
+	struct cgs_rollup *r = rollup;
+	if (!ev || !r)
+		return 0;
+	if (ev->task)
+		cgs_rollup_account(r, ev->shard, ev->task, NULL);
+	if (ev->group)
+		cgs_rollup_account(r, ev->shard, ev->group, NULL);
+	return 0;
+}
+
 CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 				       const struct cgs_record *rec,
 				       const char *path)
