@@ -10,6 +10,10 @@ runs the same churn (bench/churn threads and procs) under, interleaved:
      sched_process_exit, plus cgs_mkdir/cgs_rmdir)
   e  bench/bpf_attach with bench/empty_exit.bpf.o: an empty program on the
      same tracepoint (what dispatch and the stats' clock reads cost)
+  c  taskstat-collect --comms 10: the program also copies each exiting
+     process's command (its group leader's comm) for the summaries
+  o  (with --base-build DIR) the collector of another build, e.g. the
+     previous release's program
 
 and reports run_time_ns / run_cnt of cgs_exit and of cgs_empty_exit, and
 their difference: the program's own cost per exit. Medians over --reps.
@@ -61,7 +65,12 @@ def main():
                                                     'build'))
     ap.add_argument('--reps', type=int, default=7)
     ap.add_argument('--modes', default='threads,procs')
+    ap.add_argument('--configs', default='ke',
+                    help='of k, e, c, o (o needs --base-build)')
+    ap.add_argument('--base-build', help='build dir of the o program')
     args = ap.parse_args()
+    cfgs = [c for c in args.configs if c in 'keco' and
+            (c != 'o' or args.base_build)]
     churn = os.path.join(args.build, 'bench', 'churn')
     col = os.path.join(args.build, 'cmd', 'taskstat-collect')
     att = os.path.join(args.build, 'bench', 'bpf_attach')
@@ -72,17 +81,25 @@ def main():
     with open('/proc/sys/kernel/bpf_stats_enabled') as f:
         old = f.read().strip()
     errpath = '/tmp/bpfcost-%d.err' % os.getpid()
-    res = {m: {'k': [], 'e': []} for m in args.modes.split(',')}
+    res = {m: {c: [] for c in cfgs} for m in args.modes.split(',')}
     try:
         with open('/proc/sys/kernel/bpf_stats_enabled', 'w') as f:
             f.write('1')
         for rep in range(args.reps):
             for mode in res:
-                order = ('k', 'e') if rep % 2 == 0 else ('e', 'k')
+                order = cfgs[rep % len(cfgs):] + cfgs[:rep % len(cfgs)]
                 for cfg in order:
+                    kern = ['-f', 'jsonl', '-i', '60', '--attribution',
+                            'kernel']
                     if cfg == 'k':
-                        cmd, name = [col, '-f', 'jsonl', '-i', '60',
-                                     '--attribution', 'kernel'], 'cgs_exit'
+                        cmd, name = [col] + kern, 'cgs_exit'
+                    elif cfg == 'c':
+                        cmd, name = [col] + kern + ['--comms', '10'], \
+                            'cgs_exit'
+                    elif cfg == 'o':
+                        cmd, name = [os.path.join(args.base_build, 'cmd',
+                                                  'taskstat-collect')] + \
+                            kern, 'cgs_exit'
                     else:
                         cmd, name = [att, empty], 'cgs_empty_exit'
                     p = start(cmd, errpath)
@@ -101,18 +118,18 @@ def main():
             f.write(old)
         if os.path.exists(errpath):
             os.unlink(errpath)
-    print('| workload | runs/rep | cgs_exit ns/run | empty ns/run | '
-          'net ns/exit |')
+    print('| workload | config | runs/rep | ns/run | net of e, ns/exit |')
     print('|---|---|---|---|---|')
     out = {}
     for mode, r in res.items():
-        k = statistics.median(x[0] for x in r['k'])
-        e = statistics.median(x[0] for x in r['e'])
-        cnt = statistics.median(x[1] for x in r['k'])
-        out[mode] = {'cgs_exit_ns': k, 'empty_ns': e, 'net_ns': k - e,
-                     'runs': cnt, 'reps': args.reps,
-                     'samples': r}
-        print('| %s | %d | %.0f | %.0f | %.0f |' % (mode, cnt, k, e, k - e))
+        e = statistics.median(x[0] for x in r['e']) if r.get('e') else 0
+        out[mode] = {'reps': args.reps, 'empty_ns': e, 'samples': r}
+        for cfg in cfgs:
+            v = statistics.median(x[0] for x in r[cfg])
+            cnt = statistics.median(x[1] for x in r[cfg])
+            out[mode][cfg] = {'ns': v, 'net_ns': v - e, 'runs': cnt}
+            print('| %s | %s | %d | %.0f | %s |' % (
+                mode, cfg, cnt, v, '-' if cfg == 'e' else '%.0f' % (v - e)))
     with open(os.path.join(here, 'results', 'bpfcost.json'), 'w') as f:
         json.dump(out, f, indent=1)
 
