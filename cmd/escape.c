@@ -4,7 +4,7 @@
 
 #include "escape.h"
 
-static const char REPL[] = "\xef\xbf\xbd"; /* U+FFFD in UTF-8 */
+static const char hex[] = "0123456789abcdef";
 
 size_t utf8_seq_len(const unsigned char *s, size_t n)
 {
@@ -31,24 +31,34 @@ size_t utf8_seq_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-/* Copy the UTF-8 sequence at s (non-ASCII lead byte), or write repl for an
- * invalid byte and note the loss. Returns the bytes consumed. */
+/* Copy the UTF-8 sequence at s (non-ASCII lead byte). A byte that does not
+ * start one becomes repl if given, else the reversible escape "xNN" after
+ * bsl backslashes (1, or 2 where the format escapes the backslash again);
+ * *lossy notes either. Returns the bytes consumed. */
 static size_t utf8_copy(struct buf *b, const char *s, size_t n,
-			const char *repl, bool *lossy)
+			const char *repl, size_t bsl, bool *lossy)
 {
 	size_t len = utf8_seq_len((const unsigned char *)s, n);
-	if (!len) {
+	if (len) {
+		buf_add(b, s, len);
+		return len;
+	}
+	*lossy = true;
+	if (repl) {
 		buf_puts(b, repl);
-		*lossy = true;
 		return 1;
 	}
-	buf_add(b, s, len);
-	return len;
+	unsigned char c = (unsigned char)s[0];
+	while (bsl--)
+		buf_putc(b, '\\');
+	char e[3] = { 'x', hex[c >> 4], hex[c & 15] };
+	buf_add(b, e, sizeof(e));
+	return 1;
 }
 
-static bool esc_json_core(struct buf *b, const char *s, size_t n, bool q)
+static bool esc_json_core(struct buf *b, const char *s, size_t n, bool q,
+			  bool rev)
 {
-	static const char hex[] = "0123456789abcdef";
 	const unsigned char *u = (const unsigned char *)s;
 	bool lossy = false;
 
@@ -84,7 +94,8 @@ static bool esc_json_core(struct buf *b, const char *s, size_t n, bool q)
 			i++;
 			continue;
 		}
-		i += utf8_copy(b, s + i, n - i, "\\ufffd", &lossy);
+		i += utf8_copy(b, s + i, n - i, rev ? NULL : "\\ufffd", 1,
+			       &lossy);
 	}
 	if (q)
 		buf_putc(b, '"');
@@ -93,12 +104,12 @@ static bool esc_json_core(struct buf *b, const char *s, size_t n, bool q)
 
 bool esc_json(struct buf *b, const char *s, size_t n)
 {
-	return esc_json_core(b, s, n, true);
+	return esc_json_core(b, s, n, true, false);
 }
 
 bool esc_text(struct buf *b, const char *s, size_t n)
 {
-	return esc_json_core(b, s, n, false);
+	return esc_json_core(b, s, n, false, true);
 }
 
 bool esc_csv(struct buf *b, const char *s, size_t n)
@@ -114,12 +125,12 @@ bool esc_csv(struct buf *b, const char *s, size_t n)
 		buf_putc(b, '"');
 	for (size_t i = 0; i < n;) {
 		if (u[i] < 0x80) {
-			if (s[i] == '"')
-				buf_putc(b, '"');
+			if (s[i] == '"' || s[i] == '\\')
+				buf_putc(b, s[i]);
 			buf_putc(b, s[i++]);
 			continue;
 		}
-		i += utf8_copy(b, s + i, n - i, REPL, &lossy);
+		i += utf8_copy(b, s + i, n - i, NULL, 1, &lossy);
 	}
 	if (quote)
 		buf_putc(b, '"');
@@ -133,8 +144,8 @@ bool esc_prom_label(struct buf *b, const char *s, size_t n)
 
 	for (size_t i = 0; i < n;) {
 		if (u[i] < 0x80) {
-			if (s[i] == '\\')
-				buf_puts(b, "\\\\");
+			if (s[i] == '\\') /* \\ in the value, each escaped */
+				buf_puts(b, "\\\\\\\\");
 			else if (s[i] == '"')
 				buf_puts(b, "\\\"");
 			else if (s[i] == '\n')
@@ -144,14 +155,13 @@ bool esc_prom_label(struct buf *b, const char *s, size_t n)
 			i++;
 			continue;
 		}
-		i += utf8_copy(b, s + i, n - i, REPL, &lossy);
+		i += utf8_copy(b, s + i, n - i, NULL, 2, &lossy);
 	}
 	return lossy;
 }
 
 void esc_hex(struct buf *b, const char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
 	if (!buf_reserve(b, 2 * n))
 		return;
 	for (size_t i = 0; i < n; i++) {

@@ -194,7 +194,8 @@ def escape_seeds():
              b"q\"uo'te\\back", b"ctl\x01\x1b[31m\x7f\t\r\n",
              b"inv\xff\xfe\xc3x\x80\xe2\x82", b"\xc3\xa9\xf0\x9f\x98\x80",
              b"csv,f\"x\"\"", b"prom{a=\"b\"} 1 #", b"\xed\xa0\x80\xf4\x90"
-             b"\x80\x80\xc0\xaf\xe0\x80\xaf", b""]
+             b"\x80\x80\xc0\xaf\xe0\x80\xaf", b"",
+             b"/system.slice/system-systemd\\x2dfsck.slice\\xff\xff\\\\x"]
     return {"name%02d.txt" % i: n for i, n in enumerate(names)}
 
 

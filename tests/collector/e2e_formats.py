@@ -16,7 +16,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
 from tsc_e2e import (Cgroups, Collector, arg, by_path, check,  # noqa: E402
-                     final_rollup, need_live, strict_json_lines, workload)
+                     final_rollup, name_escape, need_live,
+                     strict_json_lines, workload)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -73,14 +74,15 @@ try:
                   "dropped", "unattributed", "malformed", "pid", "comm",
                   "kind", "exit_status"):
             check(k in col, "csv lacks column %s" % k)
+        wpath_esc = name_escape(wpath)  # the reversible escape
         cgrows = [r for r in rows if r[col["type"]] == "cgroup" and
-                  r[col["cgroup"]] == wpath_json]
+                  r[col["cgroup"]] == wpath_esc]
         check(cgrows and int(cgrows[-1][col["tasks"]]) == w.tasks,
               "csv cgroup rows: %r" % cgrows[-1:])
         exits = [r for r in rows if r[col["type"]] == "exit" and
-                 r[col["cgroup"]] == wpath_json]
+                 r[col["cgroup"]] == wpath_esc]
         check(len(exits) >= w.tasks and
-              all(r[col["comm"]] == COMM.decode("utf-8", "replace")
+              all(r[col["comm"]] == name_escape(COMM)
                   for r in exits if r[col["kind"]] != "tgid"),
               "csv exit rows")
         check(any(r[col["type"]] == "totals" for r in rows), "totals row")
@@ -93,7 +95,8 @@ try:
         hdrs = [l for l in text.splitlines() if l.lstrip().startswith("TASKS")]
         check(hdrs, "table column header")
         rowsx = [l for l in text.splitlines() if "we\\\"ird" in l]
-        check(rowsx and "\\u0001" in rowsx[-1] and "\x01" not in text,
+        check(rowsx and "\\u0001" in rowsx[-1] and "\x01" not in text and
+              "na\\\\me \\xfe" in rowsx[-1],
               "table row for the weird cgroup: %r" % rowsx[-1:])
         check(rowsx[-1].index("/cgs-") == hdrs[-1].index("CGROUP"),
               "columns not aligned")
@@ -107,7 +110,10 @@ try:
                                stdin=open(prom, "rb"), capture_output=True)
             check(r.returncode == 0, "promtool: %r" % r.stdout)
         t = open(prom, "rb").read().decode("utf-8")
-        check('we\\"ird, na\\\\me \ufffd\x01' in t, "prom label escaping")
+        # value we"ird, na\\me \xfe<01> (the reversible escape), in the
+        # exposition format's escapes
+        check('we\\"ird, na\\\\\\\\me \\\\xfe\x01' in t,
+              "prom label escaping")
 
         # --depth 1 folds a/b into the test's base cgroup
         deep = cg.mkdir("a/b")

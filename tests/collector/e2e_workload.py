@@ -17,8 +17,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
 from tsc_e2e import (Cgroups, Collector, arg, by_path, check,  # noqa: E402
-                     final_rollup, need_live, need_tool, run_cmd, utf8_lossy,
-                     workload)
+                     final_rollup, name_escape, need_live, need_tool,
+                     run_cmd, utf8_lossy, workload)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -142,8 +142,10 @@ try:
             have = {k: v for k, v in lab.items() if k != "cgroup"}
             check(have == wantp, "%s: labels %s, want %s" %
                   (rel, have, wantp))
-        check(set(series[hp]) == {"cgroup", "slice"},
-              "hostile labels: %s" % series[hp])
+        hpe = name_escape(cg.path(HOSTILE))  # the label value's escape
+        check(hpe in series, "hostile cgroup's series missing")
+        check(set(series[hpe]) == {"cgroup", "slice"},
+              "hostile labels: %s" % series[hpe])
         # every per-cgroup family carries them, not only one
         for m in ("taskstat_process_exits_total", "taskstat_delays_total",
                   "taskstat_inferred_records_total"):

@@ -120,7 +120,13 @@ static void t_csv_escape(void **st)
 	assert_string_equal(esc(esc_csv, "l1\nl2\r", 6, NULL),
 			    "\"l1\nl2\r\"");
 	assert_string_equal(esc(esc_csv, " x", 2, NULL), "\" x\"");
-	assert_string_equal(esc(esc_csv, "\xff", 1, &lossy), "\xef\xbf\xbd");
+	/* the reversible escape: invalid UTF-8 as \xNN, the backslash as \\ */
+	assert_string_equal(esc(esc_csv, "\xff", 1, &lossy), "\\xff");
+	assert_true(lossy);
+	assert_string_equal(esc(esc_csv, "a\\x2d", 5, &lossy), "a\\\\x2d");
+	assert_false(lossy);
+	assert_string_equal(esc(esc_csv, "\xc3\xa9\xc3,", 4, &lossy),
+			    "\"\xc3\xa9\\xc3,\"");
 	assert_true(lossy);
 }
 
@@ -128,13 +134,18 @@ static void t_prom_escape(void **st)
 {
 	bool lossy;
 	(void)st;
+	/* value a\\b"c<LF>d, written with the exposition escapes */
 	assert_string_equal(esc(esc_prom_label, "a\\b\"c\nd", 7, NULL),
-			    "a\\\\b\\\"c\\nd");
+			    "a\\\\\\\\b\\\"c\\nd");
+	/* value x\xc3 */
 	assert_string_equal(esc(esc_prom_label, "x\xc3", 2, &lossy),
-			    "x\xef\xbf\xbd");
+			    "x\\\\xc3");
 	assert_true(lossy);
 	assert_string_equal(esc(esc_text, "/a\x1b[31m", 7, NULL),
 			    "/a\\u001b[31m");
+	assert_string_equal(esc(esc_text, "\\x2d\xfe", 5, &lossy),
+			    "\\\\x2d\\xfe");
+	assert_true(lossy);
 }
 
 static void t_fixed(void **st)

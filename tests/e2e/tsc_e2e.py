@@ -486,3 +486,43 @@ def utf8_lossy(b):
             out.append("\ufffd")
             i += 1
     return "".join(out)
+
+
+def name_escape(b):
+    r"""The collector's reversible rendering of arbitrary bytes in CSV,
+    Prometheus label values and the table (cmd/escape.h): a backslash
+    becomes \\, a byte that does not start a valid UTF-8 sequence \xNN
+    (lower-case hex), valid sequences are kept; each format's own quoting
+    comes on top."""
+    out, i = [], 0
+    while i < len(b):
+        for n in (1, 2, 3, 4):
+            try:
+                c = b[i:i + n].decode("utf-8", "strict")
+                out.append("\\\\" if c == "\\" else c)
+                i += n
+                break
+            except UnicodeDecodeError:
+                continue
+        else:
+            out.append("\\x%02x" % b[i])
+            i += 1
+    return "".join(out)
+
+
+def name_unescape(s):
+    r"""The bytes a name_escape() rendering came from: \\ is a backslash,
+    \xNN the byte NN."""
+    out, i = bytearray(), 0
+    while i < len(s):
+        if s[i] != "\\":
+            out += s[i].encode()
+            i += 1
+        elif s[i + 1:i + 2] == "\\":
+            out += b"\\"
+            i += 2
+        else:
+            check(s[i + 1:i + 2] == "x", "bad escape in %r" % s)
+            out.append(int(s[i + 2:i + 4], 16))
+            i += 4
+    return bytes(out)

@@ -8,22 +8,23 @@ deleted  a live cgroup named "x (deleted)" (cgroupfs allows it) must be
          directory, and the parser strips that suffix unconditionally);
 dup      two cgroups whose names differ only in invalid UTF-8 bytes
          (".../dup\\xff", ".../dup\\xfe") must stay two distinct keys in
-         every format: JSON has cgroup_hex, but CSV rows and Prometheus
-         label sets must not collide either (a scrape with two samples of
-         one series is rejected).
+         every format: JSON has cgroup_hex; CSV rows and Prometheus label
+         values carry the reversible escape (\\xff, \\xfe; cmd/escape.h),
+         each with its own 2 tasks and no duplicate series.
 Arguments after the binary select cases (default: both)."""
 import csv
 import io
 import os
+import re
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
-from tsc_e2e import (Cgroups, Collector, arg, fail,  # noqa: E402
-                     final_rollup, keep, need_live, strict_json_lines,
-                     utf8_lossy, workload)
+from tsc_e2e import (Cgroups, Collector, arg, check, fail,  # noqa: E402
+                     final_rollup, keep, name_escape, name_unescape,
+                     need_live, strict_json_lines, workload)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -68,20 +69,41 @@ def main():
             bad.append("deleted: no %r with 2 tasks; cgroups: %s" %
                        (want, [p for p in paths if "ambig" in p[0]]))
     if "dup" in CASES:
-        want = utf8_lossy(cg.path(b"dup\xff"))
-        rows = [r for r in csv.reader(io.StringIO(cdata.decode(),
-                                                  newline=""))
-                if r and r[0] == "cgroup" and r[3] == "true" and
-                r[8] == want]
-        # columns: type,time,seq,final,...,cgroup (index 8)
-        if len(rows) == 2 and rows[0][8] == rows[1][8]:
-            bad.append("dup: CSV has two final rows with the same cgroup "
-                       "field %r" % want)
-        series = [line for line in pdata.decode().split("\n")
-                  if line.startswith("taskstat_task_exits_total{") and
-                  want in line]
-        if len(set(s.rsplit(" ", 1)[0] for s in series)) != 2:
-            bad.append("dup: Prometheus series %s collide" % series)
+        # each name under its own rendering, which decodes back to it
+        wants = {n: name_escape(cg.path(n)) for n in (b"dup\xff", b"dup\xfe")}
+        check(len(set(wants.values())) == 2, "renderings collide: %s" % wants)
+        for n, w in wants.items():
+            check(name_unescape(w) == cg.path(n), "%r does not decode" % w)
+        table = list(csv.reader(io.StringIO(cdata.decode(), newline="")))
+        col = {k: i for i, k in enumerate(table[0])}
+        rows = [r for r in table[1:] if r[col["type"]] == "cgroup" and
+                r[col["final"]] == "true"]
+        for n, w in wants.items():
+            got = [r for r in rows if r[col["cgroup"]] == w]
+            if not got or got[-1][col["tasks"]] != "2":
+                seen = {r[col["cgroup"]] for r in rows}
+                bad.append("dup: final CSV rows for %r: %s (dup rows: %s)" %
+                           (w, got[-1:], sorted(c for c in seen
+                                                if "dup" in c)))
+        series, keys = {}, set()
+        for line in pdata.decode().split("\n"):
+            if not line.startswith("taskstat_task_exits_total{"):
+                continue
+            key, value = line.rsplit(" ", 1)
+            if key in keys:
+                bad.append("dup: duplicate series %s" % key)
+            keys.add(key)
+            m = re.match(r'taskstat_task_exits_total\{cgroup="((?:[^"\\]|'
+                         r'\\.)*)"\}$', key)
+            if m:
+                v = re.sub(r"\\(.)", lambda e: {"n": "\n"}.get(
+                    e.group(1), e.group(1)), m.group(1))
+                series[v] = float(value)
+        for n, w in wants.items():
+            if series.get(w) != 2:
+                bad.append("dup: Prometheus series for %r: %s (dup series: "
+                           "%s)" % (w, series.get(w),
+                                    [k for k in series if "dup" in k]))
     if bad:
         fail("; ".join(bad))
     print("ok: %s" % ", ".join(CASES))

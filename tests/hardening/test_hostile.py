@@ -26,8 +26,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
 from tsc_e2e import (Cgroups, Collector, arg, check, fail,  # noqa: E402
-                     final_rollup, keep, need_live, need_tool, short,
-                     strict_json_lines, utf8_lossy, workload)
+                     final_rollup, keep, name_escape, need_live, need_tool,
+                     short, strict_json_lines, utf8_lossy, workload)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -235,7 +235,7 @@ def check_csv(data, expect):
               r[col["final"]] == "true" and r[col["seq"]] == last_seq]
     exits = [r for r in rows[1:] if r[0] == "exit"]
     for path, (tasks, procs, comm) in expect.items():
-        s = utf8_lossy(path)
+        s = name_escape(path)
         got = [r for r in cgrows if r[col["cgroup"]] == s]
         check(len(got) == 1, "CSV: %d final rows for cgroup %r" %
               (len(got), s))
@@ -248,9 +248,9 @@ def check_csv(data, expect):
               e[col["kind"]] != "tgid"]
         check(len(ev) == tasks, "CSV: %d exit rows in %r" % (len(ev), s))
         for e in ev:
-            check(e[col["comm"]] == utf8_lossy(comm),
+            check(e[col["comm"]] == name_escape(comm),
                   "CSV: comm %r, expected %r" % (e[col["comm"]],
-                                                 utf8_lossy(comm)))
+                                                 name_escape(comm)))
 
 
 def check_prom(data, expect):
@@ -271,10 +271,10 @@ def check_prom(data, expect):
     series = prom_series(text)
     for path, (tasks, procs, _) in expect.items():
         key = ("taskstat_task_exits_total",
-               frozenset({("cgroup", utf8_lossy(path))}))
-        check(key in series, "prom: no series for %r" % utf8_lossy(path))
+               frozenset({("cgroup", name_escape(path))}))
+        check(key in series, "prom: no series for %r" % name_escape(path))
         check(series[key] == tasks, "prom: %r: %s tasks, expected %d" %
-              (utf8_lossy(path), series[key], tasks))
+              (name_escape(path), series[key], tasks))
 
 
 main()
