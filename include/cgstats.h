@@ -789,8 +789,8 @@ struct cgs_rollup;
  * CAP_NET_ADMIN; when the connector cannot be opened the rollup is created
  * without it: see totals.fork_tracking), so that an
  * exit whose process and parent are already reaped is attributed to its
- * nearest live fork ancestor. Costs a socket and 12 bytes per possible
- * pid; no thread, nothing on the path of known processes. Fork times are
+ * nearest live fork ancestor. Costs a socket and 32 bytes per process
+ * remembered, min(pid_max, 65536) of them (2 MiB at most); no thread, nothing on the path of known processes. Fork times are
  * compared with clock_ms, which must then be CLOCK_MONOTONIC based (the
  * default). The socket is opened whatever proc_root says.
  * Not used when the kernel source is in use (cgs_rollup_attribution()). */
@@ -898,8 +898,9 @@ struct cgs_rollup_opts {
  * @o: Options, or NULL for the defaults. Its strings and shard_cpus are
  *	not kept; clock_ms and clock_ctx are.
  *
- * Finds the cgroup hierarchy in mountinfo, sizes the per-pid tables from
- * <proc_root>/sys/kernel/pid_max, and loads the attribution source (see
+ * Finds the cgroup hierarchy in mountinfo, sizes the pid tables from
+ * <proc_root>/sys/kernel/pid_max (bounded whatever it says: 1 MiB of exit
+ * generations at most, 8 KiB with the kernel source), and loads the attribution source (see
  * enum cgs_attribution): with CGS_ATTRIBUTION_AUTO a kernel source that
  * cannot be had is not an error (cgs_rollup_kernel_error() says why).
  * Fork tracking (CGS_ROLLUP_TRACK_FORKS) is best effort.

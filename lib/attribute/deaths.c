@@ -7,7 +7,8 @@
 
 #define PID_MAX_LIMIT (4u * 1024 * 1024)
 
-int cgsi_deaths_init(struct cgsi_deaths *d, const char *proc_root)
+int cgsi_deaths_init(struct cgsi_deaths *d, const char *proc_root,
+		     uint32_t max_slots)
 {
 	char fn[512], buf[32];
 	unsigned long pid_max = PID_MAX_LIMIT;
@@ -18,7 +19,7 @@ int cgsi_deaths_init(struct cgsi_deaths *d, const char *proc_root)
 			pid_max = v;
 	}
 	uint32_t n = 1024;
-	while (n < pid_max)
+	while (n < pid_max && n < max_slots)
 		n <<= 1;
 	d->slot = calloc(n, sizeof(*d->slot));
 	if (!d->slot)

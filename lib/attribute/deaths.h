@@ -7,6 +7,16 @@
  * Slot: generation (24 bits) << 40 | time of the last death (40 bits of
  * rollup-relative ms, 34 years). Pids beyond the array alias modulo its
  * size, which only makes entries look dead early (re-resolved: safe).
+ *
+ * Bounded: the array never has more than CGSI_DEATHS_SLOTS slots (1 MiB)
+ * whatever pid_max says (4194304 on most distributions would make it
+ * 32 MiB, resident once exits have walked the pid space), and
+ * CGSI_DEATHS_SLOTS_KERNEL (8 KiB) with the kernel source, where only the
+ * rare record without a kernel entry goes through the cache. Aliasing
+ * costs a spurious death: the entry of a live process whose slot mate
+ * exited serves grace_ms (re-reading /proc every CGSI_DEAD_RECHECK_MS)
+ * and is then resolved afresh, as a process first seen would be; up to
+ * 131072 pids (32768 on these hosts) nothing aliases.
  */
 #ifndef CGS_ATTRIBUTE_DEATHS_H
 #define CGS_ATTRIBUTE_DEATHS_H
@@ -17,15 +27,19 @@
 #define CGSI_DEATH_MS_BITS 40
 #define CGSI_DEATH_MS_MASK ((1ull << CGSI_DEATH_MS_BITS) - 1)
 #define CGSI_DEATH_GEN_MASK 0xffffffu
+#define CGSI_DEATHS_SLOTS (1u << 17)
+#define CGSI_DEATHS_SLOTS_KERNEL (1u << 10)
 
 struct cgsi_deaths {
 	_Atomic uint64_t *slot;
 	uint32_t mask;
 };
 
-/* Sized from <proc_root>/sys/kernel/pid_max (4M when unreadable). The
- * array is calloc'ed: untouched pages cost no memory. */
-int cgsi_deaths_init(struct cgsi_deaths *d, const char *proc_root);
+/* Sized from <proc_root>/sys/kernel/pid_max (4M when unreadable), at
+ * least 1024 and at most max_slots (a power of two). The array is
+ * calloc'ed: untouched pages cost no memory. */
+int cgsi_deaths_init(struct cgsi_deaths *d, const char *proc_root,
+		     uint32_t max_slots);
 void cgsi_deaths_fini(struct cgsi_deaths *d);
 
 static inline uint64_t cgsi_deaths_load(const struct cgsi_deaths *d,

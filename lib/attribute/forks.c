@@ -18,9 +18,10 @@
  * forks only, whose exits drain it (below). Forced 16 MiB buffer; the
  * kernel's drop counter (SO_MEMINFO) is read after every drain.
  *
- * Tables: per pid (sized from pid_max, calloc'ed: untouched pages cost
- * nothing) link = seq << 22 | parent tgid and when = fork time in rollup
- * ms (mod 2^32). seq numbers forks in arrival order, which is causal: a
+ * Tables: the last fork of each process, link = seq << 22 | parent tgid
+ * and when = fork time in rollup ms (mod 2^32), in a node per pid found
+ * through a hash of pids, the nodes in a list in fork order. seq numbers
+ * forks in arrival order, which is causal: a
  * parent's fork is queued before its child's, and a pid's reuse after its
  * death (so after every fork it made). Hence an ancestor whose seq is not
  * below its child's was forked again after the child: the walk stops
@@ -29,6 +30,17 @@
  * entry forked after now - lifetime is a newer process with that pid. A
  * kernel drop makes every entry recorded before it untrusted (trust_seq):
  * a lost fork could have superseded it.
+ *
+ * Bounded: at most min(pid_max, CGSI_FORKS_KEEP) nodes (24 bytes each,
+ * plus 8 bytes of hash per node: 2 MiB at most, where dense per-pid
+ * arrays took 48 MiB with pid_max 4194304). Below that pid_max nothing is
+ * ever forgotten (one node per pid, as a dense array would keep). Above
+ * it a fork that finds the table full forgets the oldest one (the list's
+ * head), so every fork after evicted_seq is known: an entry still there
+ * is newer than any forgotten one, hence a pid missing from the table was
+ * not forked after any entry that is there (the walk's reuse check above
+ * stays exact), and only a missing pid's own parent is unknown, as for a
+ * process forked before tracking started (the walk ends at it).
  *
  * Why no tracker thread (the first design had one): the drain happens on
  * the rollup's slow path instead, under the tracker's mutex: (1) a
@@ -42,7 +54,7 @@
  * would exist before the collector drops its privileges (every thread must
  * lose its bounding set: it is per thread), and fork() from a process with
  * an extra thread is what the tests avoid. The hot path (threads of known
- * processes) is untouched. Memory: 12 bytes per possible pid.
+ * processes) is untouched. Memory: bounded, see Tables.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -92,7 +104,7 @@ struct cgsi_proc_input {
 #define OFF_FORK (OFF_DATA + 16) /* parent_pid, parent_tgid, child_pid,
 				  * child_tgid */
 
-static int pid_max(const char *proc_root)
+static uint32_t pid_max(const char *proc_root)
 {
 	char fn[512], buf[32];
 	unsigned long v = PID_MAX_LIMIT;
@@ -102,7 +114,66 @@ static int pid_max(const char *proc_root)
 		if (x >= 2 && x <= PID_MAX_LIMIT)
 			v = x;
 	}
-	return (int)v;
+	return (uint32_t)v;
+}
+
+static inline uint32_t idx_home(const struct cgsi_forks *f, uint32_t pid)
+{
+	return (pid * 2654435761u) & f->imask;
+}
+
+/* Slot of pid in idx[], or of the free slot ending its probe run. */
+static uint32_t idx_slot(const struct cgsi_forks *f, uint32_t pid)
+{
+	uint32_t i = idx_home(f, pid);
+	while (f->idx[i] && f->node[f->idx[i]].pid != pid)
+		i = (i + 1) & f->imask;
+	return i;
+}
+
+static const struct cgsi_fork_node *lookup(const struct cgsi_forks *f,
+					   uint32_t pid)
+{
+	if (!pid || pid > PID_MASK)
+		return NULL;
+	uint32_t n = f->idx[idx_slot(f, pid)];
+	return n ? &f->node[n] : NULL;
+}
+
+static inline uint64_t node_link(const struct cgsi_fork_node *n)
+{
+	return n ? n->link : 0;
+}
+
+/* Backward-shift deletion of idx[i] (as in rollup/pcache.c). */
+static void idx_remove(struct cgsi_forks *f, uint32_t i)
+{
+	for (uint32_t j = (i + 1) & f->imask;; j = (j + 1) & f->imask) {
+		if (!f->idx[j])
+			break;
+		uint32_t h = idx_home(f, f->node[f->idx[j]].pid);
+		if (((j - h) & f->imask) >= ((j - i) & f->imask)) {
+			f->idx[i] = f->idx[j];
+			i = j;
+		}
+	}
+	f->idx[i] = 0;
+}
+
+static void list_unlink(struct cgsi_forks *f, uint32_t n)
+{
+	struct cgsi_fork_node *x = &f->node[n];
+	f->node[x->prev].next = x->next;
+	f->node[x->next].prev = x->prev;
+}
+
+static void list_append(struct cgsi_forks *f, uint32_t n)
+{
+	struct cgsi_fork_node *x = &f->node[n];
+	x->prev = f->node[0].prev;
+	x->next = 0;
+	f->node[x->prev].next = n;
+	f->node[0].prev = n;
 }
 
 static uint64_t mono_ms(void)
@@ -249,13 +320,19 @@ int cgsi_forks_open(struct cgsi_forks *f, const char *proc_root,
 	int rc = pthread_mutex_init(&f->lock, NULL);
 	if (rc)
 		return -rc;
-	f->npids = (uint32_t)pid_max(proc_root);
-	f->link = calloc(f->npids, sizeof(*f->link));
-	f->when = calloc(f->npids, sizeof(*f->when));
+	f->nmax = pid_max(proc_root);
+	if (f->nmax > CGSI_FORKS_KEEP)
+		f->nmax = CGSI_FORKS_KEEP;
+	uint32_t icap = 64;
+	while (icap < 2 * f->nmax) /* load at most 1/2 */
+		icap <<= 1;
+	f->imask = icap - 1;
+	f->node = calloc((size_t)f->nmax + 1, sizeof(*f->node));
+	f->idx = calloc(icap, sizeof(*f->idx));
 	f->buf = malloc((size_t)SLOTS * SLOT_SZ);
 	f->trust_seq = 1;
 	atomic_store_explicit(&f->last_drain, now, memory_order_relaxed);
-	if (!f->link || !f->when || !f->buf) {
+	if (!f->node || !f->idx || !f->buf) {
 		cgsi_forks_close(f);
 		return -ENOMEM;
 	}
@@ -275,11 +352,11 @@ void cgsi_forks_close(struct cgsi_forks *f)
 	}
 	f->sk = NULL;
 	f->fd = -1;
-	free(f->link);
-	free(f->when);
+	free(f->node);
+	free(f->idx);
 	free(f->buf);
-	f->link = NULL;
-	f->when = NULL;
+	f->node = NULL;
+	f->idx = NULL;
 	f->buf = NULL;
 	pthread_mutex_destroy(&f->lock);
 }
@@ -287,14 +364,31 @@ void cgsi_forks_close(struct cgsi_forks *f)
 void cgsi_forks_record_locked(struct cgsi_forks *f, uint32_t parent,
 			      uint32_t child, uint64_t when_ms)
 {
-	if (!child || child >= f->npids || parent > PID_MASK) {
+	if (!child || child > PID_MASK || parent > PID_MASK) {
 		f->untracked++;
 		return;
 	}
 	f->seq++;
 	f->events++;
-	f->link[child] = f->seq << CGSI_FORKS_PID_BITS | parent;
-	f->when[child] = (uint32_t)when_ms;
+	uint32_t i = idx_slot(f, child), n = f->idx[i];
+	if (n) {
+		list_unlink(f, n); /* forked again: now the newest */
+	} else if (f->nused < f->nmax) {
+		n = f->idx[i] = ++f->nused;
+	} else {
+		/* full: forget the oldest fork, reuse its node */
+		n = f->node[0].next;
+		list_unlink(f, n);
+		idx_remove(f, idx_slot(f, f->node[n].pid));
+		f->evicted_seq = f->node[n].link >> CGSI_FORKS_PID_BITS;
+		f->evictions++;
+		f->idx[idx_slot(f, child)] = n;
+	}
+	struct cgsi_fork_node *x = &f->node[n];
+	x->link = f->seq << CGSI_FORKS_PID_BITS | parent;
+	x->pid = child;
+	x->when = (uint32_t)when_ms;
+	list_append(f, n);
 }
 
 void cgsi_forks_lost_locked(struct cgsi_forks *f, uint64_t n)
@@ -398,9 +492,8 @@ static inline uint32_t link_parent(uint64_t l)
 uint32_t cgsi_forks_parent_locked(struct cgsi_forks *f, uint32_t tgid,
 				  uint64_t life_ms, uint64_t now)
 {
-	if (!tgid || tgid >= f->npids)
-		return 0;
-	uint64_t l = f->link[tgid];
+	const struct cgsi_fork_node *x = lookup(f, tgid);
+	uint64_t l = node_link(x);
 	if (!l || link_seq(l) < f->trust_seq)
 		return 0;
 	/* forked after the exiting process started: a newer process */
@@ -408,7 +501,7 @@ uint32_t cgsi_forks_parent_locked(struct cgsi_forks *f, uint32_t tgid,
 		if (life_ms >= (1ull << 31) - 2 * CGSI_FORKS_SLACK_MS)
 			return 0; /* too old for the 32-bit times */
 		uint32_t start = (uint32_t)(now - life_ms);
-		if ((int32_t)(f->when[tgid] - start) >
+		if ((int32_t)(x->when - start) >
 		    (int32_t)CGSI_FORKS_SLACK_MS)
 			return 0;
 	}
@@ -422,17 +515,19 @@ int cgsi_forks_chain_locked(struct cgsi_forks *f, uint32_t tgid,
 	uint32_t a = cgsi_forks_parent_locked(f, tgid, life_ms, now);
 	if (!a)
 		return 0;
-	uint64_t child_seq = link_seq(f->link[tgid]);
+	uint64_t child_seq = link_seq(node_link(lookup(f, tgid)));
 	int n = 0;
 	while (a && n < max) {
-		uint64_t l = a < f->npids ? f->link[a] : 0;
+		const struct cgsi_fork_node *x = lookup(f, a);
+		uint64_t l = node_link(x);
 		uint64_t s = link_seq(l);
 		if (l && s >= child_seq)
 			break; /* pid a was forked again after its child */
 		hop[n].pid = a;
 		hop[n].seq = s;
-		hop[n].when = l ? f->when[a] : 0;
-		hop[n].cache_ok = !l && f->trust_seq == 1;
+		hop[n].when = l ? x->when : 0;
+		hop[n].cache_ok = !l && f->trust_seq == 1 && !f->evictions;
+		hop[n].at = f->seq;
 		n++;
 		/* a forked before tracking started, or its fork may predate
 		 * a lost event: a itself is right (its child's entry is
@@ -448,6 +543,9 @@ int cgsi_forks_chain_locked(struct cgsi_forks *f, uint32_t tgid,
 bool cgsi_forks_same_locked(struct cgsi_forks *f, uint32_t pid,
 			    const struct cgsi_fork_hop *h)
 {
-	uint64_t l = pid < f->npids ? f->link[pid] : 0;
+	uint64_t l = node_link(lookup(f, pid));
+	if (!l) /* never forked, or forgotten: not forked again unless a
+		 * fork after the chain was forgotten too */
+		return f->evicted_seq <= h->at;
 	return link_seq(l) == h->seq;
 }

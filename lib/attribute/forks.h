@@ -18,21 +18,36 @@ struct nl_sock;
 #define CGSI_FORKS_SLACK_MS 20u
 /* Opportunistic drains on cache misses at most this often. */
 #define CGSI_FORKS_DRAIN_MS 20u
+/* Processes whose fork is remembered, at most (forks.c: Tables). */
+#define CGSI_FORKS_KEEP (1u << 16)
+
+/* The last fork of one pid; the nodes form a list in fork order. */
+struct cgsi_fork_node {
+	uint64_t link; /* seq << 22 | fork parent tgid */
+	uint32_t pid;
+	uint32_t when;       /* fork time, rollup ms (mod 2^32) */
+	uint32_t prev, next; /* node indices; 0 is the list head */
+};
 
 struct cgsi_forks {
 	pthread_mutex_t lock; /* guards everything below except last_drain */
 	struct nl_sock *sk;   /* connector socket, or NULL and fd -1: */
 	int fd;               /* injected events only */
-	uint32_t npids;       /* pids >= npids are not tracked */
-	uint64_t *link;       /* per pid: seq << 22 | fork parent tgid;
-			       * 0: no fork seen since tracking started */
-	uint32_t *when;       /* per pid: fork time, rollup ms (mod 2^32) */
+	uint32_t nmax;        /* nodes (processes remembered) at most */
+	uint32_t nused;       /* nodes in use (1..nused) */
+	struct cgsi_fork_node *node; /* nmax + 1; node[0]: list head, whose
+				      * next is the oldest fork */
+	uint32_t *idx;        /* pid -> node index, open addressing; 0 free */
+	uint32_t imask;       /* idx capacity - 1 */
+	uint64_t evicted_seq; /* seq of the last fork forgotten (the oldest
+			       * first): every fork after it is known */
+	uint64_t evictions;   /* forks forgotten to make room */
 	uint64_t seq;         /* sequence number of the last fork recorded */
 	uint64_t trust_seq;   /* entries with seq below it may be older than
 			       * a lost event: not trusted */
 	uint64_t events;      /* process forks recorded */
 	uint64_t drops;       /* events the kernel dropped (SO_MEMINFO) */
-	uint64_t untracked;   /* forks of pids >= npids */
+	uint64_t untracked;   /* forks of pids beyond PID_MAX_LIMIT */
 	_Atomic uint64_t last_drain; /* rollup ms of the last drain */
 	unsigned char *buf;   /* receive slots */
 };
@@ -42,12 +57,15 @@ struct cgsi_fork_hop {
 	uint32_t pid;
 	uint32_t when;     /* its fork time (rollup ms mod 2^32) if seq */
 	uint64_t seq;      /* its fork's sequence number; 0: not seen */
-	bool cache_ok;     /* seq 0 and no event was ever lost: a live
-			    * cache entry for pid is this process */
+	bool cache_ok;     /* seq 0 and no event was ever lost or
+			    * forgotten: a live cache entry for pid is this
+			    * process */
+	uint64_t at;       /* the tracker's seq when the chain was taken */
 };
 
 /*
- * Set up the tables (sized from <proc_root>/sys/kernel/pid_max) and, when
+ * Set up the tables (for min(<proc_root>/sys/kernel/pid_max,
+ * CGSI_FORKS_KEEP) processes) and, when
  * `connect`, the connector socket. Returns 0, -ENOMEM, or the socket's
  * error (-EPERM without CAP_NET_ADMIN before Linux 6.6, -EPROTONOSUPPORT
  * without the connector, -ETIMEDOUT when the subscription is not acked); on a socket error the tables are freed again.

@@ -140,8 +140,6 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 	/* the caller's strings are not kept */
 	r->o.hierarchy = r->o.proc_root = r->o.mountinfo = NULL;
 	r->o.errbuf = NULL;
-	if ((rc = cgsi_deaths_init(&r->deaths, r->proc_root)) < 0)
-		goto fail;
 	r->t0 = r->o.clock_ms(r->o.clock_ctx);
 	r->nshards = r->o.shards;
 	r->shards = aligned_alloc(64, sizeof(*r->shards) * r->nshards);
@@ -166,6 +164,11 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 			snprintf(opts->errbuf, opts->errbuf_len, "%s", r->kerr);
 		goto fail;
 	}
+	/* bounded whatever pid_max (deaths.h); small with the kernel source */
+	if ((rc = cgsi_deaths_init(&r->deaths, r->proc_root,
+				   r->ksrc ? CGSI_DEATHS_SLOTS_KERNEL
+					   : CGSI_DEATHS_SLOTS)) < 0)
+		goto fail;
 	if ((r->o.flags & CGS_ROLLUP_TRACK_FORKS) && !r->ksrc)
 		track_forks(r, !(io && io->forks_injected));
 	if ((rc = cgsi_oom_open(r)) < 0)

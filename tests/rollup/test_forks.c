@@ -5,8 +5,9 @@
  * fake proc root opens no connector socket): the ancestor walk, a
  * reparented process, pid reuse of an ancestor and of the exiting pid
  * (seen through fork order and fork times), lost events, the hop limit,
- * cached ancestors, "disabled = no effect", and `unattributed` counting
- * every record put in the unknown bucket.
+ * cached ancestors, "disabled = no effect", `unattributed` counting
+ * every record put in the unknown bucket, and a full table forgetting its
+ * oldest forks (pid_max 4194304) without inventing anything.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -283,6 +284,48 @@ static void test_unattributed_records(void **state)
 	cgs_rollup_free(r);
 }
 
+/* Forks unrelated to the case, to fill the table: pids 2000000 on. */
+static void filler(struct cgs_rollup *r, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		fp_fork(r, 999, 2000000 + i, 5);
+}
+
+/* More forks than the table holds: the oldest are forgotten, memory stays
+ * at CGSI_FORKS_KEEP nodes, a forgotten process is unknown (never
+ * guessed), a live one is still found, and the reuse check still holds
+ * for an ancestor whose earlier fork was forgotten. */
+static void test_forgotten(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_forks_rollup(&F, CGS_ROLLUP_TRACK_FORKS);
+	fp_set(&F, 100, "/svc");
+	fp_fork(r, 100, 200, 60);
+	fp_fork(r, 200, 300, 50);
+	fp_fork(r, 100, 210, 60);
+	fp_set(&F, 210, "/sub");
+	fp_fork(r, 100, 220, 60);
+	filler(r, CGSI_FORKS_KEEP);
+	assert_int_equal(r->forks->nused, CGSI_FORKS_KEEP);
+	assert_int_equal(r->forks->evictions, 4);
+	/* 300 and its parent 200 reaped and forgotten: unknown */
+	assert_string_equal(exit_of(r, 300, 200, 50), CGS_UNKNOWN_CGROUP);
+	/* 210's fork forgotten, 210 alive: its child is found */
+	fp_fork(r, 210, 310, 10);
+	assert_string_equal(exit_of(r, 310, 210, 5), "/sub");
+	/* 220's first fork forgotten; it forks 320, dies, and its pid is
+	 * reused by a process in /other: 320 must not land there */
+	fp_fork(r, 220, 320, 10);
+	fp_fork(r, 100, 220, 5);
+	fp_set(&F, 220, "/other");
+	assert_string_equal(exit_of(r, 320, 220, 8), CGS_UNKNOWN_CGROUP);
+	struct cgs_rollup_totals t = totals(r);
+	assert_int_equal(t.fork_events, 4 + CGSI_FORKS_KEEP + 3);
+	assert_int_equal(t.unattributed, 2);
+	assert_int_equal(r->forks->nused, CGSI_FORKS_KEEP);
+	cgs_rollup_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +338,7 @@ int main(void)
 		fp_unit_test(test_cached_ancestor, &F),
 		fp_unit_test(test_disabled, &F),
 		fp_unit_test(test_unattributed_records, &F),
+		fp_unit_test(test_forgotten, &F),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
