@@ -96,12 +96,13 @@ static int walk_one(const char *dir, const struct stat *st, int type,
 	if (!n) /* the mount's own directory: the root cgroup */
 		strcpy(path, "/"), n = 1;
 	uint64_t v;
-	if (snprintf(p, sizeof(p), "%s/%s", dir, r->oom->file) >=
-		    (int)sizeof(p) || parse_oom_kill(p, &v) < 0)
-		return 0; /* no baseline: taken at its first read */
+	bool ok = snprintf(p, sizeof(p), "%s/%s", dir, r->oom->file) <
+			  (int)sizeof(p) && parse_oom_kill(p, &v) == 0;
+	/* there now: unreadable, its baseline is taken at its first read
+	 * (counted unreadable), never 0 (that would count kills before) */
 	struct oom_ent *e = find(r->oom, path, (size_t)n,
 				 (uint64_t)st->st_ino, true);
-	if (e)
+	if (e && ok)
 		e->base = v;
 	return 0;
 }

@@ -304,7 +304,8 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 		if (cgs_unlikely(sig && sig != 0x7f) && cgsi_node_x(n))
 			n->x->s[0].sig[sig]++;
 	}
-	if (n->x && (r->o.flags & CGS_ROLLUP_HISTOGRAMS))
+	/* n->x is missing only if its allocation failed: retried */
+	if ((r->o.flags & CGS_ROLLUP_HISTOGRAMS) && (n->x || cgsi_node_x(n)))
 		cgsi_xset_observe(&n->x->s[0], rec);
 	if (n->comms && ai->comm) {
 		/* no CPU, nothing to rank by it (most short tasks: ticks) */
