@@ -16,9 +16,9 @@ real kernel. argv: taskstat-collect, then one mode:
   cutcap    replay of a capture cut inside a record: what was complete,
             one line saying where it stopped, exit 1
   starttime process_start_time_seconds is the start, and grows on restart
-  starved   the collector in a cgroup v1 CPU quota of 5% during fork churn
-            (STARVED_SECONDS, default 15): drops counted exactly for the
-            churn's own exits, recovery after the load, no crash
+  starved   the collector in a cgroup v1 CPU quota of 5% during soak_churn
+            (argv[3]; STARVED_SECONDS, default 15): drops counted exactly
+            for the churn's own exits, recovery after the load, no crash
 """
 import json
 import os
@@ -51,18 +51,6 @@ def metric(text, name, labels=""):
     m = re.search(r"^%s%s (\S+)$" % (re.escape(name), re.escape(labels)),
                   text, re.M)
     return float(m.group(1)) if m else None
-
-
-def churn(seconds):
-    """Fork children that exit at once for `seconds`; returns how many."""
-    n, t0 = 0, time.monotonic()
-    while time.monotonic() - t0 < seconds:
-        pid = os.fork()
-        if pid == 0:
-            os._exit(0)
-        os.waitpid(pid, 0)
-        n += 1
-    return n
 
 
 def wait_for(cond, what, timeout=20):
@@ -312,16 +300,17 @@ def cpu_v1():
     skip("no cgroup v1 cpu controller (cpu.cfs_quota_us)")
 
 
-def cgroup_cpu_usage(d):
-    try:
-        return int(read(os.path.join(d, "cpuacct.usage"))) / 1e9
-    except OSError:
-        return None
+def cpu_seconds(pid):
+    """utime + stime of a process, seconds."""
+    f = read("/proc/%d/stat" % pid).decode().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_starved():
+    global CHURN
+    CHURN = arg(3, "taskstat-collect starved soak_churn")
     secs = float(os.environ.get("STARVED_SECONDS", "15"))
-    forkers = int(os.environ.get("STARVED_FORKERS", "2"))
+    forkers = int(os.environ.get("STARVED_SPAWNERS", "2"))
     quota = os.path.join(cpu_v1(), "tsc-starved-%d" % os.getpid())
     os.mkdir(quota)
     try:
@@ -349,28 +338,17 @@ def run_starved(quota, secs, forkers):
             hp = port_from_stderr(col)
             with open(os.path.join(quota, "cgroup.procs"), "w") as f:
                 f.write(str(col.p.pid))  # v1: moves every thread
-            cpu0 = cgroup_cpu_usage(quota)
-            pids, rfds = [], []
-            for _ in range(forkers):
-                r, w = os.pipe()
-                pid = os.fork()
-                if pid == 0:
-                    os.close(r)
-                    with open(os.path.join(d, "cgroup.procs"), "w") as f:
-                        f.write(str(os.getpid()))
-                    n = churn(secs)
-                    os.write(w, b"%d\n" % n)
-                    os._exit(0)
-                os.close(w)
-                pids.append(pid)
-                rfds.append(r)
-            forks = 0
-            for pid, r in zip(pids, rfds):
-                forks += int(os.read(r, 64) or b"0")
-                os.close(r)
-                os.waitpid(pid, 0)
-            expected = forks + forkers
-            cpu1 = cgroup_cpu_usage(quota)
+            cpu0 = cpu_seconds(col.p.pid)
+            # soak_churn in the churn cgroup: it counts the task exits it
+            # causes (threads, children, spawners, itself)
+            r = subprocess.run(["sh", "-c", 'echo $$ > "$0/cgroup.procs" '
+                                '&& exec "$@"', d, CHURN, "%g" % secs,
+                                str(forkers)], capture_output=True,
+                               timeout=secs + 120)
+            check(r.returncode == 0, "soak_churn: %s" % r.stderr.decode())
+            expected = json.loads(r.stdout.decode().splitlines()[-1])[
+                "tasks"]
+            cpu1 = cpu_seconds(col.p.pid)
             check(col.p.poll() is None, "collector died: " + col.stderr())
 
             # recovery: once the backlog is drained, every exit is received
@@ -396,7 +374,7 @@ def run_starved(quota, secs, forkers):
         check(got <= expected, "%d exits received of %d: invented" %
               (got, expected))
         check(lost > 0, "no drop at all: %d exits in %.0f s did not exceed "
-              "5%% of a CPU (use more STARVED_FORKERS)" % (expected, secs))
+              "5%% of a CPU (use more STARVED_SPAWNERS)" % (expected, secs))
         # the counter counts every lost exit message host-wide: at least
         # the churn's own, at most those plus what else exited meanwhile
         # (measured: the records of every other cgroup, which the
@@ -410,7 +388,7 @@ def run_starved(quota, secs, forkers):
         rec = by_path(roll).get(cg.path("after"), {}).get("tasks")
         check(rec == w.tasks, "after the load: %r of %d exits received" %
               (rec, w.tasks))
-        cpu = (cpu1 - cpu0) / secs * 100 if cpu0 is not None else -1
+        cpu = (cpu1 - cpu0) / secs * 100
         print("starved: %d exits in %.0f s (%d/s), received %d, lost %d, "
               "dropped_total %d (+%d beyond the churn's own; %d other "
               "exits received), collector CPU %.1f%%, recovered: %d/%d" %
