@@ -44,6 +44,22 @@ struct tsc_shard {
 struct http;
 struct out_ops;
 
+/* The files a run writes, for their error accounting (output errors are
+ * not fatal: see sink.c). */
+enum tsc_out { TSC_OUT_OUTPUT, TSC_OUT_RECORD, TSC_OUT_TEXTFILE, TSC_NOUT };
+
+/* One output's write state, under its lock (textfile: main thread). */
+struct tsc_ostate {
+	bool on;
+	bool seekable;     /* a regular file: can be cut back to `good` */
+	bool failing;      /* the last write failed */
+	bool need_header;  /* capture: no header in the file yet */
+	long long good;    /* end of the last complete write (seekable) */
+	uint64_t errors;   /* failed writes (atomic: read by snapshots) */
+	int first_err;     /* -errno of the first failure */
+	uint64_t said_ns;  /* last message about it (monotonic), 0: none */
+};
+
 struct tsc {
 	struct tsc_opts *o;
 	const struct out_ops *out; /* --format, resolved */
@@ -75,6 +91,9 @@ struct tsc {
 	/* replay: counters as last recorded, plus what replay itself saw */
 	struct cap_counters rec_ctr;
 	uint64_t replay_malformed;
+	struct tsc_ostate ost[TSC_NOUT];
+	char *hostinfo;            /* capture header text (live), owned */
+	uint64_t start_ns;         /* CLOCK_REALTIME at setup */
 };
 
 /* setup.c: validate every option against the system before registering
@@ -100,8 +119,18 @@ char *tsc_json_copy(struct tsc *c, size_t *len);
 int tsc_write_prologue(struct tsc *c, const char *hostinfo);
 /* Keep err (-errno) in *slot unless one is there; wake the main loop. */
 void tsc_note_error(struct tsc *c, int *slot, int err);
-/* 0, or the first output error (-errno). */
+/* 0, or the first fatal output error (-errno): only EPIPE on the main
+ * output (its reader went away) stops a run; other write errors are
+ * counted per output and retried (tsc_ostate). */
 int tsc_output_error(struct tsc *c);
+/* Start the write state of an output just opened on fd. */
+void tsc_ostate_init(struct tsc *c, enum tsc_out k, int fd);
+/* SIGHUP: reopen --output and --record by name (logrotate); prints what
+ * it did or why it kept the old file. */
+void tsc_reopen(struct tsc *c);
+/* Cut failing outputs back to their last complete write, report output
+ * errors; TSC_EXIT_OUTPUT if there were any, else 0. */
+int tsc_outputs_finish(struct tsc *c);
 
 /* live_open.c: listener, rollup, privileges (printed); 0 or -errno. */
 int tsc_live_open(struct tsc *c);

@@ -78,18 +78,23 @@ static void hostinfo(struct tsc *c, struct buf *b)
 }
 
 /* Report output errors (not EPIPE: the reader went away) and pick the
- * exit status. Shared with replay.c. */
+ * exit status: status, else TSC_EXIT_ERROR after EPIPE, else
+ * TSC_EXIT_OUTPUT after failed writes. Shared with replay.c. */
 int tsc_stop_status(struct tsc *c, int status)
 {
 	int oe = __atomic_load_n(&c->out_err, __ATOMIC_ACQUIRE);
 	int ce = __atomic_load_n(&c->cap_err, __ATOMIC_ACQUIRE);
+	int failed = tsc_outputs_finish(c);
+
 	if (oe && oe != -EPIPE)
 		fprintf(stderr, PROG ": %s: %s\n",
 			c->o->output ? c->o->output : "stdout", strerror(-oe));
 	if (ce)
 		fprintf(stderr, PROG ": --record: %s: %s\n", c->o->record,
 			strerror(-ce));
-	return oe || ce ? TSC_EXIT_ERROR : status;
+	if (status)
+		return status;
+	return oe || ce ? TSC_EXIT_ERROR : failed;
 }
 
 /* CSV header and capture header, before any line. */
@@ -150,7 +155,7 @@ static int live_start(struct tsc *c)
 }
 
 /* Wait for a signal or a listener thread's error, at most until the
- * monotonic time `until`. Returns 1 on a signal, 0 otherwise (timeout,
+ * monotonic time `until`. Returns the signal's number, 0 otherwise (timeout,
  * wake-up, EINTR), or a negative errno. */
 static int wait_until(struct tsc *c, int sigfd, uint64_t until)
 {
@@ -169,17 +174,17 @@ static int wait_until(struct tsc *c, int sigfd, uint64_t until)
 		return errno == EINTR ? 0 : -errno;
 	if (pf[0].revents & POLLIN) {
 		struct signalfd_siginfo si;
-		if (read(sigfd, &si, sizeof(si)) < 0) {
-			/* stop anyway */
-		}
-		return 1;
+		if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+			return SIGTERM; /* stop anyway */
+		return (int)si.ssi_signo;
 	}
 	return 0;
 }
 
 /*
  * Snapshot every --interval and flush events at least once a second until
- * a signal, --duration or an output error (reported by live_stop). Returns
+ * SIGINT/SIGTERM, --duration or EPIPE on the main output (reported by
+ * live_stop); SIGHUP reopens the output files. Returns
  * 0, or a negative errno when waiting failed (printed).
  */
 static int live_loop(struct tsc *c, int sigfd)
@@ -204,6 +209,10 @@ static int live_loop(struct tsc *c, int sigfd)
 		if (r < 0) {
 			fprintf(stderr, PROG ": poll: %s\n", strerror(-r));
 			return r;
+		}
+		if (r == SIGHUP) { /* logrotate: reopen, go on */
+			tsc_reopen(c);
+			continue;
 		}
 		if (r > 0 || tsc_output_error(c))
 			return 0;
@@ -245,8 +254,14 @@ static int live_stop(struct tsc *c, int err)
 		fprintf(stderr, PROG ": final snapshot: %s\n", cgs_strerror(r));
 		status = TSC_EXIT_ERROR;
 	}
-	if (c->cap_fd >= 0 && fsync(c->cap_fd) < 0 && errno != EINVAL)
-		tsc_note_error(c, &c->cap_err, -errno);
+	if (c->cap_fd >= 0 && fsync(c->cap_fd) < 0 && errno != EINVAL) {
+		int e = -errno;
+		fprintf(stderr, PROG ": --record: %s: fsync: %s\n",
+			c->o->record, strerror(-e));
+		c->ost[TSC_OUT_RECORD].errors++;
+		if (!c->ost[TSC_OUT_RECORD].first_err)
+			c->ost[TSC_OUT_RECORD].first_err = e;
+	}
 	for (unsigned i = 0; i < c->nshards; i++)
 		too_big += c->shards[i].cap_too_big;
 	if (too_big)

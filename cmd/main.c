@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP); /* a closed terminal: stop cleanly too */
+	sigaddset(&set, SIGHUP); /* live: reopen the output files */
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 

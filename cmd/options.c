@@ -70,6 +70,7 @@ static const char usage[] =
 "                                pod_uid and qos_class (from each cgroup's\n"
 "                                path) to every per-cgroup series\n"
 "      --record FILE             write the raw exit records to a capture\n"
+"      --force                   let --record replace an existing capture\n"
 "      --replay FILE             read a capture instead of listening\n"
 "\n"
 "  -u, --user NAME               drop to NAME and all capabilities once\n"
@@ -77,8 +78,9 @@ static const char usage[] =
 "  -h, --help                    this text\n"
 "  -V, --version                 version\n"
 "\n"
+"SIGHUP reopens --output and --record (log rotation).\n"
 "Exit status: 0 after a clean stop, 1 on a runtime error, 2 for an invalid\n"
-"option. See taskstat-collect(8).\n";
+"option, 3 when writing an output failed. See taskstat-collect(8).\n";
 
 enum {
 	OPT_TOP = 256, OPT_CPUS, OPT_SHARDS, OPT_RCVBUF, OPT_NO_TGID, OPT_DEPTH,
@@ -86,6 +88,7 @@ enum {
 	OPT_ATTRIBUTION, OPT_KERNEL_BUFFER, OPT_ENABLE_DELAYACCT, OPT_COMMS,
 	OPT_NO_HISTOGRAMS, OPT_PROM_COMMS, OPT_PROM_WORKLOAD_LABELS,
 };
+enum { OPT_FORCE = 1024 }; /* issue 13 */
 
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -112,6 +115,7 @@ static const struct option longopts[] = {
 	{ "prom-workload-labels", no_argument, NULL,
 	  OPT_PROM_WORKLOAD_LABELS },
 	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "user", required_argument, NULL, 'u' },
 	{ "help", no_argument, NULL, 'h' },
@@ -363,6 +367,9 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 		return 0;
 	case OPT_RECORD:
 		return set_name("--record", arg, "file name", &o->record);
+	case OPT_FORCE:
+		o->force = true;
+		return 0;
 	case OPT_REPLAY:
 		return set_name("--replay", arg, "file name", &o->replay);
 	case 'u':

@@ -46,6 +46,7 @@ struct tsc_opts {
 	bool no_histograms;     /* --no-histograms */
 	bool prom_comms;        /* --prom-comms */
 	bool prom_workload_labels; /* unit, slice, ... on per-cgroup series */
+	bool force;             /* --force: --record may replace a capture */
 };
 
 /* Largest --comms N; the library keeps TSC_COMMS_SUMMARY(N) counters. */
@@ -56,6 +57,7 @@ struct tsc_opts {
 
 #define TSC_EXIT_ERROR 1 /* a runtime error */
 #define TSC_EXIT_USAGE 2 /* an invalid option, found before registering */
+#define TSC_EXIT_OUTPUT 3 /* ran to the end, but writing an output failed */
 
 /* Name tsc_usage_error() prints: PROG, or the command reusing tsc_core
  * (taskstat-top, taskstat-query), which sets it first. */

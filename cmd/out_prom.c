@@ -85,6 +85,32 @@ static void collector(struct buf *b, const char *name, const char *type,
 	buf_putc(b, '\n');
 }
 
+/* The collector's own health across restarts and full disks. */
+static void out_prom_process(struct buf *b, const struct snap_info *in)
+{
+	static const char *const outs[] = { "output", "record", "textfile" };
+
+	/* as the Prometheus client libraries name it: resets of the
+	 * counters above are told from it after a restart */
+	buf_puts(b, "# HELP process_start_time_seconds Start time of the "
+		 "process since the epoch in seconds.\n"
+		 "# TYPE process_start_time_seconds gauge\n"
+		 "process_start_time_seconds ");
+	buf_fixed(b, in->start_ns, 9);
+	buf_putc(b, '\n');
+	head(b, "collector_output_errors_total", "counter",
+	     "Failed writes to an output (what they held is lost; the next "
+	     "write retries from the last complete one).");
+	for (size_t k = 0; k < sizeof(outs) / sizeof(outs[0]); k++) {
+		if (in->output_errors[k] < 0)
+			continue;
+		buf_printf(b, P "collector_output_errors_total{output=\"%s\"} ",
+			   outs[k]);
+		buf_u64(b, (uint64_t)in->output_errors[k]);
+		buf_putc(b, '\n');
+	}
+}
+
 void out_prom(struct buf *b, const struct snap_info *in,
 	      const struct cgs_snapshot *s)
 {
@@ -339,4 +365,5 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	buf_puts(b, P "collector_last_snapshot_timestamp_seconds ");
 	buf_fixed(b, in->time_ns, 9);
 	buf_putc(b, '\n');
+	out_prom_process(b, in);
 }

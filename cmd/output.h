@@ -45,6 +45,10 @@ struct snap_info {
 	unsigned comms;         /* --comms: commands shown per cgroup, 0: off */
 	bool prom_comms;        /* --prom-comms */
 	bool workload_labels; /* Prometheus: --prom-workload-labels */
+	uint64_t start_ns;      /* the collector's start, CLOCK_REALTIME */
+	/* failed writes per output ("output", "record", "textfile"), -1:
+	 * no such output in this run */
+	int64_t output_errors[3];
 };
 
 /* Exit outcomes of a cgroup's process exits (struct cgs_counters), in

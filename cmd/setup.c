@@ -31,6 +31,31 @@ static int open_out(const char *path, int *fd)
 	return *fd < 0 ? -errno : 0;
 }
 
+/* --record: an existing capture is not truncated unless forced (an empty
+ * file, a FIFO or a device is fine). 0, -EEXIST or -errno. */
+static int open_capture(const char *path, bool force, int *fd)
+{
+	struct stat st;
+
+	*fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (*fd < 0)
+		return -errno;
+	if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		if (!force) {
+			close(*fd);
+			*fd = -1;
+			return -EEXIST;
+		}
+		if (ftruncate(*fd, 0) < 0) {
+			int r = -errno;
+			close(*fd);
+			*fd = -1;
+			return r;
+		}
+	}
+	return 0;
+}
+
 struct probe {
 	const char *path;
 };
@@ -134,6 +159,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	c->cap_fd = -1;
 	c->listen_fd = -1;
 	c->wake_fd = -1;
+	c->start_ns = tsc_real_ns();
 	pthread_mutex_init(&c->out_lock, NULL);
 	pthread_mutex_init(&c->cap_lock, NULL);
 	pthread_mutex_init(&c->prom_lock, NULL);
@@ -219,11 +245,19 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 					       strerror(-r));
 	}
 	if (o->record) {
-		r = open_out(o->record, &c->cap_fd);
+		r = open_capture(o->record, o->force, &c->cap_fd);
+		if (r == -EEXIST)
+			return tsc_usage_error("--record", "%s: a file that is "
+					       "not empty is there: not "
+					       "overwriting it (move it away, "
+					       "or --force)", o->record);
 		if (r < 0)
 			return tsc_usage_error("--record", "%s: %s", o->record,
 					       strerror(-r));
+		tsc_ostate_init(c, TSC_OUT_RECORD, c->cap_fd);
 	}
+	tsc_ostate_init(c, TSC_OUT_OUTPUT, c->out_fd);
+	c->ost[TSC_OUT_TEXTFILE].on = o->textfile != NULL;
 	if (o->listen)
 		say_listen(c->listen_fd);
 	c->prom_on = o->listen || o->textfile;
@@ -261,5 +295,7 @@ void tsc_teardown(struct tsc *c)
 	buf_free(&c->prom);
 	buf_free(&c->json);
 	buf_free(&c->snap);
+	free(c->hostinfo);
+	c->hostinfo = NULL;
 	priv_user_free(&c->user);
 }

@@ -50,8 +50,7 @@ void tsc_note_error(struct tsc *c, int *slot, int err)
 
 int tsc_output_error(struct tsc *c)
 {
-	int e = __atomic_load_n(&c->out_err, __ATOMIC_ACQUIRE);
-	return e ? e : __atomic_load_n(&c->cap_err, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&c->out_err, __ATOMIC_ACQUIRE);
 }
 
 int tsc_shards_init(struct tsc *c, unsigned n)
@@ -69,19 +68,139 @@ int tsc_shards_init(struct tsc *c, unsigned n)
 	return 0;
 }
 
-static void write_locked(struct tsc *c, pthread_mutex_t *m, int fd,
-			 int *slot, struct buf *b)
+static const char *const out_opt[TSC_NOUT] = {
+	[TSC_OUT_OUTPUT] = "--output", [TSC_OUT_RECORD] = "--record",
+	[TSC_OUT_TEXTFILE] = "--textfile",
+};
+
+static const char *out_path(const struct tsc *c, enum tsc_out k)
 {
+	switch (k) {
+	case TSC_OUT_OUTPUT: return c->o->output ? c->o->output : "stdout";
+	case TSC_OUT_RECORD: return c->o->record;
+	default: return c->o->textfile;
+	}
+}
+
+void tsc_ostate_init(struct tsc *c, enum tsc_out k, int fd)
+{
+	struct tsc_ostate *st = &c->ost[k];
+	struct stat sb;
+	off_t at = -1;
+
+	st->on = true;
+	st->failing = false;
+	st->seekable = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		       (at = lseek(fd, 0, SEEK_CUR)) >= 0;
+	st->good = st->seekable ? at : 0;
+	st->need_header = k == TSC_OUT_RECORD && (!st->seekable || at == 0);
+}
+
+/* At most one message per output every 10 s: a full disk that frees a few
+ * bytes now and then would make it flap. The final tally is exact. */
+static bool say_now(struct tsc_ostate *st)
+{
+	uint64_t now = tsc_mono_ns();
+
+	if (st->said_ns && now - st->said_ns < 10000000000ull)
+		return false;
+	st->said_ns = now;
+	return true;
+}
+
+/* A write of output k failed with err: count it; say so when it starts
+ * failing (the next write retries from the last complete one). */
+static void out_failed(struct tsc *c, enum tsc_out k, int err)
+{
+	struct tsc_ostate *st = &c->ost[k];
+
+	__atomic_add_fetch(&st->errors, 1, __ATOMIC_RELAXED);
+	if (!st->first_err)
+		st->first_err = err;
+	if (st->failing)
+		return;
+	st->failing = true;
+	if (!say_now(st))
+		return;
+	if (st->seekable)
+		fprintf(stderr, PROG ": %s: %s: write failed: %s; retrying "
+			"from byte %lld, the end of the last complete %s\n",
+			out_opt[k], out_path(c, k), strerror(-err), st->good,
+			k == TSC_OUT_RECORD ? "record" : "line");
+	else
+		fprintf(stderr, PROG ": %s: %s: write failed: %s; retrying\n",
+			out_opt[k], out_path(c, k), strerror(-err));
+}
+
+static void out_recovered(struct tsc *c, enum tsc_out k)
+{
+	struct tsc_ostate *st = &c->ost[k];
+
+	if (!st->failing)
+		return;
+	st->failing = false;
+	if (!say_now(st))
+		return;
+	fprintf(stderr, PROG ": %s: %s: writing again (%llu failed writes "
+		"so far)\n", out_opt[k], out_path(c, k),
+		(unsigned long long)__atomic_load_n(&st->errors,
+						    __ATOMIC_RELAXED));
+}
+
+/* Write b to output k (--output or --record) under its lock. After a
+ * failure the file is first cut back to its last complete write, so that
+ * it never holds half a line or half a record; a capture without its
+ * header gets one first. EPIPE on the main output stops the run (its
+ * reader went away); any other error loses this write only. */
+static void write_out(struct tsc *c, enum tsc_out k, const void *p,
+		      size_t n, bool oom)
+{
+	struct tsc_ostate *st = &c->ost[k];
+	int fd = k == TSC_OUT_OUTPUT ? c->out_fd : c->cap_fd;
+	int r = 0;
+
+	if (st->failing && st->seekable &&
+	    (ftruncate(fd, st->good) < 0 || lseek(fd, st->good, SEEK_SET) < 0))
+		r = -errno;
+	if (!r && st->need_header) {
+		struct buf h;
+		buf_init(&h);
+		cap_encode_header(&h, tsc_real_ns(), c->nshards, c->hostinfo);
+		r = h.oom ? -ENOMEM : write_all(fd, h.p, h.len);
+		buf_free(&h);
+		if (!r && st->seekable)
+			st->good += (long long)h.len;
+		if (!r)
+			st->need_header = false;
+	}
+	if (!r && n)
+		r = write_all(fd, p, n);
+	if (!r && oom)
+		r = -ENOMEM; /* what fit in memory went out: still complete */
+	if (r == -EPIPE && k == TSC_OUT_OUTPUT) {
+		tsc_note_error(c, &c->out_err, r);
+		return;
+	}
+	if (st->seekable) {
+		off_t at = lseek(fd, 0, SEEK_CUR);
+		if (!r || oom)
+			st->good = at >= 0 ? at : st->good;
+	}
+	if (r < 0)
+		out_failed(c, k, r);
+	else
+		out_recovered(c, k);
+}
+
+static void write_locked(struct tsc *c, enum tsc_out k, struct buf *b)
+{
+	pthread_mutex_t *m = k == TSC_OUT_OUTPUT ? &c->out_lock : &c->cap_lock;
+
 	if (!b->len)
 		return;
 	pthread_mutex_lock(m);
-	if (!__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
-		int r = write_all(fd, b->p, b->len);
-		if (r < 0)
-			tsc_note_error(c, slot, r);
-		else if (b->oom)
-			tsc_note_error(c, slot, -ENOMEM);
-	}
+	if (!__atomic_load_n(&c->out_err, __ATOMIC_ACQUIRE))
+		write_out(c, k, b->p, b->len, b->oom);
 	pthread_mutex_unlock(m);
 	buf_reset(b);
 }
@@ -96,10 +215,10 @@ void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force)
 {
 	if (s->ev.len && (force || s->ev.len >= TSC_FLUSH_BYTES))
-		write_locked(c, &c->out_lock, c->out_fd, &c->out_err, &s->ev);
+		write_locked(c, TSC_OUT_OUTPUT, &s->ev);
 	if (c->cap_fd >= 0 && s->cap.len &&
 	    (force || s->cap.len >= TSC_FLUSH_BYTES))
-		write_locked(c, &c->cap_lock, c->cap_fd, &c->cap_err, &s->cap);
+		write_locked(c, TSC_OUT_RECORD, &s->cap);
 }
 
 void tsc_flush_all(struct tsc *c)
@@ -198,6 +317,10 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 	in->interval_ns = c->o->interval_ns;
 	in->top = c->o->top;
 	in->workload_labels = c->o->prom_workload_labels;
+	in->start_ns = c->start_ns;
+	for (int k = 0; k < TSC_NOUT; k++)
+		in->output_errors[k] = !c->ost[k].on ? -1 : (int64_t)
+			__atomic_load_n(&c->ost[k].errors, __ATOMIC_RELAXED);
 	in->records = t ? t->records : 0;
 	in->unattributed = t ? t->unattributed : 0;
 	if (t) {
@@ -277,25 +400,26 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 		tsc_flush_all(c); /* events before the snapshot that counts them */
 		buf_reset(&c->snap);
 		c->out->snapshot(&c->snap, &in, s);
-		write_locked(c, &c->out_lock, c->out_fd, &c->out_err, &c->snap);
+		write_locked(c, TSC_OUT_OUTPUT, &c->snap);
 		if (c->cap_fd >= 0) {
 			struct cap_counters ctr = {
 				.time_ns = time_ns, .dropped = in.dropped,
 				.malformed = in.malformed, .enobufs = in.enobufs,
 			};
 			cap_encode_counters(&c->snap, &ctr);
-			write_locked(c, &c->cap_lock, c->cap_fd, &c->cap_err,
-				     &c->snap);
+			write_locked(c, TSC_OUT_RECORD, &c->snap);
 		}
 	}
 	if (c->prom_on) {
 		buf_reset(&c->snap);
 		out_prom(&c->snap, &in, s);
 		if (c->o->textfile) {
+			/* a failure leaves the last complete version */
 			r = write_textfile(c->o->textfile, &c->snap);
 			if (r < 0)
-				fprintf(stderr, PROG ": --textfile: %s: %s\n",
-					c->o->textfile, strerror(-r));
+				out_failed(c, TSC_OUT_TEXTFILE, r);
+			else
+				out_recovered(c, TSC_OUT_TEXTFILE);
 		}
 		if (c->listen_fd >= 0)
 			swap_locked(c, &c->prom);
@@ -317,22 +441,114 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 int tsc_write_prologue(struct tsc *c, const char *hostinfo)
 {
 	struct buf b;
-	int r = 0;
 
 	buf_init(&b);
 	if (c->out->prologue) {
 		c->out->prologue(&b);
-		r = write_all(c->out_fd, b.p, b.len);
-		if (r < 0)
-			tsc_note_error(c, &c->out_err, r);
-	}
-	if (!r && c->cap_fd >= 0) {
-		buf_reset(&b);
-		cap_encode_header(&b, tsc_real_ns(), c->nshards, hostinfo);
-		r = write_all(c->cap_fd, b.p, b.len);
-		if (r < 0)
-			tsc_note_error(c, &c->cap_err, r);
+		write_locked(c, TSC_OUT_OUTPUT, &b);
 	}
 	buf_free(&b);
-	return r;
+	if (c->cap_fd >= 0) {
+		free(c->hostinfo);
+		c->hostinfo = hostinfo ? strdup(hostinfo) : NULL;
+		pthread_mutex_lock(&c->cap_lock);
+		write_out(c, TSC_OUT_RECORD, NULL, 0, false);
+		pthread_mutex_unlock(&c->cap_lock);
+	}
+	return tsc_output_error(c);
+}
+
+/*
+ * Reopen output k by its name, logrotate's way: the old file was renamed
+ * (or removed), so the name gives a new one. The same file still there is
+ * kept as it is. A new --output file is appended to (its prologue first
+ * when empty); a new capture must be empty (it gets a header: a capture
+ * holds one). Runs as whoever the collector is now (--user): a file it
+ * cannot open is reported and the old one kept.
+ */
+static void reopen_one(struct tsc *c, enum tsc_out k)
+{
+	const char *path = out_path(c, k);
+	pthread_mutex_t *m = k == TSC_OUT_OUTPUT ? &c->out_lock : &c->cap_lock;
+	int *fdp = k == TSC_OUT_OUTPUT ? &c->out_fd : &c->cap_fd;
+	struct stat old, nw;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": %s: cannot reopen %s: %s; keeping the "
+			"old file\n", out_opt[k], path, strerror(errno));
+		return;
+	}
+	if (fstat(fd, &nw) == 0 && fstat(*fdp, &old) == 0 &&
+	    nw.st_dev == old.st_dev && nw.st_ino == old.st_ino) {
+		close(fd); /* not rotated: go on where we are */
+		return;
+	}
+	if (k == TSC_OUT_RECORD && S_ISREG(nw.st_mode) && nw.st_size > 0) {
+		fprintf(stderr, PROG ": --record: cannot reopen %s: it is "
+			"not empty (a capture has one header); keeping the "
+			"old file\n", path);
+		close(fd);
+		return;
+	}
+	if (S_ISREG(nw.st_mode))
+		lseek(fd, 0, SEEK_END);
+	pthread_mutex_lock(m);
+	struct tsc_ostate *st = &c->ost[k];
+	if (st->failing && st->seekable &&
+	    ftruncate(*fdp, st->good) < 0) {
+		/* the old file keeps what it has */
+	}
+	close(*fdp);
+	*fdp = fd;
+	tsc_ostate_init(c, k, fd);
+	if (k == TSC_OUT_RECORD) {
+		write_out(c, k, NULL, 0, false);
+	} else if (c->out->prologue && S_ISREG(nw.st_mode) && !nw.st_size) {
+		struct buf b;
+		buf_init(&b);
+		c->out->prologue(&b);
+		write_out(c, k, b.p, b.len, b.oom);
+		buf_free(&b);
+	}
+	pthread_mutex_unlock(m);
+	fprintf(stderr, PROG ": %s: reopened %s\n", out_opt[k], path);
+}
+
+void tsc_reopen(struct tsc *c)
+{
+	tsc_flush_all(c); /* what was counted goes to the old files */
+	if (c->o->output)
+		reopen_one(c, TSC_OUT_OUTPUT);
+	if (c->cap_fd >= 0)
+		reopen_one(c, TSC_OUT_RECORD);
+	/* --textfile: every write resolves the name again */
+}
+
+int tsc_outputs_finish(struct tsc *c)
+{
+	int status = 0;
+
+	for (int k = 0; k < TSC_NOUT; k++) {
+		struct tsc_ostate *st = &c->ost[k];
+		int fd = k == TSC_OUT_OUTPUT ? c->out_fd :
+			 k == TSC_OUT_RECORD ? c->cap_fd : -1;
+		uint64_t n = __atomic_load_n(&st->errors, __ATOMIC_RELAXED);
+
+		if (!st->on || !n)
+			continue;
+		if (st->failing && st->seekable && fd >= 0 &&
+		    ftruncate(fd, st->good) < 0) {
+			/* reported below all the same */
+		}
+		fprintf(stderr, PROG ": %s: %s: %llu writes failed (first: "
+			"%s)%s\n", out_opt[k], out_path(c, k),
+			(unsigned long long)n, strerror(-st->first_err),
+			k == TSC_OUT_TEXTFILE ? "; the file holds the last "
+			"complete version" : st->seekable ? "; what the file "
+			"holds ends with a complete write" : "");
+		status = TSC_EXIT_OUTPUT;
+	}
+	return status;
 }

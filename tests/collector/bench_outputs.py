@@ -23,8 +23,9 @@ tmp = tempfile.mkdtemp(prefix="tsc-bench-")
 CONFIGS = {
     "base": [],
     "events": ["--events"],
-    "record": ["--record", os.path.join(tmp, "c.tscap")],
-    "events+record": ["--events", "--record", os.path.join(tmp, "c.tscap")],
+    "record": ["--record", os.path.join(tmp, "c.tscap"), "--force"],
+    "events+record": ["--events", "--record", os.path.join(tmp, "c.tscap"),
+                      "--force"],
 }
 
 
