@@ -18,7 +18,8 @@
  *    began (a client sending a byte a second);
  *  - past HTTP_SHED_AT connections, each new one sheds the oldest
  *    connection that is not being answered (waiting for a request or
- *    trickling one): clients from many addresses cannot fill the table.
+ *    trickling one) and is at least HTTP_SHED_AGE_MS old: clients from
+ *    many addresses cannot fill the table.
  * The handlers only copy the last formatted text under prom_lock, a lock
  * the listener threads never take: HTTP cannot slow the receive path.
  */
@@ -45,6 +46,8 @@
 #define HTTP_IDLE_S 5u
 #define HTTP_DEADLINE_S 10u
 #define HTTP_BACKLOG 1024
+#define HTTP_SHED_AGE_MS 250u
+#define HP "taskstat_collector_http_"
 #define HTTP_POOL_BYTES (16u * 1024u) /* per connection: request headers */
 
 struct hconn {
@@ -65,7 +68,7 @@ struct http {
 	pthread_t watchdog;
 	bool watchdog_on;
 	struct hconn head;            /* list of open connections */
-	unsigned nconn, shed_at;
+	unsigned nconn, limit, shed_at;
 	uint64_t cut_deadline, cut_shed, auth_failed;
 };
 
@@ -80,6 +83,38 @@ static void cut(struct hconn *hc)
 	shutdown(hc->fd, SHUT_RDWR);
 }
 
+/* Under h->lock: the oldest connection not being answered, if it has
+ * waited HTTP_SHED_AGE_MS (a scraper sends its request at once). */
+static struct hconn *shed_victim(struct http *h, uint64_t now)
+{
+	struct hconn *v = NULL;
+
+	for (struct hconn *hc = h->head.next; hc != &h->head; hc = hc->next)
+		if (!hc->busy && !hc->cut &&
+		    now - hc->since_ns >= HTTP_SHED_AGE_MS * 1000000ull &&
+		    (!v || hc->since_ns < v->since_ns))
+			v = hc;
+	return v;
+}
+
+/* Under h->lock: make room for new connections (cut ones are counted
+ * until libmicrohttpd has closed them). */
+static void shed(struct http *h, uint64_t now)
+{
+	unsigned ncut = 0;
+
+	for (struct hconn *hc = h->head.next; hc != &h->head; hc = hc->next)
+		ncut += hc->cut;
+	while (h->nconn - ncut > h->shed_at) {
+		struct hconn *v = shed_victim(h, now);
+		if (!v)
+			break;
+		cut(v);
+		h->cut_shed++;
+		ncut++;
+	}
+}
+
 static void *watchdog(void *arg)
 {
 	struct http *h = arg;
@@ -88,7 +123,7 @@ static void *watchdog(void *arg)
 	pthread_mutex_lock(&h->lock);
 	while (!h->stopping) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += 250 * 1000 * 1000;
+		ts.tv_nsec += 100 * 1000 * 1000;
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
@@ -103,21 +138,10 @@ static void *watchdog(void *arg)
 				h->cut_deadline++;
 			}
 		}
+		shed(h, now);
 	}
 	pthread_mutex_unlock(&h->lock);
 	return NULL;
-}
-
-/* Under h->lock: the oldest connection not being answered. */
-static struct hconn *shed_victim(struct http *h, struct hconn *except)
-{
-	struct hconn *v = NULL;
-
-	for (struct hconn *hc = h->head.next; hc != &h->head; hc = hc->next)
-		if (hc != except && !hc->busy && !hc->cut &&
-		    (!v || hc->since_ns < v->since_ns))
-			v = hc;
-	return v;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn,
@@ -143,13 +167,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 		hc->next = &h->head;
 		h->head.prev->next = hc;
 		h->head.prev = hc;
-		if (++h->nconn > h->shed_at) {
-			struct hconn *v = shed_victim(h, hc);
-			if (v) {
-				cut(v);
-				h->cut_shed++;
-			}
-		}
+		if (++h->nconn > h->shed_at)
+			shed(h, hc->since_ns);
 		pthread_mutex_unlock(&h->lock);
 		*socket_ctx = hc;
 	} else if (what == MHD_CONNECTION_NOTIFY_CLOSED && hc) {
@@ -251,6 +270,51 @@ static bool authorized(struct http *h, struct MHD_Connection *conn)
 	return ok;
 }
 
+/* The server's own series, after the snapshot's (as of this request). */
+static char *add_http_metrics(struct http *h, char *body, size_t *len)
+{
+	unsigned n, limit = h->limit;
+	uint64_t dl, shed, auth;
+	char add[1536];
+
+	pthread_mutex_lock(&h->lock);
+	n = h->nconn;
+	dl = h->cut_deadline;
+	shed = h->cut_shed;
+	auth = h->auth_failed;
+	pthread_mutex_unlock(&h->lock);
+	int k = snprintf(add, sizeof(add),
+		"# HELP " HP "connections Open HTTP connections.\n"
+		"# TYPE " HP "connections gauge\n"
+		HP "connections %u\n"
+		"# HELP " HP "connection_limit Most HTTP connections served at "
+		"once (%u per client address).\n"
+		"# TYPE " HP "connection_limit gauge\n"
+		HP "connection_limit %u\n"
+		"# HELP " HP "connections_cut_total HTTP connections closed by "
+		"the collector: request not done within %u s (deadline), or "
+		"the oldest one without a request when the table was full "
+		"(shed).\n"
+		"# TYPE " HP "connections_cut_total counter\n"
+		HP "connections_cut_total{reason=\"deadline\"} %llu\n"
+		HP "connections_cut_total{reason=\"shed\"} %llu\n"
+		"# HELP " HP "auth_failures_total Requests refused for a "
+		"missing or wrong user name or password.\n"
+		"# TYPE " HP "auth_failures_total counter\n"
+		HP "auth_failures_total %llu\n",
+		n, HTTP_PER_IP, limit, HTTP_DEADLINE_S,
+		(unsigned long long)dl, (unsigned long long)shed,
+		(unsigned long long)auth);
+	if (k < 0 || (size_t)k >= sizeof(add))
+		return body;
+	char *nb = realloc(body, *len + (size_t)k + 1);
+	if (!nb)
+		return body;
+	memcpy(nb + *len, add, (size_t)k + 1);
+	*len += (size_t)k;
+	return nb;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 			       const char *url, const char *method,
 			       const char *version, const char *upload_data,
@@ -280,6 +344,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 			    "are at /metrics\n");
 	size_t len;
 	char *body = json ? tsc_json_copy(c, &len) : tsc_prom_copy(c, &len);
+	if (body && !json)
+		body = add_http_metrics(h, body, &len);
 	if (!body)
 		return MHD_NO;
 	return reply(conn, MHD_HTTP_OK, json ? JSON_TYPE : PROM_TYPE, body,
@@ -325,6 +391,7 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 	h->web = c->web;
 	h->head.next = h->head.prev = &h->head;
 	/* keep a quarter free for the connections that shed others */
+	h->limit = limit;
 	h->shed_at = limit - limit / 4;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_condattr_init(&ca);
