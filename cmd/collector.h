@@ -42,6 +42,7 @@ struct tsc_shard {
 } __attribute__((aligned(64)));
 
 struct http;
+struct tsc_webcfg;
 struct out_ops;
 
 /* The files a run writes, for their error accounting (output errors are
@@ -84,6 +85,7 @@ struct tsc {
 	struct buf json;           /* last snapshot as a JSON line */
 	bool json_on;              /* keep it (/snapshot, taskstat-top) */
 	struct http *http;
+	struct tsc_webcfg *web;    /* --web-config, else NULL */
 	int wake_fd;               /* eventfd: a listener thread hit an error */
 	int out_err, cap_err;      /* first write error (-errno), 0: none */
 	uint64_t seq;

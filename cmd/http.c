@@ -1,27 +1,221 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* /metrics (Prometheus text) and /snapshot (the last snapshot as one JSON
+/*
+ * /metrics (Prometheus text) and /snapshot (the last snapshot as one JSON
  * line, what taskstat-top --connect reads) over HTTP with libmicrohttpd,
- * on the socket bound in setup. */
+ * on the socket bound in setup; HTTPS and basic authentication with
+ * --web-config (webconfig.c).
+ *
+ * Anyone who reaches the port can open connections, so nothing a client
+ * does may stop the others from being served:
+ *  - one epoll thread per CPU (at most HTTP_THREADS) serves every
+ *    connection without blocking: a slow client costs a slot, not a
+ *    thread;
+ *  - at most HTTP_PER_IP connections per client address, HTTP_CONN_MAX
+ *    in all (less if RLIMIT_NOFILE is low);
+ *  - libmicrohttpd closes a connection idle for HTTP_IDLE_S; it only
+ *    measures inactivity, so a watchdog thread of ours also cuts a
+ *    connection whose request is not done HTTP_DEADLINE_S after it
+ *    began (a client sending a byte a second);
+ *  - past HTTP_SHED_AT connections, each new one sheds the oldest
+ *    connection that is not being answered (waiting for a request or
+ *    trickling one) and is at least HTTP_SHED_AGE_MS old: clients from
+ *    many addresses cannot fill the table.
+ * The handlers only copy the last formatted text under prom_lock, a lock
+ * the listener threads never take: HTTP cannot slow the receive path.
+ */
 #include <errno.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "collector.h"
+#include "webconfig.h"
 
 #define PROM_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define JSON_TYPE "application/json"
 
+#define HTTP_THREADS 2u
+#define HTTP_PER_IP 64u
+#define HTTP_CONN_MAX 1024u
+#define HTTP_IDLE_S 5u
+#define HTTP_DEADLINE_S 10u
+#define HTTP_BACKLOG 1024
+#define HTTP_SHED_AGE_MS 250u
+#define HP "taskstat_collector_http_"
+#define HTTP_POOL_BYTES (16u * 1024u) /* per connection: request headers */
+
+struct hconn {
+	struct hconn *prev, *next;
+	int fd;
+	bool busy;         /* a request is being answered */
+	bool cut;          /* shut down by us */
+	uint64_t since_ns; /* opened, or the last request completed */
+};
+
+struct http {
+	struct MHD_Daemon *d;
+	struct tsc *c;
+	struct tsc_webcfg *web;       /* NULL: plain HTTP, no auth */
+	pthread_mutex_t lock;         /* conns, nconn, the counters */
+	pthread_cond_t cond;
+	bool stopping;
+	pthread_t watchdog;
+	bool watchdog_on;
+	struct hconn head;            /* list of open connections */
+	unsigned nconn, limit, shed_at;
+	uint64_t cut_deadline, cut_shed, auth_failed;
+};
+
+/* Under h->lock. Shut the socket: libmicrohttpd sees EOF and closes the
+ * connection in its own thread. The fd stays valid: libmicrohttpd closes
+ * it only after the CLOSED notification, which takes the lock. */
+static void cut(struct hconn *hc)
+{
+	if (hc->cut)
+		return;
+	hc->cut = true;
+	shutdown(hc->fd, SHUT_RDWR);
+}
+
+/* Under h->lock: the oldest connection not being answered, if it has
+ * waited HTTP_SHED_AGE_MS (a scraper sends its request at once). */
+static struct hconn *shed_victim(struct http *h, uint64_t now)
+{
+	struct hconn *v = NULL;
+
+	for (struct hconn *hc = h->head.next; hc != &h->head; hc = hc->next)
+		if (!hc->busy && !hc->cut &&
+		    now - hc->since_ns >= HTTP_SHED_AGE_MS * 1000000ull &&
+		    (!v || hc->since_ns < v->since_ns))
+			v = hc;
+	return v;
+}
+
+/* Under h->lock: make room for new connections (cut ones are counted
+ * until libmicrohttpd has closed them). */
+static void shed(struct http *h, uint64_t now)
+{
+	unsigned ncut = 0;
+
+	for (struct hconn *hc = h->head.next; hc != &h->head; hc = hc->next)
+		ncut += hc->cut;
+	while (h->nconn - ncut > h->shed_at) {
+		struct hconn *v = shed_victim(h, now);
+		if (!v)
+			break;
+		cut(v);
+		h->cut_shed++;
+		ncut++;
+	}
+}
+
+static void *watchdog(void *arg)
+{
+	struct http *h = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&h->lock);
+	while (!h->stopping) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&h->cond, &h->lock, &ts);
+		uint64_t now = tsc_mono_ns();
+		for (struct hconn *hc = h->head.next; hc != &h->head;
+		     hc = hc->next) {
+			if (!hc->cut && now - hc->since_ns >=
+			    HTTP_DEADLINE_S * 1000000000ull) {
+				cut(hc);
+				h->cut_deadline++;
+			}
+		}
+		shed(h, now);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn,
+			  void **socket_ctx,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	struct http *h = cls;
+	struct hconn *hc = *socket_ctx;
+
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+			conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		hc = calloc(1, sizeof(*hc));
+		if (!hc || !ci) {
+			/* untracked: only the idle timeout applies */
+			free(hc);
+			return;
+		}
+		hc->fd = ci->connect_fd;
+		hc->since_ns = tsc_mono_ns();
+		pthread_mutex_lock(&h->lock);
+		hc->prev = h->head.prev;
+		hc->next = &h->head;
+		h->head.prev->next = hc;
+		h->head.prev = hc;
+		if (++h->nconn > h->shed_at)
+			shed(h, hc->since_ns);
+		pthread_mutex_unlock(&h->lock);
+		*socket_ctx = hc;
+	} else if (what == MHD_CONNECTION_NOTIFY_CLOSED && hc) {
+		pthread_mutex_lock(&h->lock);
+		hc->prev->next = hc->next;
+		hc->next->prev = hc->prev;
+		h->nconn--;
+		pthread_mutex_unlock(&h->lock);
+		free(hc);
+		*socket_ctx = NULL;
+	}
+}
+
+static struct hconn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void set_busy(struct http *h, struct MHD_Connection *conn, bool busy)
+{
+	struct hconn *hc = conn_of(conn);
+	if (!hc)
+		return;
+	pthread_mutex_lock(&h->lock);
+	hc->busy = busy;
+	if (!busy)
+		hc->since_ns = tsc_mono_ns(); /* the next request's deadline */
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn,
+			 void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)req_cls;
+	(void)toe;
+	set_busy(cls, conn, false);
+}
+
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
-			     const char *type, char *body, size_t len,
-			     bool head)
+			     const char *type, char *body, size_t len)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
 	/* HEAD: MHD sends the headers (with Content-Length) and no body. */
-	(void)head;
 	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(body);
@@ -36,13 +230,89 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 }
 
 static enum MHD_Result text(struct MHD_Connection *conn, unsigned status,
-			    const char *msg, bool head)
+			    const char *msg)
 {
 	char *b = strdup(msg);
 	if (!b)
 		return MHD_NO;
-	return reply(conn, status, "text/plain; charset=utf-8", b, strlen(b),
-		     head);
+	return reply(conn, status, "text/plain; charset=utf-8", b, strlen(b));
+}
+
+/* 401 with WWW-Authenticate: Basic. */
+static enum MHD_Result unauthorized(struct MHD_Connection *conn)
+{
+	static const char msg[] = "unauthorized\n";
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	enum MHD_Result ret = MHD_queue_basic_auth_fail_response(
+		conn, "taskstat-collect", resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static bool authorized(struct http *h, struct MHD_Connection *conn)
+{
+	char *pass = NULL;
+	char *user = MHD_basic_auth_get_username_password(conn, &pass);
+	bool ok = user && pass && tsc_webcfg_check(h->web, user, pass);
+
+	MHD_free(user);
+	MHD_free(pass);
+	if (!ok) {
+		pthread_mutex_lock(&h->lock);
+		h->auth_failed++;
+		pthread_mutex_unlock(&h->lock);
+	}
+	return ok;
+}
+
+/* The server's own series, after the snapshot's (as of this request). */
+static char *add_http_metrics(struct http *h, char *body, size_t *len)
+{
+	unsigned n, limit = h->limit;
+	uint64_t dl, shed, auth;
+	char add[1536];
+
+	pthread_mutex_lock(&h->lock);
+	n = h->nconn;
+	dl = h->cut_deadline;
+	shed = h->cut_shed;
+	auth = h->auth_failed;
+	pthread_mutex_unlock(&h->lock);
+	int k = snprintf(add, sizeof(add),
+		"# HELP " HP "connections Open HTTP connections.\n"
+		"# TYPE " HP "connections gauge\n"
+		HP "connections %u\n"
+		"# HELP " HP "connection_limit Most HTTP connections served at "
+		"once (%u per client address).\n"
+		"# TYPE " HP "connection_limit gauge\n"
+		HP "connection_limit %u\n"
+		"# HELP " HP "connections_cut_total HTTP connections closed by "
+		"the collector: request not done within %u s (deadline), or "
+		"the oldest one without a request when the table was full "
+		"(shed).\n"
+		"# TYPE " HP "connections_cut_total counter\n"
+		HP "connections_cut_total{reason=\"deadline\"} %llu\n"
+		HP "connections_cut_total{reason=\"shed\"} %llu\n"
+		"# HELP " HP "auth_failures_total Requests refused for a "
+		"missing or wrong user name or password.\n"
+		"# TYPE " HP "auth_failures_total counter\n"
+		HP "auth_failures_total %llu\n",
+		n, HTTP_PER_IP, limit, HTTP_DEADLINE_S,
+		(unsigned long long)dl, (unsigned long long)shed,
+		(unsigned long long)auth);
+	if (k < 0 || (size_t)k >= sizeof(add))
+		return body;
+	char *nb = realloc(body, *len + (size_t)k + 1);
+	if (!nb)
+		return body;
+	memcpy(nb + *len, add, (size_t)k + 1);
+	*len += (size_t)k;
+	return nb;
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
@@ -50,51 +320,138 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 			       const char *version, const char *upload_data,
 			       size_t *upload_data_size, void **req_cls)
 {
-	struct tsc *c = cls;
+	struct http *h = cls;
+	struct tsc *c = h->c;
 	bool head = !strcmp(method, MHD_HTTP_METHOD_HEAD);
 
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	set_busy(h, conn, true);
+	if (h->web && h->web->nusers && !authorized(h, conn))
+		return unauthorized(conn);
 	if (!head && strcmp(method, MHD_HTTP_METHOD_GET))
 		return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-			    "method not allowed\n", false);
+			    "method not allowed\n");
 	if (!strcmp(url, "/"))
 		return text(conn, MHD_HTTP_OK, "taskstat-collect: metrics at "
 			    "/metrics, the last snapshot (JSON) at "
-			    "/snapshot\n", head);
+			    "/snapshot\n");
 	bool json = !strcmp(url, "/snapshot");
 	if (!json && strcmp(url, "/metrics"))
 		return text(conn, MHD_HTTP_NOT_FOUND, "not found; metrics "
-			    "are at /metrics\n", head);
+			    "are at /metrics\n");
 	size_t len;
 	char *body = json ? tsc_json_copy(c, &len) : tsc_prom_copy(c, &len);
+	if (body && !json)
+		body = add_http_metrics(h, body, &len);
 	if (!body)
 		return MHD_NO;
 	return reply(conn, MHD_HTTP_OK, json ? JSON_TYPE : PROM_TYPE, body,
-		     len, head);
+		     len);
+}
+
+/* What RLIMIT_NOFILE leaves for connections, at most HTTP_CONN_MAX. */
+static unsigned conn_limit(void)
+{
+	struct rlimit rl;
+	unsigned n = HTTP_CONN_MAX;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur > 128 + 64 ? (unsigned)rl.rlim_cur - 128 : 64;
+	return n < HTTP_CONN_MAX ? n : HTTP_CONN_MAX;
+}
+
+static void http_free(struct http *h)
+{
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->cond);
+	free(h);
 }
 
 int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 {
-	struct MHD_Daemon *d;
+	unsigned limit = conn_limit();
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned threads = ncpu < 1 ? 1 :
+			   ncpu < (long)HTTP_THREADS ? (unsigned)ncpu :
+			   HTTP_THREADS;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			 MHD_USE_ERROR_LOG;
+	pthread_condattr_t ca;
+	struct http *h;
 
-	d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG,
-			     0, NULL, NULL, handler, c,
-			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)c->listen_fd,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-			     MHD_OPTION_END);
-	if (!d) {
-		snprintf(err, errlen, "cannot start the HTTP server");
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	h->c = c;
+	h->web = c->web;
+	h->head.next = h->head.prev = &h->head;
+	/* keep a quarter free for the connections that shed others */
+	h->limit = limit;
+	h->shed_at = limit - limit / 4;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->cond, &ca);
+	pthread_condattr_destroy(&ca);
+
+	/* setup's backlog is small: a burst of connections must wait in
+	 * the kernel's queue, not be refused or delayed by SYN retries */
+	listen(c->listen_fd, HTTP_BACKLOG);
+	bool tls = h->web && h->web->tls;
+	if (tls)
+		flags |= MHD_USE_TLS;
+	struct MHD_OptionItem ops[] = {
+		{ MHD_OPTION_LISTEN_SOCKET, c->listen_fd, NULL },
+		{ MHD_OPTION_THREAD_POOL_SIZE, threads, NULL },
+		{ MHD_OPTION_CONNECTION_LIMIT, limit, NULL },
+		{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_PER_IP, NULL },
+		{ MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_S, NULL },
+		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_POOL_BYTES, NULL },
+		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h },
+		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h },
+		{ tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0,
+		  tls ? h->web->cert_pem : NULL },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, tls ? h->web->key_pem : NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,
+				MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+	if (!h->d) {
+		snprintf(err, errlen, "cannot start the HTTP%s server",
+			 tls ? "S" : "");
+		http_free(h);
 		return -EIO;
 	}
-	c->http = (struct http *)d;
+	if (pthread_create(&h->watchdog, NULL, watchdog, h) == 0)
+		h->watchdog_on = true;
+	else
+		fprintf(stderr, PROG ": --listen: no request deadline "
+			"(cannot start its thread); only the %u s idle "
+			"timeout applies\n", HTTP_IDLE_S);
+	c->http = h;
 	return 0;
 }
 
 void tsc_http_stop(struct tsc *c)
 {
-	if (!c->http)
+	struct http *h = c->http;
+
+	if (!h)
 		return;
-	MHD_stop_daemon((struct MHD_Daemon *)c->http);
+	if (h->watchdog_on) {
+		pthread_mutex_lock(&h->lock);
+		h->stopping = true;
+		pthread_cond_signal(&h->cond);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->watchdog, NULL);
+	}
+	MHD_stop_daemon(h->d);
+	http_free(h);
 	c->http = NULL;
 	c->listen_fd = -1; /* closed by MHD */
 }

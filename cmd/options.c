@@ -63,6 +63,8 @@ static const char usage[] =
 "\n"
 "Export:\n"
 "  -l, --listen ADDR:PORT        serve Prometheus text at /metrics\n"
+"      --web-config FILE         HTTPS and basic authentication for\n"
+"                                --listen (Prometheus web config YAML)\n"
 "      --textfile PATH           write the same text atomically to PATH\n"
 "      --prom-comms              export the --comms commands as series with\n"
 "                                a comm label (mind the cardinality)\n"
@@ -86,7 +88,7 @@ enum {
 	OPT_TOP = 256, OPT_CPUS, OPT_SHARDS, OPT_RCVBUF, OPT_NO_TGID, OPT_DEPTH,
 	OPT_HIERARCHY, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY, OPT_NO_FORK_EVENTS,
 	OPT_ATTRIBUTION, OPT_KERNEL_BUFFER, OPT_ENABLE_DELAYACCT, OPT_COMMS,
-	OPT_NO_HISTOGRAMS, OPT_PROM_COMMS, OPT_PROM_WORKLOAD_LABELS,
+	OPT_NO_HISTOGRAMS, OPT_PROM_COMMS, OPT_PROM_WORKLOAD_LABELS, OPT_WEB_CONFIG,
 };
 enum { OPT_FORCE = 1024 }; /* issue 13 */
 
@@ -112,6 +114,7 @@ static const struct option longopts[] = {
 	{ "enable-delayacct", no_argument, NULL, OPT_ENABLE_DELAYACCT },
 	{ "listen", required_argument, NULL, 'l' },
 	{ "textfile", required_argument, NULL, OPT_TEXTFILE },
+	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
 	{ "prom-workload-labels", no_argument, NULL,
 	  OPT_PROM_WORKLOAD_LABELS },
 	{ "record", required_argument, NULL, OPT_RECORD },
@@ -360,6 +363,9 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 		return 0;
 	case 'l':
 		return set_listen(arg, o);
+	case OPT_WEB_CONFIG:
+		return set_name("--web-config", arg, "file name",
+				&o->web_config);
 	case OPT_TEXTFILE:
 		return set_name("--textfile", arg, "path", &o->textfile);
 	case OPT_PROM_WORKLOAD_LABELS:
@@ -415,6 +421,9 @@ static int check_combination(const struct tsc_opts *o)
 				       "--attribution %s (no kernel source)",
 				       o->attribution == TSC_ATTR_FAST ?
 				       "fast" : "exact");
+	if (o->web_config && !o->listen)
+		return tsc_usage_error("--web-config", "has no meaning "
+				       "without --listen");
 	if (o->prom_workload_labels && !o->listen && !o->textfile)
 		return tsc_usage_error("--prom-workload-labels", "has no "
 				       "meaning without --listen or "

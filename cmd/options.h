@@ -36,6 +36,7 @@ struct tsc_opts {
 	const char *listen;     /* as given */
 	char *listen_host;      /* owned; NULL or "" means any address */
 	char listen_port[8];
+	const char *web_config; /* --web-config FILE */
 	const char *textfile;
 	const char *record;
 	const char *replay;

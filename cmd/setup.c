@@ -17,6 +17,7 @@
 
 #include "collector.h"
 #include "output.h"
+#include "webconfig.h"
 
 /* --format once resolved: the only place the formats are told apart. */
 static const struct out_ops *const formats[] = {
@@ -133,7 +134,7 @@ static int bind_listen(struct tsc_opts *o, int *out)
 }
 
 /* Print where the metrics are served (port 0 picks a free port). */
-static void say_listen(int fd)
+static void say_listen(int fd, bool tls)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
@@ -144,8 +145,8 @@ static void say_listen(int fd)
 			sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV))
 		return;
 	bool v6 = strchr(host, ':') != NULL;
-	fprintf(stderr, PROG ": serving metrics on http://%s%s%s:%s/metrics\n",
-		v6 ? "[" : "", host, v6 ? "]" : "", serv);
+	fprintf(stderr, PROG ": serving metrics on http%s://%s%s%s:%s/metrics\n",
+		tls ? "s" : "", v6 ? "[" : "", host, v6 ? "]" : "", serv);
 }
 
 int tsc_setup(struct tsc *c, struct tsc_opts *o)
@@ -233,6 +234,11 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 		if (r)
 			return r;
 	}
+	if (o->web_config) { /* before --user: the key may be root's only */
+		r = tsc_webcfg_load(o->web_config, &c->web, err, sizeof(err));
+		if (r < 0)
+			return tsc_usage_error("--web-config", "%s", err);
+	}
 	/* Files last: a rejected command line leaves none behind. */
 	if (o->output) {
 		struct stat st;
@@ -259,7 +265,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	tsc_ostate_init(c, TSC_OUT_OUTPUT, c->out_fd);
 	c->ost[TSC_OUT_TEXTFILE].on = o->textfile != NULL;
 	if (o->listen)
-		say_listen(c->listen_fd);
+		say_listen(c->listen_fd, c->web && c->web->tls);
 	c->prom_on = o->listen || o->textfile;
 	c->json_on = o->listen != NULL; /* GET /snapshot */
 	return 0;
@@ -268,6 +274,8 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 void tsc_teardown(struct tsc *c)
 {
 	tsc_http_stop(c);
+	tsc_webcfg_free(c->web);
+	c->web = NULL;
 	cgs_listener_close(c->l);
 	c->l = NULL;
 	cgs_rollup_free(c->rollup);
