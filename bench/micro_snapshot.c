@@ -10,7 +10,7 @@
  * removed at the end), since the snapshot looks at each directory to flag
  * removed cgroups; -M uses paths that do not exist instead.
  *
- * usage: micro_snapshot [-n 1000,10000] [-r REPS] [-M]
+ * usage: micro_snapshot [-n 1000,10000[,100000]] [-r REPS] [-M]
  * Prints one JSON line per size: ms per snapshot (in "ns_per_record": ns
  * per cgroup) and the snapshot's cgroup count.
  */

@@ -80,6 +80,10 @@ struct tsc {
 	pthread_mutex_t out_lock;  /* writes to out_fd */
 	pthread_mutex_t cap_lock;  /* writes to cap_fd */
 	pthread_mutex_t prom_lock; /* prom and json */
+	bool served;               /* the last snapshot's text was fetched
+				    * (/metrics or /snapshot); prom_lock */
+	bool retire_due;           /* removed cgroups may be retired once the
+				    * last snapshot reached every output */
 	struct buf prom;           /* last Prometheus text */
 	bool prom_on;
 	struct buf json;           /* last snapshot as a JSON line */

@@ -240,6 +240,7 @@ static char *copy_locked(struct tsc *c, const struct buf *b, size_t *len)
 	if (p) {
 		memcpy(p, b->p ? b->p : "", b->len);
 		p[b->len] = '\0';
+		c->served = true;
 	}
 	pthread_mutex_unlock(&c->prom_lock);
 	return p;
@@ -262,6 +263,7 @@ static void swap_locked(struct tsc *c, struct buf *keep)
 	struct buf t = *keep;
 	*keep = c->snap;
 	c->snap = t;
+	c->served = false;
 	pthread_mutex_unlock(&c->prom_lock);
 }
 
@@ -386,6 +388,26 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	struct snap_info in;
 	int r;
 
+	/* Bound memory on hosts with cgroup churn: forget removed cgroups
+	 * once their last counts reached every output: the snapshot lines
+	 * and the textfile were written with the last snapshot, the scrape
+	 * endpoint must have served it at least once (until then removed
+	 * cgroups stay, shown in each snapshot). Retiring before this
+	 * snapshot takes only cgroups without an exit since the last one.
+	 * Not in replay: the recorded host's directories need not exist
+	 * here. */
+	if (c->retire_due) {
+		bool served = c->listen_fd < 0 && !c->http;
+		if (!served) {
+			pthread_mutex_lock(&c->prom_lock);
+			served = c->served;
+			pthread_mutex_unlock(&c->prom_lock);
+		}
+		if (served) {
+			cgs_rollup_retire_removed(c->rollup);
+			c->retire_due = false;
+		}
+	}
 	memset(&so, 0, sizeof(so));
 	so.sz = sizeof(so);
 	so.fold_depth = c->o->depth;
@@ -430,11 +452,8 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 		swap_locked(c, &c->json);
 	}
 	cgs_snapshot_free(s);
-	/* Bound memory on hosts with cgroup churn: forget removed cgroups
-	 * once a snapshot has shown their last counts. Not in replay: the
-	 * recorded host's directories need not exist here. */
 	if (c->seq > 0 && !final && !c->replay)
-		cgs_rollup_retire_removed(c->rollup);
+		c->retire_due = true;
 	return 0;
 }
 

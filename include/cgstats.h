@@ -1195,8 +1195,10 @@ struct cgs_snapshot_opts {
  * lock once.
  *
  * Context: Safe alongside cgs_rollup_account() calls; serialised with
- * other snapshots and cgs_rollup_retire_removed(). stat()s the cgroup
- * directories.
+ * other snapshots and cgs_rollup_retire_removed(). stat()s cgroup
+ * directories to flag removed cgroups: all of them up to 1,024 per
+ * shard, else a round-robin slice (every one within 32 snapshots); with
+ * the kernel source, an rmdir event flags its cgroup at once.
  * Return: 0; -EINVAL for a NULL @r or @out or o->sz too small; -E2BIG for
  * options this library does not know; -ENOMEM.
  */
@@ -1477,7 +1479,8 @@ void cgs_snapshot_free(struct cgs_snapshot *s);
  * entries are dropped first. Stops early, silently, on ENOMEM.
  *
  * Context: Safe alongside cgs_rollup_account(); serialised with
- * snapshots. stat()s the cgroup directories. Paths that
+ * snapshots. stat()s the cgroup directories of shards up to 1,024
+ * cgroups; larger ones rely on the snapshots' removal checks. Paths that
  * cgs_rollup_account() handed out for retired cgroups become invalid.
  * Return: How many cgroups were retired (>= 0); -EINVAL for a NULL @r.
  */

@@ -106,18 +106,29 @@ int cgsi_cgid_set(struct cgsi_cgid *m, uint64_t id, const char *path)
 	return 0;
 }
 
+static void purge(struct cgsi_cgid *m, uint64_t now_ms);
+
 void cgsi_cgid_removed(struct cgsi_cgid *m, uint64_t id, uint64_t now_ms)
 {
 	struct cgsi_cgid_ent *e = find(m, id);
 	if (e && !e->removed_ms)
-		e->removed_ms = now_ms;
+		e->removed_ms = now_ms ? now_ms : 1;
+	if (now_ms >= m->last_purge_ms + CGSI_CGID_KEEP_MS / 4)
+		purge(m, now_ms);
+}
+
+int cgsi_cgid_is_removed(const struct cgsi_cgid *m, uint64_t id)
+{
+	const struct cgsi_cgid_ent *e = find(m, id);
+	return e && e->removed_ms;
 }
 
 static void purge(struct cgsi_cgid *m, uint64_t now_ms)
 {
+	m->last_purge_ms = now_ms;
 	for (uint32_t i = 0; i <= m->mask; i++) {
 		struct cgsi_cgid_ent *e = &m->slot[i];
-		if (e->path && e->removed_ms &&
+		if (e->path && e->removed_ms && e->removed_ms <= now_ms &&
 		    now_ms - e->removed_ms > CGSI_CGID_KEEP_MS) {
 			free(e->path);
 			e->path = NULL; /* tombstone: keeps probe chains */

@@ -29,7 +29,7 @@ struct cgsi_cgid {
 	const struct cgsi_cg_mount *mount;
 	struct cgsi_cgid_ent *slot;
 	uint32_t mask, count, tombs;
-	uint64_t last_walk_ms;
+	uint64_t last_walk_ms, last_purge_ms;
 	uint64_t walks, events, unresolved;
 };
 
@@ -42,8 +42,15 @@ const char *cgsi_cgid_get(const struct cgsi_cgid *m, uint64_t id);
 /* Record a path for id (mkdir event, walk). 0 or -ENOMEM. */
 int cgsi_cgid_set(struct cgsi_cgid *m, uint64_t id, const char *path);
 
-/* The cgroup was removed at now_ms (rmdir event). */
+/* The cgroup was removed at now_ms (rmdir event). Entries removed more
+ * than CGSI_CGID_KEEP_MS ago are purged here too (a scan at most every
+ * CGSI_CGID_KEEP_MS / 4), so that a host creating and removing cgroups
+ * without ever showing an unknown id (no walk) holds only the live ones
+ * and those of the last minute. */
 void cgsi_cgid_removed(struct cgsi_cgid *m, uint64_t id, uint64_t now_ms);
+
+/* 1 if id has an rmdir event (and is not purged yet), else 0. */
+int cgsi_cgid_is_removed(const struct cgsi_cgid *m, uint64_t id);
 
 /* Walk the mount (unless one ran less than CGSI_CGID_WALK_MS ago, or
  * force), adding every directory; purges entries removed long ago.

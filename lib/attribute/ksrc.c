@@ -41,6 +41,9 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 	memset(out, 0, sizeof(*out));
 }
 
+void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k) {}
+int cgsi_ksrc_removed(struct cgsi_ksrc *k, uint64_t id) { return 0; }
+size_t cgsi_ksrc_ids(struct cgsi_ksrc *k) { return 0; }
 #else
 
 #include <bpf/bpf.h>
@@ -643,4 +646,33 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 	out->ring_bytes = k->ring_bytes;
 }
 
+void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->idlock);
+	k->now_ms = cgsi_now_mono_ms();
+	ring_buffer__consume(k->cgrb);
+	pthread_mutex_unlock(&k->idlock);
+}
+
+int cgsi_ksrc_removed(struct cgsi_ksrc *k, uint64_t id)
+{
+	if (!k || !id)
+		return 0;
+	pthread_mutex_lock(&k->idlock);
+	int rc = cgsi_cgid_is_removed(&k->ids, id);
+	pthread_mutex_unlock(&k->idlock);
+	return rc;
+}
+
+size_t cgsi_ksrc_ids(struct cgsi_ksrc *k)
+{
+	if (!k)
+		return 0;
+	pthread_mutex_lock(&k->idlock);
+	size_t n = k->ids.count;
+	pthread_mutex_unlock(&k->idlock);
+	return n;
+}
 #endif /* CGS_HAVE_BPF */

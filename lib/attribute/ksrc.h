@@ -81,4 +81,16 @@ int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len,
 
 void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out);
 
+/* Read the cgroup events queued so far (mkdir/rmdir), so that
+ * cgsi_ksrc_removed() answers as of now. Thread-safe. */
+void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k);
+
+/* Whether cgroup id `id` is known to be removed (an rmdir event within
+ * the last CGSI_CGID_KEEP_MS): 1; 0 when live or unknown. Thread-safe,
+ * no syscall. */
+int cgsi_ksrc_removed(struct cgsi_ksrc *k, uint64_t id);
+
+/* Entries of the id -> path table (live and recently removed). */
+size_t cgsi_ksrc_ids(struct cgsi_ksrc *k);
+
 #endif

@@ -40,6 +40,11 @@ struct cgsi_cgnode {
 	uint16_t depth;
 	bool hashed;         /* current incarnation of its path */
 	bool unknown;        /* the CGS_UNKNOWN_CGROUP bucket */
+	bool gone;           /* its directory was seen removed (snapshots:
+			      * removed.c); written under the rollup's
+			      * snap_lock only */
+	bool in_order;       /* placed in the shard's path-ordered list by a
+			      * snapshot (new nodes are appended) */
 	bool attributed;     /* got a record by attribution, not only by
 			      * cgs_rollup_account_path() (a replay's
 			      * paths are not this host's cgroups) */

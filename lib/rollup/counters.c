@@ -21,25 +21,21 @@ static const unsigned char peak_words[] = {
 	WORD(hiwater_vm_kb_max),
 };
 
-static bool is_peak(size_t w)
-{
-	for (size_t i = 0; i < sizeof(peak_words); i++)
-		if (peak_words[i] == w)
-			return true;
-	return false;
-}
+#define CGS_MAXU(a, b) ((a) > (b) ? (a) : (b))
 
 void cgsi_counters_add(struct cgs_counters *dst,
 		       const struct cgs_counters *src)
 {
 	uint64_t *d = (uint64_t *)dst;
 	const uint64_t *s = (const uint64_t *)src;
-	for (size_t i = FIRST; i < NWORDS; i++) {
-		if (!is_peak(i))
-			d[i] += s[i];
-		else if (s[i] > d[i])
-			d[i] = s[i];
-	}
+	uint64_t pk[sizeof(peak_words)];
+	/* a plain loop over all words (vectorised), then the peaks fixed */
+	for (size_t i = 0; i < sizeof(peak_words); i++)
+		pk[i] = CGS_MAXU(d[peak_words[i]], s[peak_words[i]]);
+	for (size_t i = FIRST; i < NWORDS; i++)
+		d[i] += s[i];
+	for (size_t i = 0; i < sizeof(peak_words); i++)
+		d[peak_words[i]] = pk[i];
 }
 
 void cgsi_counters_sub(struct cgs_counters *dst, const struct cgs_counters *a,
@@ -48,7 +44,9 @@ void cgsi_counters_sub(struct cgs_counters *dst, const struct cgs_counters *a,
 	uint64_t *d = (uint64_t *)dst;
 	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
 	for (size_t i = FIRST; i < NWORDS; i++)
-		d[i] = is_peak(i) ? x[i] : x[i] - y[i];
+		d[i] = x[i] - y[i];
+	for (size_t i = 0; i < sizeof(peak_words); i++)
+		d[peak_words[i]] = x[peak_words[i]];
 }
 
 void cgsi_counters_peak(struct cgs_counters *dst,

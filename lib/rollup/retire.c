@@ -2,7 +2,9 @@
 /*
  * Retiring removed cgroups. A node is retired when its directory is gone
  * (or holds a newer incarnation), no cache entry points to it and its
- * counters were in a snapshot since its last exit. Its totals move into
+ * counters were in a snapshot since its last exit. Whether the directory
+ * is gone: a snapshot's removal check (snapshot.c), or, in shards of up
+ * to CGSI_CHECK_ALL nodes, a stat() here. Its totals move into
  * its parent's `carry` (retired descendants), baseline included, so the
  * parent's subtree sums and deltas continue without a jump.
  */
@@ -17,8 +19,10 @@ static bool retirable(struct cgs_rollup *r, struct cgsi_rshard *s,
 	if (n->unknown || n->refs || n->len <= 1 || n->path[0] != '/' ||
 	    n->reported != n->cum.tasks + n->cum.tgid_records)
 		return false;
-	if (!n->hashed)
-		return true; /* superseded by a newer incarnation */
+	if (!n->hashed || n->gone)
+		return true; /* superseded, or seen removed by a snapshot */
+	if (s->cgs.count > CGSI_CHECK_ALL)
+		return false; /* the snapshots' round-robin checks decide */
 	bool gone;
 	uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir), &gone);
 	return gone || (ino && n->ino && ino != n->ino);
@@ -57,6 +61,8 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 	/* what the parent already reported does not change */
 	s->kgen++; /* the kernel source's id cache may point at n */
 	cgsi_oom_forget(r, n);
+	if (s->check_at == n)
+		s->check_at = n->next;
 	cgsi_cgtab_del(&s->cgs, n);
 	return 0;
 }

@@ -47,6 +47,8 @@ struct cgsi_rshard {
 	uint64_t reval_next;     /* next background revalidation step */
 	uint32_t reval_cursor;
 	uint64_t kgen;           /* bumped when a node is retired */
+	struct cgsi_cgnode *check_at; /* removal check: next node of the
+				       * round-robin slice (NULL: first) */
 	uint32_t k_last_tgid;    /* process exit last attributed by the kernel
 				  * source: its TGID record follows */
 	struct cgsi_cgnode *k_last_node;
@@ -186,6 +188,21 @@ struct cgsi_cgnode *cgsi_fallback_node(struct cgs_rollup *r,
 				       struct cgsi_rshard *s,
 				       const struct cgs_record *rec,
 				       uint64_t now, enum cgs_source *how);
+
+/*
+ * Removal checks (snapshot time): a shard of n nodes has its directories
+ * stat()ed CGSI_CHECK_SLICE(n) at a time, round robin, so every removal
+ * is seen within CGSI_CHECK_ROUNDS snapshots (all of them, every snapshot,
+ * up to CGSI_CHECK_ALL nodes); with the kernel source, an rmdir event
+ * marks its cgroup at the next snapshot without a syscall.
+ */
+#define CGSI_CHECK_ALL 1024u
+#define CGSI_CHECK_ROUNDS 32u
+#define CGSI_CHECK_SLICE(n) \
+	((n) <= CGSI_CHECK_ALL ? (n) \
+			       : CGS_MAX((size_t)CGSI_CHECK_ALL, \
+					 ((n) + CGSI_CHECK_ROUNDS - 1) / \
+						 CGSI_CHECK_ROUNDS))
 
 /* Add a shard's attribution counters and cache size (lock held). */
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,

@@ -1,27 +1,41 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Snapshots (slow path): copy each shard's nodes under its lock (taken
- * once per shard), then without any lock: fold deep cgroups, merge the
- * shards' copies by (path, incarnation), add missing ancestors, sort in
- * path order ('/' sorting before every other byte gives a pre-order walk
- * of the tree), mark removed directories (stat), and sum subtrees in one
- * pass with a stack of ancestors. Deltas are kept per node (a baseline
+ * Snapshots (slow path). Under each shard's lock (taken once per shard):
+ * keep the shard's node list in path order (nodes created since the last
+ * snapshot are sorted and merged in), and copy each node's counters
+ * straight into the snapshot's counter array. Then, holding only the
+ * rollup's snap_lock: removal checks (removed.c: a bounded round-robin
+ * slice of stat()s, the kernel source's rmdir events). Then without any
+ * lock: fold deep cgroups, merge the shards' sorted runs by (path,
+ * incarnation) ('/' sorting before every other byte gives a pre-order
+ * walk of the tree), add missing ancestors in one pass, and sum subtrees
+ * in one pass with a stack of ancestors. Entries being sorted are small
+ * (the counters stay where they were copied), so a snapshot of 100,000
+ * cgroups moves each counter once. Deltas are kept per node (a baseline
  * copied at each snapshot and the peaks since it), so they survive
  * folding and merging unchanged.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "attribute/ksrc.h"
 #include "rollup/counters.h"
 #include "rollup/rollup_int.h"
+
+/* The counters a cgs_cgroup_stats points to. */
+struct snap_counters {
+	struct cgs_counters self, subtree, self_delta, subtree_delta;
+};
 
 struct sent {
 	char *path;
 	size_t len;
 	unsigned depth;
 	uint64_t ino;
-	bool unknown, superseded, removed;
-	struct cgs_counters self, self_d, carry, carry_d;
+	bool unknown, superseded, gone, folded;
+	struct snap_counters *k; /* NULL: an added ancestor (zeros) */
+	struct cgsi_cgnode *node; /* while snap_lock is held; else NULL */
 	uint64_t inferred, inferred_d;
 	struct cgsi_x4 *x; /* self, self_d, carry, carry_d; NULL: zeros */
 	struct cgsi_topk *comms; /* [2] self, cumulative; NULL: none */
@@ -33,15 +47,20 @@ struct snap_comms {
 	size_t n[2];
 };
 
-/* The counters a cgs_cgroup_stats points to. */
-struct snap_counters {
-	struct cgs_counters self, subtree, self_delta, subtree_delta;
-};
+/* Memory of at least this size is mapped directly, with transparent huge
+ * pages where the host allows them on request (a fresh 200 MB array costs
+ * 50,000 page faults in 4 KiB pages). */
+#define BIG_BYTES (4u << 20)
 
 struct cgs_snapshot {
 	size_t n;
 	struct cgs_cgroup_stats *v;
-	struct snap_counters *cv;
+	struct cvchunk {
+		struct snap_counters *v; /* a shard's copied counters */
+		size_t mapped;           /* its mapping, or 0: malloc'd */
+	} *cvs;                          /* [nshards] */
+	unsigned ncvs;
+	struct snap_counters *av; /* added ancestors' counters */
 	char **paths;
 	struct cgsi_x4 **xv; /* per cgroup, enum cgs_counter_set order;
 			      * NULL: zeros */
@@ -55,6 +74,30 @@ struct vec {
 	struct sent *v;
 	size_t n, cap;
 };
+
+static void *big_alloc(size_t bytes, size_t *mapped)
+{
+	*mapped = 0;
+	if (bytes < BIG_BYTES)
+		return malloc(bytes ? bytes : 1);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	*mapped = bytes;
+	return p;
+}
+
+static void big_free(void *p, size_t mapped)
+{
+	if (mapped)
+		munmap(p, mapped);
+	else
+		free(p);
+}
 
 static struct sent *vec_push(struct vec *a)
 {
@@ -103,19 +146,88 @@ static int path_cmp(const char *a, const char *b)
 	}
 }
 
-static int sent_cmp(const void *pa, const void *pb)
+/* The unknown bucket last; same path: older incarnations first, so that
+ * the current one is the ancestor its descendants attach to. */
+static int order(bool ua, const char *pa, bool sa, uint64_t ia, bool ub,
+		 const char *pb, bool sb, uint64_t ib)
 {
-	const struct sent *a = pa, *b = pb;
-	if (a->unknown != b->unknown)
-		return a->unknown ? 1 : -1;
-	int c = path_cmp(a->path, b->path);
+	if (ua != ub)
+		return ua ? 1 : -1;
+	int c = path_cmp(pa, pb);
 	if (c)
 		return c;
-	/* same path: older incarnations first, so that the current one is
-	 * the ancestor its descendants attach to */
-	if (a->superseded != b->superseded)
-		return a->superseded ? -1 : 1;
-	return a->ino < b->ino ? -1 : a->ino > b->ino;
+	if (sa != sb)
+		return sa ? -1 : 1;
+	return ia < ib ? -1 : ia > ib;
+}
+
+static int sent_cmp(const struct sent *a, const struct sent *b)
+{
+	return order(a->unknown, a->path, a->superseded, a->ino, b->unknown,
+		     b->path, b->superseded, b->ino);
+}
+
+static int node_cmp(const struct cgsi_cgnode *a, const struct cgsi_cgnode *b)
+{
+	return order(a->unknown, a->path, !a->hashed, a->ino, b->unknown,
+		     b->path, !b->hashed, b->ino);
+}
+
+static int node_pcmp(const void *pa, const void *pb)
+{
+	return node_cmp(*(struct cgsi_cgnode *const *)pa,
+			*(struct cgsi_cgnode *const *)pb);
+}
+
+/*
+ * Sort by merging the ascending runs already there (each shard's copy is
+ * one, in the order its list keeps): n log(runs) comparisons. Returns
+ * -ENOMEM (a leaves unsorted) or 0.
+ */
+static int sort_runs(struct vec *a)
+{
+	size_t n = a->n, nr = 0;
+	if (n < 2)
+		return 0;
+	size_t *run = malloc((n + 1) * sizeof(*run));
+	struct sent *tmp = malloc(n * sizeof(*tmp));
+	if (!run || !tmp) {
+		free(run);
+		free(tmp);
+		return -ENOMEM;
+	}
+	run[nr++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (sent_cmp(&a->v[i - 1], &a->v[i]) > 0)
+			run[nr++] = i;
+	run[nr] = n;
+	struct sent *src = a->v, *dst = tmp;
+	while (nr > 1) {
+		size_t w = 0;
+		for (size_t r = 0; r < nr; r += 2) {
+			size_t lo = run[r], mid = run[r + 1];
+			size_t hi = r + 2 <= nr ? run[r + 2] : mid;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				dst[k++] = sent_cmp(&src[j], &src[i]) < 0
+						   ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+			run[w++] = lo;
+		}
+		run[w] = n;
+		nr = w;
+		struct sent *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a->v)
+		memcpy(a->v, src, n * sizeof(*src));
+	free(run);
+	free(tmp);
+	return 0;
 }
 
 static bool same_cgroup(const struct sent *a, const struct sent *b)
@@ -126,18 +238,25 @@ static bool same_cgroup(const struct sent *a, const struct sent *b)
 	       (a->ino == b->ino || !a->ino || !b->ino);
 }
 
-/* Sort and merge duplicates in place. */
-static void sort_merge(struct vec *a)
+static void add_k(struct snap_counters *d, const struct snap_counters *s)
 {
-	qsort(a->v, a->n, sizeof(*a->v), sent_cmp);
+	cgsi_counters_add(&d->self, &s->self);
+	cgsi_counters_add(&d->self_delta, &s->self_delta);
+	cgsi_counters_add(&d->subtree, &s->subtree);
+	cgsi_counters_add(&d->subtree_delta, &s->subtree_delta);
+}
+
+/* Sort and merge duplicates in place (a cgroup seen by several shards,
+ * cgroups folded into one). */
+static int sort_merge(struct vec *a)
+{
+	if (sort_runs(a) < 0)
+		return -ENOMEM;
 	size_t w = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		if (w && same_cgroup(&a->v[w - 1], &a->v[i])) {
 			struct sent *d = &a->v[w - 1], *s = &a->v[i];
-			cgsi_counters_add(&d->self, &s->self);
-			cgsi_counters_add(&d->self_d, &s->self_d);
-			cgsi_counters_add(&d->carry, &s->carry);
-			cgsi_counters_add(&d->carry_d, &s->carry_d);
+			add_k(d->k, s->k);
 			d->inferred += s->inferred;
 			d->inferred_d += s->inferred_d;
 			if (s->comms && !d->comms) {
@@ -157,12 +276,15 @@ static void sort_merge(struct vec *a)
 			if (!d->ino)
 				d->ino = s->ino;
 			d->superseded = d->superseded && s->superseded;
+			d->gone = d->gone || s->gone;
+			d->folded = d->folded || s->folded;
 			free(s->path);
 			continue;
 		}
 		a->v[w++] = a->v[i];
 	}
 	a->n = w;
+	return 0;
 }
 
 /* Copies n's command summaries into e (false on ENOMEM). */
@@ -198,21 +320,29 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool advance)
 	return true;
 }
 
+/* Counters go to e->k: self, self_delta; subtree and subtree_delta for
+ * now self plus the retired descendants' carry (the live ones are added
+ * last). */
 static void copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance)
 {
+	struct snap_counters *k = e->k;
 	e->len = n->len;
 	e->depth = n->depth;
 	e->ino = n->ino;
 	e->unknown = n->unknown;
 	e->superseded = !n->hashed;
-	e->self = n->cum;
-	cgsi_counters_sub(&e->self_d, &n->cum, &n->base);
-	e->self_d.hiwater_rss_kb_max = n->ivl_rss;
-	e->self_d.hiwater_vm_kb_max = n->ivl_vm;
-	e->carry = n->carry;
-	cgsi_counters_sub(&e->carry_d, &n->carry, &n->carry_base);
-	e->carry_d.hiwater_rss_kb_max = n->carry_ivl_rss;
-	e->carry_d.hiwater_vm_kb_max = n->carry_ivl_vm;
+	e->gone = n->gone;
+	e->node = n;
+	k->self = n->cum;
+	cgsi_counters_sub(&k->self_delta, &n->cum, &n->base);
+	k->self_delta.hiwater_rss_kb_max = n->ivl_rss;
+	k->self_delta.hiwater_vm_kb_max = n->ivl_vm;
+	k->subtree = n->carry;
+	cgsi_counters_add(&k->subtree, &n->cum);
+	cgsi_counters_sub(&k->subtree_delta, &n->carry, &n->carry_base);
+	k->subtree_delta.hiwater_rss_kb_max = n->carry_ivl_rss;
+	k->subtree_delta.hiwater_vm_kb_max = n->carry_ivl_vm;
+	cgsi_counters_add(&k->subtree_delta, &k->self_delta);
 	e->inferred = n->inferred;
 	e->inferred_d = n->inferred - n->inferred_base;
 	n->reported = n->cum.tasks + n->cum.tgid_records;
@@ -238,7 +368,7 @@ static size_t prefix_len(const char *p, unsigned depth)
 	return i;
 }
 
-static int fold(struct vec *a, unsigned depth)
+static void fold(struct vec *a, unsigned depth)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		struct sent *e = &a->v[i];
@@ -249,74 +379,239 @@ static int fold(struct vec *a, unsigned depth)
 		e->depth = depth;
 		e->ino = 0; /* the ancestor's, found by stat later */
 		e->superseded = false;
+		e->gone = false;
+		e->folded = true;
 	}
-	return 0;
 }
 
-static bool path_present(const struct vec *a, const char *p)
-{
-	struct sent key = { .path = (char *)p };
-	size_t lo = 0, hi = a->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct sent *m = &a->v[mid];
-		int c = m->unknown ? 1 : path_cmp(m->path, key.path);
-		if (!c)
-			return true;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
+static bool is_ancestor(const struct sent *a, const struct sent *b);
 
-/* Every cgroup's ancestors appear, so subtree sums have a home. */
-static int add_ancestors(struct vec *a)
+/*
+ * Every cgroup's ancestors appear, so subtree sums have a home: one pass
+ * over the sorted entries with the chain of ancestors seen, an added
+ * ancestor going just before the first of its descendants (where the
+ * order puts it). *out receives the new vector (a's entries moved).
+ */
+static int add_ancestors(struct vec *a, struct vec *out)
 {
-	size_t n0 = a->n;
-	for (size_t i = 0; i < n0; i++) {
-		if (a->v[i].unknown || a->v[i].path[0] != '/')
-			continue;
-		for (unsigned d = 0; d < a->v[i].depth; d++) {
-			size_t pl = prefix_len(a->v[i].path, d);
-			char *p = strndup(a->v[i].path, pl);
-			if (!p)
-				return -ENOMEM;
-			struct vec head = { a->v, n0, n0 };
-			if (path_present(&head, p)) {
-				free(p);
-				continue;
+	size_t *stack = NULL, top = 0, cap = 0;
+	struct vec o = { 0 };
+	int rc = -ENOMEM;
+	if (!(o.v = malloc((a->n + 16) * sizeof(*o.v))))
+		return -ENOMEM;
+	o.cap = a->n + 16;
+	for (size_t i = 0; i < a->n; i++) {
+		struct sent *e = &a->v[i];
+		if (!e->unknown && e->path[0] == '/') {
+			while (top && !is_ancestor(&o.v[stack[top - 1]], e))
+				top--;
+			unsigned d = top ? o.v[stack[top - 1]].depth + 1 : 0;
+			for (; d < e->depth; d++) {
+				size_t pl = prefix_len(e->path, d);
+				char *p = strndup(e->path, pl);
+				struct sent *x = p ? vec_push(&o) : NULL;
+				if (!x) {
+					free(p);
+					goto fail;
+				}
+				x->path = p;
+				x->len = pl;
+				x->depth = d;
+				if (top == cap) {
+					size_t nc = cap ? cap * 2 : 64;
+					size_t *ns = realloc(stack,
+							     nc * sizeof(*ns));
+					if (!ns)
+						goto fail;
+					stack = ns;
+					cap = nc;
+				}
+				stack[top++] = o.n - 1;
 			}
-			struct sent *e = vec_push(a);
-			if (!e) {
-				free(p);
-				return -ENOMEM;
+		}
+		struct sent *x = vec_push(&o);
+		if (!x)
+			goto fail;
+		*x = *e;
+		memset(e, 0, sizeof(*e));
+		if (!x->unknown && x->path[0] == '/') {
+			if (top == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				size_t *ns = realloc(stack, nc * sizeof(*ns));
+				if (!ns)
+					goto fail;
+				stack = ns;
+				cap = nc;
 			}
-			e->path = p;
-			e->len = pl;
-			e->depth = d;
+			stack[top++] = o.n - 1;
 		}
 	}
-	if (a->n != n0)
-		sort_merge(a);
-	return 0;
+	rc = 0;
+	*out = o;
+	o = (struct vec){ 0 };
+fail:
+	free(stack);
+	vec_free(&o);
+	return rc;
 }
 
-static void mark_removed(const struct cgs_rollup *r, struct vec *a)
+/* Directory checks of entries no node vouches for: added ancestors and
+ * folded ones (bounded by the number of distinct parent directories). */
+static void stat_unvouched(const struct cgs_rollup *r, struct vec *a)
 {
 	char dir[PATH_MAX + 64];
 	for (size_t i = 0; i < a->n; i++) {
 		struct sent *e = &a->v[i];
-		if (e->unknown)
+		if (e->unknown || (e->k && !e->folded))
 			continue;
 		bool gone;
 		uint64_t ino = cgsi_cg_ino(r, e->path, dir, sizeof(dir), &gone);
-		e->removed = e->superseded || gone || (ino && e->ino &&
-						       ino != e->ino);
-		if (!e->ino && !e->removed)
+		e->gone = e->gone || gone || (ino && e->ino && ino != e->ino);
+		if (!e->ino && !e->gone)
 			e->ino = ino;
 	}
+}
+
+/*
+ * The removal checks of one shard's copy a->v[base .. base+cnt) (its list
+ * order), snap_lock held, no shard lock: the next CGSI_CHECK_SLICE(cnt)
+ * directories from the shard's cursor are stat()ed; with the kernel
+ * source, every node whose id had an rmdir event is marked too.
+ */
+static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
+			  struct vec *a, size_t base, size_t cnt, size_t start)
+{
+	size_t want = CGSI_CHECK_SLICE(cnt);
+	for (size_t j = 0; j < want && j < cnt; j++) {
+		struct sent *e = &a->v[base + (start + j) % cnt];
+		struct cgsi_cgnode *n = e->node;
+		if (n->unknown || n->gone || n->path[0] != '/')
+			continue;
+		bool gone;
+		uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir),
+					   &gone);
+		if (gone || (ino && n->ino && ino != n->ino))
+			n->gone = true;
+		if (!e->ino && !n->gone)
+			e->ino = ino;
+		e->gone = n->gone;
+	}
+	s->check_at = want < cnt ? a->v[base + (start + want) % cnt].node
+				 : NULL;
+	if (!r->ksrc)
+		return;
+	for (size_t j = 0; j < cnt; j++) {
+		struct sent *e = &a->v[base + j];
+		struct cgsi_cgnode *n = e->node;
+		if (!n->gone && n->ino && !n->unknown &&
+		    cgsi_ksrc_removed(r->ksrc, n->ino))
+			e->gone = n->gone = true;
+	}
+}
+
+/*
+ * Copy shard s (its lock held) into a (room reserved) and cv from index
+ * a->n on; nodes created since the last snapshot are merged into the
+ * list's path order on the way. *start: the index (from a->n) of the
+ * removal check cursor. false on ENOMEM (what was copied stays).
+ */
+static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
+		       struct vec *a, struct snap_counters *cv, bool advance,
+		       size_t *start)
+{
+	struct cgsi_cgtab *t = &s->cgs;
+	size_t nt = 0, base = a->n;
+	for (struct cgsi_cgnode *n = t->last; n && !n->in_order; n = n->prev)
+		nt++;
+	struct cgsi_cgnode **tail = nt ? malloc(nt * sizeof(*tail)) : NULL;
+	struct cgsi_cgnode *p = t->first, *prev = NULL;
+	size_t j = 0, np = t->count - nt; /* prefix nodes still to merge */
+	if (tail) {
+		struct cgsi_cgnode *n = t->last;
+		for (size_t i = nt; i-- > 0; n = n->prev)
+			tail[i] = n;
+		qsort(tail, nt, sizeof(*tail), node_pcmp);
+		t->first = NULL;
+	} else {
+		nt = 0; /* ENOMEM: keep the list as it is */
+	}
+	*start = 0;
+	for (;;) {
+		struct cgsi_cgnode *m;
+		if (tail) { /* merge the sorted prefix and the new nodes */
+			if (!np)
+				p = NULL; /* the prefix ends at the new ones */
+			if (!p && j == nt)
+				break;
+			if (j < nt && (!p || node_cmp(tail[j], p) < 0)) {
+				m = tail[j++];
+			} else {
+				m = p;
+				p = p->next;
+				np--;
+			}
+			m->prev = prev;
+			m->next = NULL;
+			if (prev)
+				prev->next = m;
+			else
+				t->first = m;
+			prev = m;
+			m->in_order = true;
+		} else {
+			if (!p)
+				break;
+			m = p;
+			p = p->next;
+			m->in_order = true;
+		}
+		if (m == s->check_at)
+			*start = a->n - base;
+		char *path = strndup(m->path, m->len);
+		if (!path)
+			goto enomem;
+		struct sent *e = &a->v[a->n];
+		memset(e, 0, sizeof(*e));
+		e->path = path;
+		e->k = &cv[a->n - base];
+		a->n++;
+		cgsi_oom_update(r, s, m);
+		if (!copy_x(e, m, advance) || !copy_comms(e, m))
+			goto enomem;
+		copy_node(e, m, advance);
+	}
+	if (tail)
+		t->last = prev;
+	free(tail);
+	return true;
+enomem:
+	if (tail) { /* relink what the merge has not reached */
+		for (;;) {
+			struct cgsi_cgnode *m;
+			if (!np)
+				p = NULL;
+			if (j < nt && (!p || node_cmp(tail[j], p) < 0)) {
+				m = tail[j++];
+			} else if (p) {
+				m = p;
+				p = p->next;
+				np--;
+			} else {
+				break;
+			}
+			m->prev = prev;
+			m->next = NULL;
+			if (prev)
+				prev->next = m;
+			else
+				t->first = m;
+			prev = m;
+			m->in_order = true; /* nearly: sort_runs() copes */
+		}
+		t->last = prev;
+	}
+	free(tail);
+	return false;
 }
 
 /*
@@ -386,6 +681,7 @@ static bool is_ancestor(const struct sent *a, const struct sent *b)
 	       b->path[a->len] == '/';
 }
 
+
 CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 				   const struct cgs_snapshot_opts *opts,
 				   struct cgs_snapshot **out)
@@ -400,13 +696,21 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	struct cgs_snapshot *snap = calloc(1, sizeof(*snap));
 	if (!snap)
 		return -ENOMEM;
-	struct vec a = { 0 };
+	struct vec a = { 0 }, b = { 0 };
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	rc = -ENOMEM;
 
+	snap->cvs = calloc(r->nshards, sizeof(*snap->cvs));
+	if (!snap->cvs)
+		goto fail;
+	snap->ncvs = r->nshards;
 	pthread_mutex_lock(&r->snap_lock);
+	if (r->ksrc)
+		cgsi_ksrc_sync_ids(r->ksrc);
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_rshard *s = &r->shards[i];
+		struct cvchunk *ck = &snap->cvs[i];
+		size_t base = a.n, start = 0;
 		bool ok = true;
 		pthread_mutex_lock(&s->lock);
 		/* allocate first, then copy: a failure leaves the baseline of
@@ -421,40 +725,41 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 				ok = false;
 			}
 		}
-		for (struct cgsi_cgnode *n = s->cgs.first; ok && n;
-		     n = n->next) {
-			char *p = strndup(n->path, n->len);
-			if (!p) {
-				ok = false;
-				break;
-			}
-			struct sent *e = vec_push(&a);
-			e->path = p;
-			cgsi_oom_update(r, s, n);
-			if (!copy_x(e, n, !o.no_delta) || !copy_comms(e, n)) {
-				ok = false;
-				break;
-			}
-			copy_node(e, n, !o.no_delta);
+		if (ok) {
+			ck->v = big_alloc(s->cgs.count * sizeof(*ck->v),
+					  &ck->mapped);
+			ok = ck->v != NULL;
 		}
+		if (ok)
+			ok = copy_shard(r, s, &a, ck->v, !o.no_delta,
+					&start);
 		cgsi_rollup_shard_totals(&t, s);
 		pthread_mutex_unlock(&s->lock);
+		if (ok)
+			check_removed(r, s, &a, base, a.n - base, start);
 		if (!ok) {
 			pthread_mutex_unlock(&r->snap_lock);
 			goto fail;
 		}
 	}
+	for (size_t i = 0; i < a.n; i++)
+		a.v[i].node = NULL; /* may be retired from now on */
 	pthread_mutex_unlock(&r->snap_lock);
 
 	if (o.fold_depth)
 		fold(&a, o.fold_depth);
-	sort_merge(&a);
-	if (add_ancestors(&a) < 0)
+	if (sort_merge(&a) < 0 || add_ancestors(&a, &b) < 0)
 		goto fail;
-	mark_removed(r, &a);
+	vec_free(&a);
+	a = b;
+	b = (struct vec){ 0 };
+	stat_unvouched(r, &a);
 
+	size_t nadd = 0;
+	for (size_t i = 0; i < a.n; i++)
+		nadd += !a.v[i].k;
+	snap->av = calloc(nadd ? nadd : 1, sizeof(*snap->av));
 	snap->v = calloc(a.n ? a.n : 1, sizeof(*snap->v));
-	snap->cv = calloc(a.n ? a.n : 1, sizeof(*snap->cv));
 	snap->paths = calloc(a.n ? a.n : 1, sizeof(*snap->paths));
 	snap->xv = calloc(a.n ? a.n : 1, sizeof(*snap->xv));
 	snap->xn = snap->xv ? a.n : 0;
@@ -463,17 +768,17 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	snap->hist = !!(r->o.flags & CGS_ROLLUP_HISTOGRAMS);
 	size_t *stack = calloc(a.n ? a.n : 1, sizeof(*stack));
 	ssize_t *parent = calloc(a.n ? a.n : 1, sizeof(*parent));
-	if (!snap->v || !snap->cv || !snap->paths || !snap->xv || !stack ||
+	if (!snap->av || !snap->v || !snap->paths || !snap->xv || !stack ||
 	    !parent || (r->o.comms && !snap->cm)) {
 		free(stack);
 		free(parent);
 		goto fail;
 	}
-	size_t top = 0;
+	size_t top = 0, ai = 0;
 	for (size_t i = 0; i < a.n; i++) {
 		struct sent *e = &a.v[i];
 		struct cgs_cgroup_stats *c = &snap->v[i];
-		struct snap_counters *k = &snap->cv[i];
+		struct snap_counters *k = e->k ? e->k : &snap->av[ai++];
 		while (top && !is_ancestor(&a.v[stack[top - 1]], e))
 			top--;
 		parent[i] = top ? (ssize_t)stack[top - 1] : -1;
@@ -482,18 +787,13 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		snap->paths[i] = e->path;
 		c->depth = e->unknown ? 0 : e->depth;
 		c->ino = e->ino;
-		c->removed = e->removed;
+		c->removed = !e->unknown && (e->superseded || e->gone);
 		c->sz = sizeof(*c);
-		k->self = e->self;
-		k->self_delta = e->self_d;
 		c->inferred = e->inferred;
 		c->inferred_delta = e->inferred_d;
-		k->subtree = e->self;
-		cgsi_counters_add(&k->subtree, &e->carry);
-		k->subtree_delta = e->self_d;
-		cgsi_counters_add(&k->subtree_delta, &e->carry_d);
 		k->self.sz = k->subtree.sz = sizeof(struct cgs_counters);
 		k->self_delta.sz = k->subtree_delta.sz = k->self.sz;
+		e->k = k;
 		c->self = &k->self;
 		c->subtree = &k->subtree;
 		c->self_delta = &k->self_delta;
@@ -518,10 +818,10 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	}
 	for (size_t i = a.n; i-- > 0;)
 		if (parent[i] >= 0) {
-			cgsi_counters_add(&snap->cv[parent[i]].subtree,
-					  &snap->cv[i].subtree);
-			cgsi_counters_add(&snap->cv[parent[i]].subtree_delta,
-					  &snap->cv[i].subtree_delta);
+			struct snap_counters *pk = a.v[parent[i]].k;
+			cgsi_counters_add(&pk->subtree, &a.v[i].k->subtree);
+			cgsi_counters_add(&pk->subtree_delta,
+					  &a.v[i].k->subtree_delta);
 			struct cgsi_x4 *cx = snap->xv[i], **px;
 			px = &snap->xv[parent[i]];
 			if (cx && !*px && !(*px = calloc(1, sizeof(**px)))) {
@@ -547,6 +847,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	return 0;
 fail:
 	vec_free(&a);
+	vec_free(&b);
 	cgs_snapshot_free(snap);
 	return rc;
 }
@@ -584,7 +885,11 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 	free(s->xv);
 	free(s->paths);
 	free(s->v);
-	free(s->cv);
+	for (unsigned i = 0; s->cvs && i < s->ncvs; i++)
+		if (s->cvs[i].v)
+			big_free(s->cvs[i].v, s->cvs[i].mapped);
+	free(s->cvs);
+	free(s->av);
 	free(s);
 }
 
