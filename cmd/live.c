@@ -87,10 +87,10 @@ int tsc_stop_status(struct tsc *c, int status)
 	int failed = tsc_outputs_finish(c);
 
 	if (oe && oe != -EPIPE)
-		fprintf(stderr, PROG ": %s: %s\n",
+		tsc_err("%s: %s\n",
 			c->o->output ? c->o->output : "stdout", strerror(-oe));
 	if (ce)
-		fprintf(stderr, PROG ": --record: %s: %s\n", c->o->record,
+		tsc_err("--record: %s: %s\n", c->o->record,
 			strerror(-ce));
 	if (status)
 		return status;
@@ -121,7 +121,7 @@ static int live_start(struct tsc *c)
 	 * rather than sit silent; what arrives meanwhile is accounted. */
 	r = cgs_listener_selftest(c->l, 1000, on_exit_event, c);
 	if (r == -ETIMEDOUT) {
-		fprintf(stderr, PROG ": self-test failed: no exit event "
+		tsc_err("self-test failed: no exit event "
 			"arrived within 1 s; the kernel sends taskstats "
 			"exit events only to listeners in the initial "
 			"network namespace (is this a container or "
@@ -129,7 +129,7 @@ static int live_start(struct tsc *c)
 		return r;
 	}
 	if (r < 0) {
-		fprintf(stderr, PROG ": self-test failed: %s\n",
+		tsc_err("self-test failed: %s\n",
 			cgs_strerror(r));
 		return r;
 	}
@@ -139,7 +139,7 @@ static int live_start(struct tsc *c)
 		if (c->listen_fd >= 0) {
 			r = tsc_http_start(c, err, sizeof(err));
 			if (r < 0) {
-				fprintf(stderr, PROG ": --listen: %s\n", err);
+				tsc_err("--listen: %s\n", err);
 				return r;
 			}
 		}
@@ -149,7 +149,7 @@ static int live_start(struct tsc *c)
 	run.batch_ms = 20;
 	r = cgs_listener_run(c->l, on_exit_event, c, &run);
 	if (r < 0)
-		fprintf(stderr, PROG ": cannot start the listener threads: %s\n",
+		tsc_err("cannot start the listener threads: %s\n",
 			cgs_strerror(r));
 	return r;
 }
@@ -207,7 +207,7 @@ static int live_loop(struct tsc *c, int sigfd)
 			until = next_flush;
 		r = wait_until(c, sigfd, until);
 		if (r < 0) {
-			fprintf(stderr, PROG ": poll: %s\n", strerror(-r));
+			tsc_err("poll: %s\n", strerror(-r));
 			return r;
 		}
 		if (r == SIGHUP) { /* logrotate: reopen, go on */
@@ -243,7 +243,7 @@ static int live_stop(struct tsc *c, int err)
 
 	r = cgs_listener_stop(c->l);
 	if (r < 0 && !tsc_output_error(c))
-		fprintf(stderr, PROG ": stopping the listener: %s\n",
+		tsc_err("stopping the listener: %s\n",
 			cgs_strerror(r));
 	/* the events and capture records drained last reach their files even
 	 * if the final snapshot fails */
@@ -251,12 +251,12 @@ static int live_stop(struct tsc *c, int err)
 	c->seq++;
 	r = tsc_snapshot(c, tsc_real_ns(), true);
 	if (r < 0) {
-		fprintf(stderr, PROG ": final snapshot: %s\n", cgs_strerror(r));
+		tsc_err("final snapshot: %s\n", cgs_strerror(r));
 		status = TSC_EXIT_ERROR;
 	}
 	if (c->cap_fd >= 0 && fsync(c->cap_fd) < 0 && errno != EINVAL) {
 		int e = -errno;
-		fprintf(stderr, PROG ": --record: %s: fsync: %s\n",
+		tsc_err("--record: %s: fsync: %s\n",
 			c->o->record, strerror(-e));
 		c->ost[TSC_OUT_RECORD].errors++;
 		if (!c->ost[TSC_OUT_RECORD].first_err)
@@ -265,7 +265,7 @@ static int live_stop(struct tsc *c, int err)
 	for (unsigned i = 0; i < c->nshards; i++)
 		too_big += c->shards[i].cap_too_big;
 	if (too_big)
-		fprintf(stderr, PROG ": --record: %llu records too large for "
+		tsc_err("--record: %llu records too large for "
 			"the capture format were not recorded\n",
 			(unsigned long long)too_big);
 	return tsc_stop_status(c, status);

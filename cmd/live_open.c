@@ -27,14 +27,14 @@ static int open_listener(struct tsc *c)
 	lo.flags = c->o->no_tgid ? CGS_NO_TGID : 0;
 	r = cgs_listener_open(&c->l, &lo);
 	if (r < 0) {
-		fprintf(stderr, PROG ": %s\n", cgs_strerror(r));
+		tsc_err("%s\n", cgs_strerror(r));
 		return r;
 	}
 	c->nshards = cgs_listener_shards(c->l);
 	c->rcvbuf = calloc(c->nshards, sizeof(*c->rcvbuf));
 	c->shard_cpus = calloc(c->nshards, sizeof(*c->shard_cpus));
 	if (!c->rcvbuf || !c->shard_cpus || tsc_shards_init(c, c->nshards)) {
-		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
+		tsc_err("%s\n", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < c->nshards; i++) {
@@ -60,20 +60,20 @@ static void say_attribution(struct tsc *c, enum cgs_attribution asked)
 
 	cgs_rollup_totals(c->rollup, &t);
 	if (t.attribution == CGS_ATTRIBUTION_KERNEL)
-		fprintf(stderr, PROG ": attribution: kernel (each task's "
+		tsc_err("attribution: kernel (each task's "
 			"cgroup at exit, from BPF; rings of %llu KiB per "
 			"shard)\n", (unsigned long long)t.kernel_ringbuf / 1024);
 	else if (asked == CGS_ATTRIBUTION_AUTO)
-		fprintf(stderr, PROG ": attribution: exact (/proc fallback: "
+		tsc_err("attribution: exact (/proc fallback: "
 			"%s)\n", cgs_rollup_kernel_error(c->rollup));
 	else
-		fprintf(stderr, PROG ": attribution: %s (/proc)\n",
+		tsc_err("attribution: %s (/proc)\n",
 			c->o->fast_attribution ? "fast" : "exact");
 	if (!c->o->no_fork_events &&
 	    cgs_rollup_attribution(c->rollup) == CGS_ATTRIBUTION_PROC) {
 		struct cgs_rollup_totals ft = { .sz = sizeof(ft) };
 		if (cgs_rollup_totals(c->rollup, &ft) == 0 && !ft.fork_tracking)
-			fprintf(stderr, PROG ": warning: cannot track forks "
+			tsc_err("warning: cannot track forks "
 				"(proc connector unavailable); exits whose "
 				"parent is gone too will be unattributed\n");
 	}
@@ -110,10 +110,10 @@ static int open_rollup(struct tsc *c)
 	r = cgs_rollup_new(&c->rollup, &ro);
 	if (r < 0) {
 		if (ro.attribution == CGS_ATTRIBUTION_KERNEL && why[0])
-			fprintf(stderr, PROG ": --attribution kernel: %s\n",
+			tsc_err("--attribution kernel: %s\n",
 				why);
 		else
-			fprintf(stderr, PROG ": rollup: %s\n", cgs_strerror(r));
+			tsc_err("rollup: %s\n", cgs_strerror(r));
 		return r;
 	}
 	say_attribution(c, ro.attribution);
@@ -136,21 +136,21 @@ static int check_delayacct(struct tsc *c)
 	if (c->o->enable_delayacct && on != 1) {
 		r = tsc_delayacct_enable();
 		if (r < 0) {
-			fprintf(stderr, PROG ": --enable-delayacct: cannot "
+			tsc_err("--enable-delayacct: cannot "
 				"write kernel.task_delayacct: %s\n",
 				strerror(-r));
 			return r;
 		}
-		fprintf(stderr, PROG ": --enable-delayacct: set "
+		tsc_err("--enable-delayacct: set "
 			"kernel.task_delayacct=1 (it stays on after exit)\n");
 		on = tsc_delayacct_read();
 	}
 	if (on == 0)
-		fprintf(stderr, PROG ": warning: kernel.task_delayacct is 0: "
+		tsc_err("warning: kernel.task_delayacct is 0: "
 			"delays are counted only for tasks started after it "
 			"is enabled (--enable-delayacct)\n");
 	else if (on < 0 && on != -ENOENT)
-		fprintf(stderr, PROG ": warning: kernel.task_delayacct: %s\n",
+		tsc_err("warning: kernel.task_delayacct: %s\n",
 			strerror(-on));
 	return 0;
 }
@@ -166,13 +166,13 @@ static int shed_privileges(struct tsc *c)
 	if (c->drop) {
 		r = priv_drop(&c->user, err, sizeof(err));
 		if (r < 0)
-			fprintf(stderr, PROG ": --user %s: %s\n", c->o->user,
+			tsc_err("--user %s: %s\n", c->o->user,
 				err);
 		return r;
 	}
 	r = priv_shed_caps(err, sizeof(err));
 	if (r < 0)
-		fprintf(stderr, PROG ": %s\n", err);
+		tsc_err("%s\n", err);
 	return r;
 }
 
@@ -192,7 +192,7 @@ int tsc_live_open(struct tsc *c)
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->wake_fd < 0) {
 		r = -errno;
-		fprintf(stderr, PROG ": eventfd: %s\n", strerror(-r));
+		tsc_err("eventfd: %s\n", strerror(-r));
 		return r;
 	}
 	return 0;

@@ -64,6 +64,12 @@ struct tsc_opts {
  * (taskstat-top, taskstat-query), which sets it first. */
 extern const char *tsc_prog;
 
+/* A message on stderr after the running command's name (tsc_prog): what
+ * the commands sharing tsc_core say (taskstat-top's standalone mode says
+ * "taskstat-top: ..."). fmt is a string literal. */
+#define tsc_err(fmt, ...)                                                     \
+	fprintf(stderr, "%s: " fmt, tsc_prog, ##__VA_ARGS__)
+
 /*
  * Print "PROG: <opt>: <message>" to stderr and return TSC_EXIT_USAGE. opt
  * is the option as the user wrote it ("--interval", "-x", a stray word).

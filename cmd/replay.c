@@ -61,7 +61,7 @@ int tsc_replay(struct tsc *c, int sigfd)
 	int status = 0, r;
 
 	if (tsc_shards_init(c, 1)) {
-		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
+		tsc_err("%s\n", strerror(ENOMEM));
 		return TSC_EXIT_ERROR;
 	}
 	if (!c->o->hierarchy &&
@@ -80,7 +80,7 @@ int tsc_replay(struct tsc *c, int sigfd)
 	if (c->prom_on) {
 		tsc_snapshot(c, cap_created_ns(c->replay), false);
 		if (c->listen_fd >= 0 && tsc_http_start(c, err, sizeof(err))) {
-			fprintf(stderr, PROG ": --listen: %s\n", err);
+			tsc_err("--listen: %s\n", err);
 			return TSC_EXIT_ERROR;
 		}
 	}
@@ -103,7 +103,7 @@ int tsc_replay(struct tsc *c, int sigfd)
 		if (r == 0)
 			break;
 		if (r < 0) {
-			fprintf(stderr, PROG ": --replay: %s: %s\n",
+			tsc_err("--replay: %s: %s\n",
 				c->o->replay, err);
 			status = 1;
 			break;
@@ -139,11 +139,11 @@ int tsc_replay(struct tsc *c, int sigfd)
 	c->seq++;
 	r = tsc_snapshot(c, last_ns, true);
 	if (r < 0) {
-		fprintf(stderr, PROG ": final snapshot: %s\n", cgs_strerror(r));
+		tsc_err("final snapshot: %s\n", cgs_strerror(r));
 		status = 1;
 	}
 	if (cap_skipped(c->replay))
-		fprintf(stderr, PROG ": --replay: skipped %llu records of "
+		tsc_err("--replay: skipped %llu records of "
 			"unknown types\n",
 			(unsigned long long)cap_skipped(c->replay));
 	/* With --listen, keep serving the result until told to stop. */

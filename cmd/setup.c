@@ -145,7 +145,7 @@ static void say_listen(int fd, bool tls)
 			sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV))
 		return;
 	bool v6 = strchr(host, ':') != NULL;
-	fprintf(stderr, PROG ": serving metrics on http%s://%s%s%s:%s/metrics\n",
+	tsc_err("serving metrics on http%s://%s%s%s:%s/metrics\n",
 		tls ? "s" : "", v6 ? "[" : "", host, v6 ? "]" : "", serv);
 }
 
@@ -223,7 +223,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 					       o->hierarchy, r == -ENOENT ?
 					       "no such cgroup hierarchy is "
 					       "mounted" : cgs_strerror(r));
-		fprintf(stderr, PROG ": cannot find a cgroup hierarchy: %s\n",
+		tsc_err("cannot find a cgroup hierarchy: %s\n",
 			cgs_strerror(r));
 		return TSC_EXIT_ERROR;
 	}

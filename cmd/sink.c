@@ -123,12 +123,12 @@ static void out_failed(struct tsc *c, enum tsc_out k, int err)
 	if (!say_now(st))
 		return;
 	if (st->seekable)
-		fprintf(stderr, PROG ": %s: %s: write failed: %s; retrying "
+		tsc_err("%s: %s: write failed: %s; retrying "
 			"from byte %lld, the end of the last complete %s\n",
 			out_opt[k], out_path(c, k), strerror(-err), st->good,
 			k == TSC_OUT_RECORD ? "record" : "line");
 	else
-		fprintf(stderr, PROG ": %s: %s: write failed: %s; retrying\n",
+		tsc_err("%s: %s: write failed: %s; retrying\n",
 			out_opt[k], out_path(c, k), strerror(-err));
 }
 
@@ -141,7 +141,7 @@ static void out_recovered(struct tsc *c, enum tsc_out k)
 	st->failing = false;
 	if (!say_now(st))
 		return;
-	fprintf(stderr, PROG ": %s: %s: writing again (%llu failed writes "
+	tsc_err("%s: %s: writing again (%llu failed writes "
 		"so far)\n", out_opt[k], out_path(c, k),
 		(unsigned long long)__atomic_load_n(&st->errors,
 						    __ATOMIC_RELAXED));
@@ -495,7 +495,7 @@ static void reopen_one(struct tsc *c, enum tsc_out k)
 
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		fprintf(stderr, PROG ": %s: cannot reopen %s: %s; keeping the "
+		tsc_err("%s: cannot reopen %s: %s; keeping the "
 			"old file\n", out_opt[k], path, strerror(errno));
 		return;
 	}
@@ -505,7 +505,7 @@ static void reopen_one(struct tsc *c, enum tsc_out k)
 		return;
 	}
 	if (k == TSC_OUT_RECORD && S_ISREG(nw.st_mode) && nw.st_size > 0) {
-		fprintf(stderr, PROG ": --record: cannot reopen %s: it is "
+		tsc_err("--record: cannot reopen %s: it is "
 			"not empty (a capture has one header); keeping the "
 			"old file\n", path);
 		close(fd);
@@ -532,7 +532,7 @@ static void reopen_one(struct tsc *c, enum tsc_out k)
 		buf_free(&b);
 	}
 	pthread_mutex_unlock(m);
-	fprintf(stderr, PROG ": %s: reopened %s\n", out_opt[k], path);
+	tsc_err("%s: reopened %s\n", out_opt[k], path);
 }
 
 void tsc_reopen(struct tsc *c)
@@ -561,7 +561,7 @@ int tsc_outputs_finish(struct tsc *c)
 		    ftruncate(fd, st->good) < 0) {
 			/* reported below all the same */
 		}
-		fprintf(stderr, PROG ": %s: %s: %llu writes failed (first: "
+		tsc_err("%s: %s: %llu writes failed (first: "
 			"%s)%s\n", out_opt[k], out_path(c, k),
 			(unsigned long long)n, strerror(-st->first_err),
 			k == TSC_OUT_TEXTFILE ? "; the file holds the last "

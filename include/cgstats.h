@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define CGS_VERSION_MAJOR 1
-#define CGS_VERSION_MINOR 0
+#define CGS_VERSION_MINOR 1
 #define CGS_VERSION_PATCH 0
 
 /**
