@@ -146,8 +146,11 @@ def test_spinner():
             check(d["avg_ns"] == (d["total_ns"] // d["count"]
                                   if d["count"] else 0),
                   "%s: avg %d != total/count" % (name, d["avg_ns"]))
+            # the kernel's min leaves out waits of 0 ns (a task picked at
+            # once still counts in cpu_count): the average may be below it
             if "max_ns" in d and d["count"]:
-                check(d["min_ns"] <= d["avg_ns"] <= d["max_ns"],
+                check(d["min_ns"] <= d["max_ns"] and
+                      d["avg_ns"] <= d["max_ns"],
                       "%s: min/avg/max %s" % (name, d))
     check(cpu_us(b) > cpu_us(a) > 0, "CPU did not grow: %d then %d" %
           (cpu_us(a), cpu_us(b)))
