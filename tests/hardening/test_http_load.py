@@ -308,8 +308,10 @@ with col:
     for t in th:
         t.join(30)
     time.sleep(6.5)  # past the idle timeout: anything left is a leak
-    st, tx1 = scrape("127.0.0.1", port)
+    # before the next scrape, whose own connection may still be closing
+    # when it returns (seen: one fd more, once)
     fd1, rss1 = proc_stat(pid)
+    st, tx1 = scrape("127.0.0.1", port)
     cg1 = metric(tx1, "collector_cgroups") if st == 200 else None
     time.sleep(1.5)  # the next snapshot counts the workload's last exits
     st, text = scrape("127.0.0.1", port)
