@@ -61,6 +61,13 @@ def check(cond, why):
         fail(why)
 
 
+def sanitized():
+    """True under scripts/sanitize (ASan+UBSan): memory sizes say nothing
+    then (shadow memory, quarantine), and LeakSanitizer adds a thread to
+    every instrumented process at exit."""
+    return bool(os.environ.get("ASAN_OPTIONS"))
+
+
 def short(x, n=160):
     """repr-ish text of x cut in the middle to n characters."""
     s = x if isinstance(x, str) else repr(x)
