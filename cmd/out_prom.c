@@ -148,6 +148,14 @@ size_t prom_cgroup_series(const struct snap_info *in,
 	return n;
 }
 
+/* The most series prom_cgroup_series() can say without --prom-comms. */
+static size_t series_bound(const struct snap_info *in)
+{
+	return nprom_fields() + 2 * CGS_DELAY__COUNT + tsc_noutcomes + 1 +
+	       (CGS_SIGNAL_SLOTS - 1) +
+	       (in->histograms ? CGS_HIST__COUNT * (CGS_HIST_SLOTS + 2) : 0);
+}
+
 struct cand {
 	uint64_t tasks;
 	size_t i;      /* snapshot index */
@@ -193,6 +201,9 @@ static int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
 	*keep = k;
 	*nkeep = m;
 	if (!in->prom_max_series || !m)
+		return 0;
+	/* most hosts: all fit even at the most a cgroup can have */
+	if (!in->prom_comms && m <= in->prom_max_series / series_bound(in))
 		return 0;
 	v = malloc(m * sizeof(*v));
 	if (!v)
