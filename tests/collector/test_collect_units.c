@@ -591,6 +591,32 @@ static void t_filter_outputs(void **st)
 	const char *eol = strstr(b.p, "\r\n");
 	assert_true(eol && !strncmp(eol - strlen(want) + 2, want,
 				    strlen(want)));
+	/* the header, totals, cgroup and exit rows: all as wide (no name
+	 * here holds a comma or a quote) */
+	struct buf h;
+	buf_init(&h);
+	out_csv_ops.prologue(&h);
+	buf_add(&h, b.p, strlen(b.p));
+	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 7, 7, 1, 7);
+	out_csv_ops.event(&h, &rec, "/a/x", "proc", 1, 0);
+	buf_putc(&h, '\0');
+	size_t width = 0, lines = 0;
+	for (const char *l = h.p; *l; lines++) {
+		const char *e = strstr(l, "\r\n");
+		assert_non_null(e);
+		size_t commas = 0;
+		for (const char *p = l; p < e; p++)
+			commas += *p == ',';
+		if (!width)
+			width = commas;
+		if (commas != width)
+			fail_msg("CSV line %zu: %zu commas, header %zu", lines,
+				 commas, width);
+		l = e + 2;
+	}
+	assert_int_equal(lines, 1 + 1 + 2 + 1);
+	assert_non_null(strstr(h.p, ",cgroups_filtered\r\n"));
+	buf_free(&h);
 
 	/* table: rows of the two only */
 	buf_reset(&b);
