@@ -100,6 +100,7 @@ struct tsc {
 	struct tsc_ostate ost[TSC_NOUT];
 	char *hostinfo;            /* capture header text (live), owned */
 	uint64_t start_ns;         /* CLOCK_REALTIME at setup */
+	bool prom_cut_said;        /* --prom-max-series cut: told once */
 };
 
 /* setup.c: validate every option against the system before registering

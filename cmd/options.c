@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cgstats.h"
+#include "filter.h"
 #include "options.h"
 
 static const char usage[] =
@@ -71,9 +72,20 @@ static const char usage[] =
 "      --prom-workload-labels    add the labels unit, slice, container_id,\n"
 "                                pod_uid and qos_class (from each cgroup's\n"
 "                                path) to every per-cgroup series\n"
+"      --prom-max-series N       per-cgroup series at most (default 100000,\n"
+"                                0: no limit); past it the cgroups with the\n"
+"                                fewest task exits are left out, counted\n"
+"                                in collector_cgroups_not_exported\n"
 "      --record FILE             write the raw exit records to a capture\n"
 "      --force                   let --record replace an existing capture\n"
 "      --replay FILE             read a capture instead of listening\n"
+"\n"
+"Cgroups shown (every per-cgroup output; totals count all):\n"
+"      --cgroup GLOB             only cgroups whose path matches GLOB\n"
+"                                (fnmatch(3); '*' also matches '/');\n"
+"                                repeatable: any of them\n"
+"      --exclude-cgroup GLOB     not cgroups whose path matches GLOB;\n"
+"                                repeatable\n"
 "\n"
 "  -u, --user NAME               drop to NAME and all capabilities once\n"
 "                                the listeners are registered\n"
@@ -91,6 +103,7 @@ enum {
 	OPT_NO_HISTOGRAMS, OPT_PROM_COMMS, OPT_PROM_WORKLOAD_LABELS, OPT_WEB_CONFIG,
 };
 enum { OPT_FORCE = 1024 }; /* issue 13 */
+enum { OPT_CGROUP = 1088, OPT_EXCLUDE_CGROUP, OPT_PROM_MAX_SERIES };
 
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -119,6 +132,9 @@ static const struct option longopts[] = {
 	  OPT_PROM_WORKLOAD_LABELS },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "exclude-cgroup", required_argument, NULL, OPT_EXCLUDE_CGROUP },
+	{ "prom-max-series", required_argument, NULL, OPT_PROM_MAX_SERIES },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "user", required_argument, NULL, 'u' },
 	{ "help", no_argument, NULL, 'h' },
@@ -209,6 +225,32 @@ void tsc_opts_free(struct tsc_opts *o)
 {
 	free(o->listen_host);
 	o->listen_host = NULL;
+	free(o->cgroup_globs);
+	o->cgroup_globs = NULL;
+	o->ncgroup_globs = 0;
+	free(o->exclude_globs);
+	o->exclude_globs = NULL;
+	o->nexclude_globs = 0;
+}
+
+/* --cgroup or --exclude-cgroup: one more pattern in *v. */
+static int add_glob(const char *opt, const char *arg, const char ***v,
+		    size_t *n)
+{
+	int r = tsc_glob_check(arg);
+
+	if (r == -EINVAL)
+		return tsc_usage_error(opt, "empty pattern");
+	if (r < 0)
+		return tsc_usage_error(opt, "'%s' never matches: cgroup paths "
+				       "start with '/' (or are %s)", arg,
+				       CGS_UNKNOWN_CGROUP);
+	const char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv)
+		return tsc_usage_error(opt, "%s", strerror(ENOMEM));
+	nv[(*n)++] = arg;
+	*v = nv;
+	return 0;
 }
 
 /* Seconds for --interval or --duration, at least min_ns. */
@@ -376,6 +418,19 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 	case OPT_FORCE:
 		o->force = true;
 		return 0;
+	case OPT_CGROUP:
+		return add_glob("--cgroup", arg, &o->cgroup_globs,
+				&o->ncgroup_globs);
+	case OPT_EXCLUDE_CGROUP:
+		return add_glob("--exclude-cgroup", arg, &o->exclude_globs,
+				&o->nexclude_globs);
+	case OPT_PROM_MAX_SERIES:
+		r = set_uint("--prom-max-series", arg, 0, 1000000000, &v);
+		if (!r) {
+			o->prom_max_series = v;
+			o->prom_max_series_set = true;
+		}
+		return r;
 	case OPT_REPLAY:
 		return set_name("--replay", arg, "file name", &o->replay);
 	case 'u':
@@ -428,6 +483,9 @@ static int check_combination(const struct tsc_opts *o)
 		return tsc_usage_error("--prom-workload-labels", "has no "
 				       "meaning without --listen or "
 				       "--textfile");
+	if (o->prom_max_series_set && !o->listen && !o->textfile)
+		return tsc_usage_error("--prom-max-series", "has no meaning "
+				       "without --listen or --textfile");
 	if (o->fast_attribution && o->no_fork_events)
 		return tsc_usage_error("--attribution", "'fast' needs fork "
 				       "events (cannot be combined with "
@@ -470,6 +528,7 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->interval_ns = 5000000000ull;
 	o->top = 20;
+	o->prom_max_series = TSC_PROM_MAX_SERIES;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:i:d:el:u:hV", longopts,

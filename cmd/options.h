@@ -48,7 +48,20 @@ struct tsc_opts {
 	bool prom_comms;        /* --prom-comms */
 	bool prom_workload_labels; /* unit, slice, ... on per-cgroup series */
 	bool force;             /* --force: --record may replace a capture */
+	/* --cgroup / --exclude-cgroup GLOB, each repeatable: fnmatch(3)
+	 * patterns on the cgroup path (argv strings; the arrays are owned) */
+	const char **cgroup_globs;
+	size_t ncgroup_globs;
+	const char **exclude_globs;
+	size_t nexclude_globs;
+	/* --prom-max-series: per-cgroup Prometheus series at most; 0: no
+	 * limit */
+	uint64_t prom_max_series;
+	bool prom_max_series_set;
 };
+
+/* Default --prom-max-series (see taskstat-collect(8) for why). */
+#define TSC_PROM_MAX_SERIES 100000u
 
 /* Largest --comms N; the library keeps TSC_COMMS_SUMMARY(N) counters. */
 #define TSC_COMMS_MAX 1000u

@@ -71,7 +71,7 @@ static void header(struct buf *b)
 	for (size_t i = 0; i < tsc_noutcomes; i++)
 		buf_printf(b, ",%s", tsc_outcomes[i].name);
 	buf_puts(b, ",unit,slice,runtime,container,container_id,pod_uid,"
-		    "qos_class\r\n");
+		    "qos_class,cgroups_filtered\r\n");
 }
 
 static void lead(struct buf *b, const char *type, const struct snap_info *in)
@@ -87,7 +87,6 @@ static void lead(struct buf *b, const char *type, const struct snap_info *in)
 static void snapshot(struct buf *b, const struct snap_info *in,
 		     const struct cgs_snapshot *s)
 {
-	size_t n = cgs_snapshot_count(s);
 	size_t cc = counter_cols();
 
 	lead(b, "totals", in);
@@ -99,9 +98,10 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	buf_printf(b, ",%llu,%s", (unsigned long long)in->inferred,
 		   in->attribution ? in->attribution : "");
 	sep(b, tsc_noutcomes + NWL);
-	buf_puts(b, "\r\n");
-	for (size_t i = 0; i < n; i++) {
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+	buf_printf(b, ",%llu\r\n", (unsigned long long)in->cgroups_filtered);
+	for (size_t j = 0, m = snap_shown(in, s); j < m; j++) {
+		const struct cgs_cgroup_stats *g =
+			cgs_snapshot_get(s, snap_index(in, j));
 		lead(b, "cgroup", in);
 		sep(b, 4);
 		esc_csv(b, g->path, strlen(g->path));
@@ -143,7 +143,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			buf_u64(b, v);
 		}
 		workload(b, g->path);
-		buf_puts(b, "\r\n");
+		buf_puts(b, ",\r\n");
 	}
 }
 
@@ -206,7 +206,7 @@ static void event(struct buf *b, const struct cgs_record *r,
 	buf_putc(b, ',');
 	buf_u64(b, r->btime_s);
 	buf_printf(b, ",,%s", source ? source : "none");
-	sep(b, tsc_noutcomes + NWL);
+	sep(b, tsc_noutcomes + NWL + 1);
 	buf_puts(b, "\r\n");
 	(void)shard;
 }

@@ -255,10 +255,12 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		hist_bounds(b, s);
 	kv_u64(b, "shards", in->shards);
 	kv_u64(b, "ncgroups", n);
+	kv_u64(b, "cgroups_filtered", in->cgroups_filtered);
 	buf_puts(b, ",\"cgroups\":[");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0, m = snap_shown(in, s); k < m; k++) {
+		size_t i = snap_index(in, k);
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
-		if (i)
+		if (k)
 			buf_putc(b, ',');
 		buf_putc(b, '{');
 		buf_puts(b, "\"cgroup\":");

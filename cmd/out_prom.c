@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Prometheus text format 0.0.4. Per-cgroup series carry the cgroup's own
- * ("self") values only, so that sum() over cgroups is the host total;
- * subtree sums are for the JSON/CSV outputs.
+ * ("self") values only, so that sum() over cgroups is the host total
+ * (unless --cgroup, --exclude-cgroup or --prom-max-series left some out,
+ * as collector_cgroups_filtered and _not_exported say); subtree sums are
+ * for the JSON/CSV outputs.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,14 +43,14 @@ static void wl_label(struct buf *b, const char *k, const char *v)
 }
 
 static bool cglabels_make(struct cglabels *L, const struct cgs_snapshot *s,
-			  size_t n, bool workload)
+			  const size_t *idx, size_t n, bool workload)
 {
 	buf_init(&L->text);
 	L->off = calloc(n + 1, sizeof(*L->off));
 	if (!L->off)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		const char *path = cgs_snapshot_get(s, i)->path;
+		const char *path = cgs_snapshot_get(s, idx[i])->path;
 		L->off[i] = L->text.len;
 		buf_puts(&L->text, "{cgroup=\"");
 		esc_prom_label(&L->text, path, strlen(path));
@@ -111,17 +114,138 @@ static void out_prom_process(struct buf *b, const struct snap_info *in)
 	}
 }
 
-void out_prom(struct buf *b, const struct snap_info *in,
-	      const struct cgs_snapshot *s)
+static size_t nprom_fields(void)
 {
-	size_t n = s ? cgs_snapshot_count(s) : 0;
+	size_t n = 0;
+	for (size_t f = 0; f < tsc_nfields; f++)
+		n += tsc_fields[f].prom != NULL;
+	return n;
+}
+
+/* Keep in step with what out_prom() writes per cgroup. */
+size_t prom_cgroup_series(const struct snap_info *in,
+			  const struct cgs_snapshot *s, size_t i)
+{
+	const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+	size_t n = nprom_fields() + 2 * CGS_DELAY__COUNT + tsc_noutcomes +
+		   1; /* inferred_records_total */
+
+	if (!in->oom_source)
+		n--;
+	CGS_OPTS(cgs_signal_counts, sc);
+	if (g->self->exit_signaled &&
+	    cgs_snapshot_signals(s, i, CGS_SET_SELF, &sc) == 0)
+		for (int k = 1; k < CGS_SIGNAL_SLOTS; k++)
+			n += sc.n[k] != 0;
+	for (int k = 0; in->histograms && k < CGS_HIST__COUNT; k++) {
+		CGS_OPTS(cgs_hist, h);
+		if (cgs_snapshot_hist(s, i, CGS_SET_SELF, (enum cgs_hist_kind)k,
+				      &h) == 0)
+			n += h.nbuckets + 2;
+	}
+	for (int r = 0; in->prom_comms && r < 2; r++)
+		n += cgs_snapshot_comm_count(s, i, (enum cgs_comm_rank)r);
+	return n;
+}
+
+/* The most series prom_cgroup_series() can say without --prom-comms. */
+static size_t series_bound(const struct snap_info *in)
+{
+	return nprom_fields() + 2 * CGS_DELAY__COUNT + tsc_noutcomes + 1 +
+	       (CGS_SIGNAL_SLOTS - 1) +
+	       (in->histograms ? CGS_HIST__COUNT * (CGS_HIST_SLOTS + 2) : 0);
+}
+
+struct cand {
+	uint64_t tasks;
+	size_t i;      /* snapshot index */
+	size_t series;
+};
+
+static int by_tasks_desc(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->tasks != y->tasks)
+		return x->tasks < y->tasks ? 1 : -1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	const size_t *x = a, *y = b;
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * The cgroups whose series are written (in *keep, snapshot order) within
+ * in->prom_max_series: all shown when they fit; else by self task exits,
+ * most first (ties: path order), up to the first that does not fit. What
+ * is left out goes to *cut and *cut_series. -ENOMEM or 0.
+ */
+static int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
+		     size_t **keep, size_t *nkeep, size_t *cut,
+		     uint64_t *cut_series)
+{
+	size_t m = s ? snap_shown(in, s) : 0;
+	size_t *k = malloc((m ? m : 1) * sizeof(*k));
+	struct cand *v = NULL;
+	uint64_t total = 0, used = 0;
+	size_t nk = 0;
+
+	*cut = 0;
+	*cut_series = 0;
+	if (!k)
+		return -ENOMEM;
+	for (size_t j = 0; j < m; j++)
+		k[j] = snap_index(in, j);
+	*keep = k;
+	*nkeep = m;
+	if (!in->prom_max_series || !m)
+		return 0;
+	/* most hosts: all fit even at the most a cgroup can have */
+	if (!in->prom_comms && m <= in->prom_max_series / series_bound(in))
+		return 0;
+	v = malloc(m * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t j = 0; j < m; j++) {
+		v[j].i = k[j];
+		v[j].tasks = cgs_snapshot_get(s, k[j])->self->tasks;
+		v[j].series = prom_cgroup_series(in, s, k[j]);
+		total += v[j].series;
+	}
+	if (total > in->prom_max_series) {
+		qsort(v, m, sizeof(*v), by_tasks_desc);
+		while (nk < m && used + v[nk].series <= in->prom_max_series) {
+			used += v[nk].series;
+			k[nk] = v[nk].i;
+			nk++;
+		}
+		qsort(k, nk, sizeof(*k), by_index);
+		*nkeep = nk;
+		*cut = m - nk;
+		*cut_series = total - used;
+	}
+	free(v);
+	return 0;
+}
+
+size_t out_prom(struct buf *b, const struct snap_info *in,
+		const struct cgs_snapshot *s)
+{
+	size_t *keep = NULL, n = 0, cut = 0;
+	uint64_t cut_series = 0;
 	struct cglabels L;
 
-	if (!cglabels_make(&L, s, n, in->workload_labels)) {
+	buf_init(&L.text);
+	L.off = NULL;
+	if (prom_keep(in, s, &keep, &n, &cut, &cut_series) < 0 ||
+	    !cglabels_make(&L, s, keep, n, in->workload_labels)) {
 		/* as any other allocation failure of the text: truncated */
 		b->oom = true;
 		cglabels_free(&L);
-		return;
+		free(keep);
+		return 0;
 	}
 	for (size_t f = 0; f < tsc_nfields; f++) {
 		const struct cfield *fd = &tsc_fields[f];
@@ -129,11 +253,12 @@ void out_prom(struct buf *b, const struct snap_info *in,
 			continue;
 		head(b, fd->prom, (fd->flags & F_PEAK) ? "gauge" : "counter",
 		     fd->help);
-		for (size_t i = 0; i < n; i++) {
+		for (size_t x = 0; x < n; x++) {
+			size_t i = keep[x];
 			const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 			buf_puts(b, P);
 			buf_puts(b, fd->prom);
-			cglabel(b, &L, i);
+			cglabel(b, &L, x);
 			buf_puts(b, "} ");
 			field_put(b, field_get(g->self, fd), fd->unit);
 			buf_putc(b, '\n');
@@ -141,11 +266,12 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	}
 	head(b, "delays_total", "counter",
 	     "Delays exited tasks waited, by class (delay accounting).");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t x = 0; x < n; x++) {
+		size_t i = keep[x];
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		for (int c = 0; c < CGS_DELAY__COUNT; c++) {
 			buf_puts(b, P "delays_total");
-			cglabel(b, &L, i);
+			cglabel(b, &L, x);
 			buf_printf(b, ",class=\"%s\"} ",
 				   cgs_delay_name((enum cgs_delay_class)c));
 			buf_u64(b, g->self->delay[c].count);
@@ -154,11 +280,12 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	}
 	head(b, "delay_seconds_total", "counter",
 	     "Time exited tasks spent waiting, by class (delay accounting).");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t x = 0; x < n; x++) {
+		size_t i = keep[x];
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		for (int c = 0; c < CGS_DELAY__COUNT; c++) {
 			buf_puts(b, P "delay_seconds_total");
-			cglabel(b, &L, i);
+			cglabel(b, &L, x);
 			buf_printf(b, ",class=\"%s\"} ",
 				   cgs_delay_name((enum cgs_delay_class)c));
 			buf_fixed(b, g->self->delay[c].total_ns, 9);
@@ -170,7 +297,8 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	     "Process exits of the cgroup by outcome: clean (status 0), "
 	     "exit_nonzero, signaled (core_dumped is a part of it), oom_kills "
 	     "(OOM killer victims, as collector_oom_source says).");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t x = 0; x < n; x++) {
+		size_t i = keep[x];
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		for (size_t k = 0; k < tsc_noutcomes; k++) {
 			if (k == TSC_OUTCOME_OOM && !in->oom_source)
@@ -179,7 +307,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 			memcpy(&v, (const char *)g->self + tsc_outcomes[k].off,
 			       sizeof(v));
 			buf_puts(b, P "process_outcomes_total");
-			cglabel(b, &L, i);
+			cglabel(b, &L, x);
 			buf_printf(b, ",outcome=\"%s\"} ", tsc_outcomes[k].name);
 			buf_u64(b, v);
 			buf_putc(b, '\n');
@@ -187,7 +315,8 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	}
 	head(b, "process_signals_total", "counter",
 	     "Process exits of the cgroup by the signal that ended them.");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t x = 0; x < n; x++) {
+		size_t i = keep[x];
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		CGS_OPTS(cgs_signal_counts, sc);
 		if (!g->self->exit_signaled ||
@@ -197,7 +326,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 			if (!sc.n[k])
 				continue;
 			buf_puts(b, P "process_signals_total");
-			cglabel(b, &L, i);
+			cglabel(b, &L, x);
 			buf_printf(b, ",signal=\"%s\"} ", cgs_signal_name(k));
 			buf_u64(b, sc.n[k]);
 			buf_putc(b, '\n');
@@ -206,14 +335,15 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	for (int k = 0; in->histograms && k < CGS_HIST__COUNT; k++) {
 		const char *nm = hist_prom_name((enum cgs_hist_kind)k);
 		head(b, nm, "histogram", hist_prom_help((enum cgs_hist_kind)k));
-		for (size_t i = 0; i < n; i++) {
+		for (size_t x = 0; x < n; x++) {
+			size_t i = keep[x];
 			CGS_OPTS(cgs_hist, h);
 			if (cgs_snapshot_hist(s, i, CGS_SET_SELF,
 					      (enum cgs_hist_kind)k, &h) < 0)
 				continue;
 			for (unsigned j = 0; j < h.nbuckets; j++) {
 				buf_printf(b, P "%s_bucket", nm);
-				cglabel(b, &L, i);
+				cglabel(b, &L, x);
 				buf_puts(b, ",le=\"");
 				hist_le_put(b, h.le_ns[j]);
 				buf_puts(b, "\"} ");
@@ -221,11 +351,11 @@ void out_prom(struct buf *b, const struct snap_info *in,
 				buf_putc(b, '\n');
 			}
 			buf_printf(b, P "%s_sum", nm);
-			cglabel(b, &L, i);
+			cglabel(b, &L, x);
 			buf_puts(b, "} ");
 			buf_fixed(b, h.sum_ns, 9);
 			buf_printf(b, "\n" P "%s_count", nm);
-			cglabel(b, &L, i);
+			cglabel(b, &L, x);
 			buf_puts(b, "} ");
 			buf_u64(b, h.count);
 			buf_putc(b, '\n');
@@ -242,7 +372,8 @@ void out_prom(struct buf *b, const struct snap_info *in,
 		       "\" the rest)."
 		     : "Process exits of the cgroup's top commands (--comms; a "
 		       "lower bound; comm=\"" TSC_OTHER_COMMS "\" the rest).");
-		for (size_t i = 0; i < n; i++) {
+		for (size_t x = 0; x < n; x++) {
+			size_t i = keep[x];
 			size_t k = cgs_snapshot_comm_count(s, i,
 							   (enum cgs_comm_rank)r);
 			for (size_t j = 0; j < k; j++) {
@@ -250,7 +381,7 @@ void out_prom(struct buf *b, const struct snap_info *in,
 					s, i, (enum cgs_comm_rank)r, j);
 				const char *cn = c->other ? TSC_OTHER_COMMS : c->comm;
 				buf_printf(b, P "%s", nm);
-				cglabel(b, &L, i);
+				cglabel(b, &L, x);
 				buf_puts(b, ",comm=\"");
 				esc_prom_label(b, cn, strlen(cn));
 				buf_puts(b, "\"} ");
@@ -266,10 +397,11 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	head(b, "inferred_records_total", "counter",
 	     "Records of the cgroup whose cgroup was inferred from a parent or "
 	     "fork ancestor (the /proc fallback's guesses).");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t x = 0; x < n; x++) {
+		size_t i = keep[x];
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		buf_puts(b, P "inferred_records_total");
-		cglabel(b, &L, i);
+		cglabel(b, &L, x);
 		buf_puts(b, "} ");
 		buf_u64(b, g->inferred);
 		buf_putc(b, '\n');
@@ -342,9 +474,25 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	buf_printf(b, P "collector_oom_source{source=\"%s\"} 1\n",
 		   in->oom_source ? in->oom_source : "none");
 	cglabels_free(&L);
+	free(keep);
 	collector(b, "collector_shards", "gauge", "Listener sockets.",
 		  in->shards);
-	collector(b, "collector_cgroups", "gauge", "Cgroups tracked.", n);
+	collector(b, "collector_cgroups", "gauge", "Cgroups tracked.",
+		  s ? cgs_snapshot_count(s) : 0);
+	collector(b, "collector_cgroups_filtered", "gauge",
+		  "Cgroups left out of every output by --cgroup and "
+		  "--exclude-cgroup (the totals count them).",
+		  in->cgroups_filtered);
+	collector(b, "collector_prom_max_series", "gauge",
+		  "Per-cgroup series at most (--prom-max-series), 0: no limit.",
+		  in->prom_max_series);
+	collector(b, "collector_cgroups_not_exported", "gauge",
+		  "Cgroups shown elsewhere whose series were left out here by "
+		  "--prom-max-series (those with the fewest task exits).",
+		  cut);
+	collector(b, "collector_series_not_exported", "gauge",
+		  "Per-cgroup series left out by --prom-max-series.",
+		  cut_series);
 	head(b, "collector_receive_buffer_bytes", "gauge",
 	     "Receive buffer the kernel granted each listener socket.");
 	for (unsigned i = 0; in->rcvbuf && i < in->shards; i++) {
@@ -366,4 +514,5 @@ void out_prom(struct buf *b, const struct snap_info *in,
 	buf_fixed(b, in->time_ns, 9);
 	buf_putc(b, '\n');
 	out_prom_process(b, in);
+	return cut;
 }

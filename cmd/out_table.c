@@ -144,13 +144,16 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 
 	timestamp(b, in->time_ns);
 	buf_printf(b, "%s  records %llu  dropped %llu  unattributed %llu  "
-		   "malformed %llu  cgroups %zu  hierarchy %s",
+		   "malformed %llu  cgroups %zu",
 		   in->final ? "  final" : "",
 		   (unsigned long long)in->records,
 		   (unsigned long long)in->dropped,
 		   (unsigned long long)in->unattributed,
-		   (unsigned long long)in->malformed, n,
-		   in->hierarchy ? in->hierarchy : "?");
+		   (unsigned long long)in->malformed, n);
+	if (in->cgroups_filtered) /* --cgroup, --exclude-cgroup */
+		buf_printf(b, " (%llu filtered out)",
+			   (unsigned long long)in->cgroups_filtered);
+	buf_printf(b, "  hierarchy %s", in->hierarchy ? in->hierarchy : "?");
 	if (in->attribution)
 		buf_printf(b, "  attribution %s", in->attribution);
 	if (in->kernel_unmatched || in->kernel_lost)
@@ -167,7 +170,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		buf_puts(b, "(out of memory)\n\n");
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0, m = snap_shown(in, s); k < m; k++) {
+		size_t i = snap_index(in, k);
 		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
 		if (g->subtree->tasks)
 			v[rows++] = (struct row){ g, i };

@@ -49,7 +49,26 @@ struct snap_info {
 	/* failed writes per output ("output", "record", "textfile"), -1:
 	 * no such output in this run */
 	int64_t output_errors[3];
+	/* --cgroup / --exclude-cgroup: the cgroups every per-cgroup output
+	 * shows, as indices into the snapshot in its order (NULL: all);
+	 * the totals above count every cgroup all the same */
+	const size_t *shown;
+	size_t nshown;
+	uint64_t cgroups_filtered; /* cgroups left out by the filters */
+	uint64_t prom_max_series;  /* --prom-max-series, 0: no limit */
 };
+
+/* Number of cgroups shown, and the snapshot index of the k-th of them. */
+static inline size_t snap_shown(const struct snap_info *in,
+				const struct cgs_snapshot *s)
+{
+	return in->shown ? in->nshown : cgs_snapshot_count(s);
+}
+
+static inline size_t snap_index(const struct snap_info *in, size_t k)
+{
+	return in->shown ? in->shown[k] : k;
+}
 
 /* Exit outcomes of a cgroup's process exits (struct cgs_counters), in
  * output order; oom_kills last (omitted when snap_info.oom_source is
@@ -122,8 +141,18 @@ struct out_ops {
 
 extern const struct out_ops out_table_ops, out_jsonl_ops, out_csv_ops;
 
-/* Prometheus text exposition format 0.0.4. */
-void out_prom(struct buf *b, const struct snap_info *in,
-	      const struct cgs_snapshot *s);
+/*
+ * Prometheus text exposition format 0.0.4. Per-cgroup series of the
+ * cgroups shown, within in->prom_max_series: when they would be more, the
+ * cgroups with the most task exits (self) are kept, the first one that
+ * does not fit and all after it left out. Returns the number of cgroups
+ * left out (0: every one shown was written).
+ */
+size_t out_prom(struct buf *b, const struct snap_info *in,
+		const struct cgs_snapshot *s);
+
+/* Per-cgroup series out_prom() writes for the i-th cgroup of s. */
+size_t prom_cgroup_series(const struct snap_info *in,
+			  const struct cgs_snapshot *s, size_t i);
 
 #endif

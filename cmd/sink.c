@@ -19,6 +19,7 @@
 
 #include "collector.h"
 #include "delayacct.h"
+#include "filter.h"
 #include "output.h"
 
 uint64_t tsc_mono_ns(void)
@@ -386,6 +387,7 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	struct cgs_snapshot_opts so;
 	struct cgs_snapshot *s = NULL;
 	struct snap_info in;
+	struct tsc_view view;
 	int r;
 
 	/* Bound memory on hosts with cgroup churn: forget removed cgroups
@@ -417,6 +419,13 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	if (r < 0)
 		return r;
 	fill_info(c, &in, s, time_ns, final);
+	if (tsc_view_make(c->o, s, &view) < 0)
+		tsc_err("--cgroup: out of memory: this snapshot shows every "
+			"cgroup\n");
+	in.shown = view.idx;
+	in.nshown = view.n;
+	in.cgroups_filtered = view.filtered;
+	in.prom_max_series = c->o->prom_max_series;
 
 	if (c->seq > 0 && c->out) { /* no main output: taskstat-top */
 		tsc_flush_all(c); /* events before the snapshot that counts them */
@@ -434,7 +443,16 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	}
 	if (c->prom_on) {
 		buf_reset(&c->snap);
-		out_prom(&c->snap, &in, s);
+		size_t cut = out_prom(&c->snap, &in, s);
+		if (cut && !c->prom_cut_said) {
+			tsc_err("--prom-max-series %llu: %zu of %zu cgroups "
+				"left out of the Prometheus text (the fewest "
+				"task exits first), counted in "
+				"taskstat_collector_cgroups_not_exported\n",
+				(unsigned long long)in.prom_max_series, cut,
+				snap_shown(&in, s));
+			c->prom_cut_said = true;
+		}
 		if (c->o->textfile) {
 			/* a failure leaves the last complete version */
 			r = write_textfile(c->o->textfile, &c->snap);
@@ -451,6 +469,7 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 		out_jsonl_ops.snapshot(&c->snap, &in, s);
 		swap_locked(c, &c->json);
 	}
+	tsc_view_free(&view);
 	cgs_snapshot_free(s);
 	if (c->seq > 0 && !final && !c->replay)
 		c->retire_due = true;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests of taskstat-collect's pure parts: escaping, option parsing,
  * the capture format (round trip and every corruption the reader must
- * name). */
+ * name), the cgroup filters and the Prometheus series limit (on a rollup
+ * fed synthetic records over a fake /proc). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +16,10 @@
 #include "buf.h"
 #include "capture.h"
 #include "escape.h"
+#include "filter.h"
 #include "options.h"
+#include "output.h"
+#include "support/fakeproc.h"
 
 /* One buffer for the checks below: each result is compared before the
  * next call overwrites it. */
@@ -385,6 +389,348 @@ static void t_capture_limits(void **st)
 	buf_free(&b);
 }
 
+/* ---- --cgroup / --exclude-cgroup ---- */
+
+static void t_filter_match(void **st)
+{
+	struct tsc_opts o;
+	(void)st;
+
+	assert_int_equal(tsc_glob_check("/a/*"), 0);
+	assert_int_equal(tsc_glob_check("*.scope"), 0);
+	assert_int_equal(tsc_glob_check("(unknown)"), 0);
+	assert_int_equal(tsc_glob_check(""), -EINVAL);
+	assert_int_equal(tsc_glob_check("system.slice/*"), -EDOM);
+	assert_int_equal(tsc_glob_check("\\x"), -EDOM);
+
+	/* no filter: everything, and no view is made */
+	assert_int_equal(parse(&o, NULL), 0);
+	assert_false(tsc_filter_on(&o));
+	assert_true(tsc_cgroup_shown(&o, "/anything"));
+	tsc_opts_free(&o);
+
+	/* '*' matches '/': a subtree; any --cgroup, no --exclude-cgroup */
+	assert_int_equal(parse(&o, "--cgroup", "/a/*", "--cgroup", "/b",
+			       "--exclude-cgroup", "/a/*/*",
+			       "--exclude-cgroup", "*.scope", NULL), 0);
+	assert_true(tsc_filter_on(&o));
+	assert_int_equal(o.ncgroup_globs, 2);
+	assert_int_equal(o.nexclude_globs, 2);
+	assert_true(tsc_cgroup_shown(&o, "/a/x"));
+	assert_true(tsc_cgroup_shown(&o, "/b"));
+	assert_false(tsc_cgroup_shown(&o, "/a"));      /* "/a/" needs more */
+	assert_false(tsc_cgroup_shown(&o, "/a/x/y"));  /* excluded */
+	assert_false(tsc_cgroup_shown(&o, "/a/run.scope"));
+	assert_false(tsc_cgroup_shown(&o, "/b/c"));
+	assert_false(tsc_cgroup_shown(&o, "/"));
+	assert_false(tsc_cgroup_shown(&o, CGS_UNKNOWN_CGROUP));
+	tsc_opts_free(&o);
+
+	/* exclude only; brackets; a backslash quotes (systemd's \x2d) */
+	assert_int_equal(parse(&o, "--exclude-cgroup", "/system.slice/*",
+			       "--exclude-cgroup", "/user-[0-9]*",
+			       "--exclude-cgroup", "/s/a\\\\x2db", NULL), 0);
+	assert_true(tsc_cgroup_shown(&o, "/"));
+	assert_true(tsc_cgroup_shown(&o, "/system.slice"));
+	assert_false(tsc_cgroup_shown(&o, "/system.slice/a/b.service"));
+	assert_false(tsc_cgroup_shown(&o, "/user-1000/x"));
+	assert_true(tsc_cgroup_shown(&o, "/user-x"));
+	assert_false(tsc_cgroup_shown(&o, "/s/a\\x2db"));
+	assert_true(tsc_cgroup_shown(&o, "/s/ax2db"));
+	assert_true(tsc_cgroup_shown(&o, CGS_UNKNOWN_CGROUP));
+	tsc_opts_free(&o);
+
+	/* the option's errors, and --prom-max-series */
+	assert_int_equal(parse(&o, "--cgroup", "", NULL), TSC_EXIT_USAGE);
+	tsc_opts_free(&o);
+	assert_int_equal(parse(&o, "--exclude-cgroup", "a/*", NULL),
+			 TSC_EXIT_USAGE);
+	tsc_opts_free(&o);
+	assert_int_equal(parse(&o, NULL), 0);
+	assert_int_equal(o.prom_max_series, TSC_PROM_MAX_SERIES);
+	tsc_opts_free(&o);
+	assert_int_equal(parse(&o, "--prom-max-series", "0", "--textfile",
+			       "/tmp/x.prom", NULL), 0);
+	assert_int_equal(o.prom_max_series, 0);
+	tsc_opts_free(&o);
+	assert_int_equal(parse(&o, "--prom-max-series", "10", NULL),
+			 TSC_EXIT_USAGE); /* no Prometheus output */
+	tsc_opts_free(&o);
+	assert_int_equal(parse(&o, "--prom-max-series", "-1", "--listen",
+			       ":0", NULL), TSC_EXIT_USAGE);
+	tsc_opts_free(&o);
+}
+
+/* ---- filters and the series limit on a snapshot ---- */
+
+static struct fakeproc F;
+
+/* A rollup with exits: tasks[i] tasks into paths[i], one killed by
+ * SIGKILL in each (a signal series), histograms on. */
+static const char *const cg_paths[] = { "/a/x", "/a/y", "/b", "/c", "/a/x/z" };
+static const unsigned cg_tasks[] = { 5, 3, 1, 10, 2 };
+#define NCG (sizeof(cg_paths) / sizeof(cg_paths[0]))
+
+static struct cgs_snapshot *test_snapshot(struct cgs_rollup **r)
+{
+	struct cgs_snapshot *s = NULL;
+	uint64_t seed = 1;
+
+	*r = fp_rollup(&F, 1, CGS_ROLLUP_HISTOGRAMS);
+	for (size_t i = 0; i < NCG; i++) {
+		fp_mkdir(&F, cg_paths[i]);
+		for (unsigned t = 0; t < cg_tasks[i]; t++) {
+			struct cgs_record rec = fp_record(CGS_KIND_PROCESS,
+							  100 + (uint32_t)seed,
+							  100 + (uint32_t)seed,
+							  1, seed);
+			rec.exit_status = t == 0 ? 9 : 0;
+			seed++;
+			assert_int_equal(cgs_rollup_account_path(*r, 0, &rec,
+								 cg_paths[i]),
+					 0);
+		}
+	}
+	assert_int_equal(cgs_rollup_snapshot(*r, NULL, &s), 0);
+	return s;
+}
+
+static void test_info(struct snap_info *in, const struct cgs_snapshot *s)
+{
+	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	memset(in, 0, sizeof(*in));
+	in->seq = 1;
+	in->records = t->records;
+	in->unattributed = t->unattributed;
+	in->histograms = t->histograms;
+	in->oom_source = "kernel";
+	for (int k = 0; k < 3; k++)
+		in->output_errors[k] = -1;
+}
+
+static size_t find_cg(const struct cgs_snapshot *s, const char *path)
+{
+	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
+		if (!strcmp(cgs_snapshot_get(s, i)->path, path))
+			return i;
+	fail_msg("no cgroup %s", path);
+	return 0;
+}
+
+/* Per-cgroup series lines of a Prometheus text naming cgroup path. */
+static size_t series_of(const char *text, const char *path)
+{
+	char needle[128];
+	size_t n = 0;
+	snprintf(needle, sizeof(needle), "{cgroup=\"%s\"", path);
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		const char *hit = memmem(l, len, needle, strlen(needle));
+		if (*l != '#' && hit)
+			n++;
+	}
+	return n;
+}
+
+/* A collector-level gauge's value in a Prometheus text. */
+static unsigned long long gauge(const char *text, const char *name)
+{
+	char needle[128];
+	snprintf(needle, sizeof(needle), "\ntaskstat_%s ", name);
+	const char *p = strstr(text, needle);
+	if (!p)
+		fail_msg("no %s", name);
+	return strtoull(p + strlen(needle), NULL, 10);
+}
+
+static void t_filter_outputs(void **st)
+{
+	struct cgs_rollup *r;
+	struct cgs_snapshot *s = test_snapshot(&r);
+	struct snap_info in;
+	struct tsc_opts o;
+	struct tsc_view v;
+	struct buf b;
+	(void)st;
+
+	buf_init(&b);
+	test_info(&in, s);
+	assert_int_equal(parse(&o, "--cgroup", "/a/*", "--exclude-cgroup",
+			       "/a/*/*", NULL), 0);
+	assert_int_equal(tsc_view_make(&o, s, &v), 0);
+	in.shown = v.idx;
+	in.nshown = v.n;
+	in.cgroups_filtered = v.filtered;
+	assert_int_equal(v.n, 2); /* /a/x, /a/y: not /, /a, /a/x/z, /b ... */
+	assert_int_equal(v.n + v.filtered, cgs_snapshot_count(s));
+
+	/* JSON: the array holds the two, the totals everything */
+	out_jsonl_ops.snapshot(&b, &in, s);
+	buf_putc(&b, '\0');
+	assert_non_null(strstr(b.p, "\"cgroup\":\"/a/x\""));
+	assert_non_null(strstr(b.p, "\"cgroup\":\"/a/y\""));
+	assert_null(strstr(b.p, "\"cgroup\":\"/b\""));
+	assert_null(strstr(b.p, "\"cgroup\":\"/a/x/z\""));
+	assert_null(strstr(b.p, "\"cgroup\":\"/\""));
+	char want[64];
+	snprintf(want, sizeof(want), "\"records\":%u,", 21u);
+	assert_non_null(strstr(b.p, want));
+	snprintf(want, sizeof(want), "\"cgroups_filtered\":%zu,", v.filtered);
+	assert_non_null(strstr(b.p, want));
+
+	/* CSV: two cgroup rows, the count in the totals row's last column */
+	buf_reset(&b);
+	out_csv_ops.snapshot(&b, &in, s);
+	buf_putc(&b, '\0');
+	size_t rows = 0;
+	for (const char *p = b.p; (p = strstr(p, "\ncgroup,")); p++)
+		rows++;
+	assert_int_equal(rows, 2);
+	snprintf(want, sizeof(want), ",%zu\r\n", v.filtered);
+	const char *eol = strstr(b.p, "\r\n");
+	assert_true(eol && !strncmp(eol - strlen(want) + 2, want,
+				    strlen(want)));
+	/* the header, totals, cgroup and exit rows: all as wide (no name
+	 * here holds a comma or a quote) */
+	struct buf h;
+	buf_init(&h);
+	out_csv_ops.prologue(&h);
+	buf_add(&h, b.p, strlen(b.p));
+	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 7, 7, 1, 7);
+	out_csv_ops.event(&h, &rec, "/a/x", "proc", 1, 0);
+	buf_putc(&h, '\0');
+	size_t width = 0, lines = 0;
+	for (const char *l = h.p; *l; lines++) {
+		const char *e = strstr(l, "\r\n");
+		assert_non_null(e);
+		size_t commas = 0;
+		for (const char *p = l; p < e; p++)
+			commas += *p == ',';
+		if (!width)
+			width = commas;
+		if (commas != width)
+			fail_msg("CSV line %zu: %zu commas, header %zu", lines,
+				 commas, width);
+		l = e + 2;
+	}
+	assert_int_equal(lines, 1 + 1 + 2 + 1);
+	assert_non_null(strstr(h.p, ",cgroups_filtered\r\n"));
+	buf_free(&h);
+
+	/* table: rows of the two only */
+	buf_reset(&b);
+	in.top = 0;
+	out_table_ops.snapshot(&b, &in, s);
+	buf_putc(&b, '\0');
+	assert_non_null(strstr(b.p, " /a/x\n"));
+	assert_non_null(strstr(b.p, " /a/y\n"));
+	assert_null(strstr(b.p, " /b\n"));
+	assert_non_null(strstr(b.p, "filtered out"));
+
+	/* Prometheus: series of the two, the count, every total */
+	buf_reset(&b);
+	in.prom_max_series = 0;
+	assert_int_equal(out_prom(&b, &in, s), 0);
+	buf_putc(&b, '\0');
+	assert_true(series_of(b.p, "/a/x") > 0);
+	assert_true(series_of(b.p, "/a/y") > 0);
+	assert_int_equal(series_of(b.p, "/b"), 0);
+	assert_int_equal(series_of(b.p, "/a/x/z"), 0);
+	assert_int_equal(gauge(b.p, "collector_cgroups_filtered"), v.filtered);
+	assert_int_equal(gauge(b.p, "collector_cgroups"), cgs_snapshot_count(s));
+	assert_int_equal(gauge(b.p, "collector_records_total"), 21);
+
+	tsc_view_free(&v);
+	tsc_opts_free(&o);
+	buf_free(&b);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
+static void t_prom_max_series(void **st)
+{
+	struct cgs_rollup *r;
+	struct cgs_snapshot *s = test_snapshot(&r);
+	size_t n = cgs_snapshot_count(s);
+	struct snap_info in;
+	struct buf b;
+	(void)st;
+
+	buf_init(&b);
+	test_info(&in, s);
+
+	/* prom_cgroup_series() says what out_prom() writes, per cgroup */
+	assert_int_equal(out_prom(&b, &in, s), 0);
+	buf_putc(&b, '\0');
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *p = cgs_snapshot_get(s, i)->path;
+		size_t k = prom_cgroup_series(&in, s, i);
+		if (series_of(b.p, p) != k)
+			fail_msg("%s: %zu series written, %zu counted", p,
+				 series_of(b.p, p), k);
+		total += k;
+	}
+	/* with histograms: 4 x (buckets + 2) of them, more than 100 */
+	assert_true(prom_cgroup_series(&in, s, find_cg(s, "/c")) > 100);
+	assert_int_equal(gauge(b.p, "collector_cgroups_not_exported"), 0);
+
+	/* a limit that fits /c (10 exits) and /a/x (5) but not /a/y (3):
+	 * those two stay, in path order, every other one is cut */
+	size_t c = prom_cgroup_series(&in, s, find_cg(s, "/c"));
+	size_t ax = prom_cgroup_series(&in, s, find_cg(s, "/a/x"));
+	size_t ay = prom_cgroup_series(&in, s, find_cg(s, "/a/y"));
+	in.prom_max_series = c + ax + ay - 1;
+	buf_reset(&b);
+	assert_int_equal(out_prom(&b, &in, s), n - 2);
+	buf_putc(&b, '\0');
+	assert_int_equal(series_of(b.p, "/c"), c);
+	assert_int_equal(series_of(b.p, "/a/x"), ax);
+	for (size_t i = 0; i < n; i++) {
+		const char *p = cgs_snapshot_get(s, i)->path;
+		if (strcmp(p, "/c") && strcmp(p, "/a/x"))
+			assert_int_equal(series_of(b.p, p), 0);
+	}
+	assert_true(strstr(b.p, "cgroup=\"/a/x\"") <
+		    strstr(b.p, "cgroup=\"/c\""));
+	assert_int_equal(gauge(b.p, "collector_cgroups_not_exported"), n - 2);
+	assert_int_equal(gauge(b.p, "collector_series_not_exported"),
+			 total - c - ax);
+	assert_int_equal(gauge(b.p, "collector_prom_max_series"),
+			 in.prom_max_series);
+	/* the collector's own series stay, the totals count everything */
+	assert_int_equal(gauge(b.p, "collector_records_total"), 21);
+	assert_non_null(strstr(b.p, "\nprocess_start_time_seconds "));
+
+	/* exactly the sum: nothing cut; one less than the largest: all */
+	in.prom_max_series = total;
+	buf_reset(&b);
+	assert_int_equal(out_prom(&b, &in, s), 0);
+	in.prom_max_series = c - 1;
+	buf_reset(&b);
+	assert_int_equal(out_prom(&b, &in, s), n);
+	buf_putc(&b, '\0');
+	assert_null(strstr(b.p, "{cgroup=\""));
+	assert_int_equal(gauge(b.p, "collector_series_not_exported"), total);
+
+	/* the limit counts the cgroups shown only: filters first */
+	size_t only[] = { find_cg(s, "/b") };
+	in.shown = only;
+	in.nshown = 1;
+	in.cgroups_filtered = n - 1;
+	in.prom_max_series = prom_cgroup_series(&in, s, only[0]);
+	buf_reset(&b);
+	assert_int_equal(out_prom(&b, &in, s), 0);
+	buf_putc(&b, '\0');
+	assert_true(series_of(b.p, "/b") > 0);
+	assert_int_equal(series_of(b.p, "/c"), 0);
+
+	buf_free(&b);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +743,9 @@ int main(void)
 		cmocka_unit_test(t_capture_roundtrip),
 		cmocka_unit_test(t_capture_corrupt),
 		cmocka_unit_test(t_capture_limits),
+		cmocka_unit_test(t_filter_match),
+		fp_unit_test(t_filter_outputs, &F),
+		fp_unit_test(t_prom_max_series, &F),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
