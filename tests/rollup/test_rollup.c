@@ -828,6 +828,184 @@ static void test_shards_concurrent(void **state)
 	cgs_rollup_free(r);
 }
 
+/* ---- snapshots against a model --------------------------------------- */
+
+/*
+ * Random workloads on a tree of cgroups, checked after every snapshot
+ * against what was accounted, kept by this test per cgroup: self and
+ * subtree, cumulative and since the last baseline, with records spread
+ * over the shards, idle intervals, snapshots that keep the baseline
+ * (no_delta), and leaves removed and retired (their totals then live on
+ * in the ancestors' subtrees). The snapshot takes shortcuts for idle
+ * cgroups, leaves and cgroups with no retired descendant: each must give
+ * what the long way gives.
+ */
+#define M_MAX 64
+struct mnode {
+	char path[48];
+	int parent;          /* -1 for "/" */
+	bool removed, retired;
+	bool node; /* the rollup has a node for it: it had records, or a
+		    * retired child's totals */
+	struct want cum, ivl; /* self: cumulative, since the baseline */
+};
+
+static uint64_t m_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void want_add(struct want *d, const struct want *s)
+{
+	d->tasks += s->tasks;
+	d->processes += s->processes;
+	d->seeds += s->seeds;
+	if (s->tasks && s->peak_seed > d->peak_seed)
+		d->peak_seed = s->peak_seed;
+}
+
+static bool m_under(const struct mnode *m, int y, int x)
+{
+	for (; y >= 0; y = m[y].parent)
+		if (y == x)
+			return true;
+	return false;
+}
+
+static void model_run(unsigned shards, uint64_t seed)
+{
+	struct mnode m[M_MAX] = { 0 };
+	int n = 0;
+	uint64_t x = seed;
+	/* "/", /m, /m/aI (I < 4), /m/aI/bJ (J < 3), /m/aI/bJ/c0 where J = 0 */
+	snprintf(m[n].path, sizeof(m[n].path), "/");
+	m[n++].parent = -1;
+	snprintf(m[n].path, sizeof(m[n].path), "/m");
+	m[n++].parent = 0;
+	fp_mkdir(&F, "/m");
+	for (int i = 0; i < 4; i++) {
+		int a = n;
+		snprintf(m[n].path, sizeof(m[n].path), "/m/a%d", i);
+		m[n++].parent = 1;
+		fp_mkdir(&F, m[a].path);
+		for (int j = 0; j < 3; j++) {
+			int b = n;
+			snprintf(m[n].path, sizeof(m[n].path), "/m/a%d/b%d", i,
+				 j);
+			m[n++].parent = a;
+			fp_mkdir(&F, m[b].path);
+			if (j)
+				continue;
+			snprintf(m[n].path, sizeof(m[n].path), "/m/a%d/b0/c0",
+				 i);
+			m[n].parent = b;
+			fp_mkdir(&F, m[n++].path);
+		}
+	}
+	struct cgs_rollup *r = fp_rollup(&F, shards, 0);
+	for (int round = 0; round < 40; round++) {
+		for (int i = 1; i < n; i++) {
+			if (m[i].removed || m_rand(&x) % 10 >= 3)
+				continue; /* most cgroups idle this round */
+			for (int k = 1 + (int)(m_rand(&x) % 3); k > 0; k--) {
+				bool proc = m_rand(&x) & 1;
+				uint64_t sd = 1 + m_rand(&x) % 50;
+				struct cgs_record rec = fp_record(
+					proc ? CGS_KIND_PROCESS
+					     : CGS_KIND_THREAD,
+					7000 + i, 7000 + i, 1, sd);
+				struct want w = { .tasks = 1,
+						  .processes = proc,
+						  .seeds = sd,
+						  .peak_seed = sd };
+				unsigned sh = (unsigned)(m_rand(&x) % shards);
+				assert_int_equal(cgs_rollup_account_path(
+							 r, sh, &rec,
+							 m[i].path),
+						 0);
+				want_add(&m[i].cum, &w);
+				want_add(&m[i].ivl, &w);
+				m[i].node = true;
+			}
+		}
+		/* now and then a leaf goes (its records are all in) */
+		if (round % 4 == 3) {
+			int i = 2 + (int)(m_rand(&x) % (uint64_t)(n - 2));
+			bool leaf = !m[i].removed;
+			for (int j = 0; leaf && j < n; j++)
+				leaf = m[j].parent != i || m[j].removed;
+			if (leaf) {
+				fp_rmdir(&F, m[i].path);
+				m[i].removed = true;
+			}
+		}
+		bool keep = m_rand(&x) % 5 == 0;
+		struct cgs_snapshot *s = snap(r, 0, keep);
+		for (int i = 0; i < n; i++) {
+			/* listed: a node of its own, or a listed descendant */
+			bool listed = false;
+			for (int j = 0; j < n && !listed; j++)
+				listed = m[j].node && !m[j].retired &&
+					 m_under(m, j, i);
+			const struct cgs_cgroup_stats *c =
+				find(s, m[i].path, m[i].removed);
+			if (!listed && !m[i].retired && i) {
+				if (c)
+					fail_msg("round %d: %s listed", round,
+						 m[i].path);
+				continue;
+			}
+			if (m[i].retired)
+				continue;
+			if (!c)
+				fail_msg("round %d: %s missing", round,
+					 m[i].path);
+			struct want sub = { 0 }, subd = { 0 };
+			for (int j = 0; j < n; j++)
+				if (m_under(m, j, i)) {
+					want_add(&sub, &m[j].cum);
+					want_add(&subd, &m[j].ivl);
+				}
+			assert_want(c->self, m[i].cum);
+			assert_want(c->self_delta, m[i].ivl);
+			assert_want(c->subtree, sub);
+			assert_want(c->subtree_delta, subd);
+		}
+		cgs_snapshot_free(s);
+		if (!keep)
+			for (int i = 0; i < n; i++)
+				m[i].ivl = (struct want){ 0 };
+		/* reported: removed cgroups retire, gone from the next one */
+		assert_true(cgs_rollup_retire_removed(r) >= 0);
+		for (int i = 0; i < n; i++)
+			if (m[i].removed && !m[i].retired) {
+				m[i].retired = true;
+				if (m[i].node)
+					m[m[i].parent].node = true;
+			}
+		s = snap(r, 0, true);
+		for (int i = 0; i < n; i++)
+			if (m[i].retired && find(s, m[i].path, true))
+				fail_msg("round %d: %s not retired", round,
+					 m[i].path);
+		cgs_snapshot_free(s);
+	}
+	cgs_rollup_free(r);
+	for (int i = n; i-- > 1;)
+		if (!m[i].removed)
+			fp_rmdir(&F, m[i].path);
+}
+
+static void test_snapshot_model(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 6; seed++)
+		model_run(seed % 3 ? 3 : 1, seed * 0x9e3779b97f4a7c15ull);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -843,6 +1021,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_recreated, &F),
 		fp_unit_test(test_churn_bounded, &F),
 		fp_unit_test(test_shards_concurrent, &F),
+		fp_unit_test(test_snapshot_model, &F),
 	};
 	return CGT_RUN(argc, argv, tests);
 }
