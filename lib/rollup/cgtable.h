@@ -45,6 +45,8 @@ struct cgsi_cgnode {
 			      * snap_lock only */
 	bool in_order;       /* placed in the shard's path-ordered list by a
 			      * snapshot (new nodes are appended) */
+	bool has_carry;      /* a descendant was retired into carry (until
+			      * then carry and carry_base are zero) */
 	bool attributed;     /* got a record by attribution, not only by
 			      * cgs_rollup_account_path() (a replay's
 			      * paths are not this host's cgroups) */

@@ -43,10 +43,13 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 	free(pp);
 	if (!p)
 		return -ENOMEM;
+	p->has_carry = true;
 	cgsi_counters_add(&p->carry, &n->cum);
-	cgsi_counters_add(&p->carry, &n->carry);
 	cgsi_counters_add(&p->carry_base, &n->base);
-	cgsi_counters_add(&p->carry_base, &n->carry_base);
+	if (n->has_carry) {
+		cgsi_counters_add(&p->carry, &n->carry);
+		cgsi_counters_add(&p->carry_base, &n->carry_base);
+	}
 	p->carry_ivl_rss = CGS_MAX(p->carry_ivl_rss,
 				   CGS_MAX(n->ivl_rss, n->carry_ivl_rss));
 	p->carry_ivl_vm = CGS_MAX(p->carry_ivl_vm,

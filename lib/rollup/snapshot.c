@@ -34,6 +34,8 @@ struct sent {
 	unsigned depth;
 	uint64_t ino;
 	bool unknown, superseded, gone, folded;
+	bool sub_alias; /* k's subtree sets not filled: they equal its self
+			 * sets (no retired descendant; see own_subtree) */
 	struct snap_counters *k; /* NULL: an added ancestor (zeros) */
 	struct cgsi_cgnode *node; /* while snap_lock is held; else NULL */
 	uint64_t inferred, inferred_d;
@@ -238,6 +240,16 @@ static bool same_cgroup(const struct sent *a, const struct sent *b)
 	       (a->ino == b->ino || !a->ino || !b->ino);
 }
 
+/* Fill e's subtree sets where they were left to equal its self sets. */
+static void own_subtree(struct sent *e)
+{
+	if (!e->sub_alias)
+		return;
+	e->k->subtree = e->k->self;
+	e->k->subtree_delta = e->k->self_delta;
+	e->sub_alias = false;
+}
+
 static void add_k(struct snap_counters *d, const struct snap_counters *s)
 {
 	cgsi_counters_add(&d->self, &s->self);
@@ -256,6 +268,8 @@ static int sort_merge(struct vec *a)
 	for (size_t i = 0; i < a->n; i++) {
 		if (w && same_cgroup(&a->v[w - 1], &a->v[i])) {
 			struct sent *d = &a->v[w - 1], *s = &a->v[i];
+			own_subtree(d);
+			own_subtree(s);
 			add_k(d->k, s->k);
 			d->inferred += s->inferred;
 			d->inferred_d += s->inferred_d;
@@ -320,12 +334,22 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool advance)
 	return true;
 }
 
-/* Counters go to e->k: self, self_delta; subtree and subtree_delta for
+/*
+ * Counters go to e->k: self, self_delta; subtree and subtree_delta for
  * now self plus the retired descendants' carry (the live ones are added
- * last). */
+ * last). Most cgroups never had a descendant retired: their subtree sets
+ * are left unwritten until known to differ from self (e->sub_alias), and
+ * a leaf's are never written. A node with no record since its baseline
+ * (every record counts in tasks or tgid_records; OOM kills read at
+ * snapshot time in oom_kills) has a zero delta without reading its
+ * baseline.
+ */
 static void copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance)
 {
 	struct snap_counters *k = e->k;
+	bool idle = n->cum.tasks == n->base.tasks &&
+		    n->cum.tgid_records == n->base.tgid_records &&
+		    n->cum.oom_kills == n->base.oom_kills;
 	e->len = n->len;
 	e->depth = n->depth;
 	e->ino = n->ino;
@@ -334,23 +358,33 @@ static void copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance)
 	e->gone = n->gone;
 	e->node = n;
 	k->self = n->cum;
-	cgsi_counters_sub(&k->self_delta, &n->cum, &n->base);
-	k->self_delta.hiwater_rss_kb_max = n->ivl_rss;
-	k->self_delta.hiwater_vm_kb_max = n->ivl_vm;
-	k->subtree = n->carry;
-	cgsi_counters_add(&k->subtree, &n->cum);
-	cgsi_counters_sub(&k->subtree_delta, &n->carry, &n->carry_base);
-	k->subtree_delta.hiwater_rss_kb_max = n->carry_ivl_rss;
-	k->subtree_delta.hiwater_vm_kb_max = n->carry_ivl_vm;
-	cgsi_counters_add(&k->subtree_delta, &k->self_delta);
+	if (idle) { /* and ivl_rss, ivl_vm are 0: set by records only */
+		memset(&k->self_delta, 0, sizeof(k->self_delta));
+	} else {
+		cgsi_counters_sub(&k->self_delta, &n->cum, &n->base);
+		k->self_delta.hiwater_rss_kb_max = n->ivl_rss;
+		k->self_delta.hiwater_vm_kb_max = n->ivl_vm;
+	}
+	e->sub_alias = !n->has_carry;
+	if (n->has_carry) {
+		k->subtree = n->carry;
+		cgsi_counters_add(&k->subtree, &n->cum);
+		cgsi_counters_sub(&k->subtree_delta, &n->carry,
+				  &n->carry_base);
+		k->subtree_delta.hiwater_rss_kb_max = n->carry_ivl_rss;
+		k->subtree_delta.hiwater_vm_kb_max = n->carry_ivl_vm;
+		cgsi_counters_add(&k->subtree_delta, &k->self_delta);
+	}
 	e->inferred = n->inferred;
 	e->inferred_d = n->inferred - n->inferred_base;
 	n->reported = n->cum.tasks + n->cum.tgid_records;
-	if (advance) {
+	if (advance && !idle) {
 		n->inferred_base = n->inferred;
 		n->base = n->cum;
-		n->carry_base = n->carry;
 		n->ivl_rss = n->ivl_vm = 0;
+	}
+	if (advance && n->has_carry) {
+		n->carry_base = n->carry;
 		n->carry_ivl_rss = n->carry_ivl_vm = 0;
 	}
 }
@@ -782,6 +816,14 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		while (top && !is_ancestor(&a.v[stack[top - 1]], e))
 			top--;
 		parent[i] = top ? (ssize_t)stack[top - 1] : -1;
+		if (parent[i] >= 0 && a.v[parent[i]].sub_alias) {
+			/* a parent's subtree sets are sums of their own */
+			struct sent *pe = &a.v[parent[i]];
+			own_subtree(pe);
+			snap->v[parent[i]].subtree = &pe->k->subtree;
+			snap->v[parent[i]].subtree_delta =
+				&pe->k->subtree_delta;
+		}
 		stack[top++] = i;
 		c->path = e->path;
 		snap->paths[i] = e->path;
@@ -791,13 +833,15 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		c->sz = sizeof(*c);
 		c->inferred = e->inferred;
 		c->inferred_delta = e->inferred_d;
-		k->self.sz = k->subtree.sz = sizeof(struct cgs_counters);
-		k->self_delta.sz = k->subtree_delta.sz = k->self.sz;
+		k->self.sz = k->self_delta.sz = sizeof(struct cgs_counters);
+		if (!e->sub_alias)
+			k->subtree.sz = k->subtree_delta.sz = k->self.sz;
 		e->k = k;
 		c->self = &k->self;
-		c->subtree = &k->subtree;
 		c->self_delta = &k->self_delta;
-		c->subtree_delta = &k->subtree_delta;
+		c->subtree = e->sub_alias ? &k->self : &k->subtree;
+		c->subtree_delta = e->sub_alias ? &k->self_delta
+						: &k->subtree_delta;
 		if (!e->unknown)
 			t.cgroups++;
 		if (e->x) { /* node order (self, self_d, carry, carry_d) to
@@ -819,9 +863,9 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	for (size_t i = a.n; i-- > 0;)
 		if (parent[i] >= 0) {
 			struct snap_counters *pk = a.v[parent[i]].k;
-			cgsi_counters_add(&pk->subtree, &a.v[i].k->subtree);
+			cgsi_counters_add(&pk->subtree, snap->v[i].subtree);
 			cgsi_counters_add(&pk->subtree_delta,
-					  &a.v[i].k->subtree_delta);
+					  snap->v[i].subtree_delta);
 			struct cgsi_x4 *cx = snap->xv[i], **px;
 			px = &snap->xv[parent[i]];
 			if (cx && !*px && !(*px = calloc(1, sizeof(**px)))) {
