@@ -23,9 +23,24 @@
 #include "rollup/counters.h"
 #include "rollup/rollup_int.h"
 
-/* The counters a cgs_cgroup_stats points to. */
-struct snap_counters {
-	struct cgs_counters self, subtree, self_delta, subtree_delta;
+/* A cgroup's own counters (what cgs_cgroup_stats.self, self_delta point
+ * to), one per copied node, in the shard's chunk. */
+struct snap_self {
+	struct cgs_counters self, self_delta;
+};
+
+/* Subtree counters, only for cgroups whose subtree differs from their
+ * own counters: those with children or retired descendants. A leaf's
+ * subtree pointers point at its self counters. */
+struct snap_sub {
+	struct cgs_counters subtree, subtree_delta;
+};
+
+#define SUBBLK 256
+struct subblk {
+	struct subblk *next;
+	size_t used;
+	struct snap_sub v[SUBBLK];
 };
 
 struct sent {
@@ -34,9 +49,8 @@ struct sent {
 	unsigned depth;
 	uint64_t ino;
 	bool unknown, superseded, gone, folded;
-	bool sub_alias; /* k's subtree sets not filled: they equal its self
-			 * sets (no retired descendant; see own_subtree) */
-	struct snap_counters *k; /* NULL: an added ancestor (zeros) */
+	struct snap_self *k; /* NULL: an added ancestor (zeros) */
+	struct snap_sub *sub; /* NULL: the subtree sets equal k's */
 	struct cgsi_cgnode *node; /* while snap_lock is held; else NULL */
 	uint64_t inferred, inferred_d;
 	struct cgsi_x4 *x; /* self, self_d, carry, carry_d; NULL: zeros */
@@ -58,11 +72,12 @@ struct cgs_snapshot {
 	size_t n;
 	struct cgs_cgroup_stats *v;
 	struct cvchunk {
-		struct snap_counters *v; /* a shard's copied counters */
+		struct snap_self *v; /* a shard's copied counters */
 		size_t mapped;           /* its mapping, or 0: malloc'd */
 	} *cvs;                          /* [nshards] */
 	unsigned ncvs;
-	struct snap_counters *av; /* added ancestors' counters */
+	struct snap_self *av; /* added ancestors' own counters (zeros) */
+	struct subblk *subs; /* every struct snap_sub */
 	char **paths;
 	struct cgsi_x4 **xv; /* per cgroup, enum cgs_counter_set order;
 			      * NULL: zeros */
@@ -124,6 +139,15 @@ static void vec_free(struct vec *a)
 		cgsi_comms_free(a->v[i].comms);
 	}
 	free(a->v);
+}
+
+/* Ask for the cache lines of `bytes` at p ahead of use: the counters
+ * are read once per snapshot, from memory, in an order the hardware does
+ * not guess (a linked list; a pass from the last entry back). */
+static inline void prefetch_range(const void *p, size_t bytes)
+{
+	for (size_t o = 0; o < bytes; o += 64)
+		__builtin_prefetch((const char *)p + o);
 }
 
 /* Path order with '/' lowest: a parent, then its subtree, then siblings. */
@@ -240,27 +264,58 @@ static bool same_cgroup(const struct sent *a, const struct sent *b)
 	       (a->ino == b->ino || !a->ino || !b->ino);
 }
 
-/* Fill e's subtree sets where they were left to equal its self sets. */
-static void own_subtree(struct sent *e)
+static struct snap_sub *sub_new(struct subblk **list)
 {
-	if (!e->sub_alias)
-		return;
-	e->k->subtree = e->k->self;
-	e->k->subtree_delta = e->k->self_delta;
-	e->sub_alias = false;
+	struct subblk *b = *list;
+	if (!b || b->used == SUBBLK) {
+		if (!(b = malloc(sizeof(*b))))
+			return NULL;
+		b->next = *list;
+		b->used = 0;
+		*list = b;
+	}
+	return &b->v[b->used++];
 }
 
-static void add_k(struct snap_counters *d, const struct snap_counters *s)
+/* e's subtree sets: its own, or its self sets. */
+static const struct cgs_counters *sub_of(const struct sent *e, bool delta)
 {
-	cgsi_counters_add(&d->self, &s->self);
-	cgsi_counters_add(&d->self_delta, &s->self_delta);
-	cgsi_counters_add(&d->subtree, &s->subtree);
-	cgsi_counters_add(&d->subtree_delta, &s->subtree_delta);
+	if (e->sub)
+		return delta ? &e->sub->subtree_delta : &e->sub->subtree;
+	return delta ? &e->k->self_delta : &e->k->self;
+}
+
+/* Give e subtree sets of its own, equal to its self sets so far (false
+ * on ENOMEM). */
+static bool own_subtree(struct sent *e, struct subblk **subs)
+{
+	if (e->sub)
+		return true;
+	if (!(e->sub = sub_new(subs)))
+		return false;
+	e->sub->subtree = e->k->self;
+	e->sub->subtree_delta = e->k->self_delta;
+	return true;
+}
+
+/* d += s (two entries of one cgroup): while neither has subtree sets of
+ * its own, the sum has none either. */
+static int add_k(struct sent *d, const struct sent *s, struct subblk **subs)
+{
+	if (d->sub || s->sub) {
+		if (!own_subtree(d, subs))
+			return -ENOMEM;
+		cgsi_counters_add(&d->sub->subtree, sub_of(s, false));
+		cgsi_counters_add(&d->sub->subtree_delta, sub_of(s, true));
+	}
+	cgsi_counters_add(&d->k->self, &s->k->self);
+	cgsi_counters_add(&d->k->self_delta, &s->k->self_delta);
+	return 0;
 }
 
 /* Sort and merge duplicates in place (a cgroup seen by several shards,
  * cgroups folded into one). */
-static int sort_merge(struct vec *a)
+static int sort_merge(struct vec *a, struct subblk **subs)
 {
 	if (sort_runs(a) < 0)
 		return -ENOMEM;
@@ -268,9 +323,8 @@ static int sort_merge(struct vec *a)
 	for (size_t i = 0; i < a->n; i++) {
 		if (w && same_cgroup(&a->v[w - 1], &a->v[i])) {
 			struct sent *d = &a->v[w - 1], *s = &a->v[i];
-			own_subtree(d);
-			own_subtree(s);
-			add_k(d->k, s->k);
+			if (add_k(d, s, subs) < 0)
+				return -ENOMEM; /* vec_free() frees all */
 			d->inferred += s->inferred;
 			d->inferred_d += s->inferred_d;
 			if (s->comms && !d->comms) {
@@ -338,15 +392,16 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool advance)
  * Counters go to e->k: self, self_delta; subtree and subtree_delta for
  * now self plus the retired descendants' carry (the live ones are added
  * last). Most cgroups never had a descendant retired: their subtree sets
- * are left unwritten until known to differ from self (e->sub_alias), and
- * a leaf's are never written. A node with no record since its baseline
+ * are not copied until known to differ from self (e->sub), and a leaf's
+ * are never written. A node with no record since its baseline
  * (every record counts in tasks or tgid_records; OOM kills read at
  * snapshot time in oom_kills) has a zero delta without reading its
  * baseline.
  */
-static void copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance)
+static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance,
+		      struct subblk **subs)
 {
-	struct snap_counters *k = e->k;
+	struct snap_self *k = e->k;
 	bool idle = n->cum.tasks == n->base.tasks &&
 		    n->cum.tgid_records == n->base.tgid_records &&
 		    n->cum.oom_kills == n->base.oom_kills;
@@ -365,15 +420,17 @@ static void copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance)
 		k->self_delta.hiwater_rss_kb_max = n->ivl_rss;
 		k->self_delta.hiwater_vm_kb_max = n->ivl_vm;
 	}
-	e->sub_alias = !n->has_carry;
 	if (n->has_carry) {
-		k->subtree = n->carry;
-		cgsi_counters_add(&k->subtree, &n->cum);
-		cgsi_counters_sub(&k->subtree_delta, &n->carry,
+		struct snap_sub *u = e->sub = sub_new(subs);
+		if (!u)
+			return false;
+		u->subtree = n->carry;
+		cgsi_counters_add(&u->subtree, &n->cum);
+		cgsi_counters_sub(&u->subtree_delta, &n->carry,
 				  &n->carry_base);
-		k->subtree_delta.hiwater_rss_kb_max = n->carry_ivl_rss;
-		k->subtree_delta.hiwater_vm_kb_max = n->carry_ivl_vm;
-		cgsi_counters_add(&k->subtree_delta, &k->self_delta);
+		u->subtree_delta.hiwater_rss_kb_max = n->carry_ivl_rss;
+		u->subtree_delta.hiwater_vm_kb_max = n->carry_ivl_vm;
+		cgsi_counters_add(&u->subtree_delta, &k->self_delta);
 	}
 	e->inferred = n->inferred;
 	e->inferred_d = n->inferred - n->inferred_base;
@@ -387,6 +444,7 @@ static void copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance)
 		n->carry_base = n->carry;
 		n->carry_ivl_rss = n->carry_ivl_vm = 0;
 	}
+	return true;
 }
 
 /* Path of the ancestor at `depth` (depth < e's depth). */
@@ -550,8 +608,8 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
  * removal check cursor. false on ENOMEM (what was copied stays).
  */
 static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
-		       struct vec *a, struct snap_counters *cv, bool advance,
-		       size_t *start)
+		       struct vec *a, struct snap_self *cv, bool advance,
+		       size_t *start, struct subblk **subs)
 {
 	struct cgsi_cgtab *t = &s->cgs;
 	size_t nt = 0, base = a->n;
@@ -599,6 +657,10 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 			p = p->next;
 			m->in_order = true;
 		}
+		if (p) {
+			prefetch_range(&p->cum, sizeof(p->cum));
+			prefetch_range(&p->base, sizeof(p->base));
+		}
 		if (m == s->check_at)
 			*start = a->n - base;
 		char *path = strndup(m->path, m->len);
@@ -610,9 +672,9 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		e->k = &cv[a->n - base];
 		a->n++;
 		cgsi_oom_update(r, s, m);
-		if (!copy_x(e, m, advance) || !copy_comms(e, m))
+		if (!copy_x(e, m, advance) || !copy_comms(e, m) ||
+		    !copy_node(e, m, advance, subs))
 			goto enomem;
-		copy_node(e, m, advance);
 	}
 	if (tail)
 		t->last = prev;
@@ -766,7 +828,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		}
 		if (ok)
 			ok = copy_shard(r, s, &a, ck->v, !o.no_delta,
-					&start);
+					&start, &snap->subs);
 		cgsi_rollup_shard_totals(&t, s);
 		pthread_mutex_unlock(&s->lock);
 		if (ok)
@@ -782,7 +844,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 
 	if (o.fold_depth)
 		fold(&a, o.fold_depth);
-	if (sort_merge(&a) < 0 || add_ancestors(&a, &b) < 0)
+	if (sort_merge(&a, &snap->subs) < 0 || add_ancestors(&a, &b) < 0)
 		goto fail;
 	vec_free(&a);
 	a = b;
@@ -812,17 +874,21 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	for (size_t i = 0; i < a.n; i++) {
 		struct sent *e = &a.v[i];
 		struct cgs_cgroup_stats *c = &snap->v[i];
-		struct snap_counters *k = e->k ? e->k : &snap->av[ai++];
+		struct snap_self *k = e->k ? e->k : &snap->av[ai++];
 		while (top && !is_ancestor(&a.v[stack[top - 1]], e))
 			top--;
 		parent[i] = top ? (ssize_t)stack[top - 1] : -1;
-		if (parent[i] >= 0 && a.v[parent[i]].sub_alias) {
+		if (parent[i] >= 0 && !a.v[parent[i]].sub) {
 			/* a parent's subtree sets are sums of their own */
 			struct sent *pe = &a.v[parent[i]];
-			own_subtree(pe);
-			snap->v[parent[i]].subtree = &pe->k->subtree;
+			if (!own_subtree(pe, &snap->subs)) {
+				free(stack);
+				free(parent);
+				goto fail;
+			}
+			snap->v[parent[i]].subtree = &pe->sub->subtree;
 			snap->v[parent[i]].subtree_delta =
-				&pe->k->subtree_delta;
+				&pe->sub->subtree_delta;
 		}
 		stack[top++] = i;
 		c->path = e->path;
@@ -834,14 +900,14 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		c->inferred = e->inferred;
 		c->inferred_delta = e->inferred_d;
 		k->self.sz = k->self_delta.sz = sizeof(struct cgs_counters);
-		if (!e->sub_alias)
-			k->subtree.sz = k->subtree_delta.sz = k->self.sz;
+		if (e->sub)
+			e->sub->subtree.sz = e->sub->subtree_delta.sz =
+				k->self.sz;
 		e->k = k;
 		c->self = &k->self;
 		c->self_delta = &k->self_delta;
-		c->subtree = e->sub_alias ? &k->self : &k->subtree;
-		c->subtree_delta = e->sub_alias ? &k->self_delta
-						: &k->subtree_delta;
+		c->subtree = sub_of(e, false);
+		c->subtree_delta = sub_of(e, true);
 		if (!e->unknown)
 			t.cgroups++;
 		if (e->x) { /* node order (self, self_d, carry, carry_d) to
@@ -860,9 +926,15 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 			goto fail;
 		}
 	}
-	for (size_t i = a.n; i-- > 0;)
+	for (size_t i = a.n; i-- > 0;) {
+		if (i >= 2) {
+			prefetch_range(snap->v[i - 2].subtree,
+				       sizeof(struct cgs_counters));
+			prefetch_range(snap->v[i - 2].subtree_delta,
+				       sizeof(struct cgs_counters));
+		}
 		if (parent[i] >= 0) {
-			struct snap_counters *pk = a.v[parent[i]].k;
+			struct snap_sub *pk = a.v[parent[i]].sub;
 			cgsi_counters_add(&pk->subtree, snap->v[i].subtree);
 			cgsi_counters_add(&pk->subtree_delta,
 					  snap->v[i].subtree_delta);
@@ -880,6 +952,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 					      &cx->s[CGS_SET_SUBTREE_DELTA]);
 			}
 		}
+	}
 	free(stack);
 	free(parent);
 	for (size_t i = 0; i < a.n; i++)
@@ -934,6 +1007,10 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 			big_free(s->cvs[i].v, s->cvs[i].mapped);
 	free(s->cvs);
 	free(s->av);
+	for (struct subblk *b = s->subs, *nb; b; b = nb) {
+		nb = b->next;
+		free(b);
+	}
 	free(s);
 }
 
