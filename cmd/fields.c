@@ -119,11 +119,22 @@ const char *hist_prom_help(enum cgs_hist_kind k)
 	}
 }
 
-uint64_t field_get(const struct cgs_counters *c, const struct cfield *f)
+/* The uint64_t at byte offset off of *c. */
+static uint64_t counter_at(const struct cgs_counters *c, size_t off)
 {
 	uint64_t v;
-	memcpy(&v, (const char *)c + f->off, sizeof(v));
+	memcpy(&v, (const char *)c + off, sizeof(v));
 	return v;
+}
+
+uint64_t field_get(const struct cgs_counters *c, const struct cfield *f)
+{
+	return counter_at(c, f->off);
+}
+
+uint64_t ofield_get(const struct cgs_counters *c, const struct ofield *f)
+{
+	return counter_at(c, f->off);
 }
 
 void field_put(struct buf *b, uint64_t v, enum funit u)

@@ -97,9 +97,7 @@ static const char usage[] =
 "option, 3 when writing an output failed. See taskstat-collect(8).\n";
 
 enum {
-	OPT_TOP = 256, OPT_CPUS, OPT_SHARDS, OPT_RCVBUF, OPT_NO_TGID, OPT_DEPTH,
-	OPT_HIERARCHY, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY, OPT_NO_FORK_EVENTS,
-	OPT_ATTRIBUTION, OPT_KERNEL_BUFFER, OPT_ENABLE_DELAYACCT, OPT_COMMS,
+	OPT_TOP = 256, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY, OPT_COMMS,
 	OPT_NO_HISTOGRAMS, OPT_PROM_COMMS, OPT_PROM_WORKLOAD_LABELS, OPT_WEB_CONFIG,
 };
 enum { OPT_FORCE = 1024 }; /* issue 13 */
@@ -115,16 +113,7 @@ static const struct option longopts[] = {
 	{ "comms", required_argument, NULL, OPT_COMMS },
 	{ "no-histograms", no_argument, NULL, OPT_NO_HISTOGRAMS },
 	{ "prom-comms", no_argument, NULL, OPT_PROM_COMMS },
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "shards", required_argument, NULL, OPT_SHARDS },
-	{ "rcvbuf", required_argument, NULL, OPT_RCVBUF },
-	{ "no-tgid", no_argument, NULL, OPT_NO_TGID },
-	{ "no-fork-events", no_argument, NULL, OPT_NO_FORK_EVENTS },
-	{ "attribution", required_argument, NULL, OPT_ATTRIBUTION },
-	{ "kernel-buffer", required_argument, NULL, OPT_KERNEL_BUFFER },
-	{ "depth", required_argument, NULL, OPT_DEPTH },
-	{ "hierarchy", required_argument, NULL, OPT_HIERARCHY },
-	{ "enable-delayacct", no_argument, NULL, OPT_ENABLE_DELAYACCT },
+	TSC_COLLECTION_OPTIONS(TSC_LONGOPT)
 	{ "listen", required_argument, NULL, 'l' },
 	{ "textfile", required_argument, NULL, OPT_TEXTFILE },
 	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
@@ -362,40 +351,40 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 	case OPT_PROM_COMMS:
 		o->prom_comms = true;
 		return 0;
-	case OPT_CPUS:
+	case TSC_OPT_CPUS:
 		return set_name("--cpus", arg, "cpulist", &o->cpus);
-	case OPT_SHARDS:
+	case TSC_OPT_SHARDS:
 		r = set_uint("--shards", arg, 1, 1024, &v);
 		if (!r)
 			o->shards = (unsigned)v;
 		return r;
-	case OPT_RCVBUF:
+	case TSC_OPT_RCVBUF:
 		r = set_uint("--rcvbuf", arg, 65536, 1ull << 31, &v);
 		if (!r)
 			o->rcvbuf = (size_t)v;
 		return r;
-	case OPT_NO_TGID:
+	case TSC_OPT_NO_TGID:
 		o->no_tgid = true;
 		return 0;
-	case OPT_NO_FORK_EVENTS:
+	case TSC_OPT_NO_FORK_EVENTS:
 		o->no_fork_events = true;
 		return 0;
-	case OPT_ATTRIBUTION:
+	case TSC_OPT_ATTRIBUTION:
 		return set_attribution(arg, o);
-	case OPT_ENABLE_DELAYACCT:
+	case TSC_OPT_ENABLE_DELAYACCT:
 		o->enable_delayacct = true;
 		return 0;
-	case OPT_KERNEL_BUFFER:
+	case TSC_OPT_KERNEL_BUFFER:
 		r = set_uint("--kernel-buffer", arg, 4096, 1ull << 30, &v);
 		if (!r)
 			o->kernel_buffer = (size_t)v;
 		return r;
-	case OPT_DEPTH:
+	case TSC_OPT_DEPTH:
 		r = set_uint("--depth", arg, 1, 4096, &v);
 		if (!r)
 			o->depth = (unsigned)v;
 		return r;
-	case OPT_HIERARCHY:
+	case TSC_OPT_HIERARCHY:
 		if (!*arg || strchr(arg, '/') || strchr(arg, ':') ||
 		    strchr(arg, ','))
 			return tsc_usage_error("--hierarchy", "'%s' is not "

@@ -109,6 +109,32 @@ void tsc_opts_free(struct tsc_opts *o);
 int tsc_option_common(int c, char **argv, const char *usage_text,
 		      const char *name);
 
+/*
+ * The collection options, one list for every command that collects
+ * (taskstat-collect, and taskstat-top standalone, which hands them on to
+ * tsc_parse_options() as given). TSC_COLLECTION_OPTIONS(X) expands
+ * X(name, has_arg, code) for each, in the collector's --help order;
+ * TSC_LONGOPT makes a struct option of one (<getopt.h> where used). The
+ * codes are getopt_long's return values, clear of each command's own.
+ */
+enum {
+	TSC_OPT_CPUS = 768, TSC_OPT_SHARDS, TSC_OPT_RCVBUF, TSC_OPT_NO_TGID,
+	TSC_OPT_NO_FORK_EVENTS, TSC_OPT_ATTRIBUTION, TSC_OPT_KERNEL_BUFFER,
+	TSC_OPT_DEPTH, TSC_OPT_HIERARCHY, TSC_OPT_ENABLE_DELAYACCT,
+};
+#define TSC_COLLECTION_OPTIONS(X)                                           \
+	X("cpus", required_argument, TSC_OPT_CPUS)                           \
+	X("shards", required_argument, TSC_OPT_SHARDS)                       \
+	X("rcvbuf", required_argument, TSC_OPT_RCVBUF)                       \
+	X("no-tgid", no_argument, TSC_OPT_NO_TGID)                           \
+	X("no-fork-events", no_argument, TSC_OPT_NO_FORK_EVENTS)             \
+	X("attribution", required_argument, TSC_OPT_ATTRIBUTION)             \
+	X("kernel-buffer", required_argument, TSC_OPT_KERNEL_BUFFER)         \
+	X("depth", required_argument, TSC_OPT_DEPTH)                         \
+	X("hierarchy", required_argument, TSC_OPT_HIERARCHY)                 \
+	X("enable-delayacct", no_argument, TSC_OPT_ENABLE_DELAYACCT)
+#define TSC_LONGOPT(name, has_arg, code) { name, has_arg, NULL, code },
+
 /* Strict parse of a non-negative decimal number of seconds ("0.5"). */
 int tsc_parse_seconds(const char *s, uint64_t *ns);
 /* Strict parse of an unsigned integer in [min, max]. */

@@ -137,10 +137,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			buf_putc(b, ',');
 			if (k == TSC_OUTCOME_OOM && !in->oom_source)
 				continue; /* not counted: empty, not 0 */
-			uint64_t v;
-			memcpy(&v, (const char *)g->self + tsc_outcomes[k].off,
-			       sizeof(v));
-			buf_u64(b, v);
+			buf_u64(b, ofield_get(g->self, &tsc_outcomes[k]));
 		}
 		workload(b, g->path);
 		buf_puts(b, ",\r\n");

@@ -94,9 +94,7 @@ static void outcomes(struct buf *b, const struct snap_info *in,
 			buf_puts(b, "null");
 			continue;
 		}
-		uint64_t v;
-		memcpy(&v, (const char *)g->self + f->off, sizeof(v));
-		buf_u64(b, v);
+		buf_u64(b, ofield_get(g->self, f));
 	}
 	buf_puts(b, ",\"signals\":{");
 	CGS_OPTS(cgs_signal_counts, sc);

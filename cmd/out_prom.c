@@ -303,13 +303,10 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 		for (size_t k = 0; k < tsc_noutcomes; k++) {
 			if (k == TSC_OUTCOME_OOM && !in->oom_source)
 				continue;
-			uint64_t v;
-			memcpy(&v, (const char *)g->self + tsc_outcomes[k].off,
-			       sizeof(v));
 			buf_puts(b, P "process_outcomes_total");
 			cglabel(b, &L, x);
 			buf_printf(b, ",outcome=\"%s\"} ", tsc_outcomes[k].name);
-			buf_u64(b, v);
+			buf_u64(b, ofield_get(g->self, &tsc_outcomes[k]));
 			buf_putc(b, '\n');
 		}
 	}

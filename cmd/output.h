@@ -79,6 +79,8 @@ struct ofield {
 };
 extern const struct ofield tsc_outcomes[];
 extern const size_t tsc_noutcomes;
+/* The outcome count f of counters c. */
+uint64_t ofield_get(const struct cgs_counters *c, const struct ofield *f);
 #define TSC_OUTCOME_OOM (tsc_noutcomes - 1)
 
 /* The comm label of a ranking's (other) entry in Prometheus: longer than

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cgstats.h"
+#include "options.h"
 #include "top.h"
 
 static const char usage[] =
@@ -46,11 +47,7 @@ static const char usage[] =
 "Exit status: 0 after q or a clean stop, 1 on a runtime error, 2 for an\n"
 "invalid option. See taskstat-top(1).\n";
 
-enum {
-	OPT_FLAT = 256, OPT_MAX_DEPTH, OPT_MATCH, OPT_CPUS, OPT_SHARDS,
-	OPT_RCVBUF, OPT_NO_TGID, OPT_NO_FORK_EVENTS, OPT_ATTRIBUTION,
-	OPT_KERNEL_BUFFER, OPT_HIERARCHY, OPT_DEPTH, OPT_ENABLE_DELAYACCT,
-};
+enum { OPT_FLAT = 256, OPT_MAX_DEPTH, OPT_MATCH };
 
 static const struct option longopts[] = {
 	{ "interval", required_argument, NULL, 'i' },
@@ -62,36 +59,20 @@ static const struct option longopts[] = {
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "match", required_argument, NULL, OPT_MATCH },
 	{ "connect", required_argument, NULL, 'c' },
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "shards", required_argument, NULL, OPT_SHARDS },
-	{ "rcvbuf", required_argument, NULL, OPT_RCVBUF },
-	{ "no-tgid", no_argument, NULL, OPT_NO_TGID },
-	{ "no-fork-events", no_argument, NULL, OPT_NO_FORK_EVENTS },
-	{ "attribution", required_argument, NULL, OPT_ATTRIBUTION },
-	{ "kernel-buffer", required_argument, NULL, OPT_KERNEL_BUFFER },
-	{ "hierarchy", required_argument, NULL, OPT_HIERARCHY },
-	{ "depth", required_argument, NULL, OPT_DEPTH },
-	{ "enable-delayacct", no_argument, NULL, OPT_ENABLE_DELAYACCT },
+	TSC_COLLECTION_OPTIONS(TSC_LONGOPT)
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The collector's spelling of each option it shares with us. */
+/* The collector's spelling of each collection option. */
+#define SHARED(name, has_arg, code)                                          \
+	{ code, "--" name, has_arg == required_argument },
 static const struct {
-	int top;
+	int code;
 	const char *collect;
 	bool arg;
-} shared[] = {
-	{ OPT_CPUS, "--cpus", true }, { OPT_SHARDS, "--shards", true },
-	{ OPT_RCVBUF, "--rcvbuf", true }, { OPT_NO_TGID, "--no-tgid", false },
-	{ OPT_NO_FORK_EVENTS, "--no-fork-events", false },
-	{ OPT_ATTRIBUTION, "--attribution", true },
-	{ OPT_KERNEL_BUFFER, "--kernel-buffer", true },
-	{ OPT_HIERARCHY, "--hierarchy", true }, { OPT_DEPTH, "--depth", true },
-	{ OPT_ENABLE_DELAYACCT, "--enable-delayacct", false },
-	{ 'i', "--interval", true },
-};
+} shared[] = { TSC_COLLECTION_OPTIONS(SHARED) };
 
 int top_sort_by_name(const char *s)
 {
@@ -196,16 +177,19 @@ int top_parse_options(int argc, char **argv, struct top_opts *o)
 						       "127.0.0.1:9101)",
 						       optarg);
 			break;
+		case 'i': /* checked by the collector's parser */
+			o->argv[o->argc++] = (char *)"--interval";
+			o->argv[o->argc++] = optarg;
+			break;
 		default:
 			for (size_t k = 0; k < sizeof(shared) / sizeof(shared[0]);
 			     k++) {
-				if (shared[k].top != c)
+				if (shared[k].code != c)
 					continue;
 				o->argv[o->argc++] = (char *)shared[k].collect;
 				if (shared[k].arg)
 					o->argv[o->argc++] = optarg;
-				if (c != 'i')
-					o->collection = shared[k].collect;
+				o->collection = shared[k].collect;
 			}
 			break;
 		}

@@ -4,6 +4,7 @@
 #define CGS_ROLLUP_COUNTERS_H
 
 #include "cgstats.h"
+#include "rollup/wstatus.h"
 
 /* Add one task record (thread or process kind). Hot path: inline. */
 static inline void cgsi_counters_account(struct cgs_counters *c,
@@ -37,13 +38,12 @@ static inline void cgsi_counters_account(struct cgs_counters *c,
 	if (r->hiwater_vm_kb > c->hiwater_vm_kb_max)
 		c->hiwater_vm_kb_max = r->hiwater_vm_kb;
 	if (r->kind == CGS_KIND_PROCESS) {
-		/* the wait status: exit code in bits 8..15, else the signal
-		 * in bits 0..6 (0x7f: stopped) and the core bit 0x80 */
-		uint32_t st = r->exit_status, sig = st & 0x7f;
-		c->exit_clean += st == 0;
-		c->exit_nonzero += st && (sig == 0 || sig == 0x7f);
-		c->exit_signaled += sig && sig != 0x7f;
-		c->exit_core_dumped += sig && sig != 0x7f && (st & 0x80);
+		unsigned sig;
+		enum cgs_exit_outcome o = cgsi_wstatus(r->exit_status, &sig);
+		c->exit_clean += o == CGS_EXIT_CLEAN;
+		c->exit_nonzero += o == CGS_EXIT_NONZERO;
+		c->exit_signaled += o >= CGS_EXIT_SIGNALED; /* core dumps too */
+		c->exit_core_dumped += o == CGS_EXIT_CORE_DUMPED;
 	}
 }
 

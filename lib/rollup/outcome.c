@@ -1,20 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Exit outcomes, signal names, histogram bounds and quantiles. */
 #include "rollup/extra.h"
+#include "rollup/wstatus.h"
 #include "util/common.h"
 
 CGS_EXPORT enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig)
 {
-	unsigned s = status & 0x7f;
-	if (sig)
-		*sig = 0;
-	if (s == 0)
-		return status ? CGS_EXIT_NONZERO : CGS_EXIT_CLEAN;
-	if (s == 0x7f) /* stopped: not an end, counted as not clean */
-		return CGS_EXIT_NONZERO;
+	unsigned s;
+	enum cgs_exit_outcome o = cgsi_wstatus(status, &s);
 	if (sig)
 		*sig = (int)s;
-	return (status & 0x80) ? CGS_EXIT_CORE_DUMPED : CGS_EXIT_SIGNALED;
+	return o;
 }
 
 /* Linux's numbers (x86, arm and most others); realtime signals from 34,

@@ -17,6 +17,7 @@
 #include "attribute/ksrc.h"
 #include "rollup/counters.h"
 #include "rollup/rollup_int.h"
+#include "rollup/wstatus.h"
 
 static uint64_t coarse_ms(void *ctx)
 {
@@ -299,9 +300,11 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 		n->ivl_vm = rec->hiwater_vm_kb;
 	if (rec->kind == CGS_KIND_PROCESS) {
 		n->cum.oom_kills += ai->oom;
-		unsigned sig = rec->exit_status & 0x7f;
+		unsigned sig;
+		bool by_signal = cgsi_wstatus(rec->exit_status, &sig) >=
+				 CGS_EXIT_SIGNALED;
 		/* signal counts: the node's extra sets, made on first need */
-		if (cgs_unlikely(sig && sig != 0x7f) && cgsi_node_x(n))
+		if (cgs_unlikely(by_signal) && cgsi_node_x(n))
 			n->x->s[0].sig[sig]++;
 	}
 	/* n->x is missing only if its allocation failed: retried */
