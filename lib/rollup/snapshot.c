@@ -43,6 +43,25 @@ struct subblk {
 	struct snap_sub v[SUBBLK];
 };
 
+/* Signal and histogram sets (1.7 KB each), made as needed. */
+#define XBLK 64
+struct xblk {
+	struct xblk *next;
+	size_t used;
+	struct cgsi_xset v[XBLK];
+};
+
+/* What a snapshot allocates per cgroup beyond its chunk: freed with it. */
+struct snap_mem {
+	struct subblk *subs;
+	struct xblk *xs;
+};
+
+/* A cgroup's extra sets by enum cgs_counter_set; NULL: all zero. */
+struct snap_x {
+	struct cgsi_xset *s[4];
+};
+
 struct sent {
 	char *path;
 	size_t len;
@@ -53,7 +72,9 @@ struct sent {
 	struct snap_sub *sub; /* NULL: the subtree sets equal k's */
 	struct cgsi_cgnode *node; /* while snap_lock is held; else NULL */
 	uint64_t inferred, inferred_d;
-	struct cgsi_x4 *x; /* self, self_d, carry, carry_d; NULL: zeros */
+	/* extra sets by enum cgs_counter_set, NULL: zeros; the subtree ones
+	 * only where sub is set (else they are the self ones) */
+	struct cgsi_xset *xs[4];
 	struct cgsi_topk *comms; /* [2] self, cumulative; NULL: none */
 };
 
@@ -77,11 +98,10 @@ struct cgs_snapshot {
 	} *cvs;                          /* [nshards] */
 	unsigned ncvs;
 	struct snap_self *av; /* added ancestors' own counters (zeros) */
-	struct subblk *subs; /* every struct snap_sub */
+	struct snap_mem mem; /* subtree counters, extra sets */
 	char **paths;
-	struct cgsi_x4 **xv; /* per cgroup, enum cgs_counter_set order;
-			      * NULL: zeros */
-	size_t xn;           /* entries of xv (owned as soon as set) */
+	struct snap_x *xv;   /* per cgroup (pointing into mem) */
+	size_t xn;           /* entries of xv */
 	struct snap_comms *cm; /* [xn] with opts.comms, else NULL */
 	bool hist;           /* CGS_ROLLUP_HISTOGRAMS */
 	struct cgs_rollup_totals totals;
@@ -135,7 +155,6 @@ static void vec_free(struct vec *a)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		free(a->v[i].path);
-		free(a->v[i].x);
 		cgsi_comms_free(a->v[i].comms);
 	}
 	free(a->v);
@@ -264,6 +283,45 @@ static bool same_cgroup(const struct sent *a, const struct sent *b)
 	       (a->ino == b->ino || !a->ino || !b->ino);
 }
 
+static struct cgsi_xset *xset_new(struct snap_mem *m)
+{
+	struct xblk *b = m->xs;
+	if (!b || b->used == XBLK) {
+		if (!(b = malloc(sizeof(*b))))
+			return NULL;
+		b->next = m->xs;
+		b->used = 0;
+		m->xs = b;
+	}
+	return &b->v[b->used++];
+}
+
+/* *d += s, *d made (a copy of s) if it was NULL. false on ENOMEM. */
+static bool xset_addto(struct cgsi_xset **d, const struct cgsi_xset *s,
+		       struct snap_mem *m)
+{
+	if (!s)
+		return true;
+	if (*d) {
+		cgsi_xset_add(*d, s);
+		return true;
+	}
+	if (!(*d = xset_new(m)))
+		return false;
+	**d = *s;
+	return true;
+}
+
+/* e's extra sets `set` (enum cgs_counter_set), NULL: zeros. */
+static struct cgsi_xset *x_set(const struct sent *e, int set)
+{
+	if (!e->sub && set == CGS_SET_SUBTREE)
+		set = CGS_SET_SELF;
+	if (!e->sub && set == CGS_SET_SUBTREE_DELTA)
+		set = CGS_SET_SELF_DELTA;
+	return e->xs[set];
+}
+
 static struct snap_sub *sub_new(struct subblk **list)
 {
 	struct subblk *b = *list;
@@ -285,37 +343,48 @@ static const struct cgs_counters *sub_of(const struct sent *e, bool delta)
 	return delta ? &e->k->self_delta : &e->k->self;
 }
 
-/* Give e subtree sets of its own, equal to its self sets so far (false
- * on ENOMEM). */
-static bool own_subtree(struct sent *e, struct subblk **subs)
+/* Give e subtree sets of its own (counters and extra sets), equal to its
+ * self sets so far (false on ENOMEM). */
+static bool own_subtree(struct sent *e, struct snap_mem *m)
 {
 	if (e->sub)
 		return true;
-	if (!(e->sub = sub_new(subs)))
+	if (!(e->sub = sub_new(&m->subs)))
 		return false;
 	e->sub->subtree = e->k->self;
 	e->sub->subtree_delta = e->k->self_delta;
-	return true;
+	return xset_addto(&e->xs[CGS_SET_SUBTREE], e->xs[CGS_SET_SELF], m) &&
+	       xset_addto(&e->xs[CGS_SET_SUBTREE_DELTA],
+			  e->xs[CGS_SET_SELF_DELTA], m);
 }
 
 /* d += s (two entries of one cgroup): while neither has subtree sets of
  * its own, the sum has none either. */
-static int add_k(struct sent *d, const struct sent *s, struct subblk **subs)
+static int add_k(struct sent *d, const struct sent *s, struct snap_mem *m)
 {
 	if (d->sub || s->sub) {
-		if (!own_subtree(d, subs))
+		if (!own_subtree(d, m))
 			return -ENOMEM;
 		cgsi_counters_add(&d->sub->subtree, sub_of(s, false));
 		cgsi_counters_add(&d->sub->subtree_delta, sub_of(s, true));
+		if (!xset_addto(&d->xs[CGS_SET_SUBTREE],
+				x_set(s, CGS_SET_SUBTREE), m) ||
+		    !xset_addto(&d->xs[CGS_SET_SUBTREE_DELTA],
+				x_set(s, CGS_SET_SUBTREE_DELTA), m))
+			return -ENOMEM;
 	}
 	cgsi_counters_add(&d->k->self, &s->k->self);
 	cgsi_counters_add(&d->k->self_delta, &s->k->self_delta);
+	if (!xset_addto(&d->xs[CGS_SET_SELF], s->xs[CGS_SET_SELF], m) ||
+	    !xset_addto(&d->xs[CGS_SET_SELF_DELTA], s->xs[CGS_SET_SELF_DELTA],
+			m))
+		return -ENOMEM;
 	return 0;
 }
 
 /* Sort and merge duplicates in place (a cgroup seen by several shards,
  * cgroups folded into one). */
-static int sort_merge(struct vec *a, struct subblk **subs)
+static int sort_merge(struct vec *a, struct snap_mem *m)
 {
 	if (sort_runs(a) < 0)
 		return -ENOMEM;
@@ -323,7 +392,7 @@ static int sort_merge(struct vec *a, struct subblk **subs)
 	for (size_t i = 0; i < a->n; i++) {
 		if (w && same_cgroup(&a->v[w - 1], &a->v[i])) {
 			struct sent *d = &a->v[w - 1], *s = &a->v[i];
-			if (add_k(d, s, subs) < 0)
+			if (add_k(d, s, m) < 0)
 				return -ENOMEM; /* vec_free() frees all */
 			d->inferred += s->inferred;
 			d->inferred_d += s->inferred_d;
@@ -333,13 +402,6 @@ static int sort_merge(struct vec *a, struct subblk **subs)
 				cgsi_topk_merge(&d->comms[0], &s->comms[0]);
 				cgsi_topk_merge(&d->comms[1], &s->comms[1]);
 				cgsi_comms_free(s->comms);
-			}
-			if (s->x && !d->x) {
-				d->x = s->x;
-			} else if (s->x) {
-				for (int k = 0; k < 4; k++)
-					cgsi_xset_add(&d->x->s[k], &s->x->s[k]);
-				free(s->x);
 			}
 			if (!d->ino)
 				d->ino = s->ino;
@@ -368,23 +430,47 @@ static bool copy_comms(struct sent *e, const struct cgsi_cgnode *n)
 	return true;
 }
 
-/* Copies n's extra sets into e (allocated: false on ENOMEM). */
-static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool advance)
+/* No record since the baseline: every record counts in tasks or
+ * tgid_records, OOM kills read at snapshot time in oom_kills. */
+static bool node_idle(const struct cgsi_cgnode *n)
+{
+	return n->cum.tasks == n->base.tasks &&
+	       n->cum.tgid_records == n->base.tgid_records &&
+	       n->cum.oom_kills == n->base.oom_kills;
+}
+
+/* Copies n's extra sets (node order cum, base, carry, carry_base) into
+ * e's (set order) after copy_node(): zeros stay NULL (an idle cgroup's
+ * delta), subtree sets only where e has subtree counters (retired
+ * descendants). false on ENOMEM. */
+static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
+		   bool advance, struct snap_mem *m)
 {
 	if (!n->x)
 		return true;
-	e->x = malloc(sizeof(*e->x));
-	if (!e->x)
+	struct cgsi_xset *c = n->x->s, **o = e->xs;
+	if (!(o[CGS_SET_SELF] = xset_new(m)))
 		return false;
-	struct cgsi_xset *c = n->x->s, *o = e->x->s;
-	o[0] = c[0];
-	cgsi_xset_sub(&o[1], &c[0], &c[1]);
-	o[2] = c[2];
-	cgsi_xset_sub(&o[3], &c[2], &c[3]);
-	if (advance) {
-		c[1] = c[0];
-		c[3] = c[2];
+	*o[CGS_SET_SELF] = c[0];
+	if (!idle) {
+		if (!(o[CGS_SET_SELF_DELTA] = xset_new(m)))
+			return false;
+		cgsi_xset_sub(o[CGS_SET_SELF_DELTA], &c[0], &c[1]);
+		if (advance)
+			c[1] = c[0];
 	}
+	if (!e->sub)
+		return true;
+	if (!(o[CGS_SET_SUBTREE] = xset_new(m)) ||
+	    !(o[CGS_SET_SUBTREE_DELTA] = xset_new(m)))
+		return false;
+	*o[CGS_SET_SUBTREE] = c[2];
+	cgsi_xset_add(o[CGS_SET_SUBTREE], &c[0]);
+	cgsi_xset_sub(o[CGS_SET_SUBTREE_DELTA], &c[2], &c[3]);
+	if (o[CGS_SET_SELF_DELTA])
+		cgsi_xset_add(o[CGS_SET_SUBTREE_DELTA], o[CGS_SET_SELF_DELTA]);
+	if (advance)
+		c[3] = c[2];
 	return true;
 }
 
@@ -398,13 +484,10 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool advance)
  * snapshot time in oom_kills) has a zero delta without reading its
  * baseline.
  */
-static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance,
-		      struct subblk **subs)
+static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
+		      bool advance, struct snap_mem *m)
 {
 	struct snap_self *k = e->k;
-	bool idle = n->cum.tasks == n->base.tasks &&
-		    n->cum.tgid_records == n->base.tgid_records &&
-		    n->cum.oom_kills == n->base.oom_kills;
 	e->len = n->len;
 	e->depth = n->depth;
 	e->ino = n->ino;
@@ -421,7 +504,7 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool advance,
 		k->self_delta.hiwater_vm_kb_max = n->ivl_vm;
 	}
 	if (n->has_carry) {
-		struct snap_sub *u = e->sub = sub_new(subs);
+		struct snap_sub *u = e->sub = sub_new(&m->subs);
 		if (!u)
 			return false;
 		u->subtree = n->carry;
@@ -609,7 +692,7 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
  */
 static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       struct vec *a, struct snap_self *cv, bool advance,
-		       size_t *start, struct subblk **subs)
+		       size_t *start, struct snap_mem *mem)
 {
 	struct cgsi_cgtab *t = &s->cgs;
 	size_t nt = 0, base = a->n;
@@ -672,8 +755,9 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		e->k = &cv[a->n - base];
 		a->n++;
 		cgsi_oom_update(r, s, m);
-		if (!copy_x(e, m, advance) || !copy_comms(e, m) ||
-		    !copy_node(e, m, advance, subs))
+		bool idle = node_idle(m);
+		if (!copy_node(e, m, idle, advance, mem) ||
+		    !copy_x(e, m, idle, advance, mem) || !copy_comms(e, m))
 			goto enomem;
 	}
 	if (tail)
@@ -828,7 +912,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		}
 		if (ok)
 			ok = copy_shard(r, s, &a, ck->v, !o.no_delta,
-					&start, &snap->subs);
+					&start, &snap->mem);
 		cgsi_rollup_shard_totals(&t, s);
 		pthread_mutex_unlock(&s->lock);
 		if (ok)
@@ -844,7 +928,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 
 	if (o.fold_depth)
 		fold(&a, o.fold_depth);
-	if (sort_merge(&a, &snap->subs) < 0 || add_ancestors(&a, &b) < 0)
+	if (sort_merge(&a, &snap->mem) < 0 || add_ancestors(&a, &b) < 0)
 		goto fail;
 	vec_free(&a);
 	a = b;
@@ -881,7 +965,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		if (parent[i] >= 0 && !a.v[parent[i]].sub) {
 			/* a parent's subtree sets are sums of their own */
 			struct sent *pe = &a.v[parent[i]];
-			if (!own_subtree(pe, &snap->subs)) {
+			if (!own_subtree(pe, &snap->mem)) {
 				free(stack);
 				free(parent);
 				goto fail;
@@ -910,16 +994,8 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		c->subtree_delta = sub_of(e, true);
 		if (!e->unknown)
 			t.cgroups++;
-		if (e->x) { /* node order (self, self_d, carry, carry_d) to
-			     * set order (self, subtree, self_d, subtree_d) */
-			struct cgsi_xset *x = e->x->s, sd = x[1];
-			x[1] = x[0];
-			cgsi_xset_add(&x[1], &x[2]);
-			x[2] = sd;
-			cgsi_xset_add(&x[3], &sd);
-			snap->xv[i] = e->x;
-			e->x = NULL;
-		}
+		for (int j = 0; j < 4; j++)
+			snap->xv[i].s[j] = x_set(e, j);
 		if (e->comms && list_comms(&snap->cm[i], e->comms, o.comms) < 0) {
 			free(stack);
 			free(parent);
@@ -938,19 +1014,19 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 			cgsi_counters_add(&pk->subtree, snap->v[i].subtree);
 			cgsi_counters_add(&pk->subtree_delta,
 					  snap->v[i].subtree_delta);
-			struct cgsi_x4 *cx = snap->xv[i], **px;
-			px = &snap->xv[parent[i]];
-			if (cx && !*px && !(*px = calloc(1, sizeof(**px)))) {
+			struct sent *pe = &a.v[parent[i]];
+			const struct snap_x *cx = &snap->xv[i];
+			if (!xset_addto(&pe->xs[CGS_SET_SUBTREE],
+					cx->s[CGS_SET_SUBTREE], &snap->mem) ||
+			    !xset_addto(&pe->xs[CGS_SET_SUBTREE_DELTA],
+					cx->s[CGS_SET_SUBTREE_DELTA],
+					&snap->mem)) {
 				free(stack);
 				free(parent);
 				goto fail;
 			}
-			if (cx) {
-				cgsi_xset_add(&(*px)->s[CGS_SET_SUBTREE],
-					      &cx->s[CGS_SET_SUBTREE]);
-				cgsi_xset_add(&(*px)->s[CGS_SET_SUBTREE_DELTA],
-					      &cx->s[CGS_SET_SUBTREE_DELTA]);
-			}
+			for (int k = 0; k < 4; k++)
+				snap->xv[parent[i]].s[k] = x_set(pe, k);
 		}
 	}
 	free(stack);
@@ -992,8 +1068,6 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 		return;
 	for (size_t i = 0; s->paths && i < s->n; i++)
 		free(s->paths[i]);
-	for (size_t i = 0; s->xv && i < s->xn; i++)
-		free(s->xv[i]);
 	for (size_t i = 0; s->cm && i < s->xn; i++) {
 		free(s->cm[i].v[0]);
 		free(s->cm[i].v[1]);
@@ -1007,7 +1081,11 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 			big_free(s->cvs[i].v, s->cvs[i].mapped);
 	free(s->cvs);
 	free(s->av);
-	for (struct subblk *b = s->subs, *nb; b; b = nb) {
+	for (struct subblk *b = s->mem.subs, *nb; b; b = nb) {
+		nb = b->next;
+		free(b);
+	}
+	for (struct xblk *b = s->mem.xs, *nb; b; b = nb) {
 		nb = b->next;
 		free(b);
 	}
@@ -1020,7 +1098,7 @@ static int x_of(const struct cgs_snapshot *s, size_t i,
 {
 	if (!s || i >= s->n || (unsigned)set > CGS_SET_SUBTREE_DELTA)
 		return -EINVAL;
-	*out = s->xv[i] ? &s->xv[i]->s[set] : NULL;
+	*out = s->xv[i].s[set];
 	return 0;
 }
 

@@ -875,7 +875,30 @@ static bool m_under(const struct mnode *m, int y, int x)
 	return false;
 }
 
-static void model_run(unsigned shards, uint64_t seed)
+/* With CGS_ROLLUP_HISTOGRAMS: set `set` of cgroup c counts w's tasks
+ * (lifetime), processes (process lifetime) and CPU (fp_record: utime
+ * 1000 * seed + 1, stime 1000 * seed + 2). */
+static void assert_hist(const struct cgs_snapshot *s,
+			const struct cgs_cgroup_stats *c,
+			enum cgs_counter_set set, struct want w)
+{
+	size_t i = 0;
+	while (cgs_snapshot_get(s, i) != c)
+		i++;
+	struct cgs_hist h = { .sz = sizeof(h) };
+	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_LIFETIME, &h),
+			 0);
+	want_field("lifetime count", h.count, w.tasks);
+	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_PROC_LIFETIME,
+					   &h),
+			 0);
+	want_field("process lifetime count", h.count, w.processes);
+	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_CPU, &h), 0);
+	want_field("cpu count", h.count, w.tasks);
+	want_field("cpu sum", h.sum_ns, (2000 * w.seeds + 3 * w.tasks) * 1000);
+}
+
+static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 {
 	struct mnode m[M_MAX] = { 0 };
 	int n = 0;
@@ -905,7 +928,7 @@ static void model_run(unsigned shards, uint64_t seed)
 			fp_mkdir(&F, m[n++].path);
 		}
 	}
-	struct cgs_rollup *r = fp_rollup(&F, shards, 0);
+	struct cgs_rollup *r = fp_rollup(&F, shards, flags);
 	for (int round = 0; round < 40; round++) {
 		for (int i = 1; i < n; i++) {
 			if (m[i].removed || m_rand(&x) % 10 >= 3)
@@ -973,6 +996,12 @@ static void model_run(unsigned shards, uint64_t seed)
 			assert_want(c->self_delta, m[i].ivl);
 			assert_want(c->subtree, sub);
 			assert_want(c->subtree_delta, subd);
+			if (flags & CGS_ROLLUP_HISTOGRAMS) {
+				assert_hist(s, c, CGS_SET_SELF, m[i].cum);
+				assert_hist(s, c, CGS_SET_SELF_DELTA, m[i].ivl);
+				assert_hist(s, c, CGS_SET_SUBTREE, sub);
+				assert_hist(s, c, CGS_SET_SUBTREE_DELTA, subd);
+			}
 		}
 		cgs_snapshot_free(s);
 		if (!keep)
@@ -1002,8 +1031,9 @@ static void model_run(unsigned shards, uint64_t seed)
 static void test_snapshot_model(void **state)
 {
 	(void)state;
-	for (uint64_t seed = 1; seed <= 6; seed++)
-		model_run(seed % 3 ? 3 : 1, seed * 0x9e3779b97f4a7c15ull);
+	for (uint64_t seed = 1; seed <= 8; seed++)
+		model_run(seed % 3 ? 3 : 1, seed * 0x9e3779b97f4a7c15ull,
+			  seed & 1 ? CGS_ROLLUP_HISTOGRAMS : 0);
 }
 
 int main(int argc, char **argv)
