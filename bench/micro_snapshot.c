@@ -10,10 +10,19 @@
  * removed at the end), since the snapshot looks at each directory to flag
  * removed cgroups; -M uses paths that do not exist instead.
  *
- * usage: micro_snapshot [-n 1000,10000[,100000]] [-r REPS] [-M]
+ * usage: micro_snapshot [-n 1000,10000[,100000]] [-r REPS] [-M] [-H]
+ *                       [-a PERCENT]
+ * -H: with CGS_ROLLUP_HISTOGRAMS (the collector's default); -a: the share
+ * of cgroups with a record between two snapshots (default 100: all; a
+ * host's cgroups are mostly idle).
  * Prints one JSON line per size: ms per snapshot (in "ns_per_record": ns
- * per cgroup) and the snapshot's cgroup count.
+ * per cgroup; wall time, and the thread's CPU time in "cpu_ms"), the
+ * snapshot's cgroup count, and memory per cgroup: the rollup's (heap in
+ * use, mallinfo2) and a snapshot's (resident pages it added, the first
+ * one, with nothing freed before it to reuse).
  */
+#include <malloc.h>
+#include <time.h>
 #include <errno.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -25,7 +34,32 @@
 #include "cgstats.h"
 #include "micro_common.h"
 
-static int reps = 7, real_dirs = 1;
+static int reps = 7, real_dirs = 1, hist, active = 100;
+
+static double cpu_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double heap_bytes(void)
+{
+	struct mallinfo2 m = mallinfo2();
+	return (double)(m.uordblks + m.hblkhd);
+}
+
+static double rss_bytes(void)
+{
+	long size = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &size, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return (double)res * (double)sysconf(_SC_PAGESIZE);
+}
 
 /* mkdir (make) or rmdir (!make) the tree of n cgroups under the v2 mount. */
 static int tree(const char *top, long n, bool make)
@@ -77,9 +111,9 @@ static int run_size(long n)
 	CGS_OPTS(cgs_record, group);
 	struct cgs_rollup *ru = NULL;
 	char (*paths)[96], top[32];
-	double ns[64], ms[64], acc_ns;
+	double ns[64], ms[64], cpu[64], acc_ns, heap0, rollup_b = 0, snap_b = 0;
 	size_t len, count = 0;
-	char extra[256];
+	char extra[512];
 	int err;
 
 	len = cgsb_build_msg(msg, sizeof(msg), &spec);
@@ -103,6 +137,9 @@ static int run_size(long n)
 			return err;
 		}
 	}
+	if (hist)
+		ro.flags |= CGS_ROLLUP_HISTOGRAMS;
+	heap0 = heap_bytes();
 	err = cgs_rollup_new(&ru, &ro);
 	if (err < 0) {
 		if (real_dirs)
@@ -115,6 +152,7 @@ static int run_size(long n)
 		for (long i = 0; i < n; i++)
 			cgs_rollup_account_path(ru, 0, &rec, paths[i]);
 	acc_ns = (cgsb_now() - t0) * 1e9 / (double)(3 * n);
+	rollup_b = (heap_bytes() - heap0) / (double)n;
 
 	if (reps > 64)
 		reps = 64;
@@ -122,14 +160,20 @@ static int run_size(long n)
 		struct cgs_snapshot *s = NULL;
 		double t1, t2;
 
+		double c1, rss1 = rss_bytes();
 		for (long i = 0; i < n; i++)
-			cgs_rollup_account_path(ru, 0, &rec, paths[i]);
+			if (i % 100 < active)
+				cgs_rollup_account_path(ru, 0, &rec, paths[i]);
 		t1 = cgsb_now();
+		c1 = cpu_now();
 		err = cgs_rollup_snapshot(ru, &so, &s);
 		if (err >= 0)
 			count = cgs_snapshot_count(s);
+		if (r == 0)
+			snap_b = (rss_bytes() - rss1) / (double)n;
 		cgs_snapshot_free(s);
 		t2 = cgsb_now();
+		cpu[r] = (cpu_now() - c1) * 1e3;
 		if (err < 0) {
 			fprintf(stderr, "micro_snapshot: %s\n",
 				cgs_strerror(err));
@@ -147,9 +191,14 @@ static int run_size(long n)
 	snprintf(extra, sizeof(extra),
 		 "\"ms_per_snapshot\":%.3f,\"ms_min\":%.3f,\"ms_max\":%.3f,"
 		 "\"snapshot_entries\":%zu,\"account_path_ns\":%.1f,"
-		 "\"real_dirs\":%s",
+		 "\"real_dirs\":%s,\"histograms\":%s,\"active_pct\":%d,"
+		 "\"cpu_ms\":%.3f,\"cpu_ms_min\":%.3f,"
+		 "\"rollup_bytes_per_cgroup\":%.0f,"
+		 "\"snapshot_bytes_per_cgroup\":%.0f",
 		 cgsb_median(ms, reps), cgsb_min(ms, reps), cgsb_max(ms, reps),
-		 count, acc_ns, real_dirs ? "true" : "false");
+		 count, acc_ns, real_dirs ? "true" : "false",
+		 hist ? "true" : "false", active, cgsb_median(cpu, reps),
+		 cgsb_min(cpu, reps), rollup_b, snap_b);
 	cgsb_report("snapshot", "snapshot", n, ns, reps, n, extra);
 	return 0;
 }
@@ -159,14 +208,16 @@ int main(int argc, char **argv)
 	char sizes[128] = "1000,10000";
 	int opt, rc = 0;
 
-	while ((opt = getopt(argc, argv, "n:r:M")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:MHa:")) != -1) {
 		switch (opt) {
 		case 'n': snprintf(sizes, sizeof(sizes), "%s", optarg); break;
 		case 'r': reps = atoi(optarg); break;
 		case 'M': real_dirs = 0; break;
+		case 'H': hist = 1; break;
+		case 'a': active = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: micro_snapshot [-n SIZES] "
-					"[-r REPS] [-M]\n");
+					"[-r REPS] [-M] [-H] [-a PERCENT]\n");
 			return 2;
 		}
 	}
