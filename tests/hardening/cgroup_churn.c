@@ -22,7 +22,8 @@
  *   mix     clone3 for even i, procs for odd i (procs only on v1)
  *
  * LOG gets one line per cgroup once it is removed:
- *   <path as /proc/<pid>/cgroup shows it> TAB <task exits> TAB <process exits>
+ *   <path as /proc/<pid>/cgroup shows it> TAB <task exits> TAB
+ *   <process exits> TAB <CLOCK_MONOTONIC seconds when it was removed>
  * (tasks = PROCS * (THREADS + 1), processes = PROCS). The workers' own
  * exits are not in those cgroups. At the end one JSON line on stdout:
  * {"cgroups":N,"tasks":...,"processes":...,"seconds":...,"mode":...}.
@@ -149,6 +150,13 @@ static int remove_cgroup(const char *dir)
 	return fail("rmdir", dir);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int one_cgroup(const struct cfg *c, long i)
 {
 	char dir[4096], rel[4096], file[4200];
@@ -190,8 +198,8 @@ static int one_cgroup(const struct cfg *c, long i)
 	if (remove_cgroup(dir) < 0 || bad)
 		return -1;
 	char line[4200];
-	int len = snprintf(line, sizeof(line), "%s\t%u\t%u\n", rel,
-			   c->procs * (c->threads + 1), c->procs);
+	int len = snprintf(line, sizeof(line), "%s\t%u\t%u\t%.6f\n", rel,
+			   c->procs * (c->threads + 1), c->procs, now_s());
 	if (write(c->log_fd, line, (size_t)len) != len) /* O_APPEND: whole */
 		return fail("write", "LOG");
 	return 0;
@@ -203,13 +211,6 @@ static int worker(const struct cfg *c, unsigned w)
 		if (one_cgroup(c, i) < 0)
 			return 1;
 	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int usage(const char *argv0)
