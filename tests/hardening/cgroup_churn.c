@@ -4,7 +4,7 @@
  * and removes N cgroups, each with a short known workload, and says
  * exactly what ran where.
  *
- *   cgroup_churn [-c ALIVE] [-p PROCS] [-t THREADS] [-m MODE]
+ *   cgroup_churn [-c ALIVE] [-p PROCS] [-t THREADS] [-m MODE] [-r RATE]
  *                MOUNT PARENT N LOG
  *
  * MOUNT is a cgroup mount (/sys/fs/cgroup/unified for cgroup2, or a v1
@@ -13,7 +13,9 @@
  * ALIVE workers (default 4), each for cgroups i = w, w + ALIVE, ...:
  * mkdir PARENT/c<i>, start PROCS processes (default 1) in it, each of
  * which starts and joins THREADS threads (default 2) and exits; reap them,
- * rmdir the cgroup. So at most ALIVE cgroups are alive at once.
+ * rmdir the cgroup. So at most ALIVE cgroups are alive at once. With
+ * -r, cgroup i is not made before RATE * i seconds from the start (a
+ * steady RATE cgroups/s); without, as fast as the workers go.
  *
  * How a process gets into its cgroup (MODE, default "mix"):
  *   clone3  clone3(CLONE_INTO_CGROUP): born there (cgroup2 only)
@@ -63,6 +65,7 @@ struct cfg {
 	enum mode mode;
 	int log_fd;
 	bool v2;
+	double rate, t0;
 };
 
 static void *noop(void *arg)
@@ -207,16 +210,21 @@ static int one_cgroup(const struct cfg *c, long i)
 
 static int worker(const struct cfg *c, unsigned w)
 {
-	for (long i = w; i < c->n; i += c->alive)
+	for (long i = w; i < c->n; i += c->alive) {
+		double at = c->rate > 0 ? c->t0 + (double)i / c->rate : 0;
+		double wait = at - now_s();
+		if (wait > 0)
+			usleep((useconds_t)(wait * 1e6));
 		if (one_cgroup(c, i) < 0)
 			return 1;
+	}
 	return 0;
 }
 
 static int usage(const char *argv0)
 {
 	fprintf(stderr, "usage: %s [-c ALIVE] [-p PROCS] [-t THREADS] "
-		"[-m mix|clone3|procs] MOUNT PARENT N LOG\n", argv0);
+		"[-m mix|clone3|procs] [-r RATE] MOUNT PARENT N LOG\n", argv0);
 	return 2;
 }
 
@@ -225,12 +233,13 @@ int main(int argc, char **argv)
 	struct cfg c = { .alive = 4, .procs = 1, .threads = 2 };
 	const char *mname = "mix";
 	int opt;
-	while ((opt = getopt(argc, argv, "c:p:t:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:p:t:m:r:")) != -1) {
 		switch (opt) {
 		case 'c': c.alive = (unsigned)atoi(optarg); break;
 		case 'p': c.procs = (unsigned)atoi(optarg); break;
 		case 't': c.threads = (unsigned)atoi(optarg); break;
 		case 'm': mname = optarg; break;
+		case 'r': c.rate = atof(optarg); break;
 		default: return usage(argv[0]);
 		}
 	}
@@ -269,6 +278,7 @@ int main(int argc, char **argv)
 	}
 
 	double t0 = now_s();
+	c.t0 = t0;
 	pid_t *pids = calloc(c.alive, sizeof(*pids));
 	int rc = 0;
 	for (unsigned w = 0; w < c.alive; w++) {

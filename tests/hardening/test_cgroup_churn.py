@@ -8,8 +8,8 @@ memory and the kernel-side state bounded.
 
 The collector runs with JSON lines (--output, --interval), --textfile
 (polled) and --listen (scraped); cgroup_churn (tests/hardening/
-cgroup_churn.c) creates CHURN_CGROUPS cgroups (default 4000), CHURN_ALIVE
-(4) alive at once, each with one process of two threads put there by
+cgroup_churn.c) creates CHURN_CGROUPS cgroups (default 4000) at CHURN_RATE
+per second (200; 0: as fast as it can), CHURN_ALIVE (4) alive at once, each with one process of two threads put there by
 clone3(CLONE_INTO_CGROUP) or a write to cgroup.procs, and logs what it ran.
 Checks:
  - JSON lines: every cgroup the driver ran, and no other below the scratch
@@ -54,6 +54,7 @@ B = arg(1, "taskstat-collect cgroup_churn")
 DRIVER = arg(2, "taskstat-collect cgroup_churn")
 N = int(os.environ.get("CHURN_CGROUPS", "4000"))
 ALIVE = int(os.environ.get("CHURN_ALIVE", "4"))
+RATE = float(os.environ.get("CHURN_RATE", "200"))  # cgroups/s, 0: flat out
 HIER = os.environ.get("CHURN_HIERARCHY", "v2")
 INTERVAL = float(os.environ.get("CHURN_INTERVAL", "0.5"))
 RSS_MIB = float(os.environ.get("CHURN_RSS_MIB", "4"))
@@ -210,7 +211,8 @@ def main():
             time.sleep(max(1.0, 2 * INTERVAL))
             maps0, rss0 = bpf_maps(col.p.pid), vm_rss_kb(col.p.pid)
             t_start = time.monotonic()
-            r = subprocess.run([DRIVER, "-c", str(ALIVE), mount, parent,
+            r = subprocess.run([DRIVER, "-c", str(ALIVE), "-r", str(RATE),
+                                mount, parent,
                                 str(N), log], capture_output=True,
                                text=True, timeout=3600)
             t_end = time.monotonic()
