@@ -453,6 +453,10 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 	collector(b, "collector_kernel_ringbuf_bytes", "gauge",
 		  "Kernel source ring bytes per shard, 0 without it.",
 		  in->kernel_ringbuf);
+	collector(b, "collector_kernel_cgroup_ids", "gauge",
+		  "Cgroup ids the kernel source holds a path for (live, and "
+		  "removed in the last minute), 0 without it.",
+		  in->kernel_cgroup_ids);
 	collector(b, "collector_fork_tracking", "gauge",
 		  "1 if fork events from the proc connector are used.",
 		  in->fork_tracking);

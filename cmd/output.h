@@ -28,6 +28,7 @@ struct snap_info {
 	uint64_t kernel_waits;     /* records that waited for their entry */
 	uint64_t inferred;        /* records whose cgroup was inferred */
 	uint64_t kernel_ringbuf;  /* bytes per shard, 0: no kernel source */
+	uint64_t kernel_cgroup_ids; /* ids the kernel source has a path for */
 	bool fork_tracking;
 	uint64_t fork_drops;
 	unsigned shards;

@@ -341,6 +341,7 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 		in->kernel_waits = t->kernel_waits;
 		in->inferred = t->inferred;
 		in->kernel_ringbuf = t->kernel_ringbuf;
+		in->kernel_cgroup_ids = t->kernel_cgroup_ids;
 		in->histograms = t->histograms;
 		/* a replay's records come without the kernel's word on OOM
 		 * kills, and this host's cgroups are not the recording's */

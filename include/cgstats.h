@@ -1166,6 +1166,9 @@ struct cgs_rollup_totals {
 				* not known: ranked under their own comm
 				* (the /proc source, a thread whose process
 				* was gone) */
+	/* the kernel source: cgroup ids it holds a path for (live ones, and
+	 * those removed in the last minute: their late records) */
+	uint64_t kernel_cgroup_ids;
 };
 
 struct cgs_snapshot;

@@ -182,8 +182,30 @@ static void consume(struct cgsi_ksrc *k, struct kshard *s)
 	}
 }
 
-/* Is (hier, id, path) an event of the cgroup2 hierarchy? Learned once
- * from an event whose directory is still there with that inode. */
+/* cgroup2's hierarchy id, as /proc/self/cgroup shows it: the first field
+ * of the line without controllers ("0::/..."); -1 if there is none. */
+static int64_t dfl_hier_from_proc(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[PATH_MAX + 64];
+	int64_t id = -1;
+	if (!f)
+		return -1;
+	while (id < 0 && fgets(line, sizeof(line), f)) {
+		char *end;
+		long long v = strtoll(line, &end, 10);
+		if (end != line && v >= 0 && end[0] == ':' && end[1] == ':')
+			id = v;
+	}
+	fclose(f);
+	return id;
+}
+
+/* Is (hier, id, path) an event of the cgroup2 hierarchy? Known from
+ * /proc/self/cgroup at open; else learned once from an event whose
+ * directory is still there with that inode (an event of a cgroup already
+ * removed teaches nothing: without the first, a host whose new cgroups
+ * all go quickly would lose their mkdir events until one stays). */
 static bool dfl_event(struct cgsi_ksrc *k, const struct cgsk_cgev *e)
 {
 	if (k->dfl_hier >= 0)
@@ -364,7 +386,7 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	k->nshards = nshards;
 	k->ncpu = (unsigned)ncpu;
 	k->mount = m;
-	k->dfl_hier = -1;
+	k->dfl_hier = dfl_hier_from_proc();
 	k->wait_us = (wait_ms ? wait_ms : CGSI_KSRC_WAIT_MS) * 1000u;
 	k->sh = aligned_alloc(64, sizeof(*k->sh) * nshards);
 	rc = -ENOMEM;

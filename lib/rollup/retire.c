@@ -7,6 +7,13 @@
  * to CGSI_CHECK_ALL nodes, a stat() here. Its totals move into
  * its parent's `carry` (retired descendants), baseline included, so the
  * parent's subtree sums and deltas continue without a jump.
+ *
+ * A cgroup's exits may be spread over shards, one node in each: the
+ * snapshots merge them by path. So a node is retired only together with
+ * its incarnation's nodes in every other shard, when each of them is
+ * retirable: retiring one while another still holds an exit no snapshot
+ * has shown would make the path's cumulative counts drop (a counter reset
+ * to Prometheus) and its final value would never be shown.
  */
 #include <stdlib.h>
 
@@ -26,6 +33,33 @@ static bool retirable(struct cgs_rollup *r, struct cgsi_rshard *s,
 	bool gone;
 	uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir), &gone);
 	return gone || (ino && n->ino && ino != n->ino);
+}
+
+static bool same_incarnation(const struct cgsi_cgnode *a,
+			     const struct cgsi_cgnode *b)
+{
+	return a->len == b->len && !memcmp(a->path, b->path, a->len) &&
+	       (!a->ino || !b->ino || a->ino == b->ino);
+}
+
+/* retirable() in every shard that has a node of n's incarnation (all shard
+ * locks held) */
+static bool path_retirable(struct cgs_rollup *r, struct cgsi_rshard *s,
+			   struct cgsi_cgnode *n)
+{
+	if (!retirable(r, s, n))
+		return false;
+	for (unsigned i = 0; i < r->nshards; i++) {
+		struct cgsi_rshard *o = &r->shards[i];
+		if (o == s)
+			continue;
+		for (struct cgsi_cgnode *m = cgsi_cgtab_find(&o->cgs, n->path,
+							     n->len, n->hash);
+		     m; m = m->older)
+			if (same_incarnation(n, m) && !retirable(r, o, m))
+				return false;
+	}
+	return true;
 }
 
 static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
@@ -76,6 +110,8 @@ CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
 		return -EINVAL;
 	int total = 0;
 	uint64_t now = cgsi_rollup_now(r);
+	/* every shard locked (in order; only retiring, under snap_lock, holds
+	 * more than one): a cgroup's nodes are judged and retired together */
 	pthread_mutex_lock(&r->snap_lock);
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_rshard *s = &r->shards[i];
@@ -84,10 +120,13 @@ CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
 		struct cgsi_pcache_policy pol = { &r->deaths, now,
 						  r->o.grace_ms };
 		cgsi_pcache_sweep(&s->cache, s->cache.mask + 1, &pol);
+	}
+	for (unsigned i = 0; i < r->nshards; i++) {
+		struct cgsi_rshard *s = &r->shards[i];
 		/* parents created while retiring are appended and visited */
 		for (struct cgsi_cgnode *n = s->cgs.first, *nx; n; n = nx) {
 			nx = n->next;
-			if (!retirable(r, s, n))
+			if (!path_retirable(r, s, n))
 				continue;
 			size_t c0 = s->cgs.count;
 			if (retire(r, s, n, now) < 0)
@@ -96,8 +135,9 @@ CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
 				nx = s->cgs.last;
 			total++;
 		}
-		pthread_mutex_unlock(&s->lock);
 	}
+	for (unsigned i = r->nshards; i-- > 0;)
+		pthread_mutex_unlock(&r->shards[i].lock);
 	pthread_mutex_unlock(&r->snap_lock);
 	return total;
 }

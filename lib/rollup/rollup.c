@@ -494,6 +494,7 @@ static void add_kernel_stats(struct cgs_rollup_totals *t, struct cgs_rollup *r)
 	t->kernel_waits = k.waits;
 	t->kernel_unresolved = k.unresolved;
 	t->kernel_ringbuf = k.ring_bytes;
+	t->kernel_cgroup_ids = cgsi_ksrc_ids(r->ksrc);
 }
 
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,

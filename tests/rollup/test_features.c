@@ -95,6 +95,17 @@ static bool has(const struct cgs_snapshot *s, const char *path)
 	return false;
 }
 
+/* The cgroup at path, removed or not; fails the case if absent. */
+static const struct cgs_cgroup_stats *any_of(const struct cgs_snapshot *s,
+					     const char *path)
+{
+	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
+		if (!strcmp(cgs_snapshot_get(s, i)->path, path))
+			return cgs_snapshot_get(s, i);
+	fail_msg("no cgroup %s in the snapshot", path);
+	return NULL;
+}
+
 static const struct cgs_counters *set_of(const struct cgs_snapshot *s,
 					 size_t i, enum cgs_counter_set set)
 {
@@ -578,6 +589,43 @@ static void test_retire_kept_nohist(void **state)
 {
 	(void)state;
 	retire_case(0);
+}
+
+/* A removed cgroup whose exits were split over two shards, one of them
+ * arriving after the snapshot that first showed it removed: neither node
+ * is retired until a snapshot has shown both, so the path's cumulative
+ * count never drops and its final value is shown (a bug the cgroup churn
+ * test found: shard 0's node went alone, the count went 2 -> 1). */
+static void test_retire_split(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 2, 0);
+	struct cgs_record ok = proc_exit(20, 0);
+	put(r, 0, "/s/c", &ok);
+	put(r, 0, "/s/c", &ok);
+	fp_rmdir(&F, "/s/c");
+	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	const struct cgs_cgroup_stats *c = any_of(s, "/s/c");
+	assert_int_equal(c->self->tasks, 2);
+	assert_true(c->removed);
+	cgs_snapshot_free(s);
+	/* the late exit, on the other shard */
+	assert_int_equal(cgs_rollup_account_path(r, 1, &ok, "/s/c"), 0);
+	assert_int_equal(cgs_rollup_retire_removed(r), 0);
+	s = snap(r, 0, false, 0);
+	c = any_of(s, "/s/c");
+	assert_int_equal(c->self->tasks, 3);
+	assert_int_equal(c->self_delta->tasks, 1);
+	cgs_snapshot_free(s);
+	/* now shown whole: both nodes go, into /s's carry */
+	assert_int_equal(cgs_rollup_retire_removed(r), 2);
+	s = snap(r, 0, false, 0);
+	assert_false(has(s, "/s/c"));
+	const struct cgs_counters *sub = set_of(s, idx(s, "/s"),
+						 CGS_SET_SUBTREE);
+	assert_int_equal(sub->tasks, 3);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
 }
 
 /* ---- 3. histograms ------------------------------------------------------ */
@@ -1463,6 +1511,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_outcome_merge_fold, &F),
 		fp_unit_test(test_retire_kept, &F),
 		fp_unit_test(test_retire_kept_nohist, &F),
+		fp_unit_test(test_retire_split, &F),
 		fp_unit_test(test_hist_buckets, &F),
 		fp_unit_test(test_hist_api, &F),
 		fp_unit_test(test_comms_exact, &F),
