@@ -31,8 +31,7 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 {
 	return false;
 }
-int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len,
-		   uint64_t now_ms)
+int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len)
 {
 	return -ENOENT;
 }
@@ -617,12 +616,14 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	return ok;
 }
 
-int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len,
-		   uint64_t now_ms)
+int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len)
 {
 	int rc = -ENOENT;
 	pthread_mutex_lock(&k->idlock);
-	k->now_ms = now_ms;
+	/* one clock for every stamp of the id table (removal, purge, walk):
+	 * the caller's (a rollup's, counting from its start) would have
+	 * purged a removed cgroup stamped by it at once */
+	uint64_t now_ms = k->now_ms = cgsi_now_mono_ms();
 	const char *p = cgsi_cgid_get(&k->ids, id);
 	if (!p) {
 		ring_buffer__consume(k->cgrb);

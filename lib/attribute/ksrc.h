@@ -76,8 +76,7 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 
 /* Path of a cgroup id into buf; returns its length, or -ENOENT when the
  * id is unknown even after a (rate-limited) walk. Thread-safe. */
-int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len,
-		   uint64_t now_ms);
+int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len);
 
 void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out);
 

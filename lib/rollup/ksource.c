@@ -45,7 +45,7 @@ static struct cgsi_cgnode *id_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 			   CGSI_KCACHE_SIZE];
 	if (cgs_likely(c->id == id && c->gen == s->kgen && c->n))
 		return c->n;
-	int len = cgsi_ksrc_path(r->ksrc, id, s->path, sizeof(s->path), now);
+	int len = cgsi_ksrc_path(r->ksrc, id, s->path, sizeof(s->path));
 	if (len < 0)
 		return NULL;
 	struct cgsi_cgnode *n = cgsi_intern_id(r, s, s->path, (size_t)len, id,
