@@ -31,6 +31,7 @@ void cgsi_cgid_fini(struct cgsi_cgid *m)
 	for (uint32_t i = 0; m->slot && i <= m->mask; i++)
 		free(m->slot[i].path);
 	free(m->slot);
+	free(m->rq);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -108,13 +109,36 @@ int cgsi_cgid_set(struct cgsi_cgid *m, uint64_t id, const char *path)
 
 static void purge(struct cgsi_cgid *m, uint64_t now_ms);
 
+/* Queue a removal (false on ENOMEM: that entry then goes only with the
+ * table). */
+static bool rq_push(struct cgsi_cgid *m, uint64_t id, uint64_t ms)
+{
+	uint64_t held = m->rq_tail - m->rq_head;
+	if (!m->rq || held == (uint64_t)m->rq_mask + 1) {
+		uint32_t n = m->rq ? (m->rq_mask + 1) * 2 : 1024;
+		struct cgsi_cgid_rm *q = malloc(n * sizeof(*q));
+		if (!q)
+			return false;
+		for (uint64_t i = 0; i < held; i++)
+			q[i] = m->rq[(m->rq_head + i) & m->rq_mask];
+		free(m->rq);
+		m->rq = q;
+		m->rq_mask = n - 1;
+		m->rq_head = 0;
+		m->rq_tail = held;
+	}
+	m->rq[m->rq_tail++ & m->rq_mask] = (struct cgsi_cgid_rm){ id, ms };
+	return true;
+}
+
 void cgsi_cgid_removed(struct cgsi_cgid *m, uint64_t id, uint64_t now_ms)
 {
 	struct cgsi_cgid_ent *e = find(m, id);
-	if (e && !e->removed_ms)
+	if (e && !e->removed_ms) {
 		e->removed_ms = now_ms ? now_ms : 1;
-	if (now_ms >= m->last_purge_ms + CGSI_CGID_KEEP_MS / 4)
-		purge(m, now_ms);
+		rq_push(m, id, e->removed_ms);
+	}
+	purge(m, now_ms);
 }
 
 int cgsi_cgid_is_removed(const struct cgsi_cgid *m, uint64_t id)
@@ -123,18 +147,27 @@ int cgsi_cgid_is_removed(const struct cgsi_cgid *m, uint64_t id)
 	return e && e->removed_ms;
 }
 
+/* Drop removed entries from the oldest on: those removed more than
+ * CGSI_CGID_KEEP_MS ago, and while more than CGSI_CGID_REMOVED_MAX are
+ * held, those removed more than CGSI_CGID_KEEP_MIN_MS ago. */
 static void purge(struct cgsi_cgid *m, uint64_t now_ms)
 {
-	m->last_purge_ms = now_ms;
-	for (uint32_t i = 0; i <= m->mask; i++) {
-		struct cgsi_cgid_ent *e = &m->slot[i];
-		if (e->path && e->removed_ms && e->removed_ms <= now_ms &&
-		    now_ms - e->removed_ms > CGSI_CGID_KEEP_MS) {
+	while (m->rq_head < m->rq_tail) {
+		const struct cgsi_cgid_rm *q = &m->rq[m->rq_head & m->rq_mask];
+		uint64_t age = now_ms > q->ms ? now_ms - q->ms : 0;
+		bool over = m->rq_tail - m->rq_head > CGSI_CGID_REMOVED_MAX;
+		if (age <= CGSI_CGID_KEEP_MS &&
+		    !(over && age > CGSI_CGID_KEEP_MIN_MS))
+			break;
+		struct cgsi_cgid_ent *e = find(m, q->id);
+		if (e && e->removed_ms == q->ms) {
 			free(e->path);
 			e->path = NULL; /* tombstone: keeps probe chains */
 			m->count--;
 			m->tombs++;
+			m->purged_early += age <= CGSI_CGID_KEEP_MS;
 		}
+		m->rq_head++;
 	}
 }
 

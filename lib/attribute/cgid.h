@@ -6,6 +6,9 @@
  * and removed between two walks still has its path. A removed cgroup's
  * entry is kept CGSI_CGID_KEEP_MS after its rmdir event (its last records
  * may still be queued), then dropped: memory follows the live cgroups.
+ * Under heavy churn at most CGSI_CGID_REMOVED_MAX removed entries are
+ * kept that long: past that the oldest go once CGSI_CGID_KEEP_MIN_MS old
+ * (a record later than that finds no path: counted, kernel_unresolved).
  * Not thread-safe: the caller locks.
  */
 #ifndef CGS_ATTRIBUTE_CGID_H
@@ -18,6 +21,8 @@
 
 #define CGSI_CGID_WALK_MS 200u
 #define CGSI_CGID_KEEP_MS 60000u
+#define CGSI_CGID_KEEP_MIN_MS 2000u
+#define CGSI_CGID_REMOVED_MAX 8192u
 
 struct cgsi_cgid_ent {
 	uint64_t id;        /* 0: free */
@@ -25,12 +30,22 @@ struct cgsi_cgid_ent {
 	char *path;         /* as /proc/<pid>/cgroup shows it */
 };
 
+/* A removal, in the order of the rmdir events (so oldest first). */
+struct cgsi_cgid_rm {
+	uint64_t id, ms;
+};
+
 struct cgsi_cgid {
 	const struct cgsi_cg_mount *mount;
 	struct cgsi_cgid_ent *slot;
 	uint32_t mask, count, tombs;
-	uint64_t last_walk_ms, last_purge_ms;
+	struct cgsi_cgid_rm *rq;  /* removed entries still held, a ring */
+	uint64_t rq_head, rq_tail;
+	uint32_t rq_mask;
+	uint64_t last_walk_ms;
 	uint64_t walks, events, unresolved;
+	uint64_t purged_early;    /* removed entries dropped before
+				   * CGSI_CGID_KEEP_MS (the cap) */
 };
 
 int cgsi_cgid_init(struct cgsi_cgid *m, const struct cgsi_cg_mount *mount);
@@ -42,11 +57,11 @@ const char *cgsi_cgid_get(const struct cgsi_cgid *m, uint64_t id);
 /* Record a path for id (mkdir event, walk). 0 or -ENOMEM. */
 int cgsi_cgid_set(struct cgsi_cgid *m, uint64_t id, const char *path);
 
-/* The cgroup was removed at now_ms (rmdir event). Entries removed more
- * than CGSI_CGID_KEEP_MS ago are purged here too (a scan at most every
- * CGSI_CGID_KEEP_MS / 4), so that a host creating and removing cgroups
- * without ever showing an unknown id (no walk) holds only the live ones
- * and those of the last minute. */
+/* The cgroup was removed at now_ms (rmdir event; now_ms never goes
+ * back). Removed entries past their time are purged here too, oldest
+ * first, O(1) each, so that a host creating and removing cgroups without
+ * ever showing an unknown id (no walk) holds only the live ones and the
+ * recently removed. */
 void cgsi_cgid_removed(struct cgsi_cgid *m, uint64_t id, uint64_t now_ms);
 
 /* 1 if id has an rmdir event (and is not purged yet), else 0. */
