@@ -852,8 +852,9 @@ struct cgs_rollup_opts {
 				* the first v1 controller found */
 	const char *proc_root; /* NULL: "/proc" (tests use a fake tree) */
 	const char *mountinfo; /* NULL: <proc_root>/self/mountinfo */
-	unsigned grace_ms;     /* keep a dead process's entry this long for
-				* late records from other shards; 0: 2000 */
+	unsigned grace_ms;     /* keep a dead process's entry, and a removed
+				* cgroup, this long for late records; 0:
+				* 2000 */
 	unsigned revalidate_ms; /* re-read a live process's cgroup after this
 				 * long, bounding how late a move is seen;
 				 * 0: 1000 */
@@ -1475,9 +1476,11 @@ void cgs_snapshot_free(struct cgs_snapshot *s);
  * cgs_rollup_retire_removed() - Forget cgroups that are gone.
  * @r: The rollup.
  *
- * Retires cgroups whose directory is gone (or holds a newer incarnation),
- * that no cached process points to, and whose counters have been in a
- * snapshot since their last exit. Their totals move into their parent's
+ * Retires cgroups whose directory is gone (or holds a newer incarnation)
+ * since at least grace_ms (cgs_rollup_opts; counted from when a snapshot
+ * or this call first saw it gone: an exit can reach the rollup after the
+ * rmdir), that no cached process points to, and whose counters have been
+ * in a snapshot since their last exit. Their totals move into their parent's
  * subtree sums, which continue without a jump. Expired process cache
  * entries are dropped first. Stops early, silently, on ENOMEM.
  *

@@ -20,19 +20,31 @@
 #include "rollup/counters.h"
 #include "rollup/rollup_int.h"
 
+/*
+ * Removed (superseded, seen removed by a snapshot, or, in small shards,
+ * by a stat() here) for grace_ms already: an exit of the cgroup can reach
+ * the rollup after the rmdir (queued in the socket behind others, or
+ * waiting for its kernel entry), and one that came after retirement would
+ * start the path's counts again from zero.
+ */
 static bool retirable(struct cgs_rollup *r, struct cgsi_rshard *s,
-		      struct cgsi_cgnode *n)
+		      struct cgsi_cgnode *n, uint64_t now)
 {
 	if (n->unknown || n->refs || n->len <= 1 || n->path[0] != '/' ||
 	    n->reported != n->cum.tasks + n->cum.tgid_records)
 		return false;
-	if (!n->hashed || n->gone)
-		return true; /* superseded, or seen removed by a snapshot */
-	if (s->cgs.count > CGSI_CHECK_ALL)
-		return false; /* the snapshots' round-robin checks decide */
-	bool gone;
-	uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir), &gone);
-	return gone || (ino && n->ino && ino != n->ino);
+	bool removed = !n->hashed || n->gone;
+	if (!removed && s->cgs.count <= CGSI_CHECK_ALL) {
+		bool gone;
+		uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir),
+					   &gone);
+		removed = gone || (ino && n->ino && ino != n->ino);
+	} /* else the snapshots' round-robin checks decide */
+	if (!removed)
+		return false;
+	if (!n->removed_ms)
+		n->removed_ms = now;
+	return now - n->removed_ms >= r->o.grace_ms;
 }
 
 static bool same_incarnation(const struct cgsi_cgnode *a,
@@ -45,9 +57,9 @@ static bool same_incarnation(const struct cgsi_cgnode *a,
 /* retirable() in every shard that has a node of n's incarnation (all shard
  * locks held) */
 static bool path_retirable(struct cgs_rollup *r, struct cgsi_rshard *s,
-			   struct cgsi_cgnode *n)
+			   struct cgsi_cgnode *n, uint64_t now)
 {
-	if (!retirable(r, s, n))
+	if (!retirable(r, s, n, now))
 		return false;
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_rshard *o = &r->shards[i];
@@ -56,7 +68,7 @@ static bool path_retirable(struct cgs_rollup *r, struct cgsi_rshard *s,
 		for (struct cgsi_cgnode *m = cgsi_cgtab_find(&o->cgs, n->path,
 							     n->len, n->hash);
 		     m; m = m->older)
-			if (same_incarnation(n, m) && !retirable(r, o, m))
+			if (same_incarnation(n, m) && !retirable(r, o, m, now))
 				return false;
 	}
 	return true;
@@ -126,7 +138,7 @@ CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
 		/* parents created while retiring are appended and visited */
 		for (struct cgsi_cgnode *n = s->cgs.first, *nx; n; n = nx) {
 			nx = n->next;
-			if (!path_retirable(r, s, n))
+			if (!path_retirable(r, s, n, now))
 				continue;
 			size_t c0 = s->cgs.count;
 			if (retire(r, s, n, now) < 0)

@@ -657,6 +657,7 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 			  struct vec *a, size_t base, size_t cnt, size_t start)
 {
 	size_t want = CGSI_CHECK_SLICE(cnt);
+	uint64_t now = cgsi_rollup_now(r); /* removed_ms: retire.c */
 	for (size_t j = 0; j < want && j < cnt; j++) {
 		struct sent *e = &a->v[base + (start + j) % cnt];
 		struct cgsi_cgnode *n = e->node;
@@ -665,8 +666,10 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 		bool gone;
 		uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir),
 					   &gone);
-		if (gone || (ino && n->ino && ino != n->ino))
+		if (gone || (ino && n->ino && ino != n->ino)) {
 			n->gone = true;
+			n->removed_ms = now;
+		}
 		if (!e->ino && !n->gone)
 			e->ino = ino;
 		e->gone = n->gone;
@@ -679,8 +682,10 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 		struct sent *e = &a->v[base + j];
 		struct cgsi_cgnode *n = e->node;
 		if (!n->gone && n->ino && !n->unknown &&
-		    cgsi_ksrc_removed(r->ksrc, n->ino))
+		    cgsi_ksrc_removed(r->ksrc, n->ino)) {
 			e->gone = n->gone = true;
+			n->removed_ms = now;
+		}
 	}
 }
 

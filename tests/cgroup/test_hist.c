@@ -338,8 +338,9 @@ static void test_hist_kernel(void **state)
 	/* removed and retired: the parent's subtree keeps the counts */
 	for (int k = 0; k < NCG; k++)
 		assert_int_equal(rmdir(dir[k]), 0);
-	cgt_sleep_ms(300); /* > grace_ms */
+	/* seen removed by this snapshot, then grace_ms for late exits */
 	assert_int_equal(cgs_rollup_snapshot(pl.r, NULL, &c), 0);
+	cgt_sleep_ms(300); /* > grace_ms */
 	int retired = cgs_rollup_retire_removed(pl.r);
 	printf("retired %d\n", retired);
 	assert_true(retired >= NCG);

@@ -321,7 +321,9 @@ def verify(drv, log, parent, objs, w, maps0, maps1, rss0, rss_end, cpu_end,
               (what, short(invented)))
 
     # cgroups of the run tracked: the alive ones + those awaiting retirement
-    window = 3 * INTERVAL + 2 * SCRAPE_S + 1.0
+    # (+ the rollup's grace_ms, 2 s: a removed cgroup is kept that long
+    # for exits still on their way)
+    window = 3 * INTERVAL + 2 * SCRAPE_S + 1.0 + 2.0
     over = [(t, n, ALIVE + removed_within(removed_at, t, window))
             for t, n, _, _, _ in w["tracked"]
             if n > ALIVE + removed_within(removed_at, t, window)]
