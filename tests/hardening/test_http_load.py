@@ -325,19 +325,22 @@ with col:
         return few, slow
 
     def settle(trims_before):
-        """Until the fds are back to the baseline and the heap was given
-        back, at most 6.5 s (past the idle timeout: anything left is a
-        leak). Returns fds, RSS, cgroups and trims as then."""
-        t_end = time.monotonic() + 6.5
-        trims = trims_before
-        while time.monotonic() < t_end:
+        """Until the fds are back to the baseline (at most 6.5 s: past the
+        idle timeout anything left is a leak) and the heap was given back:
+        the trim counter grew and then held for longer than the trims'
+        rate limit (2 s: one may have come while connections were still
+        closing). Returns fds, RSS, cgroups and trims as then."""
+        t_fd = time.monotonic() + 6.5
+        while time.monotonic() < t_fd and proc_stat(pid)[0] > fd0:
             time.sleep(0.2)
-            if proc_stat(pid)[0] > fd0:
-                continue
+        trims, t_end = trims_before, time.monotonic() + 10
+        while time.monotonic() < t_end:
             st, tx = scrape("127.0.0.1", port)
-            trims = metric(tx, "collector_http_memory_trims_total") or 0
-            if trims > trims_before:
+            now = metric(tx, "collector_http_memory_trims_total") or 0
+            if now > trims_before and now == trims:
                 break
+            trims = now
+            time.sleep(2.3)
         # before the next scrape, whose own connection may still be
         # closing when it returns (seen: one fd more, once)
         time.sleep(0.2)
