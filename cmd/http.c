@@ -21,11 +21,15 @@
  *  - past HTTP_SHED_AT connections, each new one sheds the oldest
  *    connection that is not being answered (waiting for a request or
  *    trickling one) and is at least HTTP_SHED_AGE_MS old: clients from
- *    many addresses cannot fill the table.
+ *    many addresses cannot fill the table;
+ *  - once the open connections have fallen well below their peak, the
+ *    watchdog gives the heap they used back (memtrim.h): after a burst
+ *    the RSS returns near its start instead of staying at its high water.
  * The handlers only copy the last formatted text under prom_lock, a lock
  * the listener threads never take: HTTP cannot slow the receive path.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -37,6 +41,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "memtrim.h"
 #include "webconfig.h"
 
 #define PROM_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -72,6 +77,7 @@ struct http {
 	struct hconn head;            /* list of open connections */
 	unsigned nconn, limit, shed_at;
 	uint64_t cut_deadline, cut_shed, auth_failed;
+	struct memtrim trim;          /* heap given back after bursts */
 };
 
 /* Under h->lock. Shut the socket: libmicrohttpd sees EOF and closes the
@@ -141,6 +147,12 @@ static void *watchdog(void *arg)
 			}
 		}
 		shed(h, now);
+		if (memtrim_due(&h->trim, h->nconn, now)) {
+			/* unlocked: it walks every malloc arena */
+			pthread_mutex_unlock(&h->lock);
+			malloc_trim(0);
+			pthread_mutex_lock(&h->lock);
+		}
 	}
 	pthread_mutex_unlock(&h->lock);
 	return NULL;
@@ -169,7 +181,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 		hc->next = &h->head;
 		h->head.prev->next = hc;
 		h->head.prev = hc;
-		if (++h->nconn > h->shed_at)
+		memtrim_seen(&h->trim, ++h->nconn);
+		if (h->nconn > h->shed_at)
 			shed(h, hc->since_ns);
 		pthread_mutex_unlock(&h->lock);
 		*socket_ctx = hc;
@@ -276,14 +289,15 @@ static bool authorized(struct http *h, struct MHD_Connection *conn)
 static char *add_http_metrics(struct http *h, char *body, size_t *len)
 {
 	unsigned n, limit = h->limit;
-	uint64_t dl, shed, auth;
-	char add[1536];
+	uint64_t dl, shed, auth, trims;
+	char add[1792];
 
 	pthread_mutex_lock(&h->lock);
 	n = h->nconn;
 	dl = h->cut_deadline;
 	shed = h->cut_shed;
 	auth = h->auth_failed;
+	trims = h->trim.trims;
 	pthread_mutex_unlock(&h->lock);
 	int k = snprintf(add, sizeof(add),
 		"# HELP " HP "connections Open HTTP connections.\n"
@@ -303,10 +317,14 @@ static char *add_http_metrics(struct http *h, char *body, size_t *len)
 		"# HELP " HP "auth_failures_total Requests refused for a "
 		"missing or wrong user name or password.\n"
 		"# TYPE " HP "auth_failures_total counter\n"
-		HP "auth_failures_total %llu\n",
+		HP "auth_failures_total %llu\n"
+		"# HELP " HP "memory_trims_total Times the heap was given "
+		"back to the system after a burst of connections.\n"
+		"# TYPE " HP "memory_trims_total counter\n"
+		HP "memory_trims_total %llu\n",
 		n, HTTP_PER_IP, limit, HTTP_DEADLINE_S,
 		(unsigned long long)dl, (unsigned long long)shed,
-		(unsigned long long)auth);
+		(unsigned long long)auth, (unsigned long long)trims);
 	if (k < 0 || (size_t)k >= sizeof(add))
 		return body;
 	char *nb = realloc(body, *len + (size_t)k + 1);

@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "escape.h"
 #include "filter.h"
+#include "memtrim.h"
 #include "options.h"
 #include "output.h"
 #include "support/fakeproc.h"
@@ -731,6 +732,33 @@ static void t_prom_max_series(void **st)
 	cgs_rollup_free(r);
 }
 
+/* memtrim: after a burst, not during it, and not more often than
+ * MEMTRIM_EVERY_NS. */
+static void t_memtrim(void **state)
+{
+	struct memtrim t = {0};
+	uint64_t s = 1000000000ull, now = 100 * s;
+
+	(void)state;
+	for (unsigned n = 1; n <= 384; n++)
+		memtrim_seen(&t, n);
+	assert_false(memtrim_due(&t, 300, now)); /* still above half */
+	assert_false(memtrim_due(&t, 193, now));
+	assert_true(memtrim_due(&t, 192, now));
+	assert_int_equal(t.trims, 1);
+	assert_false(memtrim_due(&t, 2, now)); /* the peak starts at 192 */
+	memtrim_seen(&t, 384);
+	assert_false(memtrim_due(&t, 2, now + 1)); /* too soon: still due */
+	assert_true(memtrim_due(&t, 2, now + MEMTRIM_EVERY_NS));
+	assert_int_equal(t.trims, 2);
+	assert_false(memtrim_due(&t, 2, now + 10 * s)); /* nothing since */
+	/* a few connections come and go: never worth a trim */
+	memtrim_seen(&t, 2 + MEMTRIM_DROP - 1);
+	assert_false(memtrim_due(&t, 2, now + 20 * s));
+	memtrim_seen(&t, 2 + MEMTRIM_DROP);
+	assert_true(memtrim_due(&t, 2, now + 20 * s));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -746,6 +774,7 @@ int main(void)
 		cmocka_unit_test(t_filter_match),
 		fp_unit_test(t_filter_outputs, &F),
 		fp_unit_test(t_prom_max_series, &F),
+		cmocka_unit_test(t_memtrim),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,10 +12,14 @@ Checks: every scrape answered 200 within 1 s; idle and half-header
 connections closed after the idle timeout, trickling ones by the request
 deadline; every malformed request answered or closed within 7 s;
 the collector still collects (records grow, dropped 0); after the attack
-its fd count is back to the baseline and RSS within 4 MiB of it.
+its fd count is back to the baseline, the heap used by the connections
+was given back (taskstat_collector_http_memory_trims_total grew) and RSS
+is within 1 MiB of its start. A second, shorter attack (--seconds2) must
+not grow it further (within 512 KiB): the connections' memory is neither
+leaked nor kept at the first attack's high water.
 
-usage: test_http_load.py TASKSTAT_COLLECT [--seconds S] [--scrapers N]
-       [--slow N] [--nofile N] [--report FILE]
+usage: test_http_load.py TASKSTAT_COLLECT [--seconds S] [--seconds2 S]
+       [--scrapers N] [--slow N] [--nofile N] [--report FILE]
 """
 import argparse
 import http.client
@@ -37,11 +41,16 @@ from tsc_e2e import (Collector, check, fail, need_live,  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("bin")
 ap.add_argument("--seconds", type=float, default=10)
+ap.add_argument("--seconds2", type=float)
 ap.add_argument("--scrapers", type=int, default=20)
 ap.add_argument("--slow", type=int, default=200)
 ap.add_argument("--nofile", type=int, default=256)
 ap.add_argument("--report")
 A = ap.parse_args()
+if A.seconds2 is None:
+    A.seconds2 = A.seconds / 2
+RSS_BOUND_KIB = 1024   # after the attack, above the start
+RSS_ROUND2_KIB = 512   # after the second attack, above the first
 need_live(A.bin)
 PRLIMIT = need_tool("prlimit")
 # the test's own sockets: slow clients, scrapers, margin
@@ -272,58 +281,91 @@ with col:
     check(A.slow > limit, "the attack (%d) must exceed the connection "
           "table (%d): lower --nofile" % (A.slow, limit))
 
-    stop = threading.Event()
     lat, bad, mal, spawned = [], [], [], [0]
-    th = [threading.Thread(target=scraper, args=(port, stop, lat, bad))
-          for _ in range(A.scrapers)]
-    th += [threading.Thread(target=workload, args=(stop, spawned))]
-    for t in th:
-        t.start()
-    # phase 1, under capacity: the idle timeout and the deadline
-    stop1 = threading.Event()
-    few = Slow(port, 60, stop1, flood=False)
-    t1 = threading.Thread(target=few.run)
-    t1.start()
-    time.sleep(12)
-    stop1.set()
-    t1.join(30)
-    # phase 2: the flood
-    slow = Slow(port, A.slow, stop)
-    th += [threading.Thread(target=slow.run),
-           threading.Thread(target=malformed, args=(port, stop, mal))]
-    for t in th[-2:]:
-        t.start()
-    peak_fd, peak_rss, peak_conn = fd0, rss0, 0
-    t_end = time.monotonic() + A.seconds
-    while time.monotonic() < t_end:
-        time.sleep(1)
+    peak = {"fd": fd0, "rss": rss0, "conn": 0}
+
+    def attack(seconds, under_capacity):
+        """Scrapers and a workload throughout; first (under_capacity) 60
+        slow clients the table has room for, for 12 s; then the flood and
+        the malformed requests for `seconds`. Returns the Slow objects."""
+        stop = threading.Event()
+        th = [threading.Thread(target=scraper, args=(port, stop, lat, bad))
+              for _ in range(A.scrapers)]
+        th += [threading.Thread(target=workload, args=(stop, spawned))]
+        for t in th:
+            t.start()
+        few = None
+        if under_capacity:  # the idle timeout and the deadline
+            stop1 = threading.Event()
+            few = Slow(port, 60, stop1, flood=False)
+            t1 = threading.Thread(target=few.run)
+            t1.start()
+            time.sleep(12)
+            stop1.set()
+            t1.join(30)
+        slow = Slow(port, A.slow, stop)
+        th += [threading.Thread(target=slow.run),
+               threading.Thread(target=malformed, args=(port, stop, mal))]
+        for t in th[-2:]:
+            t.start()
+        t_end = time.monotonic() + seconds
+        while time.monotonic() < t_end:
+            time.sleep(1)
+            f, r = proc_stat(pid)
+            peak["fd"], peak["rss"] = max(peak["fd"], f), max(peak["rss"], r)
+            try:
+                _, tx = scrape("127.0.0.1", port)
+                peak["conn"] = max(peak["conn"], metric(
+                    tx, "collector_http_connections") or 0)
+            except OSError:
+                pass
+        stop.set()
+        for t in th:
+            t.join(30)
+        return few, slow
+
+    def settle(trims_before):
+        """Until the fds are back to the baseline (at most 6.5 s: past the
+        idle timeout anything left is a leak) and the heap was given back:
+        the trim counter grew and then held for longer than the trims'
+        rate limit (2 s: one may have come while connections were still
+        closing). Returns fds, RSS, cgroups and trims as then."""
+        t_fd = time.monotonic() + 6.5
+        while time.monotonic() < t_fd and proc_stat(pid)[0] > fd0:
+            time.sleep(0.2)
+        trims, t_end = trims_before, time.monotonic() + 10
+        while time.monotonic() < t_end:
+            st, tx = scrape("127.0.0.1", port)
+            now = metric(tx, "collector_http_memory_trims_total") or 0
+            if now > trims_before and now == trims:
+                break
+            trims = now
+            time.sleep(2.3)
+        # before the next scrape, whose own connection may still be
+        # closing when it returns (seen: one fd more, once)
+        time.sleep(0.2)
         f, r = proc_stat(pid)
-        peak_fd, peak_rss = max(peak_fd, f), max(peak_rss, r)
-        try:
-            _, tx = scrape("127.0.0.1", port)
-            peak_conn = max(peak_conn,
-                            metric(tx, "collector_http_connections") or 0)
-        except OSError:
-            pass
-    stop.set()
-    for t in th:
-        t.join(30)
-    time.sleep(6.5)  # past the idle timeout: anything left is a leak
-    # before the next scrape, whose own connection may still be closing
-    # when it returns (seen: one fd more, once)
-    fd1, rss1 = proc_stat(pid)
-    st, tx1 = scrape("127.0.0.1", port)
-    cg1 = metric(tx1, "collector_cgroups") if st == 200 else None
+        st, tx = scrape("127.0.0.1", port)
+        cg = metric(tx, "collector_cgroups") if st == 200 else None
+        return f, r, cg, trims
+
+    trims0 = metric(text, "collector_http_memory_trims_total")
+    check(trims0 is not None, "no taskstat_collector_http_memory_trims_total")
+    few, slow = attack(A.seconds, True)
+    fd1, rss1, cg1, trims1 = settle(trims0)
+    _, slow2 = attack(A.seconds2, False)
+    fd2, rss2, cg2, trims2 = settle(trims1)
     time.sleep(1.5)  # the next snapshot counts the workload's last exits
     st, text = scrape("127.0.0.1", port)
 
 lat.sort()
 n = len(lat)
 p = (lambda q: lat[min(n - 1, int(q * n))] if n else float("nan"))
-def lives(s):
+def lives(*ss):
+    life = {k: sum((s.life[k] for s in ss), []) for k in Slow.KINDS}
     return {k: {"closed": len(v), "mean": round(sum(v) / len(v), 2)
                 if v else 0, "max": round(max(v), 2) if v else 0}
-            for k, v in s.life.items()}
+            for k, v in life.items()}
 
 
 statuses = {}
@@ -332,24 +374,27 @@ for m_ in mal:
         statuses.get(m_[3].decode() if isinstance(m_[3], bytes) else
                      "error", 0) + 1
 rep = {
-    "seconds": A.seconds, "scrapers": A.scrapers, "slow_clients": A.slow,
+    "seconds": [A.seconds, A.seconds2], "scrapers": A.scrapers, "slow_clients": A.slow,
     "connection_limit": limit, "per_address_limit": 64,
     "scrapes": n, "scrape_failures": len(bad),
     "scrape_p50_ms": round(p(0.5) * 1000, 1),
     "scrape_p99_ms": round(p(0.99) * 1000, 1),
     "scrape_max_ms": round(lat[-1] * 1000, 1) if n else None,
-    "slow_connections_opened": slow.opened,
-    "slow_closed_within_0.5s": slow.refused,
+    "slow_connections_opened": slow.opened + slow2.opened,
+    "slow_closed_within_0.5s": slow.refused + slow2.refused,
     "under_capacity_lifetime_s": lives(few),
-    "flood_lifetime_s": lives(slow),
+    "flood_lifetime_s": lives(slow, slow2),
     "malformed": len(mal), "malformed_bad": sum(1 for m in mal if not m[0]),
     "malformed_answers": statuses,
     "malformed_max_s": round(max((m[1] for m in mal), default=0), 2),
-    "peak_connections": peak_conn,
+    "peak_connections": peak["conn"],
     "cut_deadline": metric(text, 'collector_http_connections_cut_total'),
     "shed": None,
-    "cgroups": [cg0, cg1],
-    "fds": [fd0, peak_fd, fd1], "rss_kib": [rss0, peak_rss, rss1],
+    "cgroups": [cg0, cg1, cg2],
+    # before, peak, after the first attack, after the second
+    "fds": [fd0, peak["fd"], fd1, fd2],
+    "rss_kib": [rss0, peak["rss"], rss1, rss2],
+    "memory_trims": [trims0, trims1, trims2],
     "exits_spawned": spawned[0],
     "records": [rec0, metric(text, "collector_records_total")],
     "dropped": metric(text, "collector_dropped_total"),
@@ -378,22 +423,29 @@ for k in ("silent", "half"):
     check(v and 4 < min(v) and max(v) < 7, "%s clients held their "
           "connections %s s (idle timeout 5 s)" % (k, v[:5]))
 for k in Slow.KINDS:
-    v = slow.life[k]
+    v = slow.life[k] + slow2.life[k]
     check(v and max(v) < 12, "in the flood, a %s client held its "
           "connection %.1f s" % (k, max(v or [0])))
 check(rep["shed"] and rep["shed"] > 0, "nothing was shed: the attack did "
       "not fill the table")
-check(fd1 <= fd0, "fds grew: %d before, %d after" % (fd0, fd1))
+check(fd1 <= fd0 and fd2 <= fd0, "fds grew: %d before, %d after the "
+      "attack, %d after the second" % (fd0, fd1, fd2))
+check(trims1 > trims0 and trims2 > trims1, "the heap was not given back "
+      "after an attack (memory_trims_total %s)" % rep["memory_trims"])
 if sanitized():
     print("NOTE: RSS not compared under ASan (shadow memory, quarantine): "
-          "%d -> %d KiB" % (rss0, rss1))
-elif cg1 is not None and abs(cg1 - cg0) <= 50:
-    check(rss1 - rss0 <= 4096, "RSS grew by %d KiB" % (rss1 - rss0))
+          "%d -> %d -> %d KiB" % (rss0, rss1, rss2))
+elif None not in (cg1, cg2) and max(abs(cg1 - cg0), abs(cg2 - cg0)) <= 50:
+    check(rss1 - rss0 <= RSS_BOUND_KIB, "RSS grew by %d KiB (%d -> %d)" %
+          (rss1 - rss0, rss0, rss1))
+    check(rss2 - rss1 <= RSS_ROUND2_KIB, "RSS grew by %d KiB more in the "
+          "second attack (%d -> %d)" % (rss2 - rss1, rss1, rss2))
 else:
     # others' cgroups came and went meanwhile: their rollup memory is not
     # the endpoint's; the fd count still must come back
-    print("NOTE: RSS not compared (%s -> %s cgroups tracked during the "
-          "run: host churn): %d -> %d KiB" % (cg0, cg1, rss0, rss1))
+    print("NOTE: RSS not compared (%s -> %s -> %s cgroups tracked during "
+          "the run: host churn): %d -> %d -> %d KiB" %
+          (cg0, cg1, cg2, rss0, rss1, rss2))
 check(rep["dropped"] == 0, "dropped %s" % rep["dropped"])
 check(rep["records"][1] - rep["records"][0] >= spawned[0],
       "records grew by %d, %d processes exited" %
