@@ -1168,7 +1168,8 @@ struct cgs_rollup_totals {
 				* (the /proc source, a thread whose process
 				* was gone) */
 	/* the kernel source: cgroup ids it holds a path for (live ones, and
-	 * those removed in the last minute: their late records) */
+	 * those removed in the last minute, at most 8,192 of those kept the
+	 * whole minute: their late records) */
 	uint64_t kernel_cgroup_ids;
 };
 
