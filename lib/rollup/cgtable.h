@@ -47,6 +47,9 @@ struct cgsi_cgnode {
 			      * snap_lock only */
 	bool in_order;       /* placed in the shard's path-ordered list by a
 			      * snapshot (new nodes are appended) */
+	bool sigs;           /* its extra sets may hold signal counts (an
+			      * exit by signal, or a retired child's);
+			      * until then they are zero from `sig` on */
 	bool has_carry;      /* a descendant was retired into carry (until
 			      * then carry and carry_base are zero) */
 	bool attributed;     /* got a record by attribution, not only by

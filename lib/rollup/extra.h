@@ -10,19 +10,24 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cgstats.h"
 
 /* Buckets 0..18: observations <= 4^k us; bucket 19: +Inf. */
 #define CGSI_HIST_BUCKETS 20
 
+/* The histograms first: the sets of a cgroup that never had an exit by
+ * signal are zero from `sig` on, and a snapshot keeps only the words
+ * before it (CGSI_XSET_HIST_WORDS) for such a cgroup. */
 struct cgsi_xset {
-	uint64_t sig[CGS_SIGNAL_SLOTS];
 	uint64_t hist[CGS_HIST__COUNT][CGSI_HIST_BUCKETS];
 	uint64_t hist_sum_ns[CGS_HIST__COUNT];
+	uint64_t sig[CGS_SIGNAL_SLOTS];
 };
 
 #define CGSI_XSET_WORDS (sizeof(struct cgsi_xset) / sizeof(uint64_t))
+#define CGSI_XSET_HIST_WORDS (offsetof(struct cgsi_xset, sig) / sizeof(uint64_t))
 
 /* The four sets of a node (cum, base, carry, carry_base) or of a
  * snapshot's cgroup (enum cgs_counter_set order). */
@@ -65,22 +70,36 @@ static inline void cgsi_xset_observe(struct cgsi_xset *x,
 	}
 }
 
-static inline void cgsi_xset_add(struct cgsi_xset *d, const struct cgsi_xset *s)
+/* The first n words (CGSI_XSET_WORDS, or CGSI_XSET_HIST_WORDS where the
+ * signal counts are known to be zero): d += s, d = a - b, d = s. */
+static inline void cgsi_xset_add_n(struct cgsi_xset *d,
+				   const struct cgsi_xset *s, size_t n)
 {
 	uint64_t *a = (uint64_t *)d;
 	const uint64_t *b = (const uint64_t *)s;
-	for (size_t i = 0; i < CGSI_XSET_WORDS; i++)
+	for (size_t i = 0; i < n; i++)
 		a[i] += b[i];
 }
 
-/* d = a - b */
-static inline void cgsi_xset_sub(struct cgsi_xset *d, const struct cgsi_xset *a,
-				 const struct cgsi_xset *b)
+static inline void cgsi_xset_sub_n(struct cgsi_xset *d,
+				   const struct cgsi_xset *a,
+				   const struct cgsi_xset *b, size_t n)
 {
 	uint64_t *o = (uint64_t *)d;
 	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
-	for (size_t i = 0; i < CGSI_XSET_WORDS; i++)
+	for (size_t i = 0; i < n; i++)
 		o[i] = x[i] - y[i];
+}
+
+static inline void cgsi_xset_copy_n(struct cgsi_xset *d,
+				    const struct cgsi_xset *s, size_t n)
+{
+	memcpy(d, s, n * sizeof(uint64_t));
+}
+
+static inline void cgsi_xset_add(struct cgsi_xset *d, const struct cgsi_xset *s)
+{
+	cgsi_xset_add_n(d, s, CGSI_XSET_WORDS);
 }
 
 /* Fill a public histogram from set x (hist k). */

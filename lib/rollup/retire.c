@@ -106,6 +106,7 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 		cgsi_xset_add(&d[2], &c[2]);
 		cgsi_xset_add(&d[3], &c[1]); /* carry_base += base + ... */
 		cgsi_xset_add(&d[3], &c[3]);
+		p->sigs = p->sigs || n->sigs;
 	}
 	/* what the parent already reported does not change */
 	s->kgen++; /* the kernel source's id cache may point at n */

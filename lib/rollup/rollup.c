@@ -304,8 +304,10 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 		bool by_signal = cgsi_wstatus(rec->exit_status, &sig) >=
 				 CGS_EXIT_SIGNALED;
 		/* signal counts: the node's extra sets, made on first need */
-		if (cgs_unlikely(by_signal) && cgsi_node_x(n))
+		if (cgs_unlikely(by_signal) && cgsi_node_x(n)) {
 			n->x->s[0].sig[sig]++;
+			n->sigs = true;
+		}
 	}
 	/* n->x is missing only if its allocation failed: retried */
 	if ((r->o.flags & CGS_ROLLUP_HISTOGRAMS) && (n->x || cgsi_node_x(n)))

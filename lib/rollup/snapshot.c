@@ -43,13 +43,28 @@ struct subblk {
 	struct snap_sub v[SUBBLK];
 };
 
-/* Signal and histogram sets (1.7 KB each), made as needed. */
-#define XBLK 64
+/* Histogram and signal sets, made as needed from blocks of XBLK_BYTES:
+ * 1.7 KB each, or 672 bytes (the histograms only) for a cgroup that never
+ * had an exit by signal (extra.h). */
+#define XBLK_BYTES (256u << 10)
 struct xblk {
 	struct xblk *next;
-	size_t used;
-	struct cgsi_xset v[XBLK];
+	size_t used; /* words of v */
+	uint64_t v[];
 };
+#define XBLK_WORDS ((XBLK_BYTES - sizeof(struct xblk)) / sizeof(uint64_t))
+
+/* One such set: NULL for zeros; `full`: with its signal counts, else
+ * only CGSI_XSET_HIST_WORDS words exist and the signal counts are 0. */
+struct xref {
+	struct cgsi_xset *p;
+	bool full;
+};
+
+static inline size_t xwords(bool full)
+{
+	return full ? CGSI_XSET_WORDS : CGSI_XSET_HIST_WORDS;
+}
 
 /* What a snapshot allocates per cgroup beyond its chunk: freed with it. */
 struct snap_mem {
@@ -57,9 +72,9 @@ struct snap_mem {
 	struct xblk *xs;
 };
 
-/* A cgroup's extra sets by enum cgs_counter_set; NULL: all zero. */
+/* A cgroup's extra sets by enum cgs_counter_set. */
 struct snap_x {
-	struct cgsi_xset *s[4];
+	struct xref s[4];
 };
 
 struct sent {
@@ -74,7 +89,7 @@ struct sent {
 	uint64_t inferred, inferred_d;
 	/* extra sets by enum cgs_counter_set, NULL: zeros; the subtree ones
 	 * only where sub is set (else they are the self ones) */
-	struct cgsi_xset *xs[4];
+	struct xref xs[4];
 	struct cgsi_topk *comms; /* [2] self, cumulative; NULL: none */
 };
 
@@ -283,37 +298,57 @@ static bool same_cgroup(const struct sent *a, const struct sent *b)
 	       (a->ino == b->ino || !a->ino || !b->ino);
 }
 
-static struct cgsi_xset *xset_new(struct snap_mem *m)
+/* A set's room (uninitialised): full, or the histograms only. */
+static struct cgsi_xset *xset_new(struct snap_mem *m, bool full)
 {
+	size_t w = xwords(full);
 	struct xblk *b = m->xs;
-	if (!b || b->used == XBLK) {
-		if (!(b = malloc(sizeof(*b))))
+	if (!b || b->used + w > XBLK_WORDS) {
+		if (!(b = malloc(XBLK_BYTES)))
 			return NULL;
 		b->next = m->xs;
 		b->used = 0;
 		m->xs = b;
 	}
-	return &b->v[b->used++];
+	struct cgsi_xset *x = (struct cgsi_xset *)&b->v[b->used];
+	b->used += w;
+	return x;
 }
 
-/* *d += s, *d made (a copy of s) if it was NULL. false on ENOMEM. */
-static bool xset_addto(struct cgsi_xset **d, const struct cgsi_xset *s,
-		       struct snap_mem *m)
+/* *d += s; *d made (a copy of s) if it was NULL, widened if s has signal
+ * counts and *d had none. false on ENOMEM. */
+static bool xset_addto(struct xref *d, struct xref s, struct snap_mem *m)
 {
-	if (!s)
+	if (!s.p)
 		return true;
-	if (*d) {
-		cgsi_xset_add(*d, s);
+	if (d->p && (d->full || !s.full)) {
+		cgsi_xset_add_n(d->p, s.p, xwords(s.full));
 		return true;
 	}
-	if (!(*d = xset_new(m)))
+	struct cgsi_xset *x = xset_new(m, s.full);
+	if (!x)
 		return false;
-	**d = *s;
+	if (d->p) { /* widened: d's histograms, no signal counts yet */
+		cgsi_xset_copy_n(x, d->p, CGSI_XSET_HIST_WORDS);
+		memset(x->sig, 0, sizeof(x->sig));
+		cgsi_xset_add_n(x, s.p, CGSI_XSET_WORDS);
+	} else {
+		cgsi_xset_copy_n(x, s.p, xwords(s.full));
+	}
+	d->p = x;
+	d->full = s.full;
 	return true;
 }
 
-/* e's extra sets `set` (enum cgs_counter_set), NULL: zeros. */
-static struct cgsi_xset *x_set(const struct sent *e, int set)
+/* A new set for *d: full, or the histograms only (false on ENOMEM). */
+static bool xset_make(struct xref *d, bool full, struct snap_mem *m)
+{
+	d->full = full;
+	return (d->p = xset_new(m, full)) != NULL;
+}
+
+/* e's extra sets `set` (enum cgs_counter_set), p NULL: zeros. */
+static struct xref x_set(const struct sent *e, int set)
 {
 	if (!e->sub && set == CGS_SET_SUBTREE)
 		set = CGS_SET_SELF;
@@ -442,35 +477,40 @@ static bool node_idle(const struct cgsi_cgnode *n)
 /* Copies n's extra sets (node order cum, base, carry, carry_base) into
  * e's (set order) after copy_node(): zeros stay NULL (an idle cgroup's
  * delta), subtree sets only where e has subtree counters (retired
- * descendants). false on ENOMEM. */
+ * descendants), the histograms only while n never had signal counts (all
+ * four node sets are zero from `sig` on then). false on ENOMEM. */
 static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 		   bool advance, struct snap_mem *m)
 {
 	if (!n->x)
 		return true;
-	struct cgsi_xset *c = n->x->s, **o = e->xs;
-	if (!(o[CGS_SET_SELF] = xset_new(m)))
+	bool full = n->sigs;
+	size_t w = xwords(full);
+	struct cgsi_xset *c = n->x->s;
+	struct xref *o = e->xs;
+	if (!xset_make(&o[CGS_SET_SELF], full, m))
 		return false;
-	*o[CGS_SET_SELF] = c[0];
+	cgsi_xset_copy_n(o[CGS_SET_SELF].p, &c[0], w);
 	if (!idle) {
-		if (!(o[CGS_SET_SELF_DELTA] = xset_new(m)))
+		if (!xset_make(&o[CGS_SET_SELF_DELTA], full, m))
 			return false;
-		cgsi_xset_sub(o[CGS_SET_SELF_DELTA], &c[0], &c[1]);
+		cgsi_xset_sub_n(o[CGS_SET_SELF_DELTA].p, &c[0], &c[1], w);
 		if (advance)
-			c[1] = c[0];
+			cgsi_xset_copy_n(&c[1], &c[0], w);
 	}
 	if (!e->sub)
 		return true;
-	if (!(o[CGS_SET_SUBTREE] = xset_new(m)) ||
-	    !(o[CGS_SET_SUBTREE_DELTA] = xset_new(m)))
+	if (!xset_make(&o[CGS_SET_SUBTREE], full, m) ||
+	    !xset_make(&o[CGS_SET_SUBTREE_DELTA], full, m))
 		return false;
-	*o[CGS_SET_SUBTREE] = c[2];
-	cgsi_xset_add(o[CGS_SET_SUBTREE], &c[0]);
-	cgsi_xset_sub(o[CGS_SET_SUBTREE_DELTA], &c[2], &c[3]);
-	if (o[CGS_SET_SELF_DELTA])
-		cgsi_xset_add(o[CGS_SET_SUBTREE_DELTA], o[CGS_SET_SELF_DELTA]);
+	cgsi_xset_copy_n(o[CGS_SET_SUBTREE].p, &c[2], w);
+	cgsi_xset_add_n(o[CGS_SET_SUBTREE].p, &c[0], w);
+	cgsi_xset_sub_n(o[CGS_SET_SUBTREE_DELTA].p, &c[2], &c[3], w);
+	if (o[CGS_SET_SELF_DELTA].p)
+		cgsi_xset_add_n(o[CGS_SET_SUBTREE_DELTA].p,
+				o[CGS_SET_SELF_DELTA].p, w);
 	if (advance)
-		c[3] = c[2];
+		cgsi_xset_copy_n(&c[3], &c[2], w);
 	return true;
 }
 
@@ -1099,11 +1139,11 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 
 /* The extra sets of cgroup i, set `set`: NULL when all zero. */
 static int x_of(const struct cgs_snapshot *s, size_t i,
-		enum cgs_counter_set set, const struct cgsi_xset **out)
+		enum cgs_counter_set set, const struct xref **out)
 {
 	if (!s || i >= s->n || (unsigned)set > CGS_SET_SUBTREE_DELTA)
 		return -EINVAL;
-	*out = s->xv[i].s[set];
+	*out = &s->xv[i].s[set];
 	return 0;
 }
 
@@ -1111,12 +1151,12 @@ CGS_EXPORT int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
 				    enum cgs_counter_set set,
 				    struct cgs_signal_counts *out)
 {
-	const struct cgsi_xset *x;
+	const struct xref *x;
 	if (!out || !CGSI_OUT_OK(out) || x_of(s, i, set, &x) < 0)
 		return -EINVAL;
 	struct cgs_signal_counts c = { .sz = sizeof(c) };
-	if (x)
-		memcpy(c.n, x->sig, sizeof(c.n));
+	if (x->p && x->full)
+		memcpy(c.n, x->p->sig, sizeof(c.n));
 	return cgsi_out_copy(out, &c, sizeof(c));
 }
 
@@ -1124,14 +1164,14 @@ CGS_EXPORT int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
 				 enum cgs_counter_set set,
 				 enum cgs_hist_kind k, struct cgs_hist *out)
 {
-	const struct cgsi_xset *x;
+	const struct xref *x;
 	if (!out || !CGSI_OUT_OK(out) || (unsigned)k >= CGS_HIST__COUNT ||
 	    x_of(s, i, set, &x) < 0)
 		return -EINVAL;
 	if (!s->hist)
 		return -ENODATA;
 	struct cgs_hist h;
-	cgsi_hist_fill(&h, x, k);
+	cgsi_hist_fill(&h, x->p, k);
 	return cgsi_out_copy(out, &h, sizeof(h));
 }
 
