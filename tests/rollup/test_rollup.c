@@ -38,6 +38,7 @@ struct want {
 	uint64_t tasks, processes, tgid_records;
 	uint64_t seeds;     /* the task records' seeds added up */
 	uint64_t peak_seed; /* the highest of them */
+	uint64_t termed;    /* process exits by SIGTERM (the others exit 0) */
 };
 
 /* Each field of struct cgs_counters, by name, is checked in
@@ -91,9 +92,9 @@ static void assert_want(const struct cgs_counters *c, struct want w)
 	WANT(cancelled_write_bytes, SUM(42));
 	WANT(nvcsw, SUM(43));
 	WANT(nivcsw, SUM(44));
-	WANT(exit_clean, w.processes);
+	WANT(exit_clean, w.processes - w.termed);
 	WANT(exit_nonzero, 0);
-	WANT(exit_signaled, 0);
+	WANT(exit_signaled, w.termed);
 	WANT(exit_core_dumped, 0);
 	WANT(oom_kills, 0);
 #undef WANT
@@ -868,6 +869,7 @@ static void want_add(struct want *d, const struct want *s)
 	d->tasks += s->tasks;
 	d->processes += s->processes;
 	d->seeds += s->seeds;
+	d->termed += s->termed;
 	if (s->tasks && s->peak_seed > d->peak_seed)
 		d->peak_seed = s->peak_seed;
 }
@@ -882,7 +884,8 @@ static bool m_under(const struct mnode *m, int y, int x)
 
 /* With CGS_ROLLUP_HISTOGRAMS: set `set` of cgroup c counts w's tasks
  * (lifetime), processes (process lifetime) and CPU (fp_record: utime
- * 1000 * seed + 1, stime 1000 * seed + 2). */
+ * 1000 * seed + 1, stime 1000 * seed + 2); and in every case its SIGTERM
+ * exits, no other signal. */
 static void assert_hist(const struct cgs_snapshot *s,
 			const struct cgs_cgroup_stats *c,
 			enum cgs_counter_set set, struct want w)
@@ -901,6 +904,21 @@ static void assert_hist(const struct cgs_snapshot *s,
 	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_CPU, &h), 0);
 	want_field("cpu count", h.count, w.tasks);
 	want_field("cpu sum", h.sum_ns, (2000 * w.seeds + 3 * w.tasks) * 1000);
+}
+
+#define M_SIGTERM 15 /* a wait status: killed by SIGTERM */
+
+static void assert_signals(const struct cgs_snapshot *s,
+			   const struct cgs_cgroup_stats *c,
+			   enum cgs_counter_set set, struct want w)
+{
+	size_t i = 0;
+	while (cgs_snapshot_get(s, i) != c)
+		i++;
+	struct cgs_signal_counts g = { .sz = sizeof(g) };
+	assert_int_equal(cgs_snapshot_signals(s, i, set, &g), 0);
+	for (int k = 1; k < CGS_SIGNAL_SLOTS; k++)
+		want_field("signal count", g.n[k], k == M_SIGTERM ? w.termed : 0);
 }
 
 static void model_run(unsigned shards, uint64_t seed, unsigned flags)
@@ -940,15 +958,22 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 				continue; /* most cgroups idle this round */
 			for (int k = 1 + (int)(m_rand(&x) % 3); k > 0; k--) {
 				bool proc = m_rand(&x) & 1;
+				/* a few cgroups get exits by signal: their sets
+				 * carry signal counts, the others' do not */
+				bool term = proc && i % 5 == 0 &&
+					    m_rand(&x) % 3 == 0;
 				uint64_t sd = 1 + m_rand(&x) % 50;
 				struct cgs_record rec = fp_record(
 					proc ? CGS_KIND_PROCESS
 					     : CGS_KIND_THREAD,
 					7000 + i, 7000 + i, 1, sd);
+				if (term)
+					rec.exit_status = M_SIGTERM;
 				struct want w = { .tasks = 1,
 						  .processes = proc,
 						  .seeds = sd,
-						  .peak_seed = sd };
+						  .peak_seed = sd,
+						  .termed = term };
 				unsigned sh = (unsigned)(m_rand(&x) % shards);
 				assert_int_equal(cgs_rollup_account_path(
 							 r, sh, &rec,
@@ -1001,6 +1026,10 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 			assert_want(c->self_delta, m[i].ivl);
 			assert_want(c->subtree, sub);
 			assert_want(c->subtree_delta, subd);
+			assert_signals(s, c, CGS_SET_SELF, m[i].cum);
+			assert_signals(s, c, CGS_SET_SELF_DELTA, m[i].ivl);
+			assert_signals(s, c, CGS_SET_SUBTREE, sub);
+			assert_signals(s, c, CGS_SET_SUBTREE_DELTA, subd);
 			if (flags & CGS_ROLLUP_HISTOGRAMS) {
 				assert_hist(s, c, CGS_SET_SELF, m[i].cum);
 				assert_hist(s, c, CGS_SET_SELF_DELTA, m[i].ivl);
