@@ -151,21 +151,6 @@ static void big_free(void *p, size_t mapped)
 		free(p);
 }
 
-static struct sent *vec_push(struct vec *a)
-{
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 64;
-		struct sent *nv = realloc(a->v, nc * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		a->v = nv;
-		a->cap = nc;
-	}
-	struct sent *e = &a->v[a->n++];
-	memset(e, 0, sizeof(*e));
-	return e;
-}
-
 static void vec_free(struct vec *a)
 {
 	for (size_t i = 0; i < a->n; i++) {
@@ -249,6 +234,11 @@ static int sort_runs(struct vec *a)
 	size_t n = a->n, nr = 0;
 	if (n < 2)
 		return 0;
+	size_t i1 = 1; /* one run (a single shard, nothing new): sorted */
+	while (i1 < n && sent_cmp(&a->v[i1 - 1], &a->v[i1]) <= 0)
+		i1++;
+	if (i1 == n)
+		return 0;
 	size_t *run = malloc((n + 1) * sizeof(*run));
 	struct sent *tmp = malloc(n * sizeof(*tmp));
 	if (!run || !tmp) {
@@ -257,7 +247,8 @@ static int sort_runs(struct vec *a)
 		return -ENOMEM;
 	}
 	run[nr++] = 0;
-	for (size_t i = 1; i < n; i++)
+	run[nr++] = i1;
+	for (size_t i = i1 + 1; i < n; i++)
 		if (sent_cmp(&a->v[i - 1], &a->v[i]) > 0)
 			run[nr++] = i;
 	run[nr] = n;
@@ -601,72 +592,112 @@ static void fold(struct vec *a, unsigned depth)
 
 static bool is_ancestor(const struct sent *a, const struct sent *b);
 
-/*
- * Every cgroup's ancestors appear, so subtree sums have a home: one pass
- * over the sorted entries with the chain of ancestors seen, an added
- * ancestor going just before the first of its descendants (where the
- * order puts it). *out receives the new vector (a's entries moved).
- */
-static int add_ancestors(struct vec *a, struct vec *out)
+/* The chain of ancestors in a pass over the sorted entries: a path (an
+ * entry's, or a prefix of it for an ancestor to add) and its depth. */
+struct chain {
+	const char *path;
+	size_t len;
+	unsigned depth;
+};
+
+/* Is c an ancestor of b (a '/' path)? As is_ancestor(). */
+static bool chain_under(const struct chain *c, const struct sent *b)
 {
-	size_t *stack = NULL, top = 0, cap = 0;
-	struct vec o = { 0 };
+	if (c->len == 1 && c->path[0] == '/')
+		return b->len > 1;
+	return b->len > c->len && !memcmp(c->path, b->path, c->len) &&
+	       b->path[c->len] == '/';
+}
+
+static bool chain_push(struct chain **st, size_t *top, size_t *cap,
+		       struct chain c)
+{
+	if (*top == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct chain *ns = realloc(*st, nc * sizeof(*ns));
+		if (!ns)
+			return false;
+		*st = ns;
+		*cap = nc;
+	}
+	(*st)[(*top)++] = c;
+	return true;
+}
+
+/*
+ * Every cgroup's ancestors appear, so subtree sums have a home, each just
+ * before the first of its descendants (where the order puts it). In
+ * place: a first pass over the sorted entries, with the chain of
+ * ancestors seen, makes the missing ancestors' paths and counts them per
+ * entry; then the entries move back from the end to make room. -ENOMEM
+ * leaves a as it was.
+ */
+static int add_ancestors(struct vec *a)
+{
+	size_t n = a->n, top = 0, cap = 0, add = 0, nanc = 0;
+	struct chain *st = NULL;
+	uint32_t *cnt = calloc(n ? n : 1, sizeof(*cnt));
+	char **anc = NULL;
+	size_t anccap = 0;
 	int rc = -ENOMEM;
-	if (!(o.v = malloc((a->n + 16) * sizeof(*o.v))))
+	if (!cnt)
 		return -ENOMEM;
-	o.cap = a->n + 16;
-	for (size_t i = 0; i < a->n; i++) {
-		struct sent *e = &a->v[i];
-		if (!e->unknown && e->path[0] == '/') {
-			while (top && !is_ancestor(&o.v[stack[top - 1]], e))
-				top--;
-			unsigned d = top ? o.v[stack[top - 1]].depth + 1 : 0;
-			for (; d < e->depth; d++) {
-				size_t pl = prefix_len(e->path, d);
-				char *p = strndup(e->path, pl);
-				struct sent *x = p ? vec_push(&o) : NULL;
-				if (!x) {
-					free(p);
-					goto fail;
-				}
-				x->path = p;
-				x->len = pl;
-				x->depth = d;
-				if (top == cap) {
-					size_t nc = cap ? cap * 2 : 64;
-					size_t *ns = realloc(stack,
-							     nc * sizeof(*ns));
-					if (!ns)
-						goto fail;
-					stack = ns;
-					cap = nc;
-				}
-				stack[top++] = o.n - 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct sent *e = &a->v[i];
+		if (e->unknown || e->path[0] != '/')
+			continue;
+		while (top && !chain_under(&st[top - 1], e))
+			top--;
+		unsigned d = top ? st[top - 1].depth + 1 : 0;
+		for (; d < e->depth; d++) {
+			size_t pl = prefix_len(e->path, d);
+			if (nanc == anccap) {
+				size_t nc = anccap ? anccap * 2 : 64;
+				char **na = realloc(anc, nc * sizeof(*na));
+				if (!na)
+					goto out;
+				anc = na;
+				anccap = nc;
 			}
+			if (!(anc[nanc] = strndup(e->path, pl)) ||
+			    !chain_push(&st, &top, &cap,
+					(struct chain){ anc[nanc++], pl, d }))
+				goto out;
+			cnt[i]++;
+			add++;
 		}
-		struct sent *x = vec_push(&o);
-		if (!x)
-			goto fail;
-		*x = *e;
-		memset(e, 0, sizeof(*e));
-		if (!x->unknown && x->path[0] == '/') {
-			if (top == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				size_t *ns = realloc(stack, nc * sizeof(*ns));
-				if (!ns)
-					goto fail;
-				stack = ns;
-				cap = nc;
-			}
-			stack[top++] = o.n - 1;
+		if (!chain_push(&st, &top, &cap,
+				(struct chain){ e->path, e->len, e->depth }))
+			goto out;
+	}
+	if (add && n + add > a->cap) {
+		struct sent *nv = realloc(a->v, (n + add) * sizeof(*nv));
+		if (!nv)
+			goto out;
+		a->v = nv;
+		a->cap = n + add;
+	}
+	/* from the end: slot w - 1 >= i, so nothing unread is overwritten */
+	size_t w = n + add;
+	for (size_t i = n; i-- > 0;) {
+		struct sent e = a->v[i];
+		a->v[--w] = e;
+		for (uint32_t k = 1; k <= cnt[i]; k++) {
+			struct sent *x = &a->v[--w];
+			memset(x, 0, sizeof(*x));
+			x->path = anc[--nanc];
+			x->len = strlen(x->path);
+			x->depth = e.depth - k;
 		}
 	}
+	a->n = n + add;
 	rc = 0;
-	*out = o;
-	o = (struct vec){ 0 };
-fail:
-	free(stack);
-	vec_free(&o);
+out:
+	for (size_t k = 0; k < nanc; k++)
+		free(anc[k]);
+	free(anc);
+	free(st);
+	free(cnt);
 	return rc;
 }
 
@@ -921,7 +952,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	struct cgs_snapshot *snap = calloc(1, sizeof(*snap));
 	if (!snap)
 		return -ENOMEM;
-	struct vec a = { 0 }, b = { 0 };
+	struct vec a = { 0 };
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	rc = -ENOMEM;
 
@@ -973,11 +1004,8 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 
 	if (o.fold_depth)
 		fold(&a, o.fold_depth);
-	if (sort_merge(&a, &snap->mem) < 0 || add_ancestors(&a, &b) < 0)
+	if (sort_merge(&a, &snap->mem) < 0 || add_ancestors(&a) < 0)
 		goto fail;
-	vec_free(&a);
-	a = b;
-	b = (struct vec){ 0 };
 	stat_unvouched(r, &a);
 
 	size_t nadd = 0;
@@ -1085,7 +1113,6 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	return 0;
 fail:
 	vec_free(&a);
-	vec_free(&b);
 	cgs_snapshot_free(snap);
 	return rc;
 }
