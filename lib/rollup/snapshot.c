@@ -66,11 +66,42 @@ static inline size_t xwords(bool full)
 	return full ? CGSI_XSET_WORDS : CGSI_XSET_HIST_WORDS;
 }
 
+/* Paths, packed in blocks (a malloc and a free per cgroup cost more than
+ * copying the path). */
+#define STRBLK_BYTES (64u << 10)
+struct strblk {
+	struct strblk *next;
+	size_t used, cap;
+	char v[];
+};
+
 /* What a snapshot allocates per cgroup beyond its chunk: freed with it. */
 struct snap_mem {
 	struct subblk *subs;
 	struct xblk *xs;
+	struct strblk *strs;
 };
+
+/* A NUL-terminated copy of p[0..len) owned by m (NULL on ENOMEM). */
+static char *path_dup(struct snap_mem *m, const char *p, size_t len)
+{
+	struct strblk *b = m->strs;
+	if (!b || b->used + len + 1 > b->cap) {
+		size_t cap = CGS_MAX((size_t)STRBLK_BYTES - sizeof(*b),
+				     len + 1);
+		if (!(b = malloc(sizeof(*b) + cap)))
+			return NULL;
+		b->next = m->strs;
+		b->used = 0;
+		b->cap = cap;
+		m->strs = b;
+	}
+	char *d = b->v + b->used;
+	memcpy(d, p, len);
+	d[len] = '\0';
+	b->used += len + 1;
+	return d;
+}
 
 /* A cgroup's extra sets by enum cgs_counter_set. */
 struct snap_x {
@@ -114,7 +145,6 @@ struct cgs_snapshot {
 	unsigned ncvs;
 	struct snap_self *av; /* added ancestors' own counters (zeros) */
 	struct snap_mem mem; /* subtree counters, extra sets */
-	char **paths;
 	struct snap_x *xv;   /* per cgroup (pointing into mem) */
 	size_t xn;           /* entries of xv */
 	struct snap_comms *cm; /* [xn] with opts.comms, else NULL */
@@ -153,10 +183,8 @@ static void big_free(void *p, size_t mapped)
 
 static void vec_free(struct vec *a)
 {
-	for (size_t i = 0; i < a->n; i++) {
-		free(a->v[i].path);
-		cgsi_comms_free(a->v[i].comms);
-	}
+	for (size_t i = 0; i < a->n; i++)
+		cgsi_comms_free(a->v[i].comms); /* paths: the snapshot's */
 	free(a->v);
 }
 
@@ -434,7 +462,6 @@ static int sort_merge(struct vec *a, struct snap_mem *m)
 			d->superseded = d->superseded && s->superseded;
 			d->gone = d->gone || s->gone;
 			d->folded = d->folded || s->folded;
-			free(s->path);
 			continue;
 		}
 		a->v[w++] = a->v[i];
@@ -632,7 +659,7 @@ static bool chain_push(struct chain **st, size_t *top, size_t *cap,
  * entry; then the entries move back from the end to make room. -ENOMEM
  * leaves a as it was.
  */
-static int add_ancestors(struct vec *a)
+static int add_ancestors(struct vec *a, struct snap_mem *m)
 {
 	size_t n = a->n, top = 0, cap = 0, add = 0, nanc = 0;
 	struct chain *st = NULL;
@@ -659,7 +686,7 @@ static int add_ancestors(struct vec *a)
 				anc = na;
 				anccap = nc;
 			}
-			if (!(anc[nanc] = strndup(e->path, pl)) ||
+			if (!(anc[nanc] = path_dup(m, e->path, pl)) ||
 			    !chain_push(&st, &top, &cap,
 					(struct chain){ anc[nanc++], pl, d }))
 				goto out;
@@ -693,9 +720,7 @@ static int add_ancestors(struct vec *a)
 	a->n = n + add;
 	rc = 0;
 out:
-	for (size_t k = 0; k < nanc; k++)
-		free(anc[k]);
-	free(anc);
+	free(anc); /* its paths: the snapshot's */
 	free(st);
 	free(cnt);
 	return rc;
@@ -822,7 +847,7 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		}
 		if (m == s->check_at)
 			*start = a->n - base;
-		char *path = strndup(m->path, m->len);
+		char *path = path_dup(mem, m->path, m->len);
 		if (!path)
 			goto enomem;
 		struct sent *e = &a->v[a->n];
@@ -1004,7 +1029,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 
 	if (o.fold_depth)
 		fold(&a, o.fold_depth);
-	if (sort_merge(&a, &snap->mem) < 0 || add_ancestors(&a) < 0)
+	if (sort_merge(&a, &snap->mem) < 0 || add_ancestors(&a, &snap->mem) < 0)
 		goto fail;
 	stat_unvouched(r, &a);
 
@@ -1013,7 +1038,6 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		nadd += !a.v[i].k;
 	snap->av = calloc(nadd ? nadd : 1, sizeof(*snap->av));
 	snap->v = calloc(a.n ? a.n : 1, sizeof(*snap->v));
-	snap->paths = calloc(a.n ? a.n : 1, sizeof(*snap->paths));
 	snap->xv = calloc(a.n ? a.n : 1, sizeof(*snap->xv));
 	snap->xn = snap->xv ? a.n : 0;
 	if (r->o.comms)
@@ -1021,7 +1045,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	snap->hist = !!(r->o.flags & CGS_ROLLUP_HISTOGRAMS);
 	size_t *stack = calloc(a.n ? a.n : 1, sizeof(*stack));
 	ssize_t *parent = calloc(a.n ? a.n : 1, sizeof(*parent));
-	if (!snap->av || !snap->v || !snap->paths || !snap->xv || !stack ||
+	if (!snap->av || !snap->v || !snap->xv || !stack ||
 	    !parent || (r->o.comms && !snap->cm)) {
 		free(stack);
 		free(parent);
@@ -1049,7 +1073,6 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		}
 		stack[top++] = i;
 		c->path = e->path;
-		snap->paths[i] = e->path;
 		c->depth = e->unknown ? 0 : e->depth;
 		c->ino = e->ino;
 		c->removed = !e->unknown && (e->superseded || e->gone);
@@ -1104,8 +1127,6 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	}
 	free(stack);
 	free(parent);
-	for (size_t i = 0; i < a.n; i++)
-		a.v[i].path = NULL; /* owned by snap now */
 	snap->n = a.n;
 	snap->totals = t;
 	vec_free(&a);
@@ -1138,15 +1159,12 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; s->paths && i < s->n; i++)
-		free(s->paths[i]);
 	for (size_t i = 0; s->cm && i < s->xn; i++) {
 		free(s->cm[i].v[0]);
 		free(s->cm[i].v[1]);
 	}
 	free(s->cm);
 	free(s->xv);
-	free(s->paths);
 	free(s->v);
 	for (unsigned i = 0; s->cvs && i < s->ncvs; i++)
 		if (s->cvs[i].v)
@@ -1158,6 +1176,10 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 		free(b);
 	}
 	for (struct xblk *b = s->mem.xs, *nb; b; b = nb) {
+		nb = b->next;
+		free(b);
+	}
+	for (struct strblk *b = s->mem.strs, *nb; b; b = nb) {
 		nb = b->next;
 		free(b);
 	}
