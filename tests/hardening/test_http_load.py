@@ -18,6 +18,14 @@ is within 1 MiB of its start. A second, shorter attack (--seconds2) must
 not grow it further (within 512 KiB): the connections' memory is neither
 leaked nor kept at the first attack's high water.
 
+The collector's stderr is a pipe nobody reads during the attacks:
+libmicrohttpd's messages (a line per refused or broken connection) are
+rate-limited (at most LOG_BURST + one a second + a summary every 10 s,
+checked when the pipe is read after the first attack), and before the
+second the test fills the pipe, so every write to it would block: the
+scrapes still must be answered within 1 s, and what had no room is
+counted (taskstat_collector_http_log_suppressed_total{reason="blocked"}).
+
 usage: test_http_load.py TASKSTAT_COLLECT [--seconds S] [--seconds2 S]
        [--scrapers N] [--slow N] [--nofile N] [--report FILE]
 """
@@ -51,6 +59,7 @@ if A.seconds2 is None:
     A.seconds2 = A.seconds / 2
 RSS_BOUND_KIB = 1024   # after the attack, above the start
 RSS_ROUND2_KIB = 512   # after the second attack, above the first
+LOG_BURST, LOG_PER_S, LOG_SUMMARY_S = 5, 1, 10  # cmd/ratelimit.h
 need_live(A.bin)
 PRLIMIT = need_tool("prlimit")
 # the test's own sockets: slow clients, scrapers, margin
@@ -257,7 +266,36 @@ def workload(stop, n):
 
 col = Collector(A.bin, ["--listen", "127.0.0.1:0", "-i", "1", "-f", "jsonl",
                         "-o", "/dev/null"],
-                wrap=[PRLIMIT, "--nofile=%d:%d" % (A.nofile, A.nofile), "--"])
+                wrap=[PRLIMIT, "--nofile=%d:%d" % (A.nofile, A.nofile), "--"],
+                err_pipe=True)
+
+
+def log_suppressed(text):
+    return {r: metric_l(text, "collector_http_log_suppressed_total",
+                        'reason="%s"' % r) for r in ("rate", "blocked")}
+
+
+def metric_l(text, name, labels):
+    m = re.search(r"^taskstat_%s\{%s\} (\S+)$" % (re.escape(name),
+                                                  re.escape(labels)),
+                  text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def fill_pipe(fd):
+    """Write into the pipe until it is full (pages, then the last bytes
+    one at a time); returns the bytes written."""
+    os.set_blocking(fd, False)
+    n = 0
+    for chunk in (b"#" * 4095 + b"\n", b"#"):
+        while True:
+            try:
+                n += os.write(fd, chunk)
+            except BlockingIOError:
+                break
+    return n
+
+
 with col:
     t0 = time.time()
     port = None
@@ -351,10 +389,21 @@ with col:
 
     trims0 = metric(text, "collector_http_memory_trims_total")
     check(trims0 is not None, "no taskstat_collector_http_memory_trims_total")
+    sup0 = log_suppressed(text)
+    check(None not in sup0.values(),
+          "no taskstat_collector_http_log_suppressed_total")
+    err0 = len(col.stderr().splitlines())  # then nobody reads it
+    t_log = time.monotonic()
     few, slow = attack(A.seconds, True)
     fd1, rss1, cg1, trims1 = settle(trims0)
+    log1 = col.stderr().splitlines()[err0:]
+    log_s = time.monotonic() - t_log
+    sup1 = log_suppressed(scrape("127.0.0.1", port)[1])
+    filled = fill_pipe(col.err_w)  # now every write to stderr would block
     _, slow2 = attack(A.seconds2, False)
     fd2, rss2, cg2, trims2 = settle(trims1)
+    sup2 = log_suppressed(scrape("127.0.0.1", port)[1])
+    col.stderr()  # read: the collector's last words must not block
     time.sleep(1.5)  # the next snapshot counts the workload's last exits
     st, text = scrape("127.0.0.1", port)
 
@@ -398,6 +447,11 @@ rep = {
     "exits_spawned": spawned[0],
     "records": [rec0, metric(text, "collector_records_total")],
     "dropped": metric(text, "collector_dropped_total"),
+    "log_lines_first_attack": len(log1),
+    "log_first_attack_s": round(log_s, 1),
+    "log_suppressed": [sup0, sup1, sup2],
+    "pipe_filled_bytes": filled,
+    "log_sample": log1[:8],
 }
 m = re.search(r'cut_total\{reason="shed"\} (\d+)', text)
 rep["shed"] = int(m.group(1)) if m else None
@@ -447,6 +501,18 @@ else:
           "the run: host churn): %d -> %d -> %d KiB" %
           (cg0, cg1, cg2, rss0, rss1, rss2))
 check(rep["dropped"] == 0, "dropped %s" % rep["dropped"])
+# a summary every LOG_SUMMARY_S, and a few of the collector's own lines
+log_bound = LOG_BURST + LOG_PER_S * log_s + log_s / LOG_SUMMARY_S + 8
+mhd = [ln for ln in log1 if ln.startswith("taskstat-collect: --listen: ")]
+check(len(log1) <= log_bound, "%d lines on stderr in %.0f s of attack "
+      "(at most %d): %s" % (len(log1), log_s, log_bound, log1[:8]))
+check(sup1["rate"] > sup0["rate"], "no libmicrohttpd message was "
+      "suppressed in the first attack (%s): did it log at all? %s" %
+      (rep["log_suppressed"], mhd[:5]))
+check(any("messages not printed" in ln for ln in mhd), "no summary of "
+      "the suppressed messages: %s" % mhd[:8])
+check(sup2["blocked"] > sup1["blocked"], "with stderr full, no message "
+      "was counted as blocked (%s)" % rep["log_suppressed"])
 check(rep["records"][1] - rep["records"][0] >= spawned[0],
       "records grew by %d, %d processes exited" %
       (rep["records"][1] - rep["records"][0], spawned[0]))
