@@ -96,6 +96,25 @@ def proc_stat(pid):
     return fds, rss
 
 
+def rss_parts(pid):
+    """Resident KiB by kind: the main arena ([heap]), the threads' malloc
+    arenas (anonymous, 64 MiB-aligned), other anonymous maps (blocks
+    malloc mmapped, stacks), and the rest (files, the BPF ring)."""
+    parts = {"heap": 0, "arenas": 0, "anon_maps": 0, "other": 0}
+    kind = "other"
+    with open("/proc/%d/smaps" % pid) as f:
+        for ln in f:
+            w = ln.split()
+            if "-" in w[0] and not w[0].endswith(":"):
+                lo = int(w[0].split("-")[0], 16)
+                kind = ("heap" if w[-1] == "[heap]" else "other"
+                        if len(w) > 5 else "arenas"
+                        if lo % (64 << 20) == 0 else "anon_maps")
+            elif w[0] == "Rss:":
+                parts[kind] += int(w[1])
+    return parts
+
+
 def metric(text, name):
     m = re.search(r"^taskstat_%s(?:\{[^}]*\})? (\S+)$" % re.escape(name),
                   text, re.M)
@@ -315,6 +334,7 @@ with col:
     check(limit is not None, "no taskstat_collector_http_connection_limit")
     rec0 = metric(text, "collector_records_total")
     fd0, rss0 = proc_stat(pid)
+    parts = [rss_parts(pid)]
     cg0 = metric(text, "collector_cgroups")
     ids0 = metric(text, "collector_kernel_cgroup_ids")
     check(A.slow > limit, "the attack (%d) must exceed the connection "
@@ -387,6 +407,7 @@ with col:
         st, tx = scrape("127.0.0.1", port)
         cg = metric(tx, "collector_cgroups") if st == 200 else None
         ids_seen.append(metric(tx, "collector_kernel_cgroup_ids"))
+        parts.append(rss_parts(pid))
         return f, r, cg, trims
 
     ids_seen = [ids0]  # the id table of host cgroups (kernel source)
@@ -447,6 +468,8 @@ rep = {
     # before, peak, after the first attack, after the second
     "fds": [fd0, peak["fd"], fd1, fd2],
     "rss_kib": [rss0, peak["rss"], rss1, rss2],
+    # before, after the first attack, after the second
+    "rss_parts_kib": parts,
     "memory_trims": [trims0, trims1, trims2],
     "exits_spawned": spawned[0],
     "records": [rec0, metric(text, "collector_records_total")],
