@@ -24,7 +24,10 @@
  *    many addresses cannot fill the table;
  *  - once the open connections have fallen well below their peak, the
  *    watchdog gives the heap they used back (memtrim.h): after a burst
- *    the RSS returns near its start instead of staying at its high water.
+ *    the RSS returns near its start instead of staying at its high water;
+ *  - libmicrohttpd's error log (a line per refused or broken connection)
+ *    goes through httplog.h: rate-limited, and never waiting for stderr's
+ *    reader, so that the attack cannot stall this thread through the log.
  * The handlers only copy the last formatted text under prom_lock, a lock
  * the listener threads never take: HTTP cannot slow the receive path.
  */
@@ -41,6 +44,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "httplog.h"
 #include "memtrim.h"
 #include "webconfig.h"
 
@@ -56,6 +60,7 @@
 #define HTTP_SHED_AGE_MS 250u
 #define HP "taskstat_collector_http_"
 #define HTTP_POOL_BYTES (16u * 1024u) /* per connection: request headers */
+#define HTTP_MALLOC_FIXED (128 * 1024) /* glibc's initial thresholds */
 
 struct hconn {
 	struct hconn *prev, *next;
@@ -78,6 +83,7 @@ struct http {
 	unsigned nconn, limit, shed_at;
 	uint64_t cut_deadline, cut_shed, auth_failed;
 	struct memtrim trim;          /* heap given back after bursts */
+	struct httplog log;           /* libmicrohttpd's messages */
 };
 
 /* Under h->lock. Shut the socket: libmicrohttpd sees EOF and closes the
@@ -147,6 +153,7 @@ static void *watchdog(void *arg)
 			}
 		}
 		shed(h, now);
+		httplog_tick(&h->log, now);
 		if (memtrim_due(&h->trim, h->nconn, now)) {
 			/* unlocked: it walks every malloc arena */
 			pthread_mutex_unlock(&h->lock);
@@ -289,8 +296,8 @@ static bool authorized(struct http *h, struct MHD_Connection *conn)
 static char *add_http_metrics(struct http *h, char *body, size_t *len)
 {
 	unsigned n, limit = h->limit;
-	uint64_t dl, shed, auth, trims;
-	char add[1792];
+	uint64_t dl, shed, auth, trims, log_rate, log_blocked;
+	char add[2304];
 
 	pthread_mutex_lock(&h->lock);
 	n = h->nconn;
@@ -299,6 +306,7 @@ static char *add_http_metrics(struct http *h, char *body, size_t *len)
 	auth = h->auth_failed;
 	trims = h->trim.trims;
 	pthread_mutex_unlock(&h->lock);
+	httplog_counts(&h->log, &log_rate, &log_blocked);
 	int k = snprintf(add, sizeof(add),
 		"# HELP " HP "connections Open HTTP connections.\n"
 		"# TYPE " HP "connections gauge\n"
@@ -321,10 +329,19 @@ static char *add_http_metrics(struct http *h, char *body, size_t *len)
 		"# HELP " HP "memory_trims_total Times the heap was given "
 		"back to the system after a burst of connections.\n"
 		"# TYPE " HP "memory_trims_total counter\n"
-		HP "memory_trims_total %llu\n",
+		HP "memory_trims_total %llu\n"
+		"# HELP " HP "log_suppressed_total libmicrohttpd messages not "
+		"printed: over the rate limit (%u a second after a burst of "
+		"%u), or stderr had no room (its reader lags).\n"
+		"# TYPE " HP "log_suppressed_total counter\n"
+		HP "log_suppressed_total{reason=\"rate\"} %llu\n"
+		HP "log_suppressed_total{reason=\"blocked\"} %llu\n",
 		n, HTTP_PER_IP, limit, HTTP_DEADLINE_S,
 		(unsigned long long)dl, (unsigned long long)shed,
-		(unsigned long long)auth, (unsigned long long)trims);
+		(unsigned long long)auth, (unsigned long long)trims,
+		RATELIMIT_PER_S, RATELIMIT_BURST,
+		(unsigned long long)log_rate,
+		(unsigned long long)log_blocked);
 	if (k < 0 || (size_t)k >= sizeof(add))
 		return body;
 	char *nb = realloc(body, *len + (size_t)k + 1);
@@ -385,6 +402,7 @@ static unsigned conn_limit(void)
 
 static void http_free(struct http *h)
 {
+	httplog_free(&h->log);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->cond);
 	free(h);
@@ -414,11 +432,21 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 	h->limit = limit;
 	h->shed_at = limit - limit / 4;
 	pthread_mutex_init(&h->lock, NULL);
+	httplog_init(&h->log);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&h->cond, &ca);
 	pthread_condattr_destroy(&ca);
 
+	/* malloc_trim() gives back the free pages inside a thread's arena
+	 * but not its top chunk (glibc shrinks that only in free(), past
+	 * M_TRIM_THRESHOLD), and glibc raises the threshold to twice the
+	 * largest mmapped block freed (seen: 10.5 MiB, after the id table
+	 * of a host churning cgroups grew): the HTTP arena's top, ~0.7 MiB
+	 * after a burst, stayed resident. Fixed thresholds keep free()
+	 * trimming it (and blocks over 128 KiB mmapped, given back at once). */
+	mallopt(M_MMAP_THRESHOLD, HTTP_MALLOC_FIXED);
+	mallopt(M_TRIM_THRESHOLD, HTTP_MALLOC_FIXED);
 	/* setup's backlog is small: a burst of connections must wait in
 	 * the kernel's queue, not be refused or delayed by SYN retries */
 	listen(c->listen_fd, HTTP_BACKLOG);
@@ -426,6 +454,8 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 	if (tls)
 		flags |= MHD_USE_TLS;
 	struct MHD_OptionItem ops[] = {
+		/* first: nothing printed by libmicrohttpd's own logger */
+		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)httplog_cb, &h->log },
 		{ MHD_OPTION_LISTEN_SOCKET, c->listen_fd, NULL },
 		{ MHD_OPTION_THREAD_POOL_SIZE, threads, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, limit, NULL },

@@ -19,6 +19,7 @@
 #include "filter.h"
 #include "memtrim.h"
 #include "options.h"
+#include "ratelimit.h"
 #include "output.h"
 #include "support/fakeproc.h"
 
@@ -759,6 +760,52 @@ static void t_memtrim(void **state)
 	assert_true(memtrim_due(&t, 2, now + 20 * s));
 }
 
+/* ratelimit: a burst, then RATELIMIT_PER_S a second; what was refused
+ * summed up at most every RATELIMIT_SUMMARY_NS. */
+static void t_ratelimit(void **state)
+{
+	struct ratelimit rl = {0};
+	uint64_t s = 1000000000ull, now = 100 * s, n = 0;
+	unsigned ok = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < 1000; i++) /* 1,000 at once */
+		ok += ratelimit_allow(&rl, now);
+	assert_int_equal(ok, RATELIMIT_BURST);
+	assert_int_equal(rl.refused, 1000 - RATELIMIT_BURST);
+	assert_false(ratelimit_summary(&rl, now, &n)); /* not yet */
+	/* 3,600 a second for 20 s: RATELIMIT_PER_S a second get through */
+	ok = 0;
+	unsigned summaries = 0;
+	uint64_t summed = 0;
+	for (unsigned i = 1; i <= 20 * 3600; i++) {
+		uint64_t t = now + i * (s / 3600);
+		ok += ratelimit_allow(&rl, t);
+		if (ratelimit_summary(&rl, t, &n)) {
+			summaries++;
+			summed += n;
+		}
+	}
+	assert_in_range(ok, 20 * RATELIMIT_PER_S - 1, 20 * RATELIMIT_PER_S);
+	/* one interval after the first refusal, then every interval; the
+	 * one at exactly 20 s is still to come */
+	assert_int_equal(summaries, 20 * s / RATELIMIT_SUMMARY_NS - 1);
+	assert_int_equal(rl.refused, 1000 - RATELIMIT_BURST + 20 * 3600 - ok);
+	/* the summaries plus what is still pending: every refusal */
+	assert_int_equal(summed + rl.pending, rl.refused);
+	now += 20 * s;
+	/* quiet: the last summary when due, then none; the bucket refills
+	 * to RATELIMIT_BURST, not more */
+	assert_true(ratelimit_summary(&rl, now + RATELIMIT_SUMMARY_NS, &n));
+	assert_false(ratelimit_summary(&rl, now + 2 * RATELIMIT_SUMMARY_NS,
+				       &n));
+	now += 3600 * s;
+	ok = 0;
+	for (unsigned i = 0; i < 100; i++)
+		ok += ratelimit_allow(&rl, now);
+	assert_int_equal(ok, RATELIMIT_BURST);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -775,6 +822,7 @@ int main(void)
 		fp_unit_test(t_filter_outputs, &F),
 		fp_unit_test(t_prom_max_series, &F),
 		cmocka_unit_test(t_memtrim),
+		cmocka_unit_test(t_ratelimit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -313,15 +313,25 @@ class Collector:
     into memory and removed, so raw(), lines() and stderr() still answer
     after the block."""
 
-    def __init__(self, bin_, args, wrap=None):
+    def __init__(self, bin_, args, wrap=None, err_pipe=False):
+        """err_pipe: stderr is a pipe read only when stderr() is called
+        (a reader that lags); err_w is a write end of it for the test."""
         self.args = args
         self._out = self._err = None
         fd, self.out = tempfile.mkstemp(prefix="tsc-e2e-out-")
         os.close(fd)
-        fd, self.errf = tempfile.mkstemp(prefix="tsc-e2e-err-")
-        os.close(fd)
+        self.errf = self.err_r = self.err_w = None
         pre = os.environ.get("TSC_E2E_WRAP", "").split()
         cmd = (wrap or []) + pre + [bin_] + args
+        if err_pipe:
+            self.err_r, self.err_w = os.pipe()
+            os.set_blocking(self.err_r, False)
+            self._errbuf = b""
+            with open(self.out, "wb") as o:
+                self.p = subprocess.Popen(cmd, stdout=o, stderr=self.err_w)
+            return
+        fd, self.errf = tempfile.mkstemp(prefix="tsc-e2e-err-")
+        os.close(fd)
         with open(self.out, "wb") as o, open(self.errf, "wb") as e:
             self.p = subprocess.Popen(cmd, stdout=o, stderr=e)
 
@@ -357,6 +367,16 @@ class Collector:
     def _read(self, path, cached):
         if cached is not None:
             return cached
+        if path is None:  # err_pipe: what is in the pipe now, and before
+            while True:
+                try:
+                    d = os.read(self.err_r, 65536)
+                except BlockingIOError:
+                    break
+                if not d:
+                    break
+                self._errbuf += d
+            return self._errbuf
         with open(path, "rb") as f:
             return f.read()
 
@@ -381,9 +401,14 @@ class Collector:
             self._out, self._err = self.raw(), self._read(self.errf, None)
         for f in (self.out, self.errf):
             try:
-                os.unlink(f)
+                if f:
+                    os.unlink(f)
             except OSError:
                 pass
+        for fd in (self.err_r, self.err_w):
+            if fd is not None:
+                os.close(fd)
+        self.err_r = self.err_w = None
 
     def __enter__(self):
         try:

@@ -18,6 +18,14 @@ is within 1 MiB of its start. A second, shorter attack (--seconds2) must
 not grow it further (within 512 KiB): the connections' memory is neither
 leaked nor kept at the first attack's high water.
 
+The collector's stderr is a pipe nobody reads during the attacks:
+libmicrohttpd's messages (a line per refused or broken connection) are
+rate-limited (at most LOG_BURST + one a second + a summary every 10 s,
+checked when the pipe is read after the first attack), and before the
+second the test fills the pipe, so every write to it would block: the
+scrapes still must be answered within 1 s, and what had no room is
+counted (taskstat_collector_http_log_suppressed_total{reason="blocked"}).
+
 usage: test_http_load.py TASKSTAT_COLLECT [--seconds S] [--seconds2 S]
        [--scrapers N] [--slow N] [--nofile N] [--report FILE]
 """
@@ -51,6 +59,8 @@ if A.seconds2 is None:
     A.seconds2 = A.seconds / 2
 RSS_BOUND_KIB = 1024   # after the attack, above the start
 RSS_ROUND2_KIB = 512   # after the second attack, above the first
+LOG_BURST, LOG_PER_S, LOG_SUMMARY_S = 5, 1, 10  # cmd/ratelimit.h
+HOST_EXITS = 3  # records per exit of ours past which the host is churning
 need_live(A.bin)
 PRLIMIT = need_tool("prlimit")
 # the test's own sockets: slow clients, scrapers, margin
@@ -85,6 +95,25 @@ def proc_stat(pid):
         st = f.read()
     rss = int(re.search(r"VmRSS:\s+(\d+)", st).group(1))
     return fds, rss
+
+
+def rss_parts(pid):
+    """Resident KiB by kind: the main arena ([heap]), the threads' malloc
+    arenas (anonymous, 64 MiB-aligned), other anonymous maps (blocks
+    malloc mmapped, stacks), and the rest (files, the BPF ring)."""
+    parts = {"heap": 0, "arenas": 0, "anon_maps": 0, "other": 0}
+    kind = "other"
+    with open("/proc/%d/smaps" % pid) as f:
+        for ln in f:
+            w = ln.split()
+            if "-" in w[0] and not w[0].endswith(":"):
+                lo = int(w[0].split("-")[0], 16)
+                kind = ("heap" if w[-1] == "[heap]" else "other"
+                        if len(w) > 5 else "arenas"
+                        if lo % (64 << 20) == 0 else "anon_maps")
+            elif w[0] == "Rss:":
+                parts[kind] += int(w[1])
+    return parts
 
 
 def metric(text, name):
@@ -257,7 +286,36 @@ def workload(stop, n):
 
 col = Collector(A.bin, ["--listen", "127.0.0.1:0", "-i", "1", "-f", "jsonl",
                         "-o", "/dev/null"],
-                wrap=[PRLIMIT, "--nofile=%d:%d" % (A.nofile, A.nofile), "--"])
+                wrap=[PRLIMIT, "--nofile=%d:%d" % (A.nofile, A.nofile), "--"],
+                err_pipe=True)
+
+
+def log_suppressed(text):
+    return {r: metric_l(text, "collector_http_log_suppressed_total",
+                        'reason="%s"' % r) for r in ("rate", "blocked")}
+
+
+def metric_l(text, name, labels):
+    m = re.search(r"^taskstat_%s\{%s\} (\S+)$" % (re.escape(name),
+                                                  re.escape(labels)),
+                  text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def fill_pipe(fd):
+    """Write into the pipe until it is full (pages, then the last bytes
+    one at a time); returns the bytes written."""
+    os.set_blocking(fd, False)
+    n = 0
+    for chunk in (b"#" * 4095 + b"\n", b"#"):
+        while True:
+            try:
+                n += os.write(fd, chunk)
+            except BlockingIOError:
+                break
+    return n
+
+
 with col:
     t0 = time.time()
     port = None
@@ -277,7 +335,9 @@ with col:
     check(limit is not None, "no taskstat_collector_http_connection_limit")
     rec0 = metric(text, "collector_records_total")
     fd0, rss0 = proc_stat(pid)
+    parts = [rss_parts(pid)]
     cg0 = metric(text, "collector_cgroups")
+    ids0 = metric(text, "collector_kernel_cgroup_ids")
     check(A.slow > limit, "the attack (%d) must exceed the connection "
           "table (%d): lower --nofile" % (A.slow, limit))
 
@@ -347,14 +407,28 @@ with col:
         f, r = proc_stat(pid)
         st, tx = scrape("127.0.0.1", port)
         cg = metric(tx, "collector_cgroups") if st == 200 else None
+        ids_seen.append(metric(tx, "collector_kernel_cgroup_ids"))
+        parts.append(rss_parts(pid))
         return f, r, cg, trims
 
+    ids_seen = [ids0]  # the id table of host cgroups (kernel source)
     trims0 = metric(text, "collector_http_memory_trims_total")
     check(trims0 is not None, "no taskstat_collector_http_memory_trims_total")
+    sup0 = log_suppressed(text)
+    check(None not in sup0.values(),
+          "no taskstat_collector_http_log_suppressed_total")
+    err0 = len(col.stderr().splitlines())  # then nobody reads it
+    t_log = time.monotonic()
     few, slow = attack(A.seconds, True)
     fd1, rss1, cg1, trims1 = settle(trims0)
+    log1 = col.stderr().splitlines()[err0:]
+    log_s = time.monotonic() - t_log
+    sup1 = log_suppressed(scrape("127.0.0.1", port)[1])
+    filled = fill_pipe(col.err_w)  # now every write to stderr would block
     _, slow2 = attack(A.seconds2, False)
     fd2, rss2, cg2, trims2 = settle(trims1)
+    sup2 = log_suppressed(scrape("127.0.0.1", port)[1])
+    col.stderr()  # read: the collector's last words must not block
     time.sleep(1.5)  # the next snapshot counts the workload's last exits
     st, text = scrape("127.0.0.1", port)
 
@@ -391,13 +465,21 @@ rep = {
     "cut_deadline": metric(text, 'collector_http_connections_cut_total'),
     "shed": None,
     "cgroups": [cg0, cg1, cg2],
+    "kernel_cgroup_ids": ids_seen,
     # before, peak, after the first attack, after the second
     "fds": [fd0, peak["fd"], fd1, fd2],
     "rss_kib": [rss0, peak["rss"], rss1, rss2],
+    # before, after the first attack, after the second
+    "rss_parts_kib": parts,
     "memory_trims": [trims0, trims1, trims2],
     "exits_spawned": spawned[0],
     "records": [rec0, metric(text, "collector_records_total")],
     "dropped": metric(text, "collector_dropped_total"),
+    "log_lines_first_attack": len(log1),
+    "log_first_attack_s": round(log_s, 1),
+    "log_suppressed": [sup0, sup1, sup2],
+    "pipe_filled_bytes": filled,
+    "log_sample": log1[:8],
 }
 m = re.search(r'cut_total\{reason="shed"\} (\d+)', text)
 rep["shed"] = int(m.group(1)) if m else None
@@ -435,18 +517,36 @@ check(trims1 > trims0 and trims2 > trims1, "the heap was not given back "
 if sanitized():
     print("NOTE: RSS not compared under ASan (shadow memory, quarantine): "
           "%d -> %d -> %d KiB" % (rss0, rss1, rss2))
-elif None not in (cg1, cg2) and max(abs(cg1 - cg0), abs(cg2 - cg0)) <= 50:
+elif None not in (cg1, cg2) and max(abs(cg1 - cg0), abs(cg2 - cg0)) <= 50 \
+        and (None in ids_seen or max(ids_seen) - min(ids_seen) <= 50) \
+        and rep["records"][1] - rep["records"][0] <= HOST_EXITS * spawned[0]:
     check(rss1 - rss0 <= RSS_BOUND_KIB, "RSS grew by %d KiB (%d -> %d)" %
           (rss1 - rss0, rss0, rss1))
     check(rss2 - rss1 <= RSS_ROUND2_KIB, "RSS grew by %d KiB more in the "
           "second attack (%d -> %d)" % (rss2 - rss1, rss1, rss2))
 else:
-    # others' cgroups came and went meanwhile: their rollup memory is not
-    # the endpoint's; the fd count still must come back
-    print("NOTE: RSS not compared (%s -> %s -> %s cgroups tracked during "
-          "the run: host churn): %d -> %d -> %d KiB" %
-          (cg0, cg1, cg2, rss0, rss1, rss2))
+    # others' cgroups came and went meanwhile, or their exits flooded the
+    # receive path: their rollup memory, the kernel source's id table
+    # (every cgroup created on the host) and the listener shards' buffers
+    # are not the endpoint's; the fd count still must come back
+    print("NOTE: RSS not compared (%s -> %s -> %s cgroups tracked, %s "
+          "cgroup ids known, %d records for %d exits of ours: host churn): "
+          "%d -> %d -> %d KiB" % (cg0, cg1, cg2, ids_seen,
+                                  rep["records"][1] - rep["records"][0],
+                                  spawned[0], rss0, rss1, rss2))
 check(rep["dropped"] == 0, "dropped %s" % rep["dropped"])
+# a summary every LOG_SUMMARY_S, and a few of the collector's own lines
+log_bound = LOG_BURST + LOG_PER_S * log_s + log_s / LOG_SUMMARY_S + 8
+mhd = [ln for ln in log1 if ln.startswith("taskstat-collect: --listen: ")]
+check(len(log1) <= log_bound, "%d lines on stderr in %.0f s of attack "
+      "(at most %d): %s" % (len(log1), log_s, log_bound, log1[:8]))
+check(sup1["rate"] > sup0["rate"], "no libmicrohttpd message was "
+      "suppressed in the first attack (%s): did it log at all? %s" %
+      (rep["log_suppressed"], mhd[:5]))
+check(any("messages not printed" in ln for ln in mhd), "no summary of "
+      "the suppressed messages: %s" % mhd[:8])
+check(sup2["blocked"] > sup1["blocked"], "with stderr full, no message "
+      "was counted as blocked (%s)" % rep["log_suppressed"])
 check(rep["records"][1] - rep["records"][0] >= spawned[0],
       "records grew by %d, %d processes exited" %
       (rep["records"][1] - rep["records"][0], spawned[0]))
