@@ -882,6 +882,16 @@ static bool m_under(const struct mnode *m, int y, int x)
 	return false;
 }
 
+/* The index of c in s. */
+static size_t index_of(const struct cgs_snapshot *s,
+		       const struct cgs_cgroup_stats *c)
+{
+	size_t i = 0;
+	while (cgs_snapshot_get(s, i) != c)
+		i++;
+	return i;
+}
+
 /* With CGS_ROLLUP_HISTOGRAMS: set `set` of cgroup c counts w's tasks
  * (lifetime), processes (process lifetime) and CPU (fp_record: utime
  * 1000 * seed + 1, stime 1000 * seed + 2); and in every case its SIGTERM
@@ -890,9 +900,7 @@ static void assert_hist(const struct cgs_snapshot *s,
 			const struct cgs_cgroup_stats *c,
 			enum cgs_counter_set set, struct want w)
 {
-	size_t i = 0;
-	while (cgs_snapshot_get(s, i) != c)
-		i++;
+	size_t i = index_of(s, c);
 	struct cgs_hist h = { .sz = sizeof(h) };
 	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_LIFETIME, &h),
 			 0);
@@ -912,9 +920,7 @@ static void assert_signals(const struct cgs_snapshot *s,
 			   const struct cgs_cgroup_stats *c,
 			   enum cgs_counter_set set, struct want w)
 {
-	size_t i = 0;
-	while (cgs_snapshot_get(s, i) != c)
-		i++;
+	size_t i = index_of(s, c);
 	struct cgs_signal_counts g = { .sz = sizeof(g) };
 	assert_int_equal(cgs_snapshot_signals(s, i, set, &g), 0);
 	for (int k = 1; k < CGS_SIGNAL_SLOTS; k++)
