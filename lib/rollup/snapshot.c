@@ -36,25 +36,53 @@ struct snap_sub {
 	struct cgs_counters subtree, subtree_delta;
 };
 
-#define SUBBLK 256
-struct subblk {
-	struct subblk *next;
-	size_t used;
-	struct snap_sub v[SUBBLK];
-};
-
-/* Histogram and signal sets, made as needed from blocks of XBLK_BYTES:
- * 1.7 KB each, or 672 bytes (the histograms only) for a cgroup that never
- * had an exit by signal (extra.h). */
-#define XBLK_BYTES (256u << 10)
-struct xblk {
-	struct xblk *next;
-	size_t used; /* words of v */
+/*
+ * What a snapshot allocates per cgroup beyond its chunk (subtree
+ * counters, histogram and signal sets, paths): carved from blocks it owns
+ * and frees with it, 8-byte aligned, never freed one by one (a malloc and
+ * a free per cgroup cost more than the copies).
+ */
+#define MEMBLK_BYTES (256u << 10)
+struct memblk {
+	struct memblk *next;
+	size_t used, cap; /* bytes of v */
 	uint64_t v[];
 };
-#define XBLK_WORDS ((XBLK_BYTES - sizeof(struct xblk)) / sizeof(uint64_t))
 
-/* One such set: NULL for zeros; `full`: with its signal counts, else
+struct snap_mem {
+	struct memblk *blocks;
+};
+
+/* `bytes` of room (uninitialised), NULL on ENOMEM. */
+static void *mem_alloc(struct snap_mem *m, size_t bytes)
+{
+	bytes = (bytes + 7) & ~(size_t)7;
+	struct memblk *b = m->blocks;
+	if (!b || b->used + bytes > b->cap) {
+		size_t cap = CGS_MAX((size_t)MEMBLK_BYTES - sizeof(*b), bytes);
+		if (!(b = malloc(sizeof(*b) + cap)))
+			return NULL;
+		b->next = m->blocks;
+		b->used = 0;
+		b->cap = cap;
+		m->blocks = b;
+	}
+	void *p = (char *)b->v + b->used;
+	b->used += bytes;
+	return p;
+}
+
+static void mem_free(struct snap_mem *m)
+{
+	for (struct memblk *b = m->blocks, *nb; b; b = nb) {
+		nb = b->next;
+		free(b);
+	}
+	m->blocks = NULL;
+}
+
+/* A histogram and signal set (1.7 KB, or 672 bytes, the histograms only,
+ * for a cgroup that never had an exit by signal: extra.h): NULL for zeros; `full`: with its signal counts, else
  * only CGSI_XSET_HIST_WORDS words exist and the signal counts are 0. */
 struct xref {
 	struct cgsi_xset *p;
@@ -66,40 +94,14 @@ static inline size_t xwords(bool full)
 	return full ? CGSI_XSET_WORDS : CGSI_XSET_HIST_WORDS;
 }
 
-/* Paths, packed in blocks (a malloc and a free per cgroup cost more than
- * copying the path). */
-#define STRBLK_BYTES (64u << 10)
-struct strblk {
-	struct strblk *next;
-	size_t used, cap;
-	char v[];
-};
-
-/* What a snapshot allocates per cgroup beyond its chunk: freed with it. */
-struct snap_mem {
-	struct subblk *subs;
-	struct xblk *xs;
-	struct strblk *strs;
-};
-
 /* A NUL-terminated copy of p[0..len) owned by m (NULL on ENOMEM). */
 static char *path_dup(struct snap_mem *m, const char *p, size_t len)
 {
-	struct strblk *b = m->strs;
-	if (!b || b->used + len + 1 > b->cap) {
-		size_t cap = CGS_MAX((size_t)STRBLK_BYTES - sizeof(*b),
-				     len + 1);
-		if (!(b = malloc(sizeof(*b) + cap)))
-			return NULL;
-		b->next = m->strs;
-		b->used = 0;
-		b->cap = cap;
-		m->strs = b;
+	char *d = mem_alloc(m, len + 1);
+	if (d) {
+		memcpy(d, p, len);
+		d[len] = '\0';
 	}
-	char *d = b->v + b->used;
-	memcpy(d, p, len);
-	d[len] = '\0';
-	b->used += len + 1;
 	return d;
 }
 
@@ -144,7 +146,7 @@ struct cgs_snapshot {
 	} *cvs;                          /* [nshards] */
 	unsigned ncvs;
 	struct snap_self *av; /* added ancestors' own counters (zeros) */
-	struct snap_mem mem; /* subtree counters, extra sets */
+	struct snap_mem mem; /* subtree counters, extra sets, paths */
 	struct snap_x *xv;   /* per cgroup (pointing into mem) */
 	size_t xn;           /* entries of xv */
 	struct snap_comms *cm; /* [xn] with opts.comms, else NULL */
@@ -320,18 +322,7 @@ static bool same_cgroup(const struct sent *a, const struct sent *b)
 /* A set's room (uninitialised): full, or the histograms only. */
 static struct cgsi_xset *xset_new(struct snap_mem *m, bool full)
 {
-	size_t w = xwords(full);
-	struct xblk *b = m->xs;
-	if (!b || b->used + w > XBLK_WORDS) {
-		if (!(b = malloc(XBLK_BYTES)))
-			return NULL;
-		b->next = m->xs;
-		b->used = 0;
-		m->xs = b;
-	}
-	struct cgsi_xset *x = (struct cgsi_xset *)&b->v[b->used];
-	b->used += w;
-	return x;
+	return mem_alloc(m, xwords(full) * sizeof(uint64_t));
 }
 
 /* *d += s; *d made (a copy of s) if it was NULL, widened if s has signal
@@ -376,19 +367,6 @@ static struct xref x_set(const struct sent *e, int set)
 	return e->xs[set];
 }
 
-static struct snap_sub *sub_new(struct subblk **list)
-{
-	struct subblk *b = *list;
-	if (!b || b->used == SUBBLK) {
-		if (!(b = malloc(sizeof(*b))))
-			return NULL;
-		b->next = *list;
-		b->used = 0;
-		*list = b;
-	}
-	return &b->v[b->used++];
-}
-
 /* e's subtree sets: its own, or its self sets. */
 static const struct cgs_counters *sub_of(const struct sent *e, bool delta)
 {
@@ -403,7 +381,7 @@ static bool own_subtree(struct sent *e, struct snap_mem *m)
 {
 	if (e->sub)
 		return true;
-	if (!(e->sub = sub_new(&m->subs)))
+	if (!(e->sub = mem_alloc(m, sizeof(*e->sub))))
 		return false;
 	e->sub->subtree = e->k->self;
 	e->sub->subtree_delta = e->k->self_delta;
@@ -562,7 +540,7 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 		k->self_delta.hiwater_vm_kb_max = n->ivl_vm;
 	}
 	if (n->has_carry) {
-		struct snap_sub *u = e->sub = sub_new(&m->subs);
+		struct snap_sub *u = e->sub = mem_alloc(m, sizeof(*u));
 		if (!u)
 			return false;
 		u->subtree = n->carry;
@@ -627,13 +605,14 @@ struct chain {
 	unsigned depth;
 };
 
-/* Is c an ancestor of b (a '/' path)? As is_ancestor(). */
-static bool chain_under(const struct chain *c, const struct sent *b)
+/* Is the cgroup path p[0..len) an ancestor of entry b? */
+static bool path_under(const char *p, size_t len, const struct sent *b)
 {
-	if (c->len == 1 && c->path[0] == '/')
-		return b->len > 1;
-	return b->len > c->len && !memcmp(c->path, b->path, c->len) &&
-	       b->path[c->len] == '/';
+	if (b->unknown)
+		return false;
+	if (len == 1 && p[0] == '/')
+		return b->len > 1 && b->path[0] == '/';
+	return b->len > len && !memcmp(p, b->path, len) && b->path[len] == '/';
 }
 
 static bool chain_push(struct chain **st, size_t *top, size_t *cap,
@@ -673,7 +652,7 @@ static int add_ancestors(struct vec *a, struct snap_mem *m)
 		const struct sent *e = &a->v[i];
 		if (e->unknown || e->path[0] != '/')
 			continue;
-		while (top && !chain_under(&st[top - 1], e))
+		while (top && !path_under(st[top - 1].path, st[top - 1].len, e))
 			top--;
 		unsigned d = top ? st[top - 1].depth + 1 : 0;
 		for (; d < e->depth; d++) {
@@ -764,7 +743,7 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 					   &gone);
 		if (gone || (ino && n->ino && ino != n->ino)) {
 			n->gone = true;
-			n->removed_ms = now;
+			cgsi_node_seen_removed(n, now);
 		}
 		if (!e->ino && !n->gone)
 			e->ino = ino;
@@ -780,7 +759,7 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 		if (!n->gone && n->ino && !n->unknown &&
 		    cgsi_ksrc_removed(r->ksrc, n->ino)) {
 			e->gone = n->gone = true;
-			n->removed_ms = now;
+			cgsi_node_seen_removed(n, now);
 		}
 	}
 }
@@ -954,12 +933,7 @@ static int list_comms(struct snap_comms *c, const struct cgsi_topk *t,
 
 static bool is_ancestor(const struct sent *a, const struct sent *b)
 {
-	if (a->unknown || b->unknown)
-		return false;
-	if (a->len == 1 && a->path[0] == '/')
-		return b->len > 1 && b->path[0] == '/';
-	return b->len > a->len && !memcmp(a->path, b->path, a->len) &&
-	       b->path[a->len] == '/';
+	return !a->unknown && path_under(a->path, a->len, b);
 }
 
 
@@ -1171,18 +1145,7 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 			big_free(s->cvs[i].v, s->cvs[i].mapped);
 	free(s->cvs);
 	free(s->av);
-	for (struct subblk *b = s->mem.subs, *nb; b; b = nb) {
-		nb = b->next;
-		free(b);
-	}
-	for (struct xblk *b = s->mem.xs, *nb; b; b = nb) {
-		nb = b->next;
-		free(b);
-	}
-	for (struct strblk *b = s->mem.strs, *nb; b; b = nb) {
-		nb = b->next;
-		free(b);
-	}
+	mem_free(&s->mem);
 	free(s);
 }
 
