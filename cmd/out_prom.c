@@ -455,7 +455,8 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 		  in->kernel_ringbuf);
 	collector(b, "collector_kernel_cgroup_ids", "gauge",
 		  "Cgroup ids the kernel source holds a path for (live, and "
-		  "removed in the last minute), 0 without it.",
+		  "removed in the last minute, or past 8192 of those the last "
+		  "2 s), 0 without it.",
 		  in->kernel_cgroup_ids);
 	collector(b, "collector_fork_tracking", "gauge",
 		  "1 if fork events from the proc connector are used.",

@@ -35,8 +35,8 @@ struct cgsi_cgnode {
 			      * snapshotted */
 	uint64_t ino;        /* directory inode, 0 if unknown */
 	uint64_t checked_ms; /* when ino was last verified (stat) */
-	uint64_t removed_ms; /* when retirement first found it removed (0:
-			      * not yet); written under snap_lock */
+	uint64_t removed_ms; /* when a snapshot or retirement first saw it
+			      * removed (0: not yet); under snap_lock */
 	uint64_t hash;
 	uint32_t refs;       /* process cache entries pointing here */
 	uint16_t depth;

@@ -42,8 +42,7 @@ static bool retirable(struct cgs_rollup *r, struct cgsi_rshard *s,
 	} /* else the snapshots' round-robin checks decide */
 	if (!removed)
 		return false;
-	if (!n->removed_ms)
-		n->removed_ms = now;
+	cgsi_node_seen_removed(n, now);
 	return now - n->removed_ms >= r->o.grace_ms;
 }
 

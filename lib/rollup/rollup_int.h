@@ -204,6 +204,15 @@ struct cgsi_cgnode *cgsi_fallback_node(struct cgs_rollup *r,
 					 ((n) + CGSI_CHECK_ROUNDS - 1) / \
 						 CGSI_CHECK_ROUNDS))
 
+/* The node was seen removed (snap_lock held): retirement's grace
+ * counts from the first time (retire.c). */
+static inline void cgsi_node_seen_removed(struct cgsi_cgnode *n,
+					  uint64_t now)
+{
+	if (!n->removed_ms)
+		n->removed_ms = now;
+}
+
 /* Add a shard's attribution counters and cache size (lock held). */
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
 			      const struct cgsi_rshard *s);
