@@ -55,6 +55,8 @@ static int read_proc(struct cgs_rollup *r, struct cgsi_rshard *s,
 	int n = cgsi_proc_cgroup_read(r->proc_root, pid, r->mount.hier,
 				      s->text, sizeof(s->text), s->path,
 				      sizeof(s->path), &s->deleted);
+	if (n >= 0)
+		cgsi_deaths_seen(&r->deaths, pid);
 	/* " (deleted)" is also a legal cgroup name suffix: the kernel's
 	 * marker only if no live directory has the literal name (rare, slow
 	 * path: only when the suffix is there) */
@@ -295,38 +297,104 @@ static struct cgsi_cgnode *fork_parent_cg(struct cgs_rollup *r,
 }
 
 /*
+ * Whether a thread record's thread group started after `death_ms`, the time
+ * we accounted the exit of the process that had this pid before. The group
+ * started at (its exit - ac_tgetime), and its exit happened at most
+ * CGSI_LATE_LAG_MS before we read it; a late record of the dead process
+ * started before the death. Under heavy churn pids come round within the
+ * grace period, and this is what tells the two apart (v12+ records).
+ */
+#define CGSI_LATE_LAG_MS 50u
+static bool group_started_after(const struct cgs_record *rec,
+				uint64_t death_ms, uint64_t now)
+{
+	if (rec->kind != CGS_KIND_THREAD || !rec->tgetime_us)
+		return false;
+	uint64_t age = rec->tgetime_us / 1000u;
+	return age < now && now - age > death_ms + CGSI_LATE_LAG_MS;
+}
+
+/*
+ * Copy into buf the cgroup of o's entry for the process of rec (key) if
+ * o read it from the process's own /proc (not inferred) and o's answer
+ * would hold: alive, or for a thread or TGID record dead once since and
+ * within grace_ms, the group started before that death (the rules o
+ * applies to its own late records, attribute()); o->lock held. Returns
+ * the path's length (0: no such entry), *ino its cgroup's inode, *dead_ms
+ * when the process died (0: alive as far as o knows).
+ */
+static size_t peer_entry(struct cgs_rollup *r, struct cgsi_rshard *o,
+			 const struct cgs_record *rec, uint32_t key,
+			 uint64_t now, char *buf, size_t size, uint64_t *ino,
+			 uint64_t *dead_ms)
+{
+	struct cgsi_pentry *e = cgsi_pcache_find(&o->cache, key);
+	uint64_t since;
+	*dead_ms = 0;
+	if (!e || e->inferred || !e->cg || e->cg->unknown ||
+	    e->cg->len >= size)
+		return 0;
+	if (cgsi_pentry_dead(e, &r->deaths, &since)) {
+		uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, key));
+		uint32_t deaths = (gen - e->gen) & CGSI_DEATH_GEN_MASK;
+		*dead_ms = e->dead_ms ? e->dead_ms : since ? since : now;
+		if (rec->kind == CGS_KIND_PROCESS || deaths > 1 ||
+		    now > since + r->o.grace_ms ||
+		    group_started_after(rec, *dead_ms, now))
+			return 0;
+	}
+	memcpy(buf, e->cg->path, e->cg->len + 1);
+	*ino = e->cg->ino;
+	return e->cg->len;
+}
+
+/*
  * A process reaped before this shard looked may have been seen alive by
- * another shard (its threads exited on other CPUs): that shard's entry,
- * if it is of this very process (not dead since, by the shared death
- * generations) and was read from its own /proc, not inferred. The other
- * shard's lock is only tried (never waited for, so no lock order); its
- * node's path is interned into this shard's table.
+ * another shard (its threads exited on other CPUs, or its exit was
+ * accounted there before these late thread records): that shard's entry
+ * (peer_entry()), its path interned into this shard's table. Only tried
+ * when the shared death slot says some shard read the process alive since
+ * its last death (so the records of a churn, reaped before anyone looked,
+ * cost nothing here); then a busy shard is waited for, not skipped (it
+ * may be in the middle of a /proc read): this shard's lock is dropped
+ * first and taken again after, so that no two shard locks are ever waited
+ * for while holding one (snapshots and retirement take them in index
+ * order). Nothing of this shard is kept across the gap: the caller
+ * re-finds its cache entry (miss()).
  */
 static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
-					  struct cgsi_rshard *s, uint32_t key,
-					  uint64_t now)
+					  struct cgsi_rshard *s,
+					  const struct cgs_record *rec,
+					  uint32_t key, uint64_t now,
+					  bool *dropped, uint64_t *dead_ms)
 {
-	for (unsigned i = 0; i < r->nshards; i++) {
+	if (r->nshards < 2 || !cgsi_deaths_was_seen(&r->deaths, key))
+		return NULL;
+	char buf[sizeof(s->path)];
+	uint64_t ino = 0;
+	size_t len = 0;
+	for (unsigned i = 0; i < r->nshards && !len; i++) {
 		struct cgsi_rshard *o = &r->shards[i];
-		if (o == s || pthread_mutex_trylock(&o->lock))
+		if (o == s)
 			continue;
-		struct cgsi_pentry *e = cgsi_pcache_find(&o->cache, key);
-		uint64_t since, ino = 0;
-		size_t len = 0;
-		if (e && !e->inferred && e->cg && !e->cg->unknown &&
-		    !cgsi_pentry_dead(e, &r->deaths, &since) &&
-		    e->cg->len < sizeof(s->path)) {
-			len = e->cg->len;
-			memcpy(s->path, e->cg->path, len + 1);
-			ino = e->cg->ino;
+		bool busy = pthread_mutex_trylock(&o->lock) != 0;
+		if (busy) {
+			s->st.peer_waits++;
+			*dropped = true;
+			pthread_mutex_unlock(&s->lock);
+			pthread_mutex_lock(&o->lock);
 		}
+		len = peer_entry(r, o, rec, key, now, buf, sizeof(buf), &ino,
+				 dead_ms);
 		pthread_mutex_unlock(&o->lock);
-		if (!len)
-			continue;
-		return ino ? cgsi_intern_id(r, s, s->path, len, ino, now)
-			   : cgsi_intern(r, s, s->path, len, now, 0);
+		if (busy)
+			pthread_mutex_lock(&s->lock);
 	}
-	return NULL;
+	if (!len)
+		return NULL;
+	memcpy(s->path, buf, len + 1);
+	return ino ? cgsi_intern_id(r, s, s->path, len, ino, now)
+		   : cgsi_intern(r, s, s->path, len, now, 0);
 }
 
 static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
@@ -337,7 +405,8 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, key));
 	struct cgsi_cgnode *cg = NULL;
 	bool born_dead = false;
-	uint64_t fp0 = s->st.via_fork_parent;
+	bool via_fp = false, dropped = false;
+	uint64_t peer_dead = 0; /* seen_elsewhere(): when it died there */
 	int n = 0;
 	/* fast: only short lives (churn, where the read costs); a process
 	 * that lived longer had time to move, and its read is amortised */
@@ -345,13 +414,16 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	    life_ms(rec) < r->o.revalidate_ms &&
 	    (cg = fork_parent_cg(r, s, rec, key, now))) {
 		s->st.via_fork_parent++;
+		via_fp = true;
 	} else if ((n = read_proc(r, s, key)) >= 0 &&
 		   !(pexit && v1_exit_root(r, s, n) && (n = -ENOENT)) &&
 		   (cg = intern_read(r, s, n, now))) {
 		s->st.via_proc++;
 		if (r->forks)
 			cgsi_forks_maybe_drain(r->forks, now);
-	} else if (n == -ENOENT && (cg = seen_elsewhere(r, s, key, now))) {
+	} else if (n == -ENOENT &&
+		   (cg = seen_elsewhere(r, s, rec, key, now, &dropped,
+					&peer_dead))) {
 		/* reaped, but another shard saw it alive: its own cgroup,
 		 * not its reaper's or parent's */
 		s->st.via_cache++;
@@ -389,16 +461,18 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 			cg = s->unknown;
 		}
 	}
-	bool inferred = cg != s->unknown &&
-			(born_dead || s->st.via_fork_parent != fp0);
+	bool inferred = cg != s->unknown && (born_dead || via_fp);
 	s->last_inferred = inferred;
+	struct cgsi_pentry *raced;
+	if (dropped && (raced = cgsi_pcache_find(&s->cache, key)))
+		cgsi_pcache_remove(&s->cache, raced); /* never two entries */
 	struct cgsi_pentry *e = cgsi_pcache_insert(&s->cache, key, cg, &pol);
 	if (e) {
 		e->inferred = inferred;
 		e->gen = gen & CGSI_DEATH_GEN_MASK;
 		e->gone = n == -ENOENT;
 		e->resolved_ms = now;
-		e->dead_ms = born_dead ? now : 0;
+		e->dead_ms = born_dead ? now : peer_dead;
 		if (pexit)
 			mark_exit(r, e, key, now);
 	} else if (pexit) {
@@ -436,24 +510,6 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 	}
 	e->resolved_ms = now;
 	return e->cg;
-}
-
-/*
- * Whether a thread record's thread group started after `death_ms`, the time
- * we accounted the exit of the process that had this pid before. The group
- * started at (its exit - ac_tgetime), and its exit happened at most
- * CGSI_LATE_LAG_MS before we read it; a late record of the dead process
- * started before the death. Under heavy churn pids come round within the
- * grace period, and this is what tells the two apart (v12+ records).
- */
-#define CGSI_LATE_LAG_MS 50u
-static bool group_started_after(const struct cgs_record *rec,
-				uint64_t death_ms, uint64_t now)
-{
-	if (rec->kind != CGS_KIND_THREAD || !rec->tgetime_us)
-		return false;
-	uint64_t age = rec->tgetime_us / 1000u;
-	return age < now && now - age > death_ms + CGSI_LATE_LAG_MS;
 }
 
 /*

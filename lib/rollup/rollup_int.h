@@ -17,6 +17,8 @@ struct cgsi_rshard_stats {
 	uint64_t records, via_cache, via_proc, via_parent, proc_reads,
 		via_ancestor, via_fork_parent, inferred, via_kernel,
 		kernel_fallback, comm_own, oom_unreadable;
+	uint64_t peer_waits; /* fallback.c seen_elsewhere(): waited for a
+			     * busy shard's lock (not exported) */
 };
 
 /* Kernel source: cgroup id -> node, direct-mapped per shard; `gen` is the
@@ -183,7 +185,9 @@ void cgsi_fallback_sweep_others(struct cgs_rollup *r, unsigned self,
 				uint64_t now);
 
 /* The /proc fallback (fallback.c, with fork ancestry from forks.c): never
- * NULL (the unknown bucket at worst, *how CGS_SOURCE_NONE). */
+ * NULL (the unknown bucket at worst, *how CGS_SOURCE_NONE). May drop and
+ * retake s->lock (waiting for another shard's): the caller keeps no
+ * pointer into shard s across the call. */
 struct cgsi_cgnode *cgsi_fallback_node(struct cgs_rollup *r,
 				       struct cgsi_rshard *s,
 				       const struct cgs_record *rec,

@@ -15,7 +15,9 @@
 #include <string.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -614,6 +616,113 @@ static void test_move(void **state)
 	cgs_rollup_free(r);
 }
 
+/* Holds a shard's lock for hold_ms (the shard busy with a record, a
+ * /proc read or a snapshot) once `locked` says so. */
+struct busy {
+	pthread_mutex_t *lock;
+	unsigned hold_ms;
+	_Atomic int locked;
+};
+
+static void *hold_lock(void *arg)
+{
+	struct busy *b = arg;
+	pthread_mutex_lock(b->lock);
+	b->locked = 1;
+	struct timespec ts = { 0, (long)b->hold_ms * 1000000L };
+	nanosleep(&ts, NULL);
+	pthread_mutex_unlock(b->lock);
+	return NULL;
+}
+
+static void busy_start(struct busy *b, pthread_t *t, struct cgs_rollup *r,
+		       unsigned shard, unsigned hold_ms)
+{
+	b->lock = &r->shards[shard].lock;
+	b->hold_ms = hold_ms;
+	b->locked = 0;
+	assert_int_equal(pthread_create(t, NULL, hold_lock, b), 0);
+	while (!b->locked)
+		sched_yield();
+}
+
+/*
+ * A process reaped before the shard with its exit looked, seen alive by
+ * another shard that is busy at that moment: the busy shard is waited
+ * for, in either direction (a lower or a higher shard index), and the
+ * exit goes to the process's own cgroup, not inferred from its parent.
+ * A process nobody saw alive (churn) does not wait.
+ */
+static void test_peer_busy(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 2, 0);
+	fp_set(&F, 1, "/parent");
+	for (unsigned known = 0; known < 2; known++) {
+		unsigned other = 1 - known;
+		uint32_t pid = 3300 + 10 * known;
+		char own[32];
+		snprintf(own, sizeof(own), "/mover%u", known);
+		fp_set(&F, pid, own);
+		struct cgs_record th = fp_record(CGS_KIND_THREAD, pid + 1, pid,
+						 1, 1);
+		struct cgs_record ex = fp_record(CGS_KIND_PROCESS, pid, pid, 1,
+						 2);
+		assert_string_equal(acct(r, known, &th), own);
+		fp_reap(&F, pid);
+		uint64_t waits = r->shards[other].st.peer_waits;
+		struct busy b;
+		pthread_t t;
+		busy_start(&b, &t, r, known, 50);
+		const char *p = NULL;
+		enum cgs_source src = CGS_SOURCE_NONE;
+		assert_int_equal(cgs_rollup_account_src(r, other, &ex, &p, &src),
+				 0);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		assert_string_equal(p, own);
+		assert_int_equal(src, CGS_SOURCE_PROC);
+		assert_int_equal(r->shards[other].st.peer_waits, waits + 1);
+	}
+	/* never read alive: straight to the parent, inferred, no wait */
+	struct cgs_record ex = fp_record(CGS_KIND_PROCESS, 3400, 3400, 1, 3);
+	uint64_t waits = r->shards[0].st.peer_waits;
+	struct busy b;
+	pthread_t t;
+	busy_start(&b, &t, r, 1, 50);
+	const char *p = NULL;
+	enum cgs_source src = CGS_SOURCE_NONE;
+	assert_int_equal(cgs_rollup_account_src(r, 0, &ex, &p, &src), 0);
+	assert_true(b.locked);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_string_equal(p, "/parent");
+	assert_int_equal(src, CGS_SOURCE_INFERRED);
+	assert_int_equal(r->shards[0].st.peer_waits, waits);
+
+	/* Late thread records on a shard that never saw the process, after
+	 * its exit was accounted on the other one and it was reaped: its own
+	 * cgroup (within grace), not the parent's; a thread of a group that
+	 * started after that death, or the next process with the pid, not. */
+	fp_set(&F, 3500, "/late");
+	struct cgs_record lt = fp_record(CGS_KIND_THREAD, 3501, 3500, 1, 4);
+	struct cgs_record lx = fp_record(CGS_KIND_PROCESS, 3500, 3500, 1, 5);
+	assert_string_equal(acct(r, 0, &lt), "/late");
+	assert_string_equal(acct(r, 0, &lx), "/late");
+	fp_reap(&F, 3500);
+	F.now_ms += 200;
+	assert_int_equal(cgs_rollup_account_src(r, 1, &lt, &p, &src), 0);
+	assert_string_equal(p, "/late");
+	assert_int_equal(src, CGS_SOURCE_PROC);
+	struct cgs_record young = lt;
+	young.pid = 3502;
+	young.tgetime_us = 1000; /* its group started 1 ms ago */
+	assert_int_equal(cgs_rollup_account_src(r, 0, &young, &p, &src), 0);
+	assert_string_equal(p, "/parent");
+	assert_int_equal(src, CGS_SOURCE_INFERRED);
+	fp_set(&F, 3500, "/reuser");
+	assert_string_equal(acct(r, 1, &lx), "/reuser");
+	cgs_rollup_free(r);
+}
+
 /* ---- removed cgroups -------------------------------------------------- */
 
 static void test_removed_retire(void **state)
@@ -1089,6 +1198,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_attribution_paths, &F),
 		fp_unit_test(test_pid_reuse, &F),
 		fp_unit_test(test_move, &F),
+		fp_unit_test(test_peer_busy, &F),
 		fp_unit_test(test_removed_retire, &F),
 		fp_unit_test(test_recreated, &F),
 		fp_unit_test(test_churn_bounded, &F),
