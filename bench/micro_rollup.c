@@ -121,6 +121,13 @@ static void build_tree(unsigned j, unsigned depth)
 		snprintf(p, sizeof(p), "%s/%u/cgroup", procdir, pid);
 		snprintf(text, sizeof(text), "1:name=systemd:/\n0::%s\n", cg);
 		write_file(p, text);
+		/* a zombie (PF_EXITING), start not checked: what the
+		 * fallback's pid-reuse check accepts for a process exit */
+		snprintf(p, sizeof(p), "%s/%u/stat", procdir, pid);
+		snprintf(text, sizeof(text),
+			 "%u (w) Z 1 1 1 0 -1 4 0 0 0 0 0 0 0 0 20 0 1 0 0\n",
+			 pid);
+		write_file(p, text);
 	}
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libFuzzer target: cgs_parse_proc_cgroup().
+ * libFuzzer target: cgs_parse_proc_cgroup(), and the same text as a
+ * /proc/<pid>/stat (cgsi_proc_stat_parse(): in bounds, 0 or -EBADMSG).
  *
  * Input: one selector byte, then the /proc/<pid>/cgroup text.
  *   bits 0-1  hierarchy: "v2", "cpu", "memory", "name=systemd"
@@ -18,6 +19,7 @@
 
 #include "fuzz_common.h"
 #include "cgstats.h"
+#include "attribute/proc_stat.h"
 
 static const char *const hiers[4] = { "v2", "cpu", "memory",
 				      "name=systemd" };
@@ -40,6 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	big = malloc(tlen + 1);
 	CHECK(text && buf && big);
 	memcpy(text, data + 1, tlen);
+
+	struct cgsi_proc_stat st;
+	rc = cgsi_proc_stat_parse(text, tlen, &st);
+	CHECK(rc == 0 || rc == -EBADMSG);
 
 	rc = cgs_parse_proc_cgroup(text, tlen, hier, buf, blen);
 	CHECK(rc == -ENOENT || rc == -ENAMETOOLONG || rc == -EBADMSG ||

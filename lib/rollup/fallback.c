@@ -46,6 +46,7 @@
 
 #include "attribute/mounts.h"
 #include "attribute/proc_cgroup.h"
+#include "attribute/proc_stat.h"
 #include "rollup/rollup_int.h"
 
 static int read_proc(struct cgs_rollup *r, struct cgsi_rshard *s,
@@ -317,9 +318,10 @@ static bool group_started_after(const struct cgs_record *rec,
 /*
  * Copy into buf the cgroup of o's entry for the process of rec (key) if
  * o read it from the process's own /proc (not inferred) and o's answer
- * would hold: alive, or for a thread or TGID record dead once since and
- * within grace_ms, the group started before that death (the rules o
- * applies to its own late records, attribute()); o->lock held. Returns
+ * would hold: alive; seen gone from /proc (reaped) with no exit accounted
+ * since; or for a thread or TGID record dead once since and within
+ * grace_ms, the group started before that death (the rules o applies to
+ * its own late records, attribute()); o->lock held. Returns
  * the path's length (0: no such entry), *ino its cgroup's inode, *dead_ms
  * when the process died (0: alive as far as o knows).
  */
@@ -337,11 +339,19 @@ static size_t peer_entry(struct cgs_rollup *r, struct cgsi_rshard *o,
 	if (cgsi_pentry_dead(e, &r->deaths, &since)) {
 		uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, key));
 		uint32_t deaths = (gen - e->gen) & CGSI_DEATH_GEN_MASK;
-		*dead_ms = e->dead_ms ? e->dead_ms : since ? since : now;
-		if (rec->kind == CGS_KIND_PROCESS || deaths > 1 ||
-		    now > since + r->o.grace_ms ||
-		    group_started_after(rec, *dead_ms, now))
+		uint64_t died = e->dead_ms ? e->dead_ms : since ? since : now;
+		if (rec->kind == CGS_KIND_PROCESS) {
+			/* only seen gone from /proc (reaped), no exit
+			 * accounted since: this is the exit (a process exits
+			 * once); it dies now, on this shard */
+			if (deaths)
+				return 0;
+		} else if (deaths > 1 || now > since + r->o.grace_ms ||
+			   group_started_after(rec, died, now)) {
 			return 0;
+		} else {
+			*dead_ms = died;
+		}
 	}
 	memcpy(buf, e->cg->path, e->cg->len + 1);
 	*ino = e->cg->ino;
@@ -397,6 +407,42 @@ static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
 		   : cgsi_intern(r, s, s->path, len, now, 0);
 }
 
+/*
+ * Whether the process that holds pid `key` now, whose /proc/<key>/cgroup
+ * was just read, is provably not the one rec is of: that one was reaped
+ * and the pid handed out again before its record was read (at once with
+ * ns_last_pid, as CRIU restores pids; after a wrap of the pid space when
+ * the records lag). Told by /proc/<key>/stat, read after the cgroup so
+ * that a holder that changes in between is seen:
+ *  - a process exit's process is exiting (PF_EXITING, set at the start of
+ *    do_exit() and kept by the zombie): a holder without it is another;
+ *  - the record's thread group started `age` ms before its task exited,
+ *    which was before now: a holder that started later than now - age
+ *    (plus the stat's 10 ms ticks and slack) is another. Older kernels
+ *    send no group age; then only a process exit is checked.
+ * A stat gone since the read cannot confirm the holder either. The caller
+ * then treats the process as reaped (another shard's entry, the parent: a
+ * guess, counted), never as what the holder's /proc says.
+ */
+#define CGSI_START_SLACK_MS 20u
+static bool pid_reused(struct cgs_rollup *r, struct cgsi_rshard *s,
+		       const struct cgs_record *rec, uint32_t key, bool pexit)
+{
+	struct cgsi_proc_stat st;
+	if (cgsi_proc_stat_read(r->proc_root, key, s->text, sizeof(s->text),
+				&st) < 0)
+		return true;
+	if (pexit && !(st.flags & CGSI_PF_EXITING))
+		return true;
+	uint64_t age = pexit ? life_ms(rec) : rec->tgetime_us / 1000u;
+	if (!st.start_ticks || !age || r->clk_tck <= 0)
+		return false;
+	uint64_t start = st.start_ticks * 1000u / (uint64_t)r->clk_tck;
+	uint64_t now = cgsi_now_boot_ms();
+	return start > now - CGS_MIN(age, now) + 1000u / (uint64_t)r->clk_tck +
+			       CGSI_START_SLACK_MS;
+}
+
 static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 				const struct cgs_record *rec, uint32_t key,
 				bool pexit, uint64_t now)
@@ -417,6 +463,7 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 		via_fp = true;
 	} else if ((n = read_proc(r, s, key)) >= 0 &&
 		   !(pexit && v1_exit_root(r, s, n) && (n = -ENOENT)) &&
+		   !(pid_reused(r, s, rec, key, pexit) && (n = -ENOENT)) &&
 		   (cg = intern_read(r, s, n, now))) {
 		s->st.via_proc++;
 		if (r->forks)

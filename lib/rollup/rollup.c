@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <linux/types.h>
 
@@ -127,6 +128,7 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 		r->o.clock_ms = coarse_ms;
 	rc = -ENOMEM;
 	r->proc_root = strdup(r->o.proc_root ? r->o.proc_root : "/proc");
+	r->clk_tck = sysconf(_SC_CLK_TCK);
 	if (!r->proc_root)
 		goto fail;
 	if (r->o.mountinfo)

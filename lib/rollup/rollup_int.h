@@ -67,6 +67,7 @@ struct cgsi_rshard {
 struct cgs_rollup {
 	struct cgs_rollup_opts o;
 	char *proc_root;
+	long clk_tck; /* /proc/<pid>/stat ticks per second */
 	char *mountinfo;
 	struct cgsi_cg_mount mount;
 	struct cgsi_deaths deaths;

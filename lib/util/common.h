@@ -62,6 +62,8 @@ int cgsi_nl_err(int nle);
 int cgsi_read_file(const char *path, char *buf, size_t len);
 
 uint64_t cgsi_now_mono_ms(void);
+/* CLOCK_BOOTTIME in ms: the clock of /proc/<pid>/stat's start time. */
+uint64_t cgsi_now_boot_ms(void);
 uint64_t cgsi_now_real_ns(void);
 
 #endif

@@ -24,6 +24,7 @@
 #include "cgstats.h"
 #include "support/fakeproc.h"
 #include "support/skip.h"
+#include "attribute/proc_stat.h"
 #include "rollup/rollup_int.h"
 
 static struct fakeproc F;
@@ -188,6 +189,35 @@ static void test_parse(void **state)
 	assert_int_equal(cgs_parse_proc_cgroup(v1, strlen(v1), "v2", buf,
 					       sizeof(buf)),
 			 -ENOENT);
+}
+
+/* /proc/<pid>/stat: a command with spaces and parentheses, this very
+ * process (running, not exiting, started before now), garbage. */
+static void test_proc_stat(void **state)
+{
+	(void)state;
+	struct cgsi_proc_stat st;
+	const char *t = "77 (a) b (c)) Z 1 77 77 0 -1 4194308 0 0 0 0 0 0 0 0 "
+			"20 0 1 0 123456 0 0";
+	assert_int_equal(cgsi_proc_stat_parse(t, strlen(t), &st), 0);
+	assert_int_equal(st.state, 'Z');
+	assert_int_equal(st.flags, 4194308);
+	assert_true(st.flags & CGSI_PF_EXITING);
+	assert_int_equal(st.start_ticks, 123456);
+	/* this process: running, not exiting, started after boot */
+	char buf[1024];
+	int n = cgsi_read_file("/proc/self/stat", buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(cgsi_proc_stat_parse(buf, (size_t)n, &st), 0);
+	assert_int_equal(st.state, 'R');
+	assert_false(st.flags & CGSI_PF_EXITING);
+	assert_true(st.start_ticks > 0);
+	const char *bad[] = { "", "1 (x)", "1 (x) S 1 2", "1 x S 1 1 1 0 -1 4",
+			      "1 (x) S 1 1 1 0 -1 q 0 0 0 0 0 0 0 0 0 0 0 0 1" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(cgsi_proc_stat_parse(bad[i], strlen(bad[i]),
+						      &st),
+				 -EBADMSG);
 }
 
 static void test_mounts(void **state)
@@ -720,6 +750,69 @@ static void test_peer_busy(void **state)
 	assert_int_equal(src, CGS_SOURCE_INFERRED);
 	fp_set(&F, 3500, "/reuser");
 	assert_string_equal(acct(r, 1, &lx), "/reuser");
+
+	/* The shard that saw the process alive found it gone from /proc on a
+	 * re-read (reaped) before its exit arrived on the other shard: that
+	 * exit is still its own (no exit was accounted in between). */
+	fp_set(&F, 3700, "/gone");
+	struct cgs_record gt = fp_record(CGS_KIND_THREAD, 3701, 3700, 1, 6);
+	struct cgs_record gx = fp_record(CGS_KIND_PROCESS, 3700, 3700, 1, 7);
+	assert_string_equal(acct(r, 0, &gt), "/gone");
+	fp_reap(&F, 3700);
+	F.now_ms += r->o.revalidate_ms + 1;
+	assert_string_equal(acct(r, 0, &gt), "/gone"); /* re-read: gone */
+	assert_int_equal(cgs_rollup_account_src(r, 1, &gx, &p, &src), 0);
+	assert_string_equal(p, "/gone");
+	assert_int_equal(src, CGS_SOURCE_PROC);
+	cgs_rollup_free(r);
+}
+
+/*
+ * The pid of a reaped process held by another one when its record is
+ * read (ns_last_pid; a wrap of the pid space while records lag): never
+ * the holder's cgroup. A process exit whose holder is not exiting, a
+ * thread record of a group older than the holder: the process is taken
+ * as reaped (here: the parent's cgroup, counted as inferred). The real
+ * process, a zombie or a holder that started before the group, is read.
+ */
+static void test_reused_pid(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
+	fp_set(&F, 1, "/parent");
+	fp_set(&F, 3600, "/holder");
+	fp_set_stat(&F, 3600, 'S', 0, 0); /* alive, not exiting */
+	struct cgs_record ex = fp_record(CGS_KIND_PROCESS, 3600, 3600, 1, 1);
+	const char *p = NULL;
+	enum cgs_source src = CGS_SOURCE_NONE;
+	assert_int_equal(cgs_rollup_account_src(r, 0, &ex, &p, &src), 0);
+	assert_string_equal(p, "/parent");
+	assert_int_equal(src, CGS_SOURCE_INFERRED);
+	/* a zombie, or exiting: its own */
+	fp_set(&F, 3610, "/own");
+	struct cgs_record ex2 = fp_record(CGS_KIND_PROCESS, 3610, 3610, 1, 2);
+	assert_int_equal(cgs_rollup_account_src(r, 0, &ex2, &p, &src), 0);
+	assert_string_equal(p, "/own");
+	assert_int_equal(src, CGS_SOURCE_PROC);
+
+	/* a thread of a group 5 s old; the holder started 1 s ago */
+	uint64_t tck = (uint64_t)r->clk_tck;
+	uint64_t boot = cgsi_now_boot_ms();
+	fp_set(&F, 3620, "/holder");
+	fp_set_stat(&F, 3620, 'S', 0, (boot - 1000) * tck / 1000);
+	struct cgs_record th = fp_record(CGS_KIND_THREAD, 3621, 3620, 1, 3);
+	th.tgetime_us = 5000000;
+	assert_int_equal(cgs_rollup_account_src(r, 0, &th, &p, &src), 0);
+	assert_string_equal(p, "/parent");
+	assert_int_equal(src, CGS_SOURCE_INFERRED);
+	/* the holder started 6 s ago: it can be the group */
+	fp_set(&F, 3630, "/own2");
+	fp_set_stat(&F, 3630, 'S', 0, (boot - 6000) * tck / 1000);
+	struct cgs_record th2 = fp_record(CGS_KIND_THREAD, 3631, 3630, 1, 4);
+	th2.tgetime_us = 5000000;
+	assert_int_equal(cgs_rollup_account_src(r, 0, &th2, &p, &src), 0);
+	assert_string_equal(p, "/own2");
+	assert_int_equal(src, CGS_SOURCE_PROC);
 	cgs_rollup_free(r);
 }
 
@@ -1191,6 +1284,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_proc_stat),
 		fp_unit_test(test_mounts, &F),
 		fp_unit_test(test_math, &F),
 		fp_unit_test(test_order_fold, &F),
@@ -1199,6 +1293,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_pid_reuse, &F),
 		fp_unit_test(test_move, &F),
 		fp_unit_test(test_peer_busy, &F),
+		fp_unit_test(test_reused_pid, &F),
 		fp_unit_test(test_removed_retire, &F),
 		fp_unit_test(test_recreated, &F),
 		fp_unit_test(test_churn_bounded, &F),

@@ -123,6 +123,19 @@ void fp_set_text(struct fakeproc *f, uint32_t pid, const char *text)
 	mkdir_p(p);
 	snprintf(p, sizeof(p), "%s/%u/cgroup", f->proc, pid);
 	write_file(p, text);
+	fp_set_stat(f, pid, 'Z', 0x4, 0);
+}
+
+void fp_set_stat(struct fakeproc *f, uint32_t pid, char state,
+		 uint32_t flags, uint64_t start_ticks)
+{
+	char p[512], text[512];
+	snprintf(p, sizeof(p), "%s/%u/stat", f->proc, pid);
+	snprintf(text, sizeof(text),
+		 "%u (fake (a) b) %c 1 %u %u 0 -1 %u 0 0 0 0 0 0 0 0 20 0 1 0 "
+		 "%llu 1000 10 18446744073709551615\n",
+		 pid, state, pid, pid, flags, (unsigned long long)start_ticks);
+	write_file(p, text);
 }
 
 void fp_set(struct fakeproc *f, uint32_t pid, const char *path)
@@ -143,6 +156,8 @@ void fp_reap(struct fakeproc *f, uint32_t pid)
 {
 	char p[512];
 	snprintf(p, sizeof(p), "%s/%u/cgroup", f->proc, pid);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/%u/stat", f->proc, pid);
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/%u", f->proc, pid);
 	rmdir(p);

@@ -34,6 +34,11 @@ int fp_teardown(void **state);
  * "memory" lines); also mkdir -p the cgroup directory. */
 void fp_set(struct fakeproc *f, uint32_t pid, const char *path);
 void fp_set_text(struct fakeproc *f, uint32_t pid, const char *text);
+/* /proc/<pid>/stat: state, PF_* flags, start in ticks after boot (0: not
+ * checked). fp_set() and fp_set_text() write 'Z', PF_EXITING, 0: a
+ * process whose exit the fallback may read. */
+void fp_set_stat(struct fakeproc *f, uint32_t pid, char state,
+		 uint32_t flags, uint64_t start_ticks);
 /* The process is reaped: its /proc/<pid> disappears. */
 void fp_reap(struct fakeproc *f, uint32_t pid);
 void fp_mkdir(struct fakeproc *f, const char *cgpath);
