@@ -119,6 +119,7 @@ static void repoint(struct cgsi_pentry *e, struct cgsi_cgnode *n)
 static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 				      struct cgsi_rshard *s,
 				      struct cgsi_pentry *e, uint32_t key,
+				      const struct cgs_record *rec,
 				      uint64_t now, bool count);
 
 /*
@@ -161,7 +162,7 @@ static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 		}
 	}
 	if (e)
-		return revalidate(r, s, e, ppid, now, false);
+		return revalidate(r, s, e, ppid, NULL, now, false);
 	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, ppid));
 	int n = read_proc(r, s, ppid);
 	if (n < 0)
@@ -528,16 +529,22 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 	return cg;
 }
 
-/* Re-read /proc/<tgid>/cgroup for a cached entry. */
+/* Re-read /proc/<tgid>/cgroup for a cached entry; for a record of the
+ * process (rec, else NULL), a holder of the pid that is provably another
+ * process (pid_reused()) counts as the process reaped. */
 static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 				      struct cgsi_rshard *s,
 				      struct cgsi_pentry *e, uint32_t key,
+				      const struct cgs_record *rec,
 				      uint64_t now, bool count)
 {
 	int n = read_proc(r, s, key);
 	if (n >= 0 && v1_exit_root(r, s, n) && e->cg && !e->cg->unknown &&
 	    e->cg->len > 1)
 		n = -ESRCH; /* most likely exiting: keep what was seen */
+	if (n >= 0 && rec &&
+	    pid_reused(r, s, rec, key, rec->kind == CGS_KIND_PROCESS))
+		n = -ENOENT;
 	struct cgsi_cgnode *cg = n >= 0 ? intern_read(r, s, n, now) : NULL;
 	if (cg) {
 		repoint(e, cg);
@@ -605,7 +612,7 @@ static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
 		if (e->tgid && !e->gone && !e->inferred &&
 		    now >= e->resolved_ms + r->o.revalidate_ms &&
 		    !cgsi_pentry_dead(e, &r->deaths, &since))
-			revalidate(r, s, e, e->tgid, now, false);
+			revalidate(r, s, e, e->tgid, NULL, now, false);
 	}
 }
 
@@ -647,7 +654,7 @@ static struct cgsi_cgnode *attribute(struct cgs_rollup *r,
 			if (cgs_unlikely(now >= e->resolved_ms +
 						       r->o.revalidate_ms ||
 					 (e->inferred && !pexit))) {
-				cg = revalidate(r, s, e, key, now, true);
+				cg = revalidate(r, s, e, key, rec, now, true);
 			} else {
 				s->st.via_cache++;
 				cg = e->cg;
@@ -672,7 +679,7 @@ static struct cgsi_cgnode *attribute(struct cgs_rollup *r,
 				return miss(r, s, rec, key, pexit, now);
 			}
 			if (rec->kind != CGS_KIND_TGID && dead_recheck(e, now))
-				return revalidate(r, s, e, key, now, true);
+				return revalidate(r, s, e, key, rec, now, true);
 			s->st.via_cache++;
 			return e->cg;
 		}

@@ -813,6 +813,19 @@ static void test_reused_pid(void **state)
 	assert_int_equal(cgs_rollup_account_src(r, 0, &th2, &p, &src), 0);
 	assert_string_equal(p, "/own2");
 	assert_int_equal(src, CGS_SOURCE_PROC);
+
+	/* a late thread record of a process whose exit was accounted and
+	 * whose pid a younger process holds now: re-read, not taken */
+	fp_set(&F, 3640, "/dead");
+	struct cgs_record lt = fp_record(CGS_KIND_THREAD, 3641, 3640, 1, 5);
+	struct cgs_record lx = fp_record(CGS_KIND_PROCESS, 3640, 3640, 1, 6);
+	lt.tgetime_us = 5000000;
+	assert_string_equal(acct(r, 0, &lt), "/dead");
+	assert_string_equal(acct(r, 0, &lx), "/dead");
+	fp_set(&F, 3640, "/next");
+	fp_set_stat(&F, 3640, 'S', 0, (boot - 100) * tck / 1000);
+	F.now_ms += 150;
+	assert_string_equal(acct(r, 0, &lt), "/dead");
 	cgs_rollup_free(r);
 }
 
