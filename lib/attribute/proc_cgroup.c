@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -94,8 +95,11 @@ int cgsi_parse_proc_cgroup(const char *text, size_t len, const char *hierarchy,
 
 int cgsi_proc_cgroup_read(const char *proc_root, uint32_t pid,
 			  const char *hier, char *scratch, size_t scratch_len,
-			  char *out, size_t out_len, bool *deleted)
+			  char *out, size_t out_len, bool *deleted,
+			  bool *exited)
 {
+	if (exited)
+		*exited = false;
 	char fn[512];
 	int n = snprintf(fn, sizeof(fn), "%s/%u/cgroup", proc_root, pid);
 	if (n < 0 || (size_t)n >= sizeof(fn))
@@ -110,14 +114,22 @@ int cgsi_proc_cgroup_read(const char *proc_root, uint32_t pid,
 	 * tracking ignores thread creations, so ask the kernel: pidfd_open()
 	 * accepts only thread-group leaders, zombies included (a thread id
 	 * gets ENOENT or EINVAL, by kernel version). Asked only after a
-	 * successful read: a reaped process costs nothing more.
+	 * successful read: a reaped process costs nothing more. The pidfd
+	 * also tells, by a poll that does not wait, whether its process has
+	 * exited (a zombie: readable once the whole group is gone).
 	 */
 	if (strcmp(proc_root, "/proc") == 0) {
 		int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0u);
-		if (pfd >= 0)
+		if (pfd >= 0) {
+			struct pollfd pf = { .fd = pfd, .events = POLLIN };
+			if (exited && poll(&pf, 1, 0) == 1 &&
+			    (pf.revents & POLLIN))
+				*exited = true;
 			close(pfd);
-		else if (errno == EINVAL || errno == ESRCH || errno == ENOENT)
+		} else if (errno == EINVAL || errno == ESRCH ||
+			   errno == ENOENT) {
 			return -ENOENT;
+		}
 	}
 	if (len == 0)
 		return -ENOENT; /* a task being torn down reads empty */

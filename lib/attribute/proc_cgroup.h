@@ -16,10 +16,12 @@ int cgsi_parse_proc_cgroup(const char *text, size_t len, const char *hierarchy,
  * Read <proc_root>/<pid>/cgroup and extract the path of `hier` into out.
  * scratch (scratch_len bytes) holds the file text. Returns the path
  * length, -ENOENT when the process is gone (or lacks the hierarchy),
- * or another -errno.
+ * or another -errno. *exited (may be NULL): on the real /proc, the pid's
+ * holder had exited (a zombie) when checked just after the read.
  */
 int cgsi_proc_cgroup_read(const char *proc_root, uint32_t pid,
 			  const char *hier, char *scratch, size_t scratch_len,
-			  char *out, size_t out_len, bool *deleted);
+			  char *out, size_t out_len, bool *deleted,
+			  bool *exited);
 
 #endif

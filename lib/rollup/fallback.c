@@ -55,7 +55,8 @@ static int read_proc(struct cgs_rollup *r, struct cgsi_rshard *s,
 	s->st.proc_reads++;
 	int n = cgsi_proc_cgroup_read(r->proc_root, pid, r->mount.hier,
 				      s->text, sizeof(s->text), s->path,
-				      sizeof(s->path), &s->deleted);
+				      sizeof(s->path), &s->deleted,
+				      &s->exited);
 	if (n >= 0)
 		cgsi_deaths_seen(&r->deaths, pid);
 	/* " (deleted)" is also a legal cgroup name suffix: the kernel's
@@ -421,7 +422,10 @@ static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
  *    which was before now: a holder that started later than now - age
  *    (plus the stat's 10 ms ticks and slack) is another. Older kernels
  *    send no group age; then only a process exit is checked.
- * A stat gone since the read cannot confirm the holder either. The caller
+ * A process exit whose holder was a zombie at the read (its pidfd) needs
+ * no stat: a reuser would have to have exited too, within the read (a
+ * record of it would follow). A stat gone since the read cannot confirm
+ * the holder either. The caller
  * then treats the process as reaped (another shard's entry, the parent: a
  * guess, counted), never as what the holder's /proc says.
  */
@@ -429,6 +433,10 @@ static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
 static bool pid_reused(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       const struct cgs_record *rec, uint32_t key, bool pexit)
 {
+	/* the common case, cheaply: a process exit read while a zombie
+	 * (the read's pidfd poll, cgsi_proc_cgroup_read()) */
+	if (pexit && s->exited)
+		return false;
 	struct cgsi_proc_stat st;
 	if (cgsi_proc_stat_read(r->proc_root, key, s->text, sizeof(s->text),
 				&st) < 0)

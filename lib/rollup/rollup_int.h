@@ -45,6 +45,7 @@ struct cgsi_rshard {
 	struct cgsi_cgnode *unknown;
 	struct cgsi_rshard_stats st;
 	bool deleted;            /* the last /proc read said " (deleted)" */
+	bool exited;             /* ... and its process had exited (zombie) */
 	bool last_inferred;      /* fallback.c: its answer was inferred */
 	uint64_t reval_next;     /* next background revalidation step */
 	uint32_t reval_cursor;

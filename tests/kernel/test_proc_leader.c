@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "attribute/proc_cgroup.h"
@@ -42,12 +43,27 @@ static void test_threads_are_not_processes(void **state)
 	if (pfd >= 0)
 		close(pfd);
 	char scratch[4096], path[4096];
-	bool del;
+	bool del, exited = true;
 	int n = cgsi_proc_cgroup_read("/proc", (uint32_t)getpid(), "v2",
 				      scratch, sizeof(scratch), path,
-				      sizeof(path), &del);
+				      sizeof(path), &del, &exited);
 	assert_true(n > 0);
 	assert_int_equal(path[0], '/');
+	assert_false(exited); /* alive */
+
+	/* a zombie child: read, and said to have exited */
+	pid_t z = fork();
+	assert_true(z >= 0);
+	if (z == 0)
+		_exit(0);
+	siginfo_t si;
+	assert_int_equal(waitid(P_PID, (id_t)z, &si, WEXITED | WNOWAIT), 0);
+	n = cgsi_proc_cgroup_read("/proc", (uint32_t)z, "v2", scratch,
+				  sizeof(scratch), path, sizeof(path), &del,
+				  &exited);
+	assert_true(n > 0);
+	assert_true(exited);
+	assert_int_equal(waitpid(z, NULL, 0), z);
 
 	pthread_t t;
 	pthread_mutex_lock(&mu);
@@ -59,7 +75,7 @@ static void test_threads_are_not_processes(void **state)
 	assert_int_equal(access(fn, R_OK), 0); /* the trap exists */
 	int r = cgsi_proc_cgroup_read("/proc", (uint32_t)tid, "v2", scratch,
 				      sizeof(scratch), path, sizeof(path),
-				      &del);
+				      &del, NULL);
 	assert_int_equal(r, -ENOENT);
 	pthread_mutex_unlock(&mu);
 	pthread_join(t, NULL);
