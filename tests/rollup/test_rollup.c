@@ -136,6 +136,18 @@ static const char *acct(struct cgs_rollup *r, unsigned shard,
 	return p;
 }
 
+/* Account rec on shard: it must land in path, attributed as src. */
+static void expect_acct(struct cgs_rollup *r, unsigned shard,
+			const struct cgs_record *rec, const char *path,
+			enum cgs_source src)
+{
+	const char *p = NULL;
+	enum cgs_source how = CGS_SOURCE_NONE;
+	assert_int_equal(cgs_rollup_account_src(r, shard, rec, &p, &how), 0);
+	assert_string_equal(p, path);
+	assert_int_equal(how, src);
+}
+
 /* ---- parser and mounts ---------------------------------------------- */
 
 static void test_parse(void **state)
@@ -704,13 +716,8 @@ static void test_peer_busy(void **state)
 		struct busy b;
 		pthread_t t;
 		busy_start(&b, &t, r, known, 50);
-		const char *p = NULL;
-		enum cgs_source src = CGS_SOURCE_NONE;
-		assert_int_equal(cgs_rollup_account_src(r, other, &ex, &p, &src),
-				 0);
+		expect_acct(r, other, &ex, own, CGS_SOURCE_PROC);
 		assert_int_equal(pthread_join(t, NULL), 0);
-		assert_string_equal(p, own);
-		assert_int_equal(src, CGS_SOURCE_PROC);
 		assert_int_equal(r->shards[other].st.peer_waits, waits + 1);
 	}
 	/* never read alive: straight to the parent, inferred, no wait */
@@ -719,13 +726,8 @@ static void test_peer_busy(void **state)
 	struct busy b;
 	pthread_t t;
 	busy_start(&b, &t, r, 1, 50);
-	const char *p = NULL;
-	enum cgs_source src = CGS_SOURCE_NONE;
-	assert_int_equal(cgs_rollup_account_src(r, 0, &ex, &p, &src), 0);
-	assert_true(b.locked);
+	expect_acct(r, 0, &ex, "/parent", CGS_SOURCE_INFERRED);
 	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_string_equal(p, "/parent");
-	assert_int_equal(src, CGS_SOURCE_INFERRED);
 	assert_int_equal(r->shards[0].st.peer_waits, waits);
 
 	/* Late thread records on a shard that never saw the process, after
@@ -739,15 +741,11 @@ static void test_peer_busy(void **state)
 	assert_string_equal(acct(r, 0, &lx), "/late");
 	fp_reap(&F, 3500);
 	F.now_ms += 200;
-	assert_int_equal(cgs_rollup_account_src(r, 1, &lt, &p, &src), 0);
-	assert_string_equal(p, "/late");
-	assert_int_equal(src, CGS_SOURCE_PROC);
+	expect_acct(r, 1, &lt, "/late", CGS_SOURCE_PROC);
 	struct cgs_record young = lt;
 	young.pid = 3502;
 	young.tgetime_us = 1000; /* its group started 1 ms ago */
-	assert_int_equal(cgs_rollup_account_src(r, 0, &young, &p, &src), 0);
-	assert_string_equal(p, "/parent");
-	assert_int_equal(src, CGS_SOURCE_INFERRED);
+	expect_acct(r, 0, &young, "/parent", CGS_SOURCE_INFERRED);
 	fp_set(&F, 3500, "/reuser");
 	assert_string_equal(acct(r, 1, &lx), "/reuser");
 
@@ -761,9 +759,7 @@ static void test_peer_busy(void **state)
 	fp_reap(&F, 3700);
 	F.now_ms += r->o.revalidate_ms + 1;
 	assert_string_equal(acct(r, 0, &gt), "/gone"); /* re-read: gone */
-	assert_int_equal(cgs_rollup_account_src(r, 1, &gx, &p, &src), 0);
-	assert_string_equal(p, "/gone");
-	assert_int_equal(src, CGS_SOURCE_PROC);
+	expect_acct(r, 1, &gx, "/gone", CGS_SOURCE_PROC);
 	cgs_rollup_free(r);
 }
 
@@ -783,17 +779,11 @@ static void test_reused_pid(void **state)
 	fp_set(&F, 3600, "/holder");
 	fp_set_stat(&F, 3600, 'S', 0, 0); /* alive, not exiting */
 	struct cgs_record ex = fp_record(CGS_KIND_PROCESS, 3600, 3600, 1, 1);
-	const char *p = NULL;
-	enum cgs_source src = CGS_SOURCE_NONE;
-	assert_int_equal(cgs_rollup_account_src(r, 0, &ex, &p, &src), 0);
-	assert_string_equal(p, "/parent");
-	assert_int_equal(src, CGS_SOURCE_INFERRED);
+	expect_acct(r, 0, &ex, "/parent", CGS_SOURCE_INFERRED);
 	/* a zombie, or exiting: its own */
 	fp_set(&F, 3610, "/own");
 	struct cgs_record ex2 = fp_record(CGS_KIND_PROCESS, 3610, 3610, 1, 2);
-	assert_int_equal(cgs_rollup_account_src(r, 0, &ex2, &p, &src), 0);
-	assert_string_equal(p, "/own");
-	assert_int_equal(src, CGS_SOURCE_PROC);
+	expect_acct(r, 0, &ex2, "/own", CGS_SOURCE_PROC);
 
 	/* a thread of a group 5 s old; the holder started 1 s ago */
 	uint64_t tck = (uint64_t)r->clk_tck;
@@ -802,17 +792,13 @@ static void test_reused_pid(void **state)
 	fp_set_stat(&F, 3620, 'S', 0, (boot - 1000) * tck / 1000);
 	struct cgs_record th = fp_record(CGS_KIND_THREAD, 3621, 3620, 1, 3);
 	th.tgetime_us = 5000000;
-	assert_int_equal(cgs_rollup_account_src(r, 0, &th, &p, &src), 0);
-	assert_string_equal(p, "/parent");
-	assert_int_equal(src, CGS_SOURCE_INFERRED);
+	expect_acct(r, 0, &th, "/parent", CGS_SOURCE_INFERRED);
 	/* the holder started 6 s ago: it can be the group */
 	fp_set(&F, 3630, "/own2");
 	fp_set_stat(&F, 3630, 'S', 0, (boot - 6000) * tck / 1000);
 	struct cgs_record th2 = fp_record(CGS_KIND_THREAD, 3631, 3630, 1, 4);
 	th2.tgetime_us = 5000000;
-	assert_int_equal(cgs_rollup_account_src(r, 0, &th2, &p, &src), 0);
-	assert_string_equal(p, "/own2");
-	assert_int_equal(src, CGS_SOURCE_PROC);
+	expect_acct(r, 0, &th2, "/own2", CGS_SOURCE_PROC);
 
 	/* a late thread record of a process whose exit was accounted and
 	 * whose pid a younger process holds now: re-read, not taken */
