@@ -426,6 +426,7 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	if (!rc) {
 		k->skel->rodata->nslots = k->nslots;
 		k->skel->rodata->want_comm = want_comm;
+		k->skel->rodata->only_hier = k->dfl_hier;
 		rc = bpf_map__set_max_entries(k->skel->maps.ctl, k->ncpu);
 	}
 	if (!rc)

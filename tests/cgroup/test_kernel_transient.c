@@ -7,6 +7,10 @@
  * directories (created after its walk, gone before their records): their
  * paths come from the kernel's cgroup_mkdir events. Every record must land
  * under its own cgroup's path, and each such cgroup must be shown removed.
+ * Before them, a storm of V1_STORM cgroups made and removed in a cgroup v1
+ * hierarchy (a hybrid host: systemd makes a unit's cgroup in each
+ * controller's), more events than the kernel source's event ring holds:
+ * they must not push the cgroup2 events out (filtered in the kernel).
  *
  * Skips (77) without taskstats, CAP_NET_ADMIN, cgroup2, clone3, or where
  * the kernel source cannot load, saying why.
@@ -27,6 +31,7 @@
 #include "support/skip.h"
 
 #define N 300
+#define V1_STORM 4000 /* x 2 events; the ring holds ~3,900 */
 
 static struct cgs_rollup *rollup;
 static char base[256];
@@ -71,6 +76,25 @@ int main(void)
 	snprintf(base, sizeof(base), "/cgs-transient-%d", (int)getpid());
 	if (cgt_mkdir(base, dir, sizeof(dir)) < 0)
 		return 1;
+	const char *v1 = cgt_cgroup1_mount("cpu");
+	if (v1) {
+		char top[4608];
+		if (cgt_mkdir_at(v1, base, top, sizeof(top)) < 0)
+			return 1;
+		for (int i = 0; i < V1_STORM; i++) {
+			char d[4700];
+			snprintf(d, sizeof(d), "%s/s%04d", top, i);
+			if (mkdir(d, 0755) < 0 || rmdir(d) < 0) {
+				fprintf(stderr, "v1 storm %s: %s\n", d,
+					strerror(errno));
+				return 1;
+			}
+		}
+		printf("v1 storm: %d cgroups made and removed under %s\n",
+		       V1_STORM, top);
+	} else {
+		printf("no cgroup v1 cpu hierarchy: no v1 storm\n");
+	}
 	for (int i = 0; i < N; i++) {
 		char d[4700];
 		snprintf(d, sizeof(d), "%s/t%03d", dir, i);

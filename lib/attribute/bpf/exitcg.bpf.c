@@ -29,6 +29,11 @@ const volatile __u32 nslots = 4096; /* per CPU, a power of two */
  * the code, nothing is read or written) */
 const volatile bool want_comm = 0;
 
+/* cgroup2's hierarchy id, when known at load (else -1: every hierarchy's
+ * events, told apart in user space): on a hybrid host each v1 hierarchy
+ * mkdir (a systemd unit gets one per controller) would share the ring */
+const volatile __s64 only_hier = -1;
+
 __u64 cg_lost = 0; /* cgroup events dropped: ring full */
 
 struct {
@@ -114,13 +119,16 @@ static __always_inline int cg_event(__u64 *ctx, __u32 type)
 {
 	struct cgroup *cg = (struct cgroup *)ctx[0];
 	const char *path = (const char *)ctx[1];
+	__u32 hier = (__u32)BPF_CORE_READ(cg, root, hierarchy_id);
+	if (only_hier >= 0 && hier != (__u32)only_hier)
+		return 0;
 	struct cgsk_cgev *e = bpf_ringbuf_reserve(&cgring, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&cg_lost, 1);
 		return 0;
 	}
 	e->type = type;
-	e->hier = (__u32)BPF_CORE_READ(cg, root, hierarchy_id);
+	e->hier = hier;
 	e->id = BPF_CORE_READ(cg, kn, id);
 	e->level = (__u32)BPF_CORE_READ(cg, level);
 	e->len = bpf_probe_read_kernel_str(e->path, sizeof(e->path), path);
