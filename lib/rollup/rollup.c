@@ -85,6 +85,7 @@ CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
 	}
 	cgsi_deaths_fini(&r->deaths);
 	cgsi_oom_close(r);
+	cgsi_snap_pool_close(r->snap_pool);
 	pthread_mutex_destroy(&r->snap_lock);
 	free(r->proc_root);
 	free(r->mountinfo);
@@ -173,6 +174,9 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 	if ((r->o.flags & CGS_ROLLUP_TRACK_FORKS) && !r->ksrc)
 		track_forks(r, !(io && io->forks_injected));
 	if ((rc = cgsi_oom_open(r)) < 0)
+		goto fail;
+	rc = -ENOMEM;
+	if (!(r->snap_pool = cgsi_snap_pool_new()))
 		goto fail;
 	*out = r;
 	return 0;

@@ -50,35 +50,61 @@ struct memblk {
 };
 
 struct snap_mem {
-	struct memblk *blocks;
+	struct memblk *blocks; /* in use, the one being carved first */
+	struct memblk *spare;  /* a pooled snapshot's blocks, to reuse */
 };
+
+/* A block of at least `bytes`: a spare one (the pool's, already faulted
+ * in) when it fits, else a new one; NULL on ENOMEM. */
+static struct memblk *mem_block(struct snap_mem *m, size_t bytes)
+{
+	struct memblk *b = m->spare;
+	if (b && b->cap >= bytes) {
+		m->spare = b->next;
+	} else {
+		size_t cap = CGS_MAX((size_t)MEMBLK_BYTES - sizeof(*b), bytes);
+		if (!(b = malloc(sizeof(*b) + cap)))
+			return NULL;
+		b->cap = cap;
+	}
+	b->used = 0;
+	b->next = m->blocks;
+	m->blocks = b;
+	return b;
+}
 
 /* `bytes` of room (uninitialised), NULL on ENOMEM. */
 static void *mem_alloc(struct snap_mem *m, size_t bytes)
 {
 	bytes = (bytes + 7) & ~(size_t)7;
 	struct memblk *b = m->blocks;
-	if (!b || b->used + bytes > b->cap) {
-		size_t cap = CGS_MAX((size_t)MEMBLK_BYTES - sizeof(*b), bytes);
-		if (!(b = malloc(sizeof(*b) + cap)))
-			return NULL;
-		b->next = m->blocks;
-		b->used = 0;
-		b->cap = cap;
-		m->blocks = b;
-	}
+	if ((!b || b->used + bytes > b->cap) && !(b = mem_block(m, bytes)))
+		return NULL;
 	void *p = (char *)b->v + b->used;
 	b->used += bytes;
 	return p;
 }
 
+/* Everything carved so far becomes spare room (a pooled snapshot made
+ * anew). */
+static void mem_reset(struct snap_mem *m)
+{
+	while (m->blocks) {
+		struct memblk *b = m->blocks;
+		m->blocks = b->next;
+		b->next = m->spare;
+		m->spare = b;
+	}
+}
+
 static void mem_free(struct snap_mem *m)
 {
-	for (struct memblk *b = m->blocks, *nb; b; b = nb) {
+	mem_reset(m);
+	for (struct memblk *b = m->spare, *nb; b; b = nb) {
 		nb = b->next;
 		free(b);
 	}
-	m->blocks = NULL;
+	m->spare = NULL;
 }
 
 /* A histogram and signal set (1.7 KB, or 672 bytes, the histograms only,
@@ -137,21 +163,56 @@ struct snap_comms {
  * 50,000 page faults in 4 KiB pages). */
 #define BIG_BYTES (4u << 20)
 
+/* A buffer of a snapshot, kept with it in the pool and used again while
+ * big enough. Contents are not kept from one snapshot to the next. */
+struct sbuf {
+	void *p;
+	size_t cap;    /* bytes */
+	size_t mapped; /* big_alloc() */
+};
+
 struct cgs_snapshot {
 	size_t n;
-	struct cgs_cgroup_stats *v;
-	struct cvchunk {
-		struct snap_self *v; /* a shard's copied counters */
-		size_t mapped;           /* its mapping, or 0: malloc'd */
-	} *cvs;                          /* [nshards] */
+	struct cgs_cgroup_stats *v; /* in vb */
+	struct sbuf vb;
+	struct sbuf *cvs;     /* [ncvs] the shards' copied counters
+			       * (struct snap_self) */
 	unsigned ncvs;
-	struct snap_self *av; /* added ancestors' own counters (zeros) */
+	struct snap_self *av; /* in avb: added ancestors' own counters */
+	struct sbuf avb;
 	struct snap_mem mem; /* subtree counters, extra sets, paths */
-	struct snap_x *xv;   /* per cgroup (pointing into mem) */
+	struct snap_x *xv;   /* in xvb: per cgroup (pointing into mem) */
+	struct sbuf xvb;
 	size_t xn;           /* entries of xv */
 	struct snap_comms *cm; /* [xn] with opts.comms, else NULL */
 	bool hist;           /* CGS_ROLLUP_HISTOGRAMS */
 	struct cgs_rollup_totals totals;
+	struct cgsi_snap_pool *pool; /* where it goes when freed */
+};
+
+/* What only the making of a snapshot needs, kept in the pool between
+ * snapshots. */
+struct snap_scratch {
+	struct sbuf ents;         /* struct sent[] */
+	struct sbuf runs, tmp;    /* sort_runs() */
+	struct sbuf cnt;          /* add_ancestors() */
+	struct sbuf stack, parent; /* the subtree pass */
+};
+
+/*
+ * The pool: the last snapshot freed, whole with its buffers, and the
+ * scratch buffers, so that the next snapshot writes to memory already
+ * faulted in instead of pages the kernel must zero first. It keeps at
+ * most one snapshot's worth; snapshots may outlive the rollup and be
+ * freed from any thread, hence the lock and the references (the rollup's
+ * and one per snapshot alive).
+ */
+struct cgsi_snap_pool {
+	pthread_mutex_t lock;
+	unsigned refs;
+	bool closed;                /* the rollup is gone: keep nothing */
+	struct cgs_snapshot *spare;
+	struct snap_scratch *scratch;
 };
 
 struct vec {
@@ -183,11 +244,64 @@ static void big_free(void *p, size_t mapped)
 		free(p);
 }
 
-static void vec_free(struct vec *a)
+/* At least `bytes` of b (uninitialised), NULL on ENOMEM. A new buffer
+ * gets an eighth more, so that a host that grows slowly does not map a
+ * new one for every snapshot. */
+static void *sbuf_get(struct sbuf *b, size_t bytes)
+{
+	if (b->p && b->cap >= bytes)
+		return b->p;
+	if (b->p)
+		big_free(b->p, b->mapped);
+	size_t cap = bytes + bytes / 8 + 64;
+	b->p = big_alloc(cap, &b->mapped);
+	b->cap = b->p ? cap : 0;
+	return b->p;
+}
+
+/* sbuf_get() keeping the first `keep` bytes (realloc). */
+static void *sbuf_grow(struct sbuf *b, size_t bytes, size_t keep)
+{
+	if (b->p && b->cap >= bytes)
+		return b->p;
+	struct sbuf nb = { 0 };
+	if (!sbuf_get(&nb, bytes))
+		return NULL;
+	if (keep)
+		memcpy(nb.p, b->p, keep);
+	if (b->p)
+		big_free(b->p, b->mapped);
+	*b = nb;
+	return b->p;
+}
+
+static void sbuf_free(struct sbuf *b)
+{
+	if (b->p)
+		big_free(b->p, b->mapped);
+	*b = (struct sbuf){ 0 };
+}
+
+static void scratch_free(struct snap_scratch *sc)
+{
+	if (!sc)
+		return;
+	sbuf_free(&sc->ents);
+	sbuf_free(&sc->runs);
+	sbuf_free(&sc->tmp);
+	sbuf_free(&sc->cnt);
+	sbuf_free(&sc->stack);
+	sbuf_free(&sc->parent);
+	free(sc);
+}
+
+/* The entries' command summaries (the storage is the scratch's, the
+ * paths the snapshot's). */
+static void vec_clear(struct vec *a)
 {
 	for (size_t i = 0; i < a->n; i++)
-		cgsi_comms_free(a->v[i].comms); /* paths: the snapshot's */
-	free(a->v);
+		cgsi_comms_free(a->v[i].comms);
+	a->n = 0;
 }
 
 /* Ask for the cache lines of `bytes` at p ahead of use: the counters
@@ -259,7 +373,7 @@ static int node_pcmp(const void *pa, const void *pb)
  * one, in the order its list keeps): n log(runs) comparisons. Returns
  * -ENOMEM (a leaves unsorted) or 0.
  */
-static int sort_runs(struct vec *a)
+static int sort_runs(struct vec *a, struct snap_scratch *sc)
 {
 	size_t n = a->n, nr = 0;
 	if (n < 2)
@@ -269,13 +383,10 @@ static int sort_runs(struct vec *a)
 		i1++;
 	if (i1 == n)
 		return 0;
-	size_t *run = malloc((n + 1) * sizeof(*run));
-	struct sent *tmp = malloc(n * sizeof(*tmp));
-	if (!run || !tmp) {
-		free(run);
-		free(tmp);
+	size_t *run = sbuf_get(&sc->runs, (n + 1) * sizeof(*run));
+	struct sent *tmp = sbuf_get(&sc->tmp, n * sizeof(*tmp));
+	if (!run || !tmp)
 		return -ENOMEM;
-	}
 	run[nr++] = 0;
 	run[nr++] = i1;
 	for (size_t i = i1 + 1; i < n; i++)
@@ -306,8 +417,6 @@ static int sort_runs(struct vec *a)
 	}
 	if (src != a->v)
 		memcpy(a->v, src, n * sizeof(*src));
-	free(run);
-	free(tmp);
 	return 0;
 }
 
@@ -416,16 +525,17 @@ static int add_k(struct sent *d, const struct sent *s, struct snap_mem *m)
 
 /* Sort and merge duplicates in place (a cgroup seen by several shards,
  * cgroups folded into one). */
-static int sort_merge(struct vec *a, struct snap_mem *m)
+static int sort_merge(struct vec *a, struct snap_mem *m,
+		      struct snap_scratch *sc)
 {
-	if (sort_runs(a) < 0)
+	if (sort_runs(a, sc) < 0)
 		return -ENOMEM;
 	size_t w = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		if (w && same_cgroup(&a->v[w - 1], &a->v[i])) {
 			struct sent *d = &a->v[w - 1], *s = &a->v[i];
 			if (add_k(d, s, m) < 0)
-				return -ENOMEM; /* vec_free() frees all */
+				return -ENOMEM; /* vec_clear() frees all */
 			d->inferred += s->inferred;
 			d->inferred_d += s->inferred_d;
 			if (s->comms && !d->comms) {
@@ -638,16 +748,18 @@ static bool chain_push(struct chain **st, size_t *top, size_t *cap,
  * entry; then the entries move back from the end to make room. -ENOMEM
  * leaves a as it was.
  */
-static int add_ancestors(struct vec *a, struct snap_mem *m)
+static int add_ancestors(struct vec *a, struct snap_mem *m,
+			 struct snap_scratch *sc)
 {
 	size_t n = a->n, top = 0, cap = 0, add = 0, nanc = 0;
 	struct chain *st = NULL;
-	uint32_t *cnt = calloc(n ? n : 1, sizeof(*cnt));
+	uint32_t *cnt = sbuf_get(&sc->cnt, (n ? n : 1) * sizeof(*cnt));
 	char **anc = NULL;
 	size_t anccap = 0;
 	int rc = -ENOMEM;
 	if (!cnt)
 		return -ENOMEM;
+	memset(cnt, 0, n * sizeof(*cnt));
 	for (size_t i = 0; i < n; i++) {
 		const struct sent *e = &a->v[i];
 		if (e->unknown || e->path[0] != '/')
@@ -677,11 +789,12 @@ static int add_ancestors(struct vec *a, struct snap_mem *m)
 			goto out;
 	}
 	if (add && n + add > a->cap) {
-		struct sent *nv = realloc(a->v, (n + add) * sizeof(*nv));
+		struct sent *nv = sbuf_grow(&sc->ents, (n + add) * sizeof(*nv),
+					    n * sizeof(*nv));
 		if (!nv)
 			goto out;
 		a->v = nv;
-		a->cap = n + add;
+		a->cap = sc->ents.cap / sizeof(*nv);
 	}
 	/* from the end: slot w - 1 >= i, so nothing unread is overwritten */
 	size_t w = n + add;
@@ -701,7 +814,6 @@ static int add_ancestors(struct vec *a, struct snap_mem *m)
 out:
 	free(anc); /* its paths: the snapshot's */
 	free(st);
-	free(cnt);
 	return rc;
 }
 
@@ -937,6 +1049,125 @@ static bool is_ancestor(const struct sent *a, const struct sent *b)
 }
 
 
+struct cgsi_snap_pool *cgsi_snap_pool_new(void)
+{
+	struct cgsi_snap_pool *p = calloc(1, sizeof(*p));
+	if (p) {
+		pthread_mutex_init(&p->lock, NULL);
+		p->refs = 1; /* the rollup's */
+	}
+	return p;
+}
+
+static void snap_destroy(struct cgs_snapshot *s)
+{
+	if (!s)
+		return;
+	sbuf_free(&s->vb);
+	sbuf_free(&s->xvb);
+	sbuf_free(&s->avb);
+	for (unsigned i = 0; s->cvs && i < s->ncvs; i++)
+		sbuf_free(&s->cvs[i]);
+	free(s->cvs);
+	mem_free(&s->mem);
+	free(s);
+}
+
+/* Drop a reference (lock held by none): the last one frees the pool. */
+static void pool_unref(struct cgsi_snap_pool *p, bool closing)
+{
+	pthread_mutex_lock(&p->lock);
+	struct cgs_snapshot *spare = NULL;
+	struct snap_scratch *sc = NULL;
+	if (closing) {
+		p->closed = true;
+		spare = p->spare;
+		sc = p->scratch;
+		p->spare = NULL;
+		p->scratch = NULL;
+	}
+	bool last = --p->refs == 0;
+	pthread_mutex_unlock(&p->lock);
+	snap_destroy(spare);
+	scratch_free(sc);
+	if (last) {
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+	}
+}
+
+void cgsi_snap_pool_close(struct cgsi_snap_pool *p)
+{
+	if (p)
+		pool_unref(p, true);
+}
+
+/*
+ * A snapshot to fill, and scratch buffers: the pool's (its buffers
+ * reused, their contents stale) or new ones. The snapshot holds a
+ * reference to the pool until freed. NULL on ENOMEM.
+ */
+static struct cgs_snapshot *snap_take(struct cgs_rollup *r,
+				      struct snap_scratch **scp)
+{
+	struct cgsi_snap_pool *p = r->snap_pool;
+	struct cgs_snapshot *s = NULL;
+	struct snap_scratch *sc = NULL;
+	if (p) {
+		pthread_mutex_lock(&p->lock);
+		s = p->spare;
+		sc = p->scratch;
+		p->spare = NULL;
+		p->scratch = NULL;
+		pthread_mutex_unlock(&p->lock);
+	}
+	if (s && s->ncvs != r->nshards) { /* not expected: one rollup */
+		snap_destroy(s);
+		s = NULL;
+	}
+	if (s) {
+		mem_reset(&s->mem);
+		s->n = s->xn = 0;
+		s->v = NULL;
+		s->xv = NULL;
+		s->av = NULL;
+		s->cm = NULL;
+		s->totals = (struct cgs_rollup_totals){ 0 };
+	} else if ((s = calloc(1, sizeof(*s)))) {
+		s->cvs = calloc(r->nshards, sizeof(*s->cvs));
+		s->ncvs = s->cvs ? r->nshards : 0;
+	}
+	if (!sc)
+		sc = calloc(1, sizeof(*sc));
+	if (!s || !s->cvs || !sc) {
+		snap_destroy(s);
+		scratch_free(sc);
+		return NULL;
+	}
+	if (p) {
+		pthread_mutex_lock(&p->lock);
+		p->refs++;
+		pthread_mutex_unlock(&p->lock);
+	}
+	s->pool = p;
+	*scp = sc;
+	return s;
+}
+
+/* The scratch buffers back to the pool, unless it holds some already. */
+static void scratch_put(struct cgsi_snap_pool *p, struct snap_scratch *sc)
+{
+	if (p) {
+		pthread_mutex_lock(&p->lock);
+		if (!p->closed && !p->scratch) {
+			p->scratch = sc;
+			sc = NULL;
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	scratch_free(sc);
+}
+
 CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 				   const struct cgs_snapshot_opts *opts,
 				   struct cgs_snapshot **out)
@@ -948,23 +1179,21 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	int rc = cgsi_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
 	if (rc < 0)
 		return rc;
-	struct cgs_snapshot *snap = calloc(1, sizeof(*snap));
+	struct snap_scratch *sc = NULL;
+	struct cgs_snapshot *snap = snap_take(r, &sc);
 	if (!snap)
 		return -ENOMEM;
-	struct vec a = { 0 };
+	struct vec a = { .v = sc->ents.p,
+			 .cap = sc->ents.cap / sizeof(struct sent) };
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	rc = -ENOMEM;
 
-	snap->cvs = calloc(r->nshards, sizeof(*snap->cvs));
-	if (!snap->cvs)
-		goto fail;
-	snap->ncvs = r->nshards;
 	pthread_mutex_lock(&r->snap_lock);
 	if (r->ksrc)
 		cgsi_ksrc_sync_ids(r->ksrc);
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_rshard *s = &r->shards[i];
-		struct cvchunk *ck = &snap->cvs[i];
+		struct snap_self *cv = NULL;
 		size_t base = a.n, start = 0;
 		bool ok = true;
 		pthread_mutex_lock(&s->lock);
@@ -972,22 +1201,25 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		 * this shard untouched */
 		size_t need = a.n + s->cgs.count;
 		if (need > a.cap) {
-			struct sent *nv = realloc(a.v, need * sizeof(*nv));
+			struct sent *nv = sbuf_grow(&sc->ents,
+						    need * sizeof(*nv),
+						    a.n * sizeof(*nv));
 			if (nv) {
 				a.v = nv;
-				a.cap = need;
+				a.cap = sc->ents.cap / sizeof(*nv);
 			} else {
 				ok = false;
 			}
 		}
 		if (ok) {
-			ck->v = big_alloc(s->cgs.count * sizeof(*ck->v),
-					  &ck->mapped);
-			ok = ck->v != NULL;
+			cv = sbuf_get(&snap->cvs[i],
+				      (s->cgs.count ? s->cgs.count : 1) *
+					      sizeof(*cv));
+			ok = cv != NULL;
 		}
 		if (ok)
-			ok = copy_shard(r, s, &a, ck->v, !o.no_delta,
-					&start, &snap->mem);
+			ok = copy_shard(r, s, &a, cv, !o.no_delta, &start,
+					&snap->mem);
 		cgsi_rollup_shard_totals(&t, s);
 		pthread_mutex_unlock(&s->lock);
 		if (ok)
@@ -1003,44 +1235,44 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 
 	if (o.fold_depth)
 		fold(&a, o.fold_depth);
-	if (sort_merge(&a, &snap->mem) < 0 || add_ancestors(&a, &snap->mem) < 0)
+	if (sort_merge(&a, &snap->mem, sc) < 0 ||
+	    add_ancestors(&a, &snap->mem, sc) < 0)
 		goto fail;
 	stat_unvouched(r, &a);
 
 	size_t nadd = 0;
 	for (size_t i = 0; i < a.n; i++)
 		nadd += !a.v[i].k;
-	snap->av = calloc(nadd ? nadd : 1, sizeof(*snap->av));
-	snap->v = calloc(a.n ? a.n : 1, sizeof(*snap->v));
-	snap->xv = calloc(a.n ? a.n : 1, sizeof(*snap->xv));
+	/* the pool's buffers hold the last snapshot's data: every entry of
+	 * v and xv is written below, the added ancestors' counters zeroed */
+	size_t nv = a.n ? a.n : 1;
+	snap->av = sbuf_get(&snap->avb, (nadd ? nadd : 1) * sizeof(*snap->av));
+	snap->v = sbuf_get(&snap->vb, nv * sizeof(*snap->v));
+	snap->xv = sbuf_get(&snap->xvb, nv * sizeof(*snap->xv));
 	snap->xn = snap->xv ? a.n : 0;
 	if (r->o.comms)
-		snap->cm = calloc(a.n ? a.n : 1, sizeof(*snap->cm));
+		snap->cm = calloc(nv, sizeof(*snap->cm));
 	snap->hist = !!(r->o.flags & CGS_ROLLUP_HISTOGRAMS);
-	size_t *stack = calloc(a.n ? a.n : 1, sizeof(*stack));
-	ssize_t *parent = calloc(a.n ? a.n : 1, sizeof(*parent));
+	size_t *stack = sbuf_get(&sc->stack, nv * sizeof(*stack));
+	ssize_t *parent = sbuf_get(&sc->parent, nv * sizeof(*parent));
 	if (!snap->av || !snap->v || !snap->xv || !stack ||
-	    !parent || (r->o.comms && !snap->cm)) {
-		free(stack);
-		free(parent);
+	    !parent || (r->o.comms && !snap->cm))
 		goto fail;
-	}
+	memset(snap->av, 0, nadd * sizeof(*snap->av));
 	size_t top = 0, ai = 0;
 	for (size_t i = 0; i < a.n; i++) {
 		struct sent *e = &a.v[i];
 		struct cgs_cgroup_stats *c = &snap->v[i];
 		struct snap_self *k = e->k ? e->k : &snap->av[ai++];
+		*c = (struct cgs_cgroup_stats){ 0 };
 		while (top && !is_ancestor(&a.v[stack[top - 1]], e))
 			top--;
 		parent[i] = top ? (ssize_t)stack[top - 1] : -1;
 		if (parent[i] >= 0 && !a.v[parent[i]].sub) {
 			/* a parent's subtree sets are sums of their own */
 			struct sent *pe = &a.v[parent[i]];
-			if (!own_subtree(pe, &snap->mem)) {
-				free(stack);
-				free(parent);
+			if (!own_subtree(pe, &snap->mem))
 				goto fail;
-			}
 			snap->v[parent[i]].subtree = &pe->sub->subtree;
 			snap->v[parent[i]].subtree_delta =
 				&pe->sub->subtree_delta;
@@ -1066,11 +1298,8 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 			t.cgroups++;
 		for (int j = 0; j < 4; j++)
 			snap->xv[i].s[j] = x_set(e, j);
-		if (e->comms && list_comms(&snap->cm[i], e->comms, o.comms) < 0) {
-			free(stack);
-			free(parent);
+		if (e->comms && list_comms(&snap->cm[i], e->comms, o.comms) < 0)
 			goto fail;
-		}
 	}
 	for (size_t i = a.n; i-- > 0;) {
 		if (i >= 2) {
@@ -1090,24 +1319,21 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 					cx->s[CGS_SET_SUBTREE], &snap->mem) ||
 			    !xset_addto(&pe->xs[CGS_SET_SUBTREE_DELTA],
 					cx->s[CGS_SET_SUBTREE_DELTA],
-					&snap->mem)) {
-				free(stack);
-				free(parent);
+					&snap->mem))
 				goto fail;
-			}
 			for (int k = 0; k < 4; k++)
 				snap->xv[parent[i]].s[k] = x_set(pe, k);
 		}
 	}
-	free(stack);
-	free(parent);
 	snap->n = a.n;
 	snap->totals = t;
-	vec_free(&a);
+	vec_clear(&a);
+	scratch_put(snap->pool, sc);
 	*out = snap;
 	return 0;
 fail:
-	vec_free(&a);
+	vec_clear(&a);
+	scratch_put(snap->pool, sc);
 	cgs_snapshot_free(snap);
 	return rc;
 }
@@ -1129,6 +1355,8 @@ cgs_snapshot_totals(const struct cgs_snapshot *s)
 	return s ? &s->totals : NULL;
 }
 
+/* Its buffers go to the pool when that is open and empty (the first
+ * of two snapshots alive freed is kept, the other one freed). */
 CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 {
 	if (!s)
@@ -1138,15 +1366,19 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 		free(s->cm[i].v[1]);
 	}
 	free(s->cm);
-	free(s->xv);
-	free(s->v);
-	for (unsigned i = 0; s->cvs && i < s->ncvs; i++)
-		if (s->cvs[i].v)
-			big_free(s->cvs[i].v, s->cvs[i].mapped);
-	free(s->cvs);
-	free(s->av);
-	mem_free(&s->mem);
-	free(s);
+	s->cm = NULL;
+	struct cgsi_snap_pool *p = s->pool;
+	if (p) {
+		pthread_mutex_lock(&p->lock);
+		bool keep = !p->closed && !p->spare;
+		if (keep)
+			p->spare = s;
+		pthread_mutex_unlock(&p->lock);
+		pool_unref(p, false);
+		if (keep)
+			return;
+	}
+	snap_destroy(s);
 }
 
 /* The extra sets of cgroup i, set `set`: NULL when all zero. */

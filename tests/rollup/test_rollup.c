@@ -927,8 +927,53 @@ static void assert_signals(const struct cgs_snapshot *s,
 		want_field("signal count", g.n[k], k == M_SIGTERM ? w.termed : 0);
 }
 
+static uint64_t mix(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* A digest of what a snapshot shows, to see that it stays as it was
+ * while other snapshots are made and freed (the pool must reuse only the
+ * memory of freed ones). */
+static uint64_t snap_digest(const struct cgs_snapshot *s, bool hist)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		const struct cgs_counters *k[4] = { c->self, c->self_delta,
+						    c->subtree,
+						    c->subtree_delta };
+		h = mix(h, c->path, strlen(c->path));
+		h = mix(h, &c->ino, sizeof(c->ino));
+		h = mix(h, &c->removed, sizeof(c->removed));
+		for (int j = 0; j < 4; j++)
+			h = mix(h, k[j], sizeof(*k[j]));
+		for (int set = 0; set < 4; set++) {
+			struct cgs_signal_counts g = { .sz = sizeof(g) };
+			assert_int_equal(cgs_snapshot_signals(s, i, set, &g), 0);
+			h = mix(h, g.n, sizeof(g.n));
+			for (int kd = 0; hist && kd < CGS_HIST__COUNT; kd++) {
+				struct cgs_hist hh = { .sz = sizeof(hh) };
+				assert_int_equal(cgs_snapshot_hist(s, i, set, kd,
+								   &hh),
+						 0);
+				h = mix(h, hh.cumulative, sizeof(hh.cumulative));
+				h = mix(h, &hh.sum_ns, sizeof(hh.sum_ns));
+			}
+		}
+	}
+	return h;
+}
+
 static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 {
+	bool hist = flags & CGS_ROLLUP_HISTOGRAMS;
+	/* a snapshot kept alive while later ones are made and freed */
+	struct cgs_snapshot *held = NULL;
+	uint64_t held_digest = 0;
 	struct mnode m[M_MAX] = { 0 };
 	int n = 0;
 	uint64_t x = seed;
@@ -1036,14 +1081,32 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 			assert_signals(s, c, CGS_SET_SELF_DELTA, m[i].ivl);
 			assert_signals(s, c, CGS_SET_SUBTREE, sub);
 			assert_signals(s, c, CGS_SET_SUBTREE_DELTA, subd);
-			if (flags & CGS_ROLLUP_HISTOGRAMS) {
+			if (hist) {
 				assert_hist(s, c, CGS_SET_SELF, m[i].cum);
 				assert_hist(s, c, CGS_SET_SELF_DELTA, m[i].ivl);
 				assert_hist(s, c, CGS_SET_SUBTREE, sub);
 				assert_hist(s, c, CGS_SET_SUBTREE_DELTA, subd);
 			}
 		}
-		cgs_snapshot_free(s);
+		/* now and then a snapshot stays alive across the next two
+		 * (two or three alive at once), then the two are freed in
+		 * either order */
+		if (held) {
+			assert_true(snap_digest(held, hist) == held_digest);
+			if (m_rand(&x) & 1) {
+				cgs_snapshot_free(held);
+				cgs_snapshot_free(s);
+			} else {
+				cgs_snapshot_free(s);
+				cgs_snapshot_free(held);
+			}
+			held = NULL;
+		} else if (m_rand(&x) % 3 == 0) {
+			held = s;
+			held_digest = snap_digest(s, hist);
+		} else {
+			cgs_snapshot_free(s);
+		}
 		if (!keep)
 			for (int i = 0; i < n; i++)
 				m[i].ivl = (struct want){ 0 };
@@ -1062,9 +1125,15 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 			if (m[i].retired && find(s, m[i].path, true))
 				fail_msg("round %d: %s not retired", round,
 					 m[i].path);
+		if (held)
+			assert_true(snap_digest(held, hist) == held_digest);
 		cgs_snapshot_free(s);
 	}
+	if (!held) /* one to outlive the rollup */
+		held_digest = snap_digest(held = snap(r, 0, true), hist);
 	cgs_rollup_free(r);
+	assert_true(snap_digest(held, hist) == held_digest);
+	cgs_snapshot_free(held);
 	for (int i = n; i-- > 1;)
 		if (!m[i].removed)
 			fp_rmdir(&F, m[i].path);
