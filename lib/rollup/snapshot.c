@@ -107,17 +107,40 @@ static void mem_free(struct snap_mem *m)
 	m->spare = NULL;
 }
 
-/* A histogram and signal set (1.7 KB, or 672 bytes, the histograms only,
- * for a cgroup that never had an exit by signal: extra.h): NULL for zeros; `full`: with its signal counts, else
- * only CGSI_XSET_HIST_WORDS words exist and the signal counts are 0. */
+/*
+ * A histogram and signal set (1.7 KB, or 672 bytes, the histograms only,
+ * for a cgroup that never had an exit by signal: extra.h), in one of two
+ * forms. Dense (p): every word. Packed (pk): a mask of the words that are
+ * not zero, then those words in order. A set copied from a node is
+ * packed: a cgroup's exits fall in a few buckets, so most words are zero,
+ * and the packed copy is a few cache lines to write and, when subtrees
+ * are summed, to read, instead of eleven (or 27). Sums (subtree sets,
+ * merged entries) are dense. Both NULL: zeros. `full`: with its signal
+ * counts, else only CGSI_XSET_HIST_WORDS words exist and the signal
+ * counts are 0.
+ */
 struct xref {
 	struct cgsi_xset *p;
+	uint64_t *pk; /* xmasks(full) mask words, then the words set */
 	bool full;
 };
+
+#define XMASKS_MAX ((CGSI_XSET_WORDS + 63) / 64)
 
 static inline size_t xwords(bool full)
 {
 	return full ? CGSI_XSET_WORDS : CGSI_XSET_HIST_WORDS;
+}
+
+/* Mask words of a packed set. */
+static inline size_t xmasks(bool full)
+{
+	return (xwords(full) + 63) / 64;
+}
+
+static inline bool xref_zero(struct xref r)
+{
+	return !r.p && !r.pk;
 }
 
 /* A NUL-terminated copy of p[0..len) owned by m (NULL on ENOMEM). */
@@ -434,35 +457,117 @@ static struct cgsi_xset *xset_new(struct snap_mem *m, bool full)
 	return mem_alloc(m, xwords(full) * sizeof(uint64_t));
 }
 
-/* *d += s; *d made (a copy of s) if it was NULL, widened if s has signal
- * counts and *d had none. false on ENOMEM. */
-static bool xset_addto(struct xref *d, struct xref s, struct snap_mem *m)
+/* The packed set's words to d (dense, at least as wide): d += s. */
+static void xpack_add(struct cgsi_xset *d, const uint64_t *s, bool full)
 {
-	if (!s.p)
+	uint64_t *o = (uint64_t *)d;
+	const uint64_t *v = s + xmasks(full);
+	for (size_t k = 0; k < xmasks(full); k++)
+		for (uint64_t b = s[k]; b; b &= b - 1)
+			o[k * 64 + (unsigned)__builtin_ctzll(b)] += *v++;
+}
+
+/* d (dense, w >= s's words) += s. */
+static void xref_add(struct cgsi_xset *d, struct xref s)
+{
+	if (s.pk)
+		xpack_add(d, s.pk, s.full);
+	else if (s.p)
+		cgsi_xset_add_n(d, s.p, xwords(s.full));
+}
+
+/* Word i of a set (0 past its words). */
+static uint64_t xref_word(const struct xref *x, size_t i)
+{
+	if (i >= xwords(x->full))
+		return 0;
+	if (x->p)
+		return ((const uint64_t *)x->p)[i];
+	if (!x->pk)
+		return 0;
+	const uint64_t *mk = x->pk;
+	uint64_t bit = 1ull << (i % 64);
+	if (!(mk[i / 64] & bit))
+		return 0;
+	size_t at = xmasks(x->full) +
+		    (size_t)__builtin_popcountll(mk[i / 64] & (bit - 1));
+	for (size_t k = 0; k < i / 64; k++)
+		at += (size_t)__builtin_popcountll(mk[k]);
+	return mk[at];
+}
+
+/*
+ * Pack a - b (b NULL: a) of w words into *d (NULL when all zero), and with
+ * `advance` set b = a where they differ (the node's baseline moves on,
+ * writing only the words that changed). A first pass finds the words that
+ * are not zero, so that exactly their room is taken. false on ENOMEM.
+ */
+static bool xset_pack(struct xref *d, const struct cgsi_xset *a,
+		      struct cgsi_xset *b, bool full, bool advance,
+		      struct snap_mem *m)
+{
+	const uint64_t *x = (const uint64_t *)a;
+	uint64_t *y = (uint64_t *)b;
+	size_t w = xwords(full), nm = xmasks(full), cnt = 0;
+	uint64_t mask[XMASKS_MAX] = { 0 };
+	for (size_t i = 0; i < w; i++)
+		if (x[i] != (y ? y[i] : 0))
+			mask[i / 64] |= 1ull << (i % 64);
+	for (size_t k = 0; k < nm; k++)
+		cnt += (size_t)__builtin_popcountll(mask[k]);
+	d->p = NULL;
+	d->pk = NULL;
+	d->full = full;
+	if (!cnt)
 		return true;
-	if (d->p && (d->full || !s.full)) {
-		cgsi_xset_add_n(d->p, s.p, xwords(s.full));
-		return true;
-	}
-	struct cgsi_xset *x = xset_new(m, s.full);
-	if (!x)
+	uint64_t *pk = mem_alloc(m, (nm + cnt) * sizeof(uint64_t));
+	if (!pk)
 		return false;
-	if (d->p) { /* widened: d's histograms, no signal counts yet */
-		cgsi_xset_copy_n(x, d->p, CGSI_XSET_HIST_WORDS);
-		memset(x->sig, 0, sizeof(x->sig));
-		cgsi_xset_add_n(x, s.p, CGSI_XSET_WORDS);
-	} else {
-		cgsi_xset_copy_n(x, s.p, xwords(s.full));
+	uint64_t *v = pk + nm;
+	for (size_t k = 0; k < nm; k++) {
+		pk[k] = mask[k];
+		for (uint64_t bm = mask[k]; bm; bm &= bm - 1) {
+			size_t i = k * 64 + (unsigned)__builtin_ctzll(bm);
+			*v++ = x[i] - (y ? y[i] : 0);
+			if (advance && y)
+				y[i] = x[i];
+		}
 	}
-	d->p = x;
-	d->full = s.full;
+	d->pk = pk;
 	return true;
 }
 
-/* A new set for *d: full, or the histograms only (false on ENOMEM). */
+/* *d += s, *d made dense (a copy of s) if it was not yet, widened if s
+ * has signal counts and *d had none. false on ENOMEM. */
+static bool xset_addto(struct xref *d, struct xref s, struct snap_mem *m)
+{
+	if (xref_zero(s))
+		return true;
+	if (d->p && (d->full || !s.full)) {
+		xref_add(d->p, s);
+		return true;
+	}
+	bool full = d->full || s.full;
+	if (xref_zero(*d))
+		full = s.full;
+	struct cgsi_xset *x = xset_new(m, full);
+	if (!x)
+		return false;
+	memset(x, 0, xwords(full) * sizeof(uint64_t));
+	xref_add(x, *d); /* d's words, widened or unpacked */
+	xref_add(x, s);
+	d->p = x;
+	d->pk = NULL;
+	d->full = full;
+	return true;
+}
+
+/* A new dense set for *d: full, or the histograms only (false on
+ * ENOMEM). */
 static bool xset_make(struct xref *d, bool full, struct snap_mem *m)
 {
 	d->full = full;
+	d->pk = NULL;
 	return (d->p = xset_new(m, full)) != NULL;
 }
 
@@ -581,10 +686,11 @@ static bool node_idle(const struct cgsi_cgnode *n)
 }
 
 /* Copies n's extra sets (node order cum, base, carry, carry_base) into
- * e's (set order) after copy_node(): zeros stay NULL (an idle cgroup's
- * delta), subtree sets only where e has subtree counters (retired
- * descendants), the histograms only while n never had signal counts (all
- * four node sets are zero from `sig` on then). false on ENOMEM. */
+ * e's (set order) after copy_node(): self and self delta packed, zeros
+ * NULL (an idle cgroup's delta); subtree sets (dense) only where e has
+ * subtree counters (retired descendants); the histograms only while n
+ * never had signal counts (all four node sets are zero from `sig` on
+ * then). false on ENOMEM. */
 static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 		   bool advance, struct snap_mem *m)
 {
@@ -594,16 +700,10 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	size_t w = xwords(full);
 	struct cgsi_xset *c = n->x->s;
 	struct xref *o = e->xs;
-	if (!xset_make(&o[CGS_SET_SELF], full, m))
+	if (!xset_pack(&o[CGS_SET_SELF], &c[0], NULL, full, false, m) ||
+	    (!idle && !xset_pack(&o[CGS_SET_SELF_DELTA], &c[0], &c[1], full,
+				 advance, m)))
 		return false;
-	cgsi_xset_copy_n(o[CGS_SET_SELF].p, &c[0], w);
-	if (!idle) {
-		if (!xset_make(&o[CGS_SET_SELF_DELTA], full, m))
-			return false;
-		cgsi_xset_sub_n(o[CGS_SET_SELF_DELTA].p, &c[0], &c[1], w);
-		if (advance)
-			cgsi_xset_copy_n(&c[1], &c[0], w);
-	}
 	if (!e->sub)
 		return true;
 	if (!xset_make(&o[CGS_SET_SUBTREE], full, m) ||
@@ -612,9 +712,7 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	cgsi_xset_copy_n(o[CGS_SET_SUBTREE].p, &c[2], w);
 	cgsi_xset_add_n(o[CGS_SET_SUBTREE].p, &c[0], w);
 	cgsi_xset_sub_n(o[CGS_SET_SUBTREE_DELTA].p, &c[2], &c[3], w);
-	if (o[CGS_SET_SELF_DELTA].p)
-		cgsi_xset_add_n(o[CGS_SET_SUBTREE_DELTA].p,
-				o[CGS_SET_SELF_DELTA].p, w);
+	xref_add(o[CGS_SET_SUBTREE_DELTA].p, o[CGS_SET_SELF_DELTA]);
 	if (advance)
 		cgsi_xset_copy_n(&c[3], &c[2], w);
 	return true;
@@ -1401,6 +1499,9 @@ CGS_EXPORT int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
 	struct cgs_signal_counts c = { .sz = sizeof(c) };
 	if (x->p && x->full)
 		memcpy(c.n, x->p->sig, sizeof(c.n));
+	else if (x->pk && x->full)
+		for (size_t j = 0; j < CGS_SIGNAL_SLOTS; j++)
+			c.n[j] = xref_word(x, CGSI_XSET_HIST_WORDS + j);
 	return cgsi_out_copy(out, &c, sizeof(c));
 }
 
@@ -1415,7 +1516,17 @@ CGS_EXPORT int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
 	if (!s->hist)
 		return -ENODATA;
 	struct cgs_hist h;
-	cgsi_hist_fill(&h, x->p, k);
+	if (x->pk) { /* hist k's words only */
+		struct cgsi_xset one;
+		size_t b0 = offsetof(struct cgsi_xset, hist[k]) / 8,
+		       sum = offsetof(struct cgsi_xset, hist_sum_ns[k]) / 8;
+		for (unsigned b = 0; b < CGSI_HIST_BUCKETS; b++)
+			one.hist[k][b] = xref_word(x, b0 + b);
+		one.hist_sum_ns[k] = xref_word(x, sum);
+		cgsi_hist_fill(&h, &one, k);
+	} else {
+		cgsi_hist_fill(&h, x->p, k);
+	}
 	return cgsi_out_copy(out, &h, sizeof(h));
 }
 
