@@ -29,6 +29,13 @@ struct snap_self {
 	struct cgs_counters self, self_delta;
 };
 
+/* The delta of every cgroup idle since the last snapshot (most of them
+ * on most hosts): not a copy of zeros each, nothing to add to the
+ * parents' subtree deltas. */
+static const struct cgs_counters zero_counters = {
+	.sz = sizeof(struct cgs_counters),
+};
+
 /* Subtree counters, only for cgroups whose subtree differs from their
  * own counters: those with children or retired descendants. A leaf's
  * subtree pointers point at its self counters. */
@@ -165,6 +172,7 @@ struct sent {
 	unsigned depth;
 	uint64_t ino;
 	bool unknown, superseded, gone, folded;
+	bool zd; /* k->self_delta is not written: zeros (zero_counters) */
 	struct snap_self *k; /* NULL: an added ancestor (zeros) */
 	struct snap_sub *sub; /* NULL: the subtree sets equal k's */
 	struct cgsi_cgnode *node; /* while snap_lock is held; else NULL */
@@ -581,12 +589,27 @@ static struct xref x_set(const struct sent *e, int set)
 	return e->xs[set];
 }
 
+static const struct cgs_counters *self_delta_of(const struct sent *e)
+{
+	return e->zd ? &zero_counters : &e->k->self_delta;
+}
+
+/* e's self delta, written: to be added to. */
+static struct cgs_counters *own_delta(struct sent *e)
+{
+	if (e->zd) {
+		memset(&e->k->self_delta, 0, sizeof(e->k->self_delta));
+		e->zd = false;
+	}
+	return &e->k->self_delta;
+}
+
 /* e's subtree sets: its own, or its self sets. */
 static const struct cgs_counters *sub_of(const struct sent *e, bool delta)
 {
 	if (e->sub)
 		return delta ? &e->sub->subtree_delta : &e->sub->subtree;
-	return delta ? &e->k->self_delta : &e->k->self;
+	return delta ? self_delta_of(e) : &e->k->self;
 }
 
 /* Give e subtree sets of its own (counters and extra sets), equal to its
@@ -598,7 +621,7 @@ static bool own_subtree(struct sent *e, struct snap_mem *m)
 	if (!(e->sub = mem_alloc(m, sizeof(*e->sub))))
 		return false;
 	e->sub->subtree = e->k->self;
-	e->sub->subtree_delta = e->k->self_delta;
+	e->sub->subtree_delta = *self_delta_of(e);
 	return xset_addto(&e->xs[CGS_SET_SUBTREE], e->xs[CGS_SET_SELF], m) &&
 	       xset_addto(&e->xs[CGS_SET_SUBTREE_DELTA],
 			  e->xs[CGS_SET_SELF_DELTA], m);
@@ -620,7 +643,8 @@ static int add_k(struct sent *d, const struct sent *s, struct snap_mem *m)
 			return -ENOMEM;
 	}
 	cgsi_counters_add(&d->k->self, &s->k->self);
-	cgsi_counters_add(&d->k->self_delta, &s->k->self_delta);
+	if (!s->zd)
+		cgsi_counters_add(own_delta(d), &s->k->self_delta);
 	if (!xset_addto(&d->xs[CGS_SET_SELF], s->xs[CGS_SET_SELF], m) ||
 	    !xset_addto(&d->xs[CGS_SET_SELF_DELTA], s->xs[CGS_SET_SELF_DELTA],
 			m))
@@ -726,7 +750,7 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
  * are never written. A node with no record since its baseline
  * (every record counts in tasks or tgid_records; OOM kills read at
  * snapshot time in oom_kills) has a zero delta without reading its
- * baseline.
+ * baseline, nor writing it (e->zd).
  */
 static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 		      bool advance, struct snap_mem *m)
@@ -740,9 +764,8 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	e->gone = n->gone;
 	e->node = n;
 	k->self = n->cum;
-	if (idle) { /* and ivl_rss, ivl_vm are 0: set by records only */
-		memset(&k->self_delta, 0, sizeof(k->self_delta));
-	} else {
+	e->zd = idle; /* and ivl_rss, ivl_vm are 0: set by records only */
+	if (!idle) {
 		cgsi_counters_sub(&k->self_delta, &n->cum, &n->base);
 		k->self_delta.hiwater_rss_kb_max = n->ivl_rss;
 		k->self_delta.hiwater_vm_kb_max = n->ivl_vm;
@@ -757,7 +780,8 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 				  &n->carry_base);
 		u->subtree_delta.hiwater_rss_kb_max = n->carry_ivl_rss;
 		u->subtree_delta.hiwater_vm_kb_max = n->carry_ivl_vm;
-		cgsi_counters_add(&u->subtree_delta, &k->self_delta);
+		if (!idle)
+			cgsi_counters_add(&u->subtree_delta, &k->self_delta);
 	}
 	e->inferred = n->inferred;
 	e->inferred_d = n->inferred - n->inferred_base;
@@ -1383,13 +1407,15 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		c->sz = sizeof(*c);
 		c->inferred = e->inferred;
 		c->inferred_delta = e->inferred_d;
-		k->self.sz = k->self_delta.sz = sizeof(struct cgs_counters);
+		k->self.sz = sizeof(struct cgs_counters);
+		if (!e->zd)
+			k->self_delta.sz = k->self.sz;
 		if (e->sub)
 			e->sub->subtree.sz = e->sub->subtree_delta.sz =
 				k->self.sz;
 		e->k = k;
 		c->self = &k->self;
-		c->self_delta = &k->self_delta;
+		c->self_delta = self_delta_of(e);
 		c->subtree = sub_of(e, false);
 		c->subtree_delta = sub_of(e, true);
 		if (!e->unknown)
@@ -1403,14 +1429,16 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		if (i >= 2) {
 			prefetch_range(snap->v[i - 2].subtree,
 				       sizeof(struct cgs_counters));
-			prefetch_range(snap->v[i - 2].subtree_delta,
-				       sizeof(struct cgs_counters));
+			if (snap->v[i - 2].subtree_delta != &zero_counters)
+				prefetch_range(snap->v[i - 2].subtree_delta,
+					       sizeof(struct cgs_counters));
 		}
 		if (parent[i] >= 0) {
 			struct snap_sub *pk = a.v[parent[i]].sub;
 			cgsi_counters_add(&pk->subtree, snap->v[i].subtree);
-			cgsi_counters_add(&pk->subtree_delta,
-					  snap->v[i].subtree_delta);
+			if (snap->v[i].subtree_delta != &zero_counters)
+				cgsi_counters_add(&pk->subtree_delta,
+						  snap->v[i].subtree_delta);
 			struct sent *pe = &a.v[parent[i]];
 			const struct snap_x *cx = &snap->xv[i];
 			if (!xset_addto(&pe->xs[CGS_SET_SUBTREE],
