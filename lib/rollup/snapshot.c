@@ -132,7 +132,12 @@ struct xref {
 	bool full;
 };
 
-#define XMASKS_MAX ((CGSI_XSET_WORDS + 63) / 64)
+#define XMASKS_MAX CGSI_XMASKS
+_Static_assert(CGSI_XW_SUM(CGS_HIST__COUNT - 1) ==
+		       offsetof(struct cgsi_xset,
+				hist_sum_ns[CGS_HIST__COUNT - 1]) /
+			       sizeof(uint64_t),
+	       "the words cgsi_x4_observe() marks");
 
 static inline size_t xwords(bool full)
 {
@@ -505,22 +510,31 @@ static uint64_t xref_word(const struct xref *x, size_t i)
 }
 
 /*
- * Pack a - b (b NULL: a) of w words into *d (NULL when all zero), and with
- * `advance` set b = a where they differ (the node's baseline moves on,
- * writing only the words that changed). A first pass finds the words that
- * are not zero, so that exactly their room is taken. false on ENOMEM.
+ * Pack a - b (b NULL: a) into *d (NULL when all zero), and with `advance`
+ * set b = a where they differ (the node's baseline moves on, writing only
+ * the words that changed). Only the words in `cand` can differ (the
+ * node's nz: a and b are zero elsewhere), and only those are read: a
+ * first pass finds the ones that differ, so that exactly their room is
+ * taken. false on ENOMEM.
  */
 static bool xset_pack(struct xref *d, const struct cgsi_xset *a,
-		      struct cgsi_xset *b, bool full, bool advance,
-		      struct snap_mem *m)
+		      struct cgsi_xset *b, const uint64_t *cand, bool full,
+		      bool advance, struct snap_mem *m)
 {
 	const uint64_t *x = (const uint64_t *)a;
 	uint64_t *y = (uint64_t *)b;
 	size_t w = xwords(full), nm = xmasks(full), cnt = 0;
 	uint64_t mask[XMASKS_MAX] = { 0 };
-	for (size_t i = 0; i < w; i++)
-		if (x[i] != (y ? y[i] : 0))
-			mask[i / 64] |= 1ull << (i % 64);
+	for (size_t k = 0; k < nm; k++) {
+		uint64_t c = cand[k];
+		if (w < (k + 1) * 64) /* not past the set's words */
+			c &= (1ull << (w - k * 64)) - 1;
+		for (; c; c &= c - 1) {
+			size_t i = k * 64 + (unsigned)__builtin_ctzll(c);
+			if (x[i] != (y ? y[i] : 0))
+				mask[k] |= 1ull << (i % 64);
+		}
+	}
 	for (size_t k = 0; k < nm; k++)
 		cnt += (size_t)__builtin_popcountll(mask[k]);
 	d->p = NULL;
@@ -724,9 +738,10 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	size_t w = xwords(full);
 	struct cgsi_xset *c = n->x->s;
 	struct xref *o = e->xs;
-	if (!xset_pack(&o[CGS_SET_SELF], &c[0], NULL, full, false, m) ||
-	    (!idle && !xset_pack(&o[CGS_SET_SELF_DELTA], &c[0], &c[1], full,
-				 advance, m)))
+	const uint64_t *nz = n->x->nz;
+	if (!xset_pack(&o[CGS_SET_SELF], &c[0], NULL, nz, full, false, m) ||
+	    (!idle && !xset_pack(&o[CGS_SET_SELF_DELTA], &c[0], &c[1], nz,
+				 full, advance, m)))
 		return false;
 	if (!e->sub)
 		return true;
