@@ -178,6 +178,7 @@ struct sent {
 	uint64_t ino;
 	bool unknown, superseded, gone, folded;
 	bool zd; /* k->self_delta is not written: zeros (zero_counters) */
+	bool node_ino; /* ino is the node's (not found by a stat since) */
 	struct snap_self *k; /* NULL: an added ancestor (zeros) */
 	struct snap_sub *sub; /* NULL: the subtree sets equal k's */
 	struct cgsi_cgnode *node; /* while snap_lock is held; else NULL */
@@ -774,6 +775,7 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	e->len = n->len;
 	e->depth = n->depth;
 	e->ino = n->ino;
+	e->node_ino = n->ino != 0;
 	e->unknown = n->unknown;
 	e->superseded = !n->hashed;
 	e->gone = n->gone;
@@ -1002,13 +1004,14 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 				 : NULL;
 	if (!r->ksrc)
 		return;
+	/* from the copies (e->gone is n->gone now): the nodes are cold in
+	 * the cache by now, the entries not */
 	for (size_t j = 0; j < cnt; j++) {
 		struct sent *e = &a->v[base + j];
-		struct cgsi_cgnode *n = e->node;
-		if (!n->gone && n->ino && !n->unknown &&
-		    cgsi_ksrc_removed(r->ksrc, n->ino)) {
-			e->gone = n->gone = true;
-			cgsi_node_seen_removed(n, now);
+		if (!e->gone && e->node_ino && !e->unknown &&
+		    cgsi_ksrc_removed(r->ksrc, e->ino)) {
+			e->gone = e->node->gone = true;
+			cgsi_node_seen_removed(e->node, now);
 		}
 	}
 }
@@ -1072,6 +1075,8 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		if (p) {
 			prefetch_range(&p->cum, sizeof(p->cum));
 			prefetch_range(&p->base, sizeof(p->base));
+			/* its flags, length and path, at the node's end */
+			prefetch_range(&p->gone, 64);
 		}
 		if (m == s->check_at)
 			*start = a->n - base;
