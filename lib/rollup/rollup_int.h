@@ -81,6 +81,7 @@ struct cgs_rollup {
 	struct cgsi_oomtab *oom;   /* CGS_OOM_CGROUP: baselines per cgroup */
 	struct cgsi_snap_pool *snap_pool; /* the last freed snapshot's memory
 					   * (snapshot.c) */
+	uint64_t snap_gen;         /* snapshots made (snap_lock) */
 };
 
 /* Options of cgsi_rollup_new() that are not the API's. */

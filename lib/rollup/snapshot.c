@@ -27,6 +27,7 @@
  * to), one per copied node, in the shard's chunk. */
 struct snap_self {
 	struct cgs_counters self, self_delta;
+	bool merged; /* self is a sum of entries, not the node's cum */
 };
 
 /* The delta of every cgroup idle since the last snapshot (most of them
@@ -225,6 +226,8 @@ struct cgs_snapshot {
 	bool hist;           /* CGS_ROLLUP_HISTOGRAMS */
 	struct cgs_rollup_totals totals;
 	struct cgsi_snap_pool *pool; /* where it goes when freed */
+	uint64_t gen; /* r->snap_gen that made it; 0: its chunks are not to
+		       * be trusted (a failed snapshot) */
 };
 
 /* What only the making of a snapshot needs, kept in the pool between
@@ -658,6 +661,7 @@ static int add_k(struct sent *d, const struct sent *s, struct snap_mem *m)
 			return -ENOMEM;
 	}
 	cgsi_counters_add(&d->k->self, &s->k->self);
+	d->k->merged = true;
 	if (!s->zd)
 		cgsi_counters_add(own_delta(d), &s->k->self_delta);
 	if (!xset_addto(&d->xs[CGS_SET_SELF], s->xs[CGS_SET_SELF], m) ||
@@ -724,6 +728,27 @@ static bool node_idle(const struct cgsi_cgnode *n)
 	       n->cum.oom_kills == n->base.oom_kills;
 }
 
+/* What changes when cum does (copy_node()). */
+static uint64_t node_key(const struct cgsi_cgnode *n)
+{
+	return n->cum.tasks + n->cum.tgid_records + n->cum.oom_kills;
+}
+
+/* Generations: of the snapshot whose chunk is being reused (0: none,
+ * the chunk is new), and of this one. */
+struct gens {
+	uint64_t prev, cur;
+};
+
+/* Is the chunk entry idx of the previous snapshot (generation prev, 0:
+ * none) still n's cum? Then copy_node() does not copy it again. */
+static bool entry_current(const struct cgsi_cgnode *n, const struct gens *g,
+			  uint32_t idx, const struct snap_self *k)
+{
+	return g->prev && n->snap_gen == g->prev && n->snap_idx == idx &&
+	       n->snap_key == node_key(n) && !k->merged;
+}
+
 /* Copies n's extra sets (node order cum, base, carry, carry_base) into
  * e's (set order) after copy_node(): self and self delta packed, zeros
  * NULL (an idle cgroup's delta); subtree sets (dense) only where e has
@@ -758,6 +783,7 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	return true;
 }
 
+
 /*
  * Counters go to e->k: self, self_delta; subtree and subtree_delta for
  * now self plus the retired descendants' carry (the live ones are added
@@ -769,7 +795,8 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
  * baseline, nor writing it (e->zd).
  */
 static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
-		      bool advance, struct snap_mem *m)
+		      bool advance, bool current, const struct gens *g,
+		      uint32_t idx, struct snap_mem *m)
 {
 	struct snap_self *k = e->k;
 	e->len = n->len;
@@ -780,7 +807,15 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	e->superseded = !n->hashed;
 	e->gone = n->gone;
 	e->node = n;
-	k->self = n->cum;
+	/* current: the chunk was the previous snapshot's, and this node's
+	 * cum has not changed since that one copied it here */
+	if (!current) {
+		k->self = n->cum;
+		k->merged = false;
+	}
+	n->snap_gen = g->cur;
+	n->snap_idx = idx;
+	n->snap_key = node_key(n);
 	e->zd = idle; /* and ivl_rss, ivl_vm are 0: set by records only */
 	if (!idle) {
 		cgsi_counters_sub(&k->self_delta, &n->cum, &n->base);
@@ -1024,7 +1059,8 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
  */
 static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       struct vec *a, struct snap_self *cv, bool advance,
-		       size_t *start, struct snap_mem *mem)
+		       const struct gens *g, size_t *start,
+		       struct snap_mem *mem)
 {
 	struct cgsi_cgtab *t = &s->cgs;
 	size_t nt = 0, base = a->n;
@@ -1043,6 +1079,7 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		nt = 0; /* ENOMEM: keep the list as it is */
 	}
 	*start = 0;
+	bool light = false; /* the last node: idle, its entry current */
 	for (;;) {
 		struct cgsi_cgnode *m;
 		if (tail) { /* merge the sorted prefix and the new nodes */
@@ -1072,12 +1109,22 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 			p = p->next;
 			m->in_order = true;
 		}
-		if (p) {
+		/* the next node's counters, unless the last one needed
+		 * none read (an idle cgroup still in the chunk: its
+		 * neighbours most likely too), then only the lines that
+		 * tell; its end (flags, path) in any case */
+		if (p && !light) {
 			prefetch_range(&p->cum, sizeof(p->cum));
 			prefetch_range(&p->base, sizeof(p->base));
-			/* its flags, length and path, at the node's end */
-			prefetch_range(&p->gone, 64);
+		} else if (p) {
+			__builtin_prefetch(&p->cum.tasks);
+			__builtin_prefetch(&p->cum.oom_kills);
+			__builtin_prefetch(&p->base.tasks);
+			__builtin_prefetch(&p->base.oom_kills);
+			__builtin_prefetch(&p->snap_gen);
 		}
+		if (p)
+			prefetch_range(&p->gone, 64);
 		if (m == s->check_at)
 			*start = a->n - base;
 		char *path = path_dup(mem, m->path, m->len);
@@ -1090,7 +1137,10 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		a->n++;
 		cgsi_oom_update(r, s, m);
 		bool idle = node_idle(m);
-		if (!copy_node(e, m, idle, advance, mem) ||
+		uint32_t idx = (uint32_t)(a->n - 1 - base);
+		bool current = entry_current(m, g, idx, e->k);
+		light = idle && current;
+		if (!copy_node(e, m, idle, advance, current, g, idx, mem) ||
 		    !copy_x(e, m, idle, advance, mem) || !copy_comms(e, m))
 			goto enomem;
 	}
@@ -1331,6 +1381,9 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	rc = -ENOMEM;
 
 	pthread_mutex_lock(&r->snap_lock);
+	/* a pooled snapshot's chunks still hold what it copied */
+	uint64_t prev_gen = snap->gen;
+	snap->gen = ++r->snap_gen;
 	if (r->ksrc)
 		cgsi_ksrc_sync_ids(r->ksrc);
 	for (unsigned i = 0; i < r->nshards; i++) {
@@ -1353,14 +1406,19 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 				ok = false;
 			}
 		}
+		struct sbuf *cb = &snap->cvs[i];
+		struct gens g = { .prev = prev_gen, .cur = snap->gen };
 		if (ok) {
-			cv = sbuf_get(&snap->cvs[i],
-				      (s->cgs.count ? s->cgs.count : 1) *
-					      sizeof(*cv));
+			void *was = cb->p;
+			size_t cap = cb->cap;
+			cv = sbuf_get(cb, (s->cgs.count ? s->cgs.count : 1) *
+						  sizeof(*cv));
 			ok = cv != NULL;
+			if (cv != was || cb->cap != cap)
+				g.prev = 0; /* a new chunk */
 		}
 		if (ok)
-			ok = copy_shard(r, s, &a, cv, !o.no_delta, &start,
+			ok = copy_shard(r, s, &a, cv, !o.no_delta, &g, &start,
 					&snap->mem);
 		cgsi_rollup_shard_totals(&t, s);
 		pthread_mutex_unlock(&s->lock);
@@ -1480,6 +1538,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 fail:
 	vec_clear(&a);
 	scratch_put(snap->pool, sc);
+	snap->gen = 0; /* what its chunks hold is not known */
 	cgs_snapshot_free(snap);
 	return rc;
 }

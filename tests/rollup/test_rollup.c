@@ -843,8 +843,10 @@ static void test_shards_concurrent(void **state)
  * over the shards, idle intervals, snapshots that keep the baseline
  * (no_delta), and leaves removed and retired (their totals then live on
  * in the ancestors' subtrees). The snapshot takes shortcuts for idle
- * cgroups, leaves and cgroups with no retired descendant: each must give
- * what the long way gives.
+ * cgroups, leaves and cgroups with no retired descendant, and reuses the
+ * memory of the last one freed (a cgroup unchanged since it keeps the
+ * counters that one copied, unless moved or merged there): each must
+ * give what the long way gives.
  */
 #define M_MAX 64
 struct mnode {
