@@ -834,6 +834,97 @@ static void test_shards_concurrent(void **state)
 	cgs_rollup_free(r);
 }
 
+/* ---- snapshots freed by another thread ------------------------------- */
+
+/* One slot between the thread that makes snapshots and the one that
+ * frees them. */
+struct handoff {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct cgs_snapshot *s;
+	bool done;
+};
+
+static void *freer_main(void *arg)
+{
+	struct handoff *h = arg;
+	pthread_mutex_lock(&h->lock);
+	for (;;) {
+		while (!h->s && !h->done)
+			pthread_cond_wait(&h->cond, &h->lock);
+		if (!h->s)
+			break;
+		struct cgs_snapshot *s = h->s;
+		h->s = NULL;
+		pthread_cond_broadcast(&h->cond);
+		pthread_mutex_unlock(&h->lock);
+		cgs_snapshot_free(s); /* into the pool, or freed */
+		pthread_mutex_lock(&h->lock);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+/*
+ * The pool is shared by the threads that free snapshots and the one that
+ * makes them (a writer accounting meanwhile): each snapshot is handed to
+ * another thread to be freed, sometimes while the next is made, and the
+ * last ones outlive the rollup. Under ASan, a snapshot reused while alive
+ * or freed twice shows.
+ */
+static void test_snapshot_free_threads(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 2, CGS_ROLLUP_HISTOGRAMS);
+	fp_set(&F, 8100, "/t/a");
+	fp_set(&F, 8101, "/t/b");
+	fp_set(&F, 8001, "/t/w"); /* the writer's records */
+	struct writer w = { r, 1, 50000 };
+	struct handoff h = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			     .cond = PTHREAD_COND_INITIALIZER };
+	pthread_t wt, ft;
+	pthread_create(&wt, NULL, writer_main, &w);
+	pthread_create(&ft, NULL, freer_main, &h);
+	uint64_t seen = 0;
+	struct cgs_snapshot *kept = NULL;
+	for (int k = 0; k < 200; k++) {
+		struct cgs_rollup_totals t = { 0 };
+		struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 8100 + k % 2,
+						  8100 + k % 2, 1, 1);
+		assert_int_equal(cgs_rollup_account(r, 0, &rec, NULL), 0);
+		struct cgs_snapshot *s = snap(r, 0, false);
+		const struct cgs_cgroup_stats *c = find(s, "/t", false);
+		assert_non_null(c);
+		seen += c->subtree_delta->tasks;
+		assert_int_equal(c->subtree->tasks, seen);
+		t = *cgs_snapshot_totals(s);
+		assert_int_equal(t.records, seen);
+		if (k == 150) { /* one kept to the end */
+			kept = s;
+			continue;
+		}
+		pthread_mutex_lock(&h.lock);
+		while (h.s)
+			pthread_cond_wait(&h.cond, &h.lock);
+		h.s = s;
+		pthread_cond_broadcast(&h.cond);
+		pthread_mutex_unlock(&h.lock);
+	}
+	pthread_join(wt, NULL);
+	struct cgs_snapshot *last = snap(r, 0, false);
+	seen += find(last, "/t", false)->subtree_delta->tasks;
+	assert_int_equal(seen, 50000 + 200);
+	cgs_rollup_free(r); /* the freer may still hold one */
+	pthread_mutex_lock(&h.lock);
+	h.done = true;
+	pthread_cond_broadcast(&h.cond);
+	pthread_mutex_unlock(&h.lock);
+	pthread_join(ft, NULL);
+	assert_non_null(find(kept, "/t", false));
+	cgs_snapshot_free(kept);
+	cgs_snapshot_free(last);
+}
+
 /* ---- snapshots against a model --------------------------------------- */
 
 /*
@@ -1165,6 +1256,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_churn_bounded, &F),
 		fp_unit_test(test_shards_concurrent, &F),
 		fp_unit_test(test_snapshot_model, &F),
+		fp_unit_test(test_snapshot_free_threads, &F),
 	};
 	return CGT_RUN(argc, argv, tests);
 }
