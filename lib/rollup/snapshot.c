@@ -105,14 +105,21 @@ static void mem_reset(struct snap_mem *m)
 	}
 }
 
-static void mem_free(struct snap_mem *m)
+/* The spare blocks this snapshot did not need (the host has fewer
+ * cgroups than before): the pool keeps no more than one snapshot used. */
+static void mem_trim(struct snap_mem *m)
 {
-	mem_reset(m);
 	for (struct memblk *b = m->spare, *nb; b; b = nb) {
 		nb = b->next;
 		free(b);
 	}
 	m->spare = NULL;
+}
+
+static void mem_free(struct snap_mem *m)
+{
+	mem_reset(m);
+	mem_trim(m);
 }
 
 /*
@@ -286,10 +293,12 @@ static void big_free(void *p, size_t mapped)
 
 /* At least `bytes` of b (uninitialised), NULL on ENOMEM. A new buffer
  * gets an eighth more, so that a host that grows slowly does not map a
- * new one for every snapshot. */
+ * new one for every snapshot; one more than twice too big (beyond
+ * BIG_BYTES of slack) is made anew, so that the pool does not keep the
+ * size of a host's busiest moment. */
 static void *sbuf_get(struct sbuf *b, size_t bytes)
 {
-	if (b->p && b->cap >= bytes)
+	if (b->p && b->cap >= bytes && b->cap - bytes <= bytes + BIG_BYTES)
 		return b->p;
 	if (b->p)
 		big_free(b->p, b->mapped);
@@ -1531,7 +1540,11 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	}
 	snap->n = a.n;
 	snap->totals = t;
+	mem_trim(&snap->mem);
+	size_t used = a.n * sizeof(struct sent);
 	vec_clear(&a);
+	if (sc->ents.cap - used > used + BIG_BYTES) /* see sbuf_get() */
+		sbuf_free(&sc->ents);
 	scratch_put(snap->pool, sc);
 	*out = snap;
 	return 0;

@@ -1232,6 +1232,46 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 			fp_rmdir(&F, m[i].path);
 }
 
+/*
+ * A host that shrinks: 12,000 cgroups (paths with no directory, so seen
+ * removed by the round-robin checks and retired), then none of them.
+ * The pool gives back what the smaller snapshots no longer need (a chunk
+ * far too big, spare blocks), and the counts stay right through it.
+ */
+static void test_snapshot_pool_shrinks(void **state)
+{
+	(void)state;
+	enum { N = 12000 };
+	fp_mkdir(&F, "/big"); /* its children have no directory */
+	struct cgs_rollup *r = fp_rollup(&F, 1, CGS_ROLLUP_HISTOGRAMS);
+	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 9000, 9000, 1, 1);
+	char path[64];
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "/big/c%05d", i);
+		assert_int_equal(cgs_rollup_account_path(r, 0, &rec, path), 0);
+	}
+	size_t left = N;
+	for (int k = 0; k < 80 && left; k++) {
+		struct cgs_snapshot *s = snap(r, 0, false);
+		const struct cgs_cgroup_stats *c = find(s, "/big", false);
+		assert_non_null(c);
+		assert_int_equal(c->subtree->tasks, N);
+		struct cgs_hist h = { .sz = sizeof(h) };
+		assert_int_equal(cgs_snapshot_hist(s, index_of(s, c),
+						   CGS_SET_SUBTREE,
+						   CGS_HIST_LIFETIME, &h),
+				 0);
+		assert_int_equal(h.count, N);
+		left = cgs_snapshot_count(s) - 3; /* "/", /big, unknown */
+		cgs_snapshot_free(s);
+		F.now_ms += 2001;
+		assert_true(cgs_rollup_retire_removed(r) >= 0);
+	}
+	assert_int_equal(left, 0);
+	cgs_rollup_free(r);
+	fp_rmdir(&F, "/big");
+}
+
 static void test_snapshot_model(void **state)
 {
 	(void)state;
@@ -1257,6 +1297,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_shards_concurrent, &F),
 		fp_unit_test(test_snapshot_model, &F),
 		fp_unit_test(test_snapshot_free_threads, &F),
+		fp_unit_test(test_snapshot_pool_shrinks, &F),
 	};
 	return CGT_RUN(argc, argv, tests);
 }
