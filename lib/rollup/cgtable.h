@@ -33,6 +33,10 @@ struct cgsi_cgnode {
 				* cgroup's OOM counter was last read */
 	uint64_t reported;   /* cum.tasks + cum.tgid_records when last
 			      * snapshotted */
+	uint64_t snap_gen;   /* the snapshot that last copied cum (its
+			      * generation), */
+	uint64_t snap_key;   /* cum.tasks + tgid_records + oom_kills then */
+	uint32_t snap_idx;   /* and where in its shard's chunk */
 	uint64_t ino;        /* directory inode, 0 if unknown */
 	uint64_t checked_ms; /* when ino was last verified (stat) */
 	uint64_t removed_ms; /* when a snapshot or retirement first saw it

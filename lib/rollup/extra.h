@@ -29,11 +29,21 @@ struct cgsi_xset {
 #define CGSI_XSET_WORDS (sizeof(struct cgsi_xset) / sizeof(uint64_t))
 #define CGSI_XSET_HIST_WORDS (offsetof(struct cgsi_xset, sig) / sizeof(uint64_t))
 
-/* The four sets of a node (cum, base, carry, carry_base) or of a
- * snapshot's cgroup (enum cgs_counter_set order). */
+#define CGSI_XMASKS ((CGSI_XSET_WORDS + 63) / 64)
+
+/* The four sets of a node (cum, base, carry, carry_base), and which words
+ * of cum may not be zero (bit i % 64 of nz[i / 64], set when the word is
+ * first added to): a snapshot reads only those, a few cache lines instead
+ * of a whole set (most words of a cgroup's sets stay zero). */
 struct cgsi_x4 {
+	uint64_t nz[CGSI_XMASKS];
 	struct cgsi_xset s[4];
 };
+
+static inline void cgsi_x4_mark(struct cgsi_x4 *x, size_t word)
+{
+	x->nz[word / 64] |= 1ull << (word % 64);
+}
 
 /* Bucket of a value in us: the smallest k with us <= 4^k, or +Inf. O(1):
  * 4^k >= us exactly when the bit length of us - 1 is at most 2k. */
@@ -49,24 +59,41 @@ static inline unsigned cgsi_hist_bucket(uint64_t us)
 /* Upper bound of bucket b, ns (UINT64_MAX for +Inf). */
 uint64_t cgsi_hist_le_ns(unsigned b);
 
-/* Observe one task record in a set (hot path). */
-static inline void cgsi_xset_observe(struct cgsi_xset *x,
-				     const struct cgs_record *r)
+/* Word of bucket b of histogram k, of its sum (struct cgsi_xset). */
+#define CGSI_XW_BUCKET(k, b) ((size_t)(k) * CGSI_HIST_BUCKETS + (b))
+#define CGSI_XW_SUM(k) ((size_t)CGS_HIST__COUNT * CGSI_HIST_BUCKETS + (k))
+
+/* One observation v (us) of histogram k in set x, its sum grown by
+ * sum_ns; the words marked in nz. */
+static inline void cgsi_xset_one(struct cgsi_xset *x, uint64_t *nz,
+				 enum cgs_hist_kind k, uint64_t us,
+				 uint64_t sum_ns)
 {
+	unsigned b = cgsi_hist_bucket(us);
+	size_t wb = CGSI_XW_BUCKET(k, b), ws = CGSI_XW_SUM(k);
+	x->hist[k][b]++;
+	x->hist_sum_ns[k] += sum_ns;
+	nz[wb / 64] |= 1ull << (wb % 64);
+	nz[ws / 64] |= 1ull << (ws % 64);
+}
+
+/* Observe one task record in a node's cumulative set (hot path). */
+static inline void cgsi_x4_observe(struct cgsi_x4 *x4,
+				   const struct cgs_record *r)
+{
+	struct cgsi_xset *x = &x4->s[0];
 	uint64_t cpu = r->utime_us + r->stime_us;
 	uint64_t dly = r->delay[CGS_DELAY_CPU].total_ns;
 	uint64_t dly_us = dly / 1000 + (dly % 1000 != 0); /* ceil, no wrap */
-	x->hist[CGS_HIST_LIFETIME][cgsi_hist_bucket(r->etime_us)]++;
-	x->hist_sum_ns[CGS_HIST_LIFETIME] += r->etime_us * 1000;
-	x->hist[CGS_HIST_CPU][cgsi_hist_bucket(cpu)]++;
-	x->hist_sum_ns[CGS_HIST_CPU] += cpu * 1000;
-	x->hist[CGS_HIST_CPU_DELAY][cgsi_hist_bucket(dly_us)]++;
-	x->hist_sum_ns[CGS_HIST_CPU_DELAY] += dly;
+	cgsi_xset_one(x, x4->nz, CGS_HIST_LIFETIME, r->etime_us,
+		      r->etime_us * 1000);
+	cgsi_xset_one(x, x4->nz, CGS_HIST_CPU, cpu, cpu * 1000);
+	cgsi_xset_one(x, x4->nz, CGS_HIST_CPU_DELAY, dly_us, dly);
 	if (r->kind == CGS_KIND_PROCESS) {
 		uint64_t life = (r->fields & CGS_HAS_TGID) ? r->tgetime_us
 							   : r->etime_us;
-		x->hist[CGS_HIST_PROC_LIFETIME][cgsi_hist_bucket(life)]++;
-		x->hist_sum_ns[CGS_HIST_PROC_LIFETIME] += life * 1000;
+		cgsi_xset_one(x, x4->nz, CGS_HIST_PROC_LIFETIME, life,
+			      life * 1000);
 	}
 }
 

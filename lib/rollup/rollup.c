@@ -86,6 +86,7 @@ CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
 	}
 	cgsi_deaths_fini(&r->deaths);
 	cgsi_oom_close(r);
+	cgsi_snap_pool_close(r->snap_pool);
 	pthread_mutex_destroy(&r->snap_lock);
 	free(r->proc_root);
 	free(r->mountinfo);
@@ -175,6 +176,9 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 	if ((r->o.flags & CGS_ROLLUP_TRACK_FORKS) && !r->ksrc)
 		track_forks(r, !(io && io->forks_injected));
 	if ((rc = cgsi_oom_open(r)) < 0)
+		goto fail;
+	rc = -ENOMEM;
+	if (!(r->snap_pool = cgsi_snap_pool_new()))
 		goto fail;
 	*out = r;
 	return 0;
@@ -308,12 +312,13 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 		/* signal counts: the node's extra sets, made on first need */
 		if (cgs_unlikely(by_signal) && cgsi_node_x(n)) {
 			n->x->s[0].sig[sig]++;
+			cgsi_x4_mark(n->x, CGSI_XSET_HIST_WORDS + sig);
 			n->sigs = true;
 		}
 	}
 	/* n->x is missing only if its allocation failed: retried */
 	if ((r->o.flags & CGS_ROLLUP_HISTOGRAMS) && (n->x || cgsi_node_x(n)))
-		cgsi_xset_observe(&n->x->s[0], rec);
+		cgsi_x4_observe(n->x, rec);
 	if (n->comms && ai->comm) {
 		/* no CPU, nothing to rank by it (most short tasks: ticks) */
 		uint64_t cpu = rec->utime_us + rec->stime_us;

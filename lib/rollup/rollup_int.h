@@ -83,6 +83,9 @@ struct cgs_rollup {
 				    * others' background revalidation */
 	enum cgs_oom_source oom_source;
 	struct cgsi_oomtab *oom;   /* CGS_OOM_CGROUP: baselines per cgroup */
+	struct cgsi_snap_pool *snap_pool; /* the last freed snapshot's memory
+					   * (snapshot.c) */
+	uint64_t snap_gen;         /* snapshots made (snap_lock) */
 };
 
 /* Options of cgsi_rollup_new() that are not the API's. */
@@ -218,6 +221,13 @@ static inline void cgsi_node_seen_removed(struct cgsi_cgnode *n,
 	if (!n->removed_ms)
 		n->removed_ms = now;
 }
+
+/* The snapshots' pool of memory (snapshot.c): made with the rollup
+ * (NULL on ENOMEM); closed when it is freed, and gone once the last
+ * snapshot is freed (snapshots may outlive the rollup). */
+struct cgsi_snap_pool;
+struct cgsi_snap_pool *cgsi_snap_pool_new(void);
+void cgsi_snap_pool_close(struct cgsi_snap_pool *p);
 
 /* Add a shard's attribution counters and cache size (lock held). */
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,

@@ -27,6 +27,14 @@
  * to), one per copied node, in the shard's chunk. */
 struct snap_self {
 	struct cgs_counters self, self_delta;
+	bool merged; /* self is a sum of entries, not the node's cum */
+};
+
+/* The delta of every cgroup idle since the last snapshot (most of them
+ * on most hosts): not a copy of zeros each, nothing to add to the
+ * parents' subtree deltas. */
+static const struct cgs_counters zero_counters = {
+	.sz = sizeof(struct cgs_counters),
 };
 
 /* Subtree counters, only for cgroups whose subtree differs from their
@@ -50,48 +58,109 @@ struct memblk {
 };
 
 struct snap_mem {
-	struct memblk *blocks;
+	struct memblk *blocks; /* in use, the one being carved first */
+	struct memblk *spare;  /* a pooled snapshot's blocks, to reuse */
 };
+
+/* A block of at least `bytes`: a spare one (the pool's, already faulted
+ * in) when it fits, else a new one; NULL on ENOMEM. */
+static struct memblk *mem_block(struct snap_mem *m, size_t bytes)
+{
+	struct memblk *b = m->spare;
+	if (b && b->cap >= bytes) {
+		m->spare = b->next;
+	} else {
+		size_t cap = CGS_MAX((size_t)MEMBLK_BYTES - sizeof(*b), bytes);
+		if (!(b = malloc(sizeof(*b) + cap)))
+			return NULL;
+		b->cap = cap;
+	}
+	b->used = 0;
+	b->next = m->blocks;
+	m->blocks = b;
+	return b;
+}
 
 /* `bytes` of room (uninitialised), NULL on ENOMEM. */
 static void *mem_alloc(struct snap_mem *m, size_t bytes)
 {
 	bytes = (bytes + 7) & ~(size_t)7;
 	struct memblk *b = m->blocks;
-	if (!b || b->used + bytes > b->cap) {
-		size_t cap = CGS_MAX((size_t)MEMBLK_BYTES - sizeof(*b), bytes);
-		if (!(b = malloc(sizeof(*b) + cap)))
-			return NULL;
-		b->next = m->blocks;
-		b->used = 0;
-		b->cap = cap;
-		m->blocks = b;
-	}
+	if ((!b || b->used + bytes > b->cap) && !(b = mem_block(m, bytes)))
+		return NULL;
 	void *p = (char *)b->v + b->used;
 	b->used += bytes;
 	return p;
 }
 
-static void mem_free(struct snap_mem *m)
+/* Everything carved so far becomes spare room (a pooled snapshot made
+ * anew). */
+static void mem_reset(struct snap_mem *m)
 {
-	for (struct memblk *b = m->blocks, *nb; b; b = nb) {
+	while (m->blocks) {
+		struct memblk *b = m->blocks;
+		m->blocks = b->next;
+		b->next = m->spare;
+		m->spare = b;
+	}
+}
+
+/* The spare blocks this snapshot did not need (the host has fewer
+ * cgroups than before): the pool keeps no more than one snapshot used. */
+static void mem_trim(struct snap_mem *m)
+{
+	for (struct memblk *b = m->spare, *nb; b; b = nb) {
 		nb = b->next;
 		free(b);
 	}
-	m->blocks = NULL;
+	m->spare = NULL;
 }
 
-/* A histogram and signal set (1.7 KB, or 672 bytes, the histograms only,
- * for a cgroup that never had an exit by signal: extra.h): NULL for zeros; `full`: with its signal counts, else
- * only CGSI_XSET_HIST_WORDS words exist and the signal counts are 0. */
+static void mem_free(struct snap_mem *m)
+{
+	mem_reset(m);
+	mem_trim(m);
+}
+
+/*
+ * A histogram and signal set (1.7 KB, or 672 bytes, the histograms only,
+ * for a cgroup that never had an exit by signal: extra.h), in one of two
+ * forms. Dense (p): every word. Packed (pk): a mask of the words that are
+ * not zero, then those words in order. A set copied from a node is
+ * packed: a cgroup's exits fall in a few buckets, so most words are zero,
+ * and the packed copy is a few cache lines to write and, when subtrees
+ * are summed, to read, instead of eleven (or 27). Sums (subtree sets,
+ * merged entries) are dense. Both NULL: zeros. `full`: with its signal
+ * counts, else only CGSI_XSET_HIST_WORDS words exist and the signal
+ * counts are 0.
+ */
 struct xref {
 	struct cgsi_xset *p;
+	uint64_t *pk; /* xmasks(full) mask words, then the words set */
 	bool full;
 };
+
+#define XMASKS_MAX CGSI_XMASKS
+_Static_assert(CGSI_XW_SUM(CGS_HIST__COUNT - 1) ==
+		       offsetof(struct cgsi_xset,
+				hist_sum_ns[CGS_HIST__COUNT - 1]) /
+			       sizeof(uint64_t),
+	       "the words cgsi_x4_observe() marks");
 
 static inline size_t xwords(bool full)
 {
 	return full ? CGSI_XSET_WORDS : CGSI_XSET_HIST_WORDS;
+}
+
+/* Mask words of a packed set. */
+static inline size_t xmasks(bool full)
+{
+	return (xwords(full) + 63) / 64;
+}
+
+static inline bool xref_zero(struct xref r)
+{
+	return !r.p && !r.pk;
 }
 
 /* A NUL-terminated copy of p[0..len) owned by m (NULL on ENOMEM). */
@@ -116,6 +185,8 @@ struct sent {
 	unsigned depth;
 	uint64_t ino;
 	bool unknown, superseded, gone, folded;
+	bool zd; /* k->self_delta is not written: zeros (zero_counters) */
+	bool node_ino; /* ino is the node's (not found by a stat since) */
 	struct snap_self *k; /* NULL: an added ancestor (zeros) */
 	struct snap_sub *sub; /* NULL: the subtree sets equal k's */
 	struct cgsi_cgnode *node; /* while snap_lock is held; else NULL */
@@ -137,21 +208,58 @@ struct snap_comms {
  * 50,000 page faults in 4 KiB pages). */
 #define BIG_BYTES (4u << 20)
 
+/* A buffer of a snapshot, kept with it in the pool and used again while
+ * big enough. Contents are not kept from one snapshot to the next. */
+struct sbuf {
+	void *p;
+	size_t cap;    /* bytes */
+	size_t mapped; /* big_alloc() */
+};
+
 struct cgs_snapshot {
 	size_t n;
-	struct cgs_cgroup_stats *v;
-	struct cvchunk {
-		struct snap_self *v; /* a shard's copied counters */
-		size_t mapped;           /* its mapping, or 0: malloc'd */
-	} *cvs;                          /* [nshards] */
+	struct cgs_cgroup_stats *v; /* in vb */
+	struct sbuf vb;
+	struct sbuf *cvs;     /* [ncvs] the shards' copied counters
+			       * (struct snap_self) */
 	unsigned ncvs;
-	struct snap_self *av; /* added ancestors' own counters (zeros) */
+	struct snap_self *av; /* in avb: added ancestors' own counters */
+	struct sbuf avb;
 	struct snap_mem mem; /* subtree counters, extra sets, paths */
-	struct snap_x *xv;   /* per cgroup (pointing into mem) */
+	struct snap_x *xv;   /* in xvb: per cgroup (pointing into mem) */
+	struct sbuf xvb;
 	size_t xn;           /* entries of xv */
 	struct snap_comms *cm; /* [xn] with opts.comms, else NULL */
 	bool hist;           /* CGS_ROLLUP_HISTOGRAMS */
 	struct cgs_rollup_totals totals;
+	struct cgsi_snap_pool *pool; /* where it goes when freed */
+	uint64_t gen; /* r->snap_gen that made it; 0: its chunks are not to
+		       * be trusted (a failed snapshot) */
+};
+
+/* What only the making of a snapshot needs, kept in the pool between
+ * snapshots. */
+struct snap_scratch {
+	struct sbuf ents;         /* struct sent[] */
+	struct sbuf runs, tmp;    /* sort_runs() */
+	struct sbuf cnt;          /* add_ancestors() */
+	struct sbuf stack, parent; /* the subtree pass */
+};
+
+/*
+ * The pool: the last snapshot freed, whole with its buffers, and the
+ * scratch buffers, so that the next snapshot writes to memory already
+ * faulted in instead of pages the kernel must zero first. It keeps at
+ * most one snapshot's worth; snapshots may outlive the rollup and be
+ * freed from any thread, hence the lock and the references (the rollup's
+ * and one per snapshot alive).
+ */
+struct cgsi_snap_pool {
+	pthread_mutex_t lock;
+	unsigned refs;
+	bool closed;                /* the rollup is gone: keep nothing */
+	struct cgs_snapshot *spare;
+	struct snap_scratch *scratch;
 };
 
 struct vec {
@@ -183,11 +291,66 @@ static void big_free(void *p, size_t mapped)
 		free(p);
 }
 
-static void vec_free(struct vec *a)
+/* At least `bytes` of b (uninitialised), NULL on ENOMEM. A new buffer
+ * gets an eighth more, so that a host that grows slowly does not map a
+ * new one for every snapshot; one more than twice too big (beyond
+ * BIG_BYTES of slack) is made anew, so that the pool does not keep the
+ * size of a host's busiest moment. */
+static void *sbuf_get(struct sbuf *b, size_t bytes)
+{
+	if (b->p && b->cap >= bytes && b->cap - bytes <= bytes + BIG_BYTES)
+		return b->p;
+	if (b->p)
+		big_free(b->p, b->mapped);
+	size_t cap = bytes + bytes / 8 + 64;
+	b->p = big_alloc(cap, &b->mapped);
+	b->cap = b->p ? cap : 0;
+	return b->p;
+}
+
+/* sbuf_get() keeping the first `keep` bytes (realloc). */
+static void *sbuf_grow(struct sbuf *b, size_t bytes, size_t keep)
+{
+	if (b->p && b->cap >= bytes)
+		return b->p;
+	struct sbuf nb = { 0 };
+	if (!sbuf_get(&nb, bytes))
+		return NULL;
+	if (keep)
+		memcpy(nb.p, b->p, keep);
+	if (b->p)
+		big_free(b->p, b->mapped);
+	*b = nb;
+	return b->p;
+}
+
+static void sbuf_free(struct sbuf *b)
+{
+	if (b->p)
+		big_free(b->p, b->mapped);
+	*b = (struct sbuf){ 0 };
+}
+
+static void scratch_free(struct snap_scratch *sc)
+{
+	if (!sc)
+		return;
+	sbuf_free(&sc->ents);
+	sbuf_free(&sc->runs);
+	sbuf_free(&sc->tmp);
+	sbuf_free(&sc->cnt);
+	sbuf_free(&sc->stack);
+	sbuf_free(&sc->parent);
+	free(sc);
+}
+
+/* The entries' command summaries (the storage is the scratch's, the
+ * paths the snapshot's). */
+static void vec_clear(struct vec *a)
 {
 	for (size_t i = 0; i < a->n; i++)
-		cgsi_comms_free(a->v[i].comms); /* paths: the snapshot's */
-	free(a->v);
+		cgsi_comms_free(a->v[i].comms);
+	a->n = 0;
 }
 
 /* Ask for the cache lines of `bytes` at p ahead of use: the counters
@@ -259,7 +422,7 @@ static int node_pcmp(const void *pa, const void *pb)
  * one, in the order its list keeps): n log(runs) comparisons. Returns
  * -ENOMEM (a leaves unsorted) or 0.
  */
-static int sort_runs(struct vec *a)
+static int sort_runs(struct vec *a, struct snap_scratch *sc)
 {
 	size_t n = a->n, nr = 0;
 	if (n < 2)
@@ -269,13 +432,10 @@ static int sort_runs(struct vec *a)
 		i1++;
 	if (i1 == n)
 		return 0;
-	size_t *run = malloc((n + 1) * sizeof(*run));
-	struct sent *tmp = malloc(n * sizeof(*tmp));
-	if (!run || !tmp) {
-		free(run);
-		free(tmp);
+	size_t *run = sbuf_get(&sc->runs, (n + 1) * sizeof(*run));
+	struct sent *tmp = sbuf_get(&sc->tmp, n * sizeof(*tmp));
+	if (!run || !tmp)
 		return -ENOMEM;
-	}
 	run[nr++] = 0;
 	run[nr++] = i1;
 	for (size_t i = i1 + 1; i < n; i++)
@@ -306,8 +466,6 @@ static int sort_runs(struct vec *a)
 	}
 	if (src != a->v)
 		memcpy(a->v, src, n * sizeof(*src));
-	free(run);
-	free(tmp);
 	return 0;
 }
 
@@ -325,35 +483,126 @@ static struct cgsi_xset *xset_new(struct snap_mem *m, bool full)
 	return mem_alloc(m, xwords(full) * sizeof(uint64_t));
 }
 
-/* *d += s; *d made (a copy of s) if it was NULL, widened if s has signal
- * counts and *d had none. false on ENOMEM. */
-static bool xset_addto(struct xref *d, struct xref s, struct snap_mem *m)
+/* The packed set's words to d (dense, at least as wide): d += s. */
+static void xpack_add(struct cgsi_xset *d, const uint64_t *s, bool full)
 {
-	if (!s.p)
-		return true;
-	if (d->p && (d->full || !s.full)) {
-		cgsi_xset_add_n(d->p, s.p, xwords(s.full));
-		return true;
+	uint64_t *o = (uint64_t *)d;
+	const uint64_t *v = s + xmasks(full);
+	for (size_t k = 0; k < xmasks(full); k++)
+		for (uint64_t b = s[k]; b; b &= b - 1)
+			o[k * 64 + (unsigned)__builtin_ctzll(b)] += *v++;
+}
+
+/* d (dense, w >= s's words) += s. */
+static void xref_add(struct cgsi_xset *d, struct xref s)
+{
+	if (s.pk)
+		xpack_add(d, s.pk, s.full);
+	else if (s.p)
+		cgsi_xset_add_n(d, s.p, xwords(s.full));
+}
+
+/* Word i of a set (0 past its words). */
+static uint64_t xref_word(const struct xref *x, size_t i)
+{
+	if (i >= xwords(x->full))
+		return 0;
+	if (x->p)
+		return ((const uint64_t *)x->p)[i];
+	if (!x->pk)
+		return 0;
+	const uint64_t *mk = x->pk;
+	uint64_t bit = 1ull << (i % 64);
+	if (!(mk[i / 64] & bit))
+		return 0;
+	size_t at = xmasks(x->full) +
+		    (size_t)__builtin_popcountll(mk[i / 64] & (bit - 1));
+	for (size_t k = 0; k < i / 64; k++)
+		at += (size_t)__builtin_popcountll(mk[k]);
+	return mk[at];
+}
+
+/*
+ * Pack a - b (b NULL: a) into *d (NULL when all zero), and with `advance`
+ * set b = a where they differ (the node's baseline moves on, writing only
+ * the words that changed). Only the words in `cand` can differ (the
+ * node's nz: a and b are zero elsewhere), and only those are read: a
+ * first pass finds the ones that differ, so that exactly their room is
+ * taken. false on ENOMEM.
+ */
+static bool xset_pack(struct xref *d, const struct cgsi_xset *a,
+		      struct cgsi_xset *b, const uint64_t *cand, bool full,
+		      bool advance, struct snap_mem *m)
+{
+	const uint64_t *x = (const uint64_t *)a;
+	uint64_t *y = (uint64_t *)b;
+	size_t w = xwords(full), nm = xmasks(full), cnt = 0;
+	uint64_t mask[XMASKS_MAX] = { 0 };
+	for (size_t k = 0; k < nm; k++) {
+		uint64_t c = cand[k];
+		if (w < (k + 1) * 64) /* not past the set's words */
+			c &= (1ull << (w - k * 64)) - 1;
+		for (; c; c &= c - 1) {
+			size_t i = k * 64 + (unsigned)__builtin_ctzll(c);
+			if (x[i] != (y ? y[i] : 0))
+				mask[k] |= 1ull << (i % 64);
+		}
 	}
-	struct cgsi_xset *x = xset_new(m, s.full);
-	if (!x)
+	for (size_t k = 0; k < nm; k++)
+		cnt += (size_t)__builtin_popcountll(mask[k]);
+	d->p = NULL;
+	d->pk = NULL;
+	d->full = full;
+	if (!cnt)
+		return true;
+	uint64_t *pk = mem_alloc(m, (nm + cnt) * sizeof(uint64_t));
+	if (!pk)
 		return false;
-	if (d->p) { /* widened: d's histograms, no signal counts yet */
-		cgsi_xset_copy_n(x, d->p, CGSI_XSET_HIST_WORDS);
-		memset(x->sig, 0, sizeof(x->sig));
-		cgsi_xset_add_n(x, s.p, CGSI_XSET_WORDS);
-	} else {
-		cgsi_xset_copy_n(x, s.p, xwords(s.full));
+	uint64_t *v = pk + nm;
+	for (size_t k = 0; k < nm; k++) {
+		pk[k] = mask[k];
+		for (uint64_t bm = mask[k]; bm; bm &= bm - 1) {
+			size_t i = k * 64 + (unsigned)__builtin_ctzll(bm);
+			*v++ = x[i] - (y ? y[i] : 0);
+			if (advance && y)
+				y[i] = x[i];
+		}
 	}
-	d->p = x;
-	d->full = s.full;
+	d->pk = pk;
 	return true;
 }
 
-/* A new set for *d: full, or the histograms only (false on ENOMEM). */
+/* *d += s, *d made dense (a copy of s) if it was not yet, widened if s
+ * has signal counts and *d had none. false on ENOMEM. */
+static bool xset_addto(struct xref *d, struct xref s, struct snap_mem *m)
+{
+	if (xref_zero(s))
+		return true;
+	if (d->p && (d->full || !s.full)) {
+		xref_add(d->p, s);
+		return true;
+	}
+	bool full = d->full || s.full;
+	if (xref_zero(*d))
+		full = s.full;
+	struct cgsi_xset *x = xset_new(m, full);
+	if (!x)
+		return false;
+	memset(x, 0, xwords(full) * sizeof(uint64_t));
+	xref_add(x, *d); /* d's words, widened or unpacked */
+	xref_add(x, s);
+	d->p = x;
+	d->pk = NULL;
+	d->full = full;
+	return true;
+}
+
+/* A new dense set for *d: full, or the histograms only (false on
+ * ENOMEM). */
 static bool xset_make(struct xref *d, bool full, struct snap_mem *m)
 {
 	d->full = full;
+	d->pk = NULL;
 	return (d->p = xset_new(m, full)) != NULL;
 }
 
@@ -367,12 +616,27 @@ static struct xref x_set(const struct sent *e, int set)
 	return e->xs[set];
 }
 
+static const struct cgs_counters *self_delta_of(const struct sent *e)
+{
+	return e->zd ? &zero_counters : &e->k->self_delta;
+}
+
+/* e's self delta, written: to be added to. */
+static struct cgs_counters *own_delta(struct sent *e)
+{
+	if (e->zd) {
+		memset(&e->k->self_delta, 0, sizeof(e->k->self_delta));
+		e->zd = false;
+	}
+	return &e->k->self_delta;
+}
+
 /* e's subtree sets: its own, or its self sets. */
 static const struct cgs_counters *sub_of(const struct sent *e, bool delta)
 {
 	if (e->sub)
 		return delta ? &e->sub->subtree_delta : &e->sub->subtree;
-	return delta ? &e->k->self_delta : &e->k->self;
+	return delta ? self_delta_of(e) : &e->k->self;
 }
 
 /* Give e subtree sets of its own (counters and extra sets), equal to its
@@ -384,7 +648,7 @@ static bool own_subtree(struct sent *e, struct snap_mem *m)
 	if (!(e->sub = mem_alloc(m, sizeof(*e->sub))))
 		return false;
 	e->sub->subtree = e->k->self;
-	e->sub->subtree_delta = e->k->self_delta;
+	e->sub->subtree_delta = *self_delta_of(e);
 	return xset_addto(&e->xs[CGS_SET_SUBTREE], e->xs[CGS_SET_SELF], m) &&
 	       xset_addto(&e->xs[CGS_SET_SUBTREE_DELTA],
 			  e->xs[CGS_SET_SELF_DELTA], m);
@@ -406,7 +670,9 @@ static int add_k(struct sent *d, const struct sent *s, struct snap_mem *m)
 			return -ENOMEM;
 	}
 	cgsi_counters_add(&d->k->self, &s->k->self);
-	cgsi_counters_add(&d->k->self_delta, &s->k->self_delta);
+	d->k->merged = true;
+	if (!s->zd)
+		cgsi_counters_add(own_delta(d), &s->k->self_delta);
 	if (!xset_addto(&d->xs[CGS_SET_SELF], s->xs[CGS_SET_SELF], m) ||
 	    !xset_addto(&d->xs[CGS_SET_SELF_DELTA], s->xs[CGS_SET_SELF_DELTA],
 			m))
@@ -416,16 +682,17 @@ static int add_k(struct sent *d, const struct sent *s, struct snap_mem *m)
 
 /* Sort and merge duplicates in place (a cgroup seen by several shards,
  * cgroups folded into one). */
-static int sort_merge(struct vec *a, struct snap_mem *m)
+static int sort_merge(struct vec *a, struct snap_mem *m,
+		      struct snap_scratch *sc)
 {
-	if (sort_runs(a) < 0)
+	if (sort_runs(a, sc) < 0)
 		return -ENOMEM;
 	size_t w = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		if (w && same_cgroup(&a->v[w - 1], &a->v[i])) {
 			struct sent *d = &a->v[w - 1], *s = &a->v[i];
 			if (add_k(d, s, m) < 0)
-				return -ENOMEM; /* vec_free() frees all */
+				return -ENOMEM; /* vec_clear() frees all */
 			d->inferred += s->inferred;
 			d->inferred_d += s->inferred_d;
 			if (s->comms && !d->comms) {
@@ -470,11 +737,33 @@ static bool node_idle(const struct cgsi_cgnode *n)
 	       n->cum.oom_kills == n->base.oom_kills;
 }
 
+/* What changes when cum does (copy_node()). */
+static uint64_t node_key(const struct cgsi_cgnode *n)
+{
+	return n->cum.tasks + n->cum.tgid_records + n->cum.oom_kills;
+}
+
+/* Generations: of the snapshot whose chunk is being reused (0: none,
+ * the chunk is new), and of this one. */
+struct gens {
+	uint64_t prev, cur;
+};
+
+/* Is the chunk entry idx of the previous snapshot (generation prev, 0:
+ * none) still n's cum? Then copy_node() does not copy it again. */
+static bool entry_current(const struct cgsi_cgnode *n, const struct gens *g,
+			  uint32_t idx, const struct snap_self *k)
+{
+	return g->prev && n->snap_gen == g->prev && n->snap_idx == idx &&
+	       n->snap_key == node_key(n) && !k->merged;
+}
+
 /* Copies n's extra sets (node order cum, base, carry, carry_base) into
- * e's (set order) after copy_node(): zeros stay NULL (an idle cgroup's
- * delta), subtree sets only where e has subtree counters (retired
- * descendants), the histograms only while n never had signal counts (all
- * four node sets are zero from `sig` on then). false on ENOMEM. */
+ * e's (set order) after copy_node(): self and self delta packed, zeros
+ * NULL (an idle cgroup's delta); subtree sets (dense) only where e has
+ * subtree counters (retired descendants); the histograms only while n
+ * never had signal counts (all four node sets are zero from `sig` on
+ * then). false on ENOMEM. */
 static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 		   bool advance, struct snap_mem *m)
 {
@@ -484,16 +773,11 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	size_t w = xwords(full);
 	struct cgsi_xset *c = n->x->s;
 	struct xref *o = e->xs;
-	if (!xset_make(&o[CGS_SET_SELF], full, m))
+	const uint64_t *nz = n->x->nz;
+	if (!xset_pack(&o[CGS_SET_SELF], &c[0], NULL, nz, full, false, m) ||
+	    (!idle && !xset_pack(&o[CGS_SET_SELF_DELTA], &c[0], &c[1], nz,
+				 full, advance, m)))
 		return false;
-	cgsi_xset_copy_n(o[CGS_SET_SELF].p, &c[0], w);
-	if (!idle) {
-		if (!xset_make(&o[CGS_SET_SELF_DELTA], full, m))
-			return false;
-		cgsi_xset_sub_n(o[CGS_SET_SELF_DELTA].p, &c[0], &c[1], w);
-		if (advance)
-			cgsi_xset_copy_n(&c[1], &c[0], w);
-	}
 	if (!e->sub)
 		return true;
 	if (!xset_make(&o[CGS_SET_SUBTREE], full, m) ||
@@ -502,13 +786,12 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	cgsi_xset_copy_n(o[CGS_SET_SUBTREE].p, &c[2], w);
 	cgsi_xset_add_n(o[CGS_SET_SUBTREE].p, &c[0], w);
 	cgsi_xset_sub_n(o[CGS_SET_SUBTREE_DELTA].p, &c[2], &c[3], w);
-	if (o[CGS_SET_SELF_DELTA].p)
-		cgsi_xset_add_n(o[CGS_SET_SUBTREE_DELTA].p,
-				o[CGS_SET_SELF_DELTA].p, w);
+	xref_add(o[CGS_SET_SUBTREE_DELTA].p, o[CGS_SET_SELF_DELTA]);
 	if (advance)
 		cgsi_xset_copy_n(&c[3], &c[2], w);
 	return true;
 }
+
 
 /*
  * Counters go to e->k: self, self_delta; subtree and subtree_delta for
@@ -518,23 +801,32 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
  * are never written. A node with no record since its baseline
  * (every record counts in tasks or tgid_records; OOM kills read at
  * snapshot time in oom_kills) has a zero delta without reading its
- * baseline.
+ * baseline, nor writing it (e->zd).
  */
 static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
-		      bool advance, struct snap_mem *m)
+		      bool advance, bool current, const struct gens *g,
+		      uint32_t idx, struct snap_mem *m)
 {
 	struct snap_self *k = e->k;
 	e->len = n->len;
 	e->depth = n->depth;
 	e->ino = n->ino;
+	e->node_ino = n->ino != 0;
 	e->unknown = n->unknown;
 	e->superseded = !n->hashed;
 	e->gone = n->gone;
 	e->node = n;
-	k->self = n->cum;
-	if (idle) { /* and ivl_rss, ivl_vm are 0: set by records only */
-		memset(&k->self_delta, 0, sizeof(k->self_delta));
-	} else {
+	/* current: the chunk was the previous snapshot's, and this node's
+	 * cum has not changed since that one copied it here */
+	if (!current) {
+		k->self = n->cum;
+		k->merged = false;
+	}
+	n->snap_gen = g->cur;
+	n->snap_idx = idx;
+	n->snap_key = node_key(n);
+	e->zd = idle; /* and ivl_rss, ivl_vm are 0: set by records only */
+	if (!idle) {
 		cgsi_counters_sub(&k->self_delta, &n->cum, &n->base);
 		k->self_delta.hiwater_rss_kb_max = n->ivl_rss;
 		k->self_delta.hiwater_vm_kb_max = n->ivl_vm;
@@ -549,7 +841,8 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 				  &n->carry_base);
 		u->subtree_delta.hiwater_rss_kb_max = n->carry_ivl_rss;
 		u->subtree_delta.hiwater_vm_kb_max = n->carry_ivl_vm;
-		cgsi_counters_add(&u->subtree_delta, &k->self_delta);
+		if (!idle)
+			cgsi_counters_add(&u->subtree_delta, &k->self_delta);
 	}
 	e->inferred = n->inferred;
 	e->inferred_d = n->inferred - n->inferred_base;
@@ -638,16 +931,18 @@ static bool chain_push(struct chain **st, size_t *top, size_t *cap,
  * entry; then the entries move back from the end to make room. -ENOMEM
  * leaves a as it was.
  */
-static int add_ancestors(struct vec *a, struct snap_mem *m)
+static int add_ancestors(struct vec *a, struct snap_mem *m,
+			 struct snap_scratch *sc)
 {
 	size_t n = a->n, top = 0, cap = 0, add = 0, nanc = 0;
 	struct chain *st = NULL;
-	uint32_t *cnt = calloc(n ? n : 1, sizeof(*cnt));
+	uint32_t *cnt = sbuf_get(&sc->cnt, (n ? n : 1) * sizeof(*cnt));
 	char **anc = NULL;
 	size_t anccap = 0;
 	int rc = -ENOMEM;
 	if (!cnt)
 		return -ENOMEM;
+	memset(cnt, 0, n * sizeof(*cnt));
 	for (size_t i = 0; i < n; i++) {
 		const struct sent *e = &a->v[i];
 		if (e->unknown || e->path[0] != '/')
@@ -677,11 +972,12 @@ static int add_ancestors(struct vec *a, struct snap_mem *m)
 			goto out;
 	}
 	if (add && n + add > a->cap) {
-		struct sent *nv = realloc(a->v, (n + add) * sizeof(*nv));
+		struct sent *nv = sbuf_grow(&sc->ents, (n + add) * sizeof(*nv),
+					    n * sizeof(*nv));
 		if (!nv)
 			goto out;
 		a->v = nv;
-		a->cap = n + add;
+		a->cap = sc->ents.cap / sizeof(*nv);
 	}
 	/* from the end: slot w - 1 >= i, so nothing unread is overwritten */
 	size_t w = n + add;
@@ -701,7 +997,6 @@ static int add_ancestors(struct vec *a, struct snap_mem *m)
 out:
 	free(anc); /* its paths: the snapshot's */
 	free(st);
-	free(cnt);
 	return rc;
 }
 
@@ -753,13 +1048,14 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 				 : NULL;
 	if (!r->ksrc)
 		return;
+	/* from the copies (e->gone is n->gone now): the nodes are cold in
+	 * the cache by now, the entries not */
 	for (size_t j = 0; j < cnt; j++) {
 		struct sent *e = &a->v[base + j];
-		struct cgsi_cgnode *n = e->node;
-		if (!n->gone && n->ino && !n->unknown &&
-		    cgsi_ksrc_removed(r->ksrc, n->ino)) {
-			e->gone = n->gone = true;
-			cgsi_node_seen_removed(n, now);
+		if (!e->gone && e->node_ino && !e->unknown &&
+		    cgsi_ksrc_removed(r->ksrc, e->ino)) {
+			e->gone = e->node->gone = true;
+			cgsi_node_seen_removed(e->node, now);
 		}
 	}
 }
@@ -772,7 +1068,8 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
  */
 static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       struct vec *a, struct snap_self *cv, bool advance,
-		       size_t *start, struct snap_mem *mem)
+		       const struct gens *g, size_t *start,
+		       struct snap_mem *mem)
 {
 	struct cgsi_cgtab *t = &s->cgs;
 	size_t nt = 0, base = a->n;
@@ -791,6 +1088,7 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		nt = 0; /* ENOMEM: keep the list as it is */
 	}
 	*start = 0;
+	bool light = false; /* the last node: idle, its entry current */
 	for (;;) {
 		struct cgsi_cgnode *m;
 		if (tail) { /* merge the sorted prefix and the new nodes */
@@ -820,10 +1118,22 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 			p = p->next;
 			m->in_order = true;
 		}
-		if (p) {
+		/* the next node's counters, unless the last one needed
+		 * none read (an idle cgroup still in the chunk: its
+		 * neighbours most likely too), then only the lines that
+		 * tell; its end (flags, path) in any case */
+		if (p && !light) {
 			prefetch_range(&p->cum, sizeof(p->cum));
 			prefetch_range(&p->base, sizeof(p->base));
+		} else if (p) {
+			__builtin_prefetch(&p->cum.tasks);
+			__builtin_prefetch(&p->cum.oom_kills);
+			__builtin_prefetch(&p->base.tasks);
+			__builtin_prefetch(&p->base.oom_kills);
+			__builtin_prefetch(&p->snap_gen);
 		}
+		if (p)
+			prefetch_range(&p->gone, 64);
 		if (m == s->check_at)
 			*start = a->n - base;
 		char *path = path_dup(mem, m->path, m->len);
@@ -836,7 +1146,10 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		a->n++;
 		cgsi_oom_update(r, s, m);
 		bool idle = node_idle(m);
-		if (!copy_node(e, m, idle, advance, mem) ||
+		uint32_t idx = (uint32_t)(a->n - 1 - base);
+		bool current = entry_current(m, g, idx, e->k);
+		light = idle && current;
+		if (!copy_node(e, m, idle, advance, current, g, idx, mem) ||
 		    !copy_x(e, m, idle, advance, mem) || !copy_comms(e, m))
 			goto enomem;
 	}
@@ -937,6 +1250,125 @@ static bool is_ancestor(const struct sent *a, const struct sent *b)
 }
 
 
+struct cgsi_snap_pool *cgsi_snap_pool_new(void)
+{
+	struct cgsi_snap_pool *p = calloc(1, sizeof(*p));
+	if (p) {
+		pthread_mutex_init(&p->lock, NULL);
+		p->refs = 1; /* the rollup's */
+	}
+	return p;
+}
+
+static void snap_destroy(struct cgs_snapshot *s)
+{
+	if (!s)
+		return;
+	sbuf_free(&s->vb);
+	sbuf_free(&s->xvb);
+	sbuf_free(&s->avb);
+	for (unsigned i = 0; s->cvs && i < s->ncvs; i++)
+		sbuf_free(&s->cvs[i]);
+	free(s->cvs);
+	mem_free(&s->mem);
+	free(s);
+}
+
+/* Drop a reference (lock held by none): the last one frees the pool. */
+static void pool_unref(struct cgsi_snap_pool *p, bool closing)
+{
+	pthread_mutex_lock(&p->lock);
+	struct cgs_snapshot *spare = NULL;
+	struct snap_scratch *sc = NULL;
+	if (closing) {
+		p->closed = true;
+		spare = p->spare;
+		sc = p->scratch;
+		p->spare = NULL;
+		p->scratch = NULL;
+	}
+	bool last = --p->refs == 0;
+	pthread_mutex_unlock(&p->lock);
+	snap_destroy(spare);
+	scratch_free(sc);
+	if (last) {
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+	}
+}
+
+void cgsi_snap_pool_close(struct cgsi_snap_pool *p)
+{
+	if (p)
+		pool_unref(p, true);
+}
+
+/*
+ * A snapshot to fill, and scratch buffers: the pool's (its buffers
+ * reused, their contents stale) or new ones. The snapshot holds a
+ * reference to the pool until freed. NULL on ENOMEM.
+ */
+static struct cgs_snapshot *snap_take(struct cgs_rollup *r,
+				      struct snap_scratch **scp)
+{
+	struct cgsi_snap_pool *p = r->snap_pool;
+	struct cgs_snapshot *s = NULL;
+	struct snap_scratch *sc = NULL;
+	if (p) {
+		pthread_mutex_lock(&p->lock);
+		s = p->spare;
+		sc = p->scratch;
+		p->spare = NULL;
+		p->scratch = NULL;
+		pthread_mutex_unlock(&p->lock);
+	}
+	if (s && s->ncvs != r->nshards) { /* not expected: one rollup */
+		snap_destroy(s);
+		s = NULL;
+	}
+	if (s) {
+		mem_reset(&s->mem);
+		s->n = s->xn = 0;
+		s->v = NULL;
+		s->xv = NULL;
+		s->av = NULL;
+		s->cm = NULL;
+		s->totals = (struct cgs_rollup_totals){ 0 };
+	} else if ((s = calloc(1, sizeof(*s)))) {
+		s->cvs = calloc(r->nshards, sizeof(*s->cvs));
+		s->ncvs = s->cvs ? r->nshards : 0;
+	}
+	if (!sc)
+		sc = calloc(1, sizeof(*sc));
+	if (!s || !s->cvs || !sc) {
+		snap_destroy(s);
+		scratch_free(sc);
+		return NULL;
+	}
+	if (p) {
+		pthread_mutex_lock(&p->lock);
+		p->refs++;
+		pthread_mutex_unlock(&p->lock);
+	}
+	s->pool = p;
+	*scp = sc;
+	return s;
+}
+
+/* The scratch buffers back to the pool, unless it holds some already. */
+static void scratch_put(struct cgsi_snap_pool *p, struct snap_scratch *sc)
+{
+	if (p) {
+		pthread_mutex_lock(&p->lock);
+		if (!p->closed && !p->scratch) {
+			p->scratch = sc;
+			sc = NULL;
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	scratch_free(sc);
+}
+
 CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 				   const struct cgs_snapshot_opts *opts,
 				   struct cgs_snapshot **out)
@@ -948,23 +1380,24 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 	int rc = cgsi_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
 	if (rc < 0)
 		return rc;
-	struct cgs_snapshot *snap = calloc(1, sizeof(*snap));
+	struct snap_scratch *sc = NULL;
+	struct cgs_snapshot *snap = snap_take(r, &sc);
 	if (!snap)
 		return -ENOMEM;
-	struct vec a = { 0 };
+	struct vec a = { .v = sc->ents.p,
+			 .cap = sc->ents.cap / sizeof(struct sent) };
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	rc = -ENOMEM;
 
-	snap->cvs = calloc(r->nshards, sizeof(*snap->cvs));
-	if (!snap->cvs)
-		goto fail;
-	snap->ncvs = r->nshards;
 	pthread_mutex_lock(&r->snap_lock);
+	/* a pooled snapshot's chunks still hold what it copied */
+	uint64_t prev_gen = snap->gen;
+	snap->gen = ++r->snap_gen;
 	if (r->ksrc)
 		cgsi_ksrc_sync_ids(r->ksrc);
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_rshard *s = &r->shards[i];
-		struct cvchunk *ck = &snap->cvs[i];
+		struct snap_self *cv = NULL;
 		size_t base = a.n, start = 0;
 		bool ok = true;
 		pthread_mutex_lock(&s->lock);
@@ -972,22 +1405,30 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		 * this shard untouched */
 		size_t need = a.n + s->cgs.count;
 		if (need > a.cap) {
-			struct sent *nv = realloc(a.v, need * sizeof(*nv));
+			struct sent *nv = sbuf_grow(&sc->ents,
+						    need * sizeof(*nv),
+						    a.n * sizeof(*nv));
 			if (nv) {
 				a.v = nv;
-				a.cap = need;
+				a.cap = sc->ents.cap / sizeof(*nv);
 			} else {
 				ok = false;
 			}
 		}
+		struct sbuf *cb = &snap->cvs[i];
+		struct gens g = { .prev = prev_gen, .cur = snap->gen };
 		if (ok) {
-			ck->v = big_alloc(s->cgs.count * sizeof(*ck->v),
-					  &ck->mapped);
-			ok = ck->v != NULL;
+			void *was = cb->p;
+			size_t cap = cb->cap;
+			cv = sbuf_get(cb, (s->cgs.count ? s->cgs.count : 1) *
+						  sizeof(*cv));
+			ok = cv != NULL;
+			if (cv != was || cb->cap != cap)
+				g.prev = 0; /* a new chunk */
 		}
 		if (ok)
-			ok = copy_shard(r, s, &a, ck->v, !o.no_delta,
-					&start, &snap->mem);
+			ok = copy_shard(r, s, &a, cv, !o.no_delta, &g, &start,
+					&snap->mem);
 		cgsi_rollup_shard_totals(&t, s);
 		pthread_mutex_unlock(&s->lock);
 		if (ok)
@@ -1003,44 +1444,44 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 
 	if (o.fold_depth)
 		fold(&a, o.fold_depth);
-	if (sort_merge(&a, &snap->mem) < 0 || add_ancestors(&a, &snap->mem) < 0)
+	if (sort_merge(&a, &snap->mem, sc) < 0 ||
+	    add_ancestors(&a, &snap->mem, sc) < 0)
 		goto fail;
 	stat_unvouched(r, &a);
 
 	size_t nadd = 0;
 	for (size_t i = 0; i < a.n; i++)
 		nadd += !a.v[i].k;
-	snap->av = calloc(nadd ? nadd : 1, sizeof(*snap->av));
-	snap->v = calloc(a.n ? a.n : 1, sizeof(*snap->v));
-	snap->xv = calloc(a.n ? a.n : 1, sizeof(*snap->xv));
+	/* the pool's buffers hold the last snapshot's data: every entry of
+	 * v and xv is written below, the added ancestors' counters zeroed */
+	size_t nv = a.n ? a.n : 1;
+	snap->av = sbuf_get(&snap->avb, (nadd ? nadd : 1) * sizeof(*snap->av));
+	snap->v = sbuf_get(&snap->vb, nv * sizeof(*snap->v));
+	snap->xv = sbuf_get(&snap->xvb, nv * sizeof(*snap->xv));
 	snap->xn = snap->xv ? a.n : 0;
 	if (r->o.comms)
-		snap->cm = calloc(a.n ? a.n : 1, sizeof(*snap->cm));
+		snap->cm = calloc(nv, sizeof(*snap->cm));
 	snap->hist = !!(r->o.flags & CGS_ROLLUP_HISTOGRAMS);
-	size_t *stack = calloc(a.n ? a.n : 1, sizeof(*stack));
-	ssize_t *parent = calloc(a.n ? a.n : 1, sizeof(*parent));
+	size_t *stack = sbuf_get(&sc->stack, nv * sizeof(*stack));
+	ssize_t *parent = sbuf_get(&sc->parent, nv * sizeof(*parent));
 	if (!snap->av || !snap->v || !snap->xv || !stack ||
-	    !parent || (r->o.comms && !snap->cm)) {
-		free(stack);
-		free(parent);
+	    !parent || (r->o.comms && !snap->cm))
 		goto fail;
-	}
+	memset(snap->av, 0, nadd * sizeof(*snap->av));
 	size_t top = 0, ai = 0;
 	for (size_t i = 0; i < a.n; i++) {
 		struct sent *e = &a.v[i];
 		struct cgs_cgroup_stats *c = &snap->v[i];
 		struct snap_self *k = e->k ? e->k : &snap->av[ai++];
+		*c = (struct cgs_cgroup_stats){ 0 };
 		while (top && !is_ancestor(&a.v[stack[top - 1]], e))
 			top--;
 		parent[i] = top ? (ssize_t)stack[top - 1] : -1;
 		if (parent[i] >= 0 && !a.v[parent[i]].sub) {
 			/* a parent's subtree sets are sums of their own */
 			struct sent *pe = &a.v[parent[i]];
-			if (!own_subtree(pe, &snap->mem)) {
-				free(stack);
-				free(parent);
+			if (!own_subtree(pe, &snap->mem))
 				goto fail;
-			}
 			snap->v[parent[i]].subtree = &pe->sub->subtree;
 			snap->v[parent[i]].subtree_delta =
 				&pe->sub->subtree_delta;
@@ -1053,61 +1494,64 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		c->sz = sizeof(*c);
 		c->inferred = e->inferred;
 		c->inferred_delta = e->inferred_d;
-		k->self.sz = k->self_delta.sz = sizeof(struct cgs_counters);
+		k->self.sz = sizeof(struct cgs_counters);
+		if (!e->zd)
+			k->self_delta.sz = k->self.sz;
 		if (e->sub)
 			e->sub->subtree.sz = e->sub->subtree_delta.sz =
 				k->self.sz;
 		e->k = k;
 		c->self = &k->self;
-		c->self_delta = &k->self_delta;
+		c->self_delta = self_delta_of(e);
 		c->subtree = sub_of(e, false);
 		c->subtree_delta = sub_of(e, true);
 		if (!e->unknown)
 			t.cgroups++;
 		for (int j = 0; j < 4; j++)
 			snap->xv[i].s[j] = x_set(e, j);
-		if (e->comms && list_comms(&snap->cm[i], e->comms, o.comms) < 0) {
-			free(stack);
-			free(parent);
+		if (e->comms && list_comms(&snap->cm[i], e->comms, o.comms) < 0)
 			goto fail;
-		}
 	}
 	for (size_t i = a.n; i-- > 0;) {
 		if (i >= 2) {
 			prefetch_range(snap->v[i - 2].subtree,
 				       sizeof(struct cgs_counters));
-			prefetch_range(snap->v[i - 2].subtree_delta,
-				       sizeof(struct cgs_counters));
+			if (snap->v[i - 2].subtree_delta != &zero_counters)
+				prefetch_range(snap->v[i - 2].subtree_delta,
+					       sizeof(struct cgs_counters));
 		}
 		if (parent[i] >= 0) {
 			struct snap_sub *pk = a.v[parent[i]].sub;
 			cgsi_counters_add(&pk->subtree, snap->v[i].subtree);
-			cgsi_counters_add(&pk->subtree_delta,
-					  snap->v[i].subtree_delta);
+			if (snap->v[i].subtree_delta != &zero_counters)
+				cgsi_counters_add(&pk->subtree_delta,
+						  snap->v[i].subtree_delta);
 			struct sent *pe = &a.v[parent[i]];
 			const struct snap_x *cx = &snap->xv[i];
 			if (!xset_addto(&pe->xs[CGS_SET_SUBTREE],
 					cx->s[CGS_SET_SUBTREE], &snap->mem) ||
 			    !xset_addto(&pe->xs[CGS_SET_SUBTREE_DELTA],
 					cx->s[CGS_SET_SUBTREE_DELTA],
-					&snap->mem)) {
-				free(stack);
-				free(parent);
+					&snap->mem))
 				goto fail;
-			}
 			for (int k = 0; k < 4; k++)
 				snap->xv[parent[i]].s[k] = x_set(pe, k);
 		}
 	}
-	free(stack);
-	free(parent);
 	snap->n = a.n;
 	snap->totals = t;
-	vec_free(&a);
+	mem_trim(&snap->mem);
+	size_t used = a.n * sizeof(struct sent);
+	vec_clear(&a);
+	if (sc->ents.cap - used > used + BIG_BYTES) /* see sbuf_get() */
+		sbuf_free(&sc->ents);
+	scratch_put(snap->pool, sc);
 	*out = snap;
 	return 0;
 fail:
-	vec_free(&a);
+	vec_clear(&a);
+	scratch_put(snap->pool, sc);
+	snap->gen = 0; /* what its chunks hold is not known */
 	cgs_snapshot_free(snap);
 	return rc;
 }
@@ -1129,6 +1573,8 @@ cgs_snapshot_totals(const struct cgs_snapshot *s)
 	return s ? &s->totals : NULL;
 }
 
+/* Its buffers go to the pool when that is open and empty (the first
+ * of two snapshots alive freed is kept, the other one freed). */
 CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 {
 	if (!s)
@@ -1138,15 +1584,19 @@ CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
 		free(s->cm[i].v[1]);
 	}
 	free(s->cm);
-	free(s->xv);
-	free(s->v);
-	for (unsigned i = 0; s->cvs && i < s->ncvs; i++)
-		if (s->cvs[i].v)
-			big_free(s->cvs[i].v, s->cvs[i].mapped);
-	free(s->cvs);
-	free(s->av);
-	mem_free(&s->mem);
-	free(s);
+	s->cm = NULL;
+	struct cgsi_snap_pool *p = s->pool;
+	if (p) {
+		pthread_mutex_lock(&p->lock);
+		bool keep = !p->closed && !p->spare;
+		if (keep)
+			p->spare = s;
+		pthread_mutex_unlock(&p->lock);
+		pool_unref(p, false);
+		if (keep)
+			return;
+	}
+	snap_destroy(s);
 }
 
 /* The extra sets of cgroup i, set `set`: NULL when all zero. */
@@ -1169,6 +1619,9 @@ CGS_EXPORT int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
 	struct cgs_signal_counts c = { .sz = sizeof(c) };
 	if (x->p && x->full)
 		memcpy(c.n, x->p->sig, sizeof(c.n));
+	else if (x->pk && x->full)
+		for (size_t j = 0; j < CGS_SIGNAL_SLOTS; j++)
+			c.n[j] = xref_word(x, CGSI_XSET_HIST_WORDS + j);
 	return cgsi_out_copy(out, &c, sizeof(c));
 }
 
@@ -1183,7 +1636,17 @@ CGS_EXPORT int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
 	if (!s->hist)
 		return -ENODATA;
 	struct cgs_hist h;
-	cgsi_hist_fill(&h, x->p, k);
+	if (x->pk) { /* hist k's words only */
+		struct cgsi_xset one;
+		size_t b0 = offsetof(struct cgsi_xset, hist[k]) / 8,
+		       sum = offsetof(struct cgsi_xset, hist_sum_ns[k]) / 8;
+		for (unsigned b = 0; b < CGSI_HIST_BUCKETS; b++)
+			one.hist[k][b] = xref_word(x, b0 + b);
+		one.hist_sum_ns[k] = xref_word(x, sum);
+		cgsi_hist_fill(&h, &one, k);
+	} else {
+		cgsi_hist_fill(&h, x->p, k);
+	}
 	return cgsi_out_copy(out, &h, sizeof(h));
 }
 

@@ -1035,6 +1035,97 @@ static void test_shards_concurrent(void **state)
 	cgs_rollup_free(r);
 }
 
+/* ---- snapshots freed by another thread ------------------------------- */
+
+/* One slot between the thread that makes snapshots and the one that
+ * frees them. */
+struct handoff {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct cgs_snapshot *s;
+	bool done;
+};
+
+static void *freer_main(void *arg)
+{
+	struct handoff *h = arg;
+	pthread_mutex_lock(&h->lock);
+	for (;;) {
+		while (!h->s && !h->done)
+			pthread_cond_wait(&h->cond, &h->lock);
+		if (!h->s)
+			break;
+		struct cgs_snapshot *s = h->s;
+		h->s = NULL;
+		pthread_cond_broadcast(&h->cond);
+		pthread_mutex_unlock(&h->lock);
+		cgs_snapshot_free(s); /* into the pool, or freed */
+		pthread_mutex_lock(&h->lock);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+/*
+ * The pool is shared by the threads that free snapshots and the one that
+ * makes them (a writer accounting meanwhile): each snapshot is handed to
+ * another thread to be freed, sometimes while the next is made, and the
+ * last ones outlive the rollup. Under ASan, a snapshot reused while alive
+ * or freed twice shows.
+ */
+static void test_snapshot_free_threads(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 2, CGS_ROLLUP_HISTOGRAMS);
+	fp_set(&F, 8100, "/t/a");
+	fp_set(&F, 8101, "/t/b");
+	fp_set(&F, 8001, "/t/w"); /* the writer's records */
+	struct writer w = { r, 1, 50000 };
+	struct handoff h = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			     .cond = PTHREAD_COND_INITIALIZER };
+	pthread_t wt, ft;
+	pthread_create(&wt, NULL, writer_main, &w);
+	pthread_create(&ft, NULL, freer_main, &h);
+	uint64_t seen = 0;
+	struct cgs_snapshot *kept = NULL;
+	for (int k = 0; k < 200; k++) {
+		struct cgs_rollup_totals t = { 0 };
+		struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 8100 + k % 2,
+						  8100 + k % 2, 1, 1);
+		assert_int_equal(cgs_rollup_account(r, 0, &rec, NULL), 0);
+		struct cgs_snapshot *s = snap(r, 0, false);
+		const struct cgs_cgroup_stats *c = find(s, "/t", false);
+		assert_non_null(c);
+		seen += c->subtree_delta->tasks;
+		assert_int_equal(c->subtree->tasks, seen);
+		t = *cgs_snapshot_totals(s);
+		assert_int_equal(t.records, seen);
+		if (k == 150) { /* one kept to the end */
+			kept = s;
+			continue;
+		}
+		pthread_mutex_lock(&h.lock);
+		while (h.s)
+			pthread_cond_wait(&h.cond, &h.lock);
+		h.s = s;
+		pthread_cond_broadcast(&h.cond);
+		pthread_mutex_unlock(&h.lock);
+	}
+	pthread_join(wt, NULL);
+	struct cgs_snapshot *last = snap(r, 0, false);
+	seen += find(last, "/t", false)->subtree_delta->tasks;
+	assert_int_equal(seen, 50000 + 200);
+	cgs_rollup_free(r); /* the freer may still hold one */
+	pthread_mutex_lock(&h.lock);
+	h.done = true;
+	pthread_cond_broadcast(&h.cond);
+	pthread_mutex_unlock(&h.lock);
+	pthread_join(ft, NULL);
+	assert_non_null(find(kept, "/t", false));
+	cgs_snapshot_free(kept);
+	cgs_snapshot_free(last);
+}
+
 /* ---- snapshots against a model --------------------------------------- */
 
 /*
@@ -1044,8 +1135,10 @@ static void test_shards_concurrent(void **state)
  * over the shards, idle intervals, snapshots that keep the baseline
  * (no_delta), and leaves removed and retired (their totals then live on
  * in the ancestors' subtrees). The snapshot takes shortcuts for idle
- * cgroups, leaves and cgroups with no retired descendant: each must give
- * what the long way gives.
+ * cgroups, leaves and cgroups with no retired descendant, and reuses the
+ * memory of the last one freed (a cgroup unchanged since it keeps the
+ * counters that one copied, unless moved or merged there): each must
+ * give what the long way gives.
  */
 #define M_MAX 64
 struct mnode {
@@ -1128,8 +1221,53 @@ static void assert_signals(const struct cgs_snapshot *s,
 		want_field("signal count", g.n[k], k == M_SIGTERM ? w.termed : 0);
 }
 
+static uint64_t mix(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* A digest of what a snapshot shows, to see that it stays as it was
+ * while other snapshots are made and freed (the pool must reuse only the
+ * memory of freed ones). */
+static uint64_t snap_digest(const struct cgs_snapshot *s, bool hist)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		const struct cgs_counters *k[4] = { c->self, c->self_delta,
+						    c->subtree,
+						    c->subtree_delta };
+		h = mix(h, c->path, strlen(c->path));
+		h = mix(h, &c->ino, sizeof(c->ino));
+		h = mix(h, &c->removed, sizeof(c->removed));
+		for (int j = 0; j < 4; j++)
+			h = mix(h, k[j], sizeof(*k[j]));
+		for (int set = 0; set < 4; set++) {
+			struct cgs_signal_counts g = { .sz = sizeof(g) };
+			assert_int_equal(cgs_snapshot_signals(s, i, set, &g), 0);
+			h = mix(h, g.n, sizeof(g.n));
+			for (int kd = 0; hist && kd < CGS_HIST__COUNT; kd++) {
+				struct cgs_hist hh = { .sz = sizeof(hh) };
+				assert_int_equal(cgs_snapshot_hist(s, i, set, kd,
+								   &hh),
+						 0);
+				h = mix(h, hh.cumulative, sizeof(hh.cumulative));
+				h = mix(h, &hh.sum_ns, sizeof(hh.sum_ns));
+			}
+		}
+	}
+	return h;
+}
+
 static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 {
+	bool hist = flags & CGS_ROLLUP_HISTOGRAMS;
+	/* a snapshot kept alive while later ones are made and freed */
+	struct cgs_snapshot *held = NULL;
+	uint64_t held_digest = 0;
 	struct mnode m[M_MAX] = { 0 };
 	int n = 0;
 	uint64_t x = seed;
@@ -1237,14 +1375,32 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 			assert_signals(s, c, CGS_SET_SELF_DELTA, m[i].ivl);
 			assert_signals(s, c, CGS_SET_SUBTREE, sub);
 			assert_signals(s, c, CGS_SET_SUBTREE_DELTA, subd);
-			if (flags & CGS_ROLLUP_HISTOGRAMS) {
+			if (hist) {
 				assert_hist(s, c, CGS_SET_SELF, m[i].cum);
 				assert_hist(s, c, CGS_SET_SELF_DELTA, m[i].ivl);
 				assert_hist(s, c, CGS_SET_SUBTREE, sub);
 				assert_hist(s, c, CGS_SET_SUBTREE_DELTA, subd);
 			}
 		}
-		cgs_snapshot_free(s);
+		/* now and then a snapshot stays alive across the next two
+		 * (two or three alive at once), then the two are freed in
+		 * either order */
+		if (held) {
+			assert_true(snap_digest(held, hist) == held_digest);
+			if (m_rand(&x) & 1) {
+				cgs_snapshot_free(held);
+				cgs_snapshot_free(s);
+			} else {
+				cgs_snapshot_free(s);
+				cgs_snapshot_free(held);
+			}
+			held = NULL;
+		} else if (m_rand(&x) % 3 == 0) {
+			held = s;
+			held_digest = snap_digest(s, hist);
+		} else {
+			cgs_snapshot_free(s);
+		}
 		if (!keep)
 			for (int i = 0; i < n; i++)
 				m[i].ivl = (struct want){ 0 };
@@ -1263,12 +1419,58 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 			if (m[i].retired && find(s, m[i].path, true))
 				fail_msg("round %d: %s not retired", round,
 					 m[i].path);
+		if (held)
+			assert_true(snap_digest(held, hist) == held_digest);
 		cgs_snapshot_free(s);
 	}
+	if (!held) /* one to outlive the rollup */
+		held_digest = snap_digest(held = snap(r, 0, true), hist);
 	cgs_rollup_free(r);
+	assert_true(snap_digest(held, hist) == held_digest);
+	cgs_snapshot_free(held);
 	for (int i = n; i-- > 1;)
 		if (!m[i].removed)
 			fp_rmdir(&F, m[i].path);
+}
+
+/*
+ * A host that shrinks: 12,000 cgroups (paths with no directory, so seen
+ * removed by the round-robin checks and retired), then none of them.
+ * The pool gives back what the smaller snapshots no longer need (a chunk
+ * far too big, spare blocks), and the counts stay right through it.
+ */
+static void test_snapshot_pool_shrinks(void **state)
+{
+	(void)state;
+	enum { N = 12000 };
+	fp_mkdir(&F, "/big"); /* its children have no directory */
+	struct cgs_rollup *r = fp_rollup(&F, 1, CGS_ROLLUP_HISTOGRAMS);
+	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 9000, 9000, 1, 1);
+	char path[64];
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "/big/c%05d", i);
+		assert_int_equal(cgs_rollup_account_path(r, 0, &rec, path), 0);
+	}
+	size_t left = N;
+	for (int k = 0; k < 80 && left; k++) {
+		struct cgs_snapshot *s = snap(r, 0, false);
+		const struct cgs_cgroup_stats *c = find(s, "/big", false);
+		assert_non_null(c);
+		assert_int_equal(c->subtree->tasks, N);
+		struct cgs_hist h = { .sz = sizeof(h) };
+		assert_int_equal(cgs_snapshot_hist(s, index_of(s, c),
+						   CGS_SET_SUBTREE,
+						   CGS_HIST_LIFETIME, &h),
+				 0);
+		assert_int_equal(h.count, N);
+		left = cgs_snapshot_count(s) - 3; /* "/", /big, unknown */
+		cgs_snapshot_free(s);
+		F.now_ms += 2001;
+		assert_true(cgs_rollup_retire_removed(r) >= 0);
+	}
+	assert_int_equal(left, 0);
+	cgs_rollup_free(r);
+	fp_rmdir(&F, "/big");
 }
 
 static void test_snapshot_model(void **state)
@@ -1298,6 +1500,8 @@ int main(int argc, char **argv)
 		fp_unit_test(test_churn_bounded, &F),
 		fp_unit_test(test_shards_concurrent, &F),
 		fp_unit_test(test_snapshot_model, &F),
+		fp_unit_test(test_snapshot_free_threads, &F),
+		fp_unit_test(test_snapshot_pool_shrinks, &F),
 	};
 	return CGT_RUN(argc, argv, tests);
 }
