@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "attribute/ksrc.h"
+#include "attribute/proc_stat.h"
 #include "util/common.h"
 
 #ifndef CGS_HAVE_BPF
@@ -544,13 +545,10 @@ static uint64_t lost_now(struct cgsi_ksrc *k, unsigned shard)
  */
 static bool task_done(uint32_t tid)
 {
-	char p[64], b[512];
-	snprintf(p, sizeof(p), "/proc/%u/stat", tid);
-	int n = cgsi_read_file(p, b, sizeof(b));
-	if (n < 0)
-		return true;
-	const char *rp = strrchr(b, ')');
-	return !rp || !rp[1] || !rp[2] || strchr("ZXx", rp[2]);
+	char b[512];
+	struct cgsi_proc_stat st;
+	return cgsi_proc_stat_read("/proc", tid, b, sizeof(b), &st) < 0 ||
+	       strchr("ZXx", st.state);
 }
 
 bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
