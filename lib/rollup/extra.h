@@ -40,9 +40,15 @@ struct cgsi_x4 {
 	struct cgsi_xset s[4];
 };
 
+/* Word `word` of a set may not be zero now: its bit in nz. */
+static inline void cgsi_nz_mark(uint64_t *nz, size_t word)
+{
+	nz[word / 64] |= 1ull << (word % 64);
+}
+
 static inline void cgsi_x4_mark(struct cgsi_x4 *x, size_t word)
 {
-	x->nz[word / 64] |= 1ull << (word % 64);
+	cgsi_nz_mark(x->nz, word);
 }
 
 /* Bucket of a value in us: the smallest k with us <= 4^k, or +Inf. O(1):
@@ -70,11 +76,10 @@ static inline void cgsi_xset_one(struct cgsi_xset *x, uint64_t *nz,
 				 uint64_t sum_ns)
 {
 	unsigned b = cgsi_hist_bucket(us);
-	size_t wb = CGSI_XW_BUCKET(k, b), ws = CGSI_XW_SUM(k);
 	x->hist[k][b]++;
 	x->hist_sum_ns[k] += sum_ns;
-	nz[wb / 64] |= 1ull << (wb % 64);
-	nz[ws / 64] |= 1ull << (ws % 64);
+	cgsi_nz_mark(nz, CGSI_XW_BUCKET(k, b));
+	cgsi_nz_mark(nz, CGSI_XW_SUM(k));
 }
 
 /* Observe one task record in a node's cumulative set (hot path). */

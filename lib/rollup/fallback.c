@@ -425,9 +425,9 @@ static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
  * A process exit whose holder was a zombie at the read (its pidfd) needs
  * no stat: a reuser would have to have exited too, within the read (a
  * record of it would follow). A stat gone since the read cannot confirm
- * the holder either. The caller
- * then treats the process as reaped (another shard's entry, the parent: a
- * guess, counted), never as what the holder's /proc says.
+ * the holder either. The caller then treats the process as reaped
+ * (another shard's entry, the parent: a guess, counted), never as what
+ * the holder's /proc says.
  */
 #define CGSI_START_SLACK_MS 20u
 static bool pid_reused(struct cgs_rollup *r, struct cgsi_rshard *s,
