@@ -104,6 +104,7 @@ static void mark_exit(struct cgs_rollup *r, struct cgsi_pentry *e,
 		      uint32_t key, uint64_t now)
 {
 	e->dead_ms = now;
+	e->reaped = 0;
 	cgsi_deaths_mark(&r->deaths, key, now);
 }
 
@@ -563,6 +564,9 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 	} else {
 		/* reaped before we looked again: its last known cgroup */
 		if (n == -ENOENT) {
+			uint64_t since;
+			if (!e->gone && !cgsi_pentry_dead(e, &r->deaths, &since))
+				e->reaped = 1;
 			e->gone = 1;
 			if (!e->dead_ms)
 				e->dead_ms = now;
@@ -579,11 +583,12 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
  * process that moved and was reaped before its next record was read can
  * only be answered from what the cache last saw. So live entries are
  * re-read in the background of the records, every CGSI_REVAL_STEP_MS a
- * slice of the table sized to cover it every revalidate_ms: each live
- * process costs at most one /proc read per revalidate_ms per shard, and
- * the cache is never more than revalidate_ms (+ one step) behind a move,
- * as long as the host has exits: a shard with records also steps the
- * shards that have none (cgsi_fallback_sweep_others()).
+ * slice of the table, sized by the time since the last step so that the
+ * table is covered every revalidate_ms: each live process costs one /proc
+ * read per revalidate_ms per shard, and the cache is never more than
+ * revalidate_ms (+ two steps) behind a move, as long as the host has
+ * exits: a shard with records also steps the shards that have none
+ * (cgsi_fallback_sweep_others()).
  */
 #define CGSI_REVAL_STEP_MS 50u
 static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
@@ -607,18 +612,35 @@ void cgsi_fallback_sweep_others(struct cgs_rollup *r, unsigned self,
 static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
 			uint64_t now)
 {
+	/* the cursor moves by the time since the last step (cap slots per
+	 * revalidate_ms, the remainder carried over), not by a fixed slice
+	 * per step: steps run only when records come, and after a gap (no
+	 * exits, or the collector was not scheduled) the one that comes
+	 * covers the whole gap */
+	uint64_t last = s->reval_last ? s->reval_last
+				      : now - CGS_MIN(now, CGSI_REVAL_STEP_MS);
+	s->reval_last = now;
 	s->reval_next = now + CGSI_REVAL_STEP_MS;
 	struct cgsi_pcache *c = &s->cache;
 	uint32_t cap = c->mask + 1;
-	uint64_t n = (uint64_t)cap * CGSI_REVAL_STEP_MS / r->o.revalidate_ms + 1;
-	if (n > cap)
+	uint64_t budget = (uint64_t)cap * (now - last) + s->reval_rem;
+	uint64_t n = budget / r->o.revalidate_ms;
+	s->reval_rem = budget % r->o.revalidate_ms;
+	if (n >= cap) {
 		n = cap;
+		s->reval_rem = 0;
+	}
+	/* an entry comes round again revalidate_ms after its last visit (one
+	 * step late at most): re-read at every visit unless read within the
+	 * last two steps (by a record), so that none is ever more than
+	 * revalidate_ms + two steps old, and none read twice per cycle */
+	uint64_t due = CGS_MIN(2 * CGSI_REVAL_STEP_MS, r->o.revalidate_ms);
 	for (uint64_t k = 0; k < n; k++) {
 		struct cgsi_pentry *e = &c->slot[s->reval_cursor];
 		s->reval_cursor = (s->reval_cursor + 1) & c->mask;
 		uint64_t since;
 		if (e->tgid && !e->gone && !e->inferred &&
-		    now >= e->resolved_ms + r->o.revalidate_ms &&
+		    now >= e->resolved_ms + due &&
 		    !cgsi_pentry_dead(e, &r->deaths, &since))
 			revalidate(r, s, e, e->tgid, NULL, now, false);
 	}
@@ -677,6 +699,16 @@ static struct cgsi_cgnode *attribute(struct cgs_rollup *r,
 		 * looked); the TGID record that follows a process exit in the
 		 * same message needs none. A second process exit is a new
 		 * process (a process exits once). */
+		/* only seen gone from /proc (reaped before its records were
+		 * read, by a background re-read), no exit accounted since:
+		 * this is that exit, not a new process's */
+		if (pexit && e->reaped && now <= since + r->o.grace_ms &&
+		    cgsi_death_gen(cgsi_deaths_load(&r->deaths, key)) ==
+			    e->gen) {
+			s->st.via_cache++;
+			mark_exit(r, e, key, now);
+			return e->cg;
+		}
 		if (!pexit && now <= since + r->o.grace_ms) {
 			if (!e->dead_ms)
 				e->dead_ms = since ? since : now;

@@ -24,6 +24,8 @@ struct cgsi_pentry {
 				 * it could only find a pid reuser */
 	uint32_t inferred : 1;  /* cg came from a parent or fork ancestor,
 				 * not from this process's own /proc */
+	uint32_t reaped : 1;    /* found gone by a re-read while alive as far
+				 * as known: its exit record may still come */
 	struct cgsi_cgnode *cg; /* holds a reference (cg->refs) */
 	uint64_t resolved_ms;   /* cgroup last read from /proc (or inferred) */
 	uint64_t dead_ms;       /* 0: alive as far as this shard knows */

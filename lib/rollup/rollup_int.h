@@ -48,6 +48,8 @@ struct cgsi_rshard {
 	bool exited;             /* ... and its process had exited (zombie) */
 	bool last_inferred;      /* fallback.c: its answer was inferred */
 	uint64_t reval_next;     /* next background revalidation step */
+	uint64_t reval_last;     /* when the last step ran (0: none yet) */
+	uint64_t reval_rem;      /* slots owed to the cursor, x revalidate_ms */
 	uint32_t reval_cursor;
 	uint64_t kgen;           /* bumped when a node is retired */
 	struct cgsi_cgnode *check_at; /* removal check: next node of the

@@ -615,9 +615,9 @@ static void test_move(void **state)
 	struct cgs_record th = fp_record(CGS_KIND_THREAD, 3001, 3000, 1, 1);
 	assert_string_equal(acct(r, 0, &th), "/m1");
 	fp_set(&F, 3000, "/m2"); /* moved */
-	F.now_ms += 999;
+	F.now_ms += 100;
 	assert_string_equal(acct(r, 0, &th), "/m1"); /* within the bound */
-	F.now_ms += 1;
+	F.now_ms += 900;
 	assert_string_equal(acct(r, 0, &th), "/m2"); /* seen */
 	F.now_ms += 10;
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
@@ -656,6 +656,49 @@ static void test_move(void **state)
 	assert_int_equal(cgs_rollup_totals(r, &t2), 0);
 	assert_int_equal(t2.proc_reads, t0.proc_reads + 1);
 	cgs_rollup_free(r);
+}
+
+/*
+ * The background re-read keeps the bound on moves for a process whose
+ * records come after it was reaped: every live entry is re-read within
+ * revalidate_ms (+ one step), wherever the sweep's cursor was when the
+ * process moved, and also when the steps came late (no records for a
+ * while: the step that comes covers what was missed).
+ */
+static void test_sweep_bound(void **state)
+{
+	(void)state;
+	struct cgs_rollup_opts o = fp_opts(&F);
+	o.revalidate_ms = 1000;
+	/* a dead pid's records drive the steps without growing the table */
+	struct cgs_record tick = fp_record(CGS_KIND_THREAD, 9001, 9000, 1, 1);
+	for (unsigned off = 0; off < 1000; off += 130) {
+		for (unsigned gap = 50; gap <= 400; gap += 350) {
+			struct cgs_rollup *r = NULL;
+			assert_int_equal(cgs_rollup_new(&r, &o), 0);
+			acct(r, 0, &tick);
+			for (unsigned t = 0; t < off; t += 50) {
+				F.now_ms += 50;
+				acct(r, 0, &tick);
+			}
+			fp_set(&F, 3200, "/s1");
+			struct cgs_record th =
+				fp_record(CGS_KIND_THREAD, 3201, 3200, 1, 1);
+			assert_string_equal(acct(r, 0, &th), "/s1");
+			F.now_ms += 10;
+			fp_set(&F, 3200, "/s2"); /* moved */
+			for (unsigned t = 0; t < 1000 + 2 * 50 + gap;
+			     t += gap) {
+				F.now_ms += gap;
+				acct(r, 0, &tick);
+			}
+			fp_reap(&F, 3200); /* then its late record */
+			if (strcmp(acct(r, 0, &th), "/s2"))
+				fail_msg("offset %u, steps every %u ms: the "
+					 "move was not seen", off, gap);
+			cgs_rollup_free(r);
+		}
+	}
 }
 
 /* Holds a shard's lock for hold_ms (the shard busy with a record, a
@@ -1493,6 +1536,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_attribution_paths, &F),
 		fp_unit_test(test_pid_reuse, &F),
 		fp_unit_test(test_move, &F),
+		fp_unit_test(test_sweep_bound, &F),
 		fp_unit_test(test_peer_busy, &F),
 		fp_unit_test(test_reused_pid, &F),
 		fp_unit_test(test_removed_retire, &F),
