@@ -21,6 +21,7 @@
  *               child, born in reuse_b, gets the same pid (200 times)
  *  churn        fork-and-reap children as fast as it can (pid reuse)
  *  launcher     the process that starts all of the above (its own exit)
+ *  markers      (mode "proc") barrier children, one per CPU per barrier
  *
  * Mode "kernel" (the kernel attribution source): every row must hold
  * exactly what ran in it, every record must have been attributed by the
@@ -28,7 +29,11 @@
  * a row may hold records that belong elsewhere only as many as it counts
  * as inferred; a process the fallback saw alive (moved itself, was moved,
  * the shell, the mover after revalidate_ms) keeps all its records; what
- * leaves the tree is in the unknown bucket (unattributed).
+ * leaves the tree is in the unknown bucket (unattributed). "Saw alive" is
+ * made not to depend on how far behind a listener is (a vCPU not run for
+ * a while, seen in CI): each of those processes is reaped only after a
+ * barrier (every record sent before it accounted), and the mover moves
+ * only after one.
  *
  * Skips (77) without taskstats, CAP_NET_ADMIN, cgroup2, or (kernel mode)
  * where the kernel source cannot load, saying why.
@@ -42,6 +47,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,13 +68,13 @@
 
 enum row {
 	R_LAUNCHER, R_SELF, R_PARENT, R_CLONE3, R_SHELL, R_MOVER_A, R_MOVER_B,
-	R_CHURN, R_REUSE_A, R_REUSE_B, R_D1, R_D2, R_D3, R_BASE, NROWS
+	R_CHURN, R_REUSE_A, R_REUSE_B, R_MARK, R_D1, R_D2, R_D3, R_BASE, NROWS
 };
 static const char *row_name[NROWS] = {
 	"/launcher", "/d1/d2/d3/self_move", "/d1/d2/d3/parent_move",
 	"/d1/d2/d3/clone3", "/d1/d2/d3/shell", "/d1/d2/d3/mover_a",
 	"/d1/d2/d3/mover_b", "/churn", "/d1/d2/d3/reuse_a",
-	"/d1/d2/d3/reuse_b", "/d1", "/d1/d2", "/d1/d2/d3", "",
+	"/d1/d2/d3/reuse_b", "/markers", "/d1", "/d1/d2", "/d1/d2/d3", "",
 };
 
 static char base_rel[128];
@@ -118,9 +125,78 @@ static void fork_reap(int n)
 	}
 }
 
+/*
+ * Mode "proc": what the collector (this process) has accounted, shared
+ * with the launcher, forked after it was mapped: accounted[pid] is set
+ * once a process exit of pid was accounted.
+ */
+#define ACC_SLOTS (1u << 22) /* the largest pid_max */
+static _Atomic unsigned char *accounted;
+static _Atomic unsigned *markers; /* barrier children, in R_MARK */
+
+/*
+ * Mode "proc": return once the collector has accounted every exit record
+ * the kernel sent before the call, on every CPU: a marker child exits on
+ * each CPU we may run on and the call waits for each marker's exit
+ * record (a listener receives its CPUs' records in order). A process
+ * held as a zombie across a barrier is thus readable in /proc for every
+ * record of it and of its children, whatever a listener's lag: the
+ * premise of the rows the fallback must know exactly (it saw them). The
+ * markers exit in R_MARK.
+ */
+static void barrier(void)
+{
+	if (kernel_mode)
+		return;
+	cpu_set_t cpus;
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0)
+		die("sched_getaffinity");
+	pid_t m[CPU_SETSIZE];
+	int nm = 0;
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &cpus))
+			continue;
+		pid_t p = fork();
+		if (p < 0)
+			die("fork marker");
+		if (p == 0) {
+			cpu_set_t one;
+			CPU_ZERO(&one);
+			CPU_SET(c, &one);
+			if (cgt_move(dir[R_MARK], 0) < 0 ||
+			    sched_setaffinity(0, sizeof(one), &one) < 0)
+				_exit(2);
+			atomic_store(&accounted[getpid() % ACC_SLOTS], 0);
+			_exit(0);
+		}
+		m[nm++] = p;
+	}
+	for (int i = 0; i < nm; i++) {
+		siginfo_t si;
+		if (waitid(P_PID, (id_t)m[i], &si, WEXITED | WNOWAIT) < 0)
+			die("waitid marker");
+		for (int k = 0; k < 30000 && !atomic_load(&accounted[m[i] %
+								   ACC_SLOTS]);
+		     k++)
+			cgt_sleep_ms(1);
+	}
+	for (int i = 0; i < nm; i++) {
+		int st = 0;
+		if (waitpid(m[i], &st, 0) != m[i] || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			die("marker");
+	}
+	atomic_fetch_add(markers, (unsigned)nm);
+}
+
+/* Reap pattern process p (mode "proc": after a barrier, its zombie read
+ * for all of its records). */
 static void reap(pid_t p)
 {
 	int st = 0;
+	siginfo_t si;
+	if (!kernel_mode && waitid(P_PID, (id_t)p, &si, WEXITED | WNOWAIT) == 0)
+		barrier();
 	if (waitpid(p, &st, 0) == p && WIFEXITED(st) &&
 	    WEXITSTATUS(st) == EXIT_NO_CLONE3)
 		_exit(EXIT_NO_CLONE3);
@@ -128,14 +204,6 @@ static void reap(pid_t p)
 		fprintf(stderr, "worker %d failed (status %#x)\n", (int)p, st);
 		_exit(1);
 	}
-}
-
-/* With the fallback, a process must be seen alive to be known: stay a
- * moment (the listener reads every 20 ms) before exiting. */
-static void linger(void)
-{
-	if (!kernel_mode)
-		cgt_sleep_ms(200);
 }
 
 /* fork(), as it returns, the child first moving itself into cgroup row r
@@ -156,7 +224,6 @@ static pid_t pattern_self_move(void)
 		fork_reap(50);
 		threads(50);
 		fork_reap(50);
-		linger();
 		_exit(0);
 	}
 	return p;
@@ -166,7 +233,6 @@ static void parent_moved(void)
 {
 	threads(50);
 	fork_reap(50);
-	linger();
 }
 
 static pid_t pattern_parent_move(void)
@@ -265,10 +331,8 @@ static pid_t pattern_shell(void)
 		char script[5200];
 		snprintf(script, sizeof(script),
 			 "echo $$ > '%s/cgroup.procs' || exit 9; i=0; "
-			 "while [ $i -lt %d ]; do /bin/true; i=$((i+1)); done; "
-			 "%s", dir[R_SHELL], NSHELL,
-			 /* the same process, seen alive for a moment */
-			 kernel_mode ? "" : "exec /bin/sleep 0.2");
+			 "while [ $i -lt %d ]; do /bin/true; i=$((i+1)); done",
+			 dir[R_SHELL], NSHELL);
 		execl("/bin/sh", "sh", "-c", script, (char *)NULL);
 		_exit(127);
 	}
@@ -281,10 +345,10 @@ static pid_t pattern_mover(void)
 	if (p == 0) {
 		threads(50);
 		/* the fallback needs its records read before the move */
-		if (!kernel_mode)
-			cgt_sleep_ms(MOVE_SETTLE_MS);
+		barrier();
 		if (cgt_move(dir[R_MOVER_B], 0) < 0)
 			_exit(2);
+		/* and revalidate_ms to see it */
 		if (!kernel_mode)
 			cgt_sleep_ms(MOVE_SETTLE_MS);
 		threads(50);
@@ -360,6 +424,8 @@ static void account_one(const struct cgs_exit *ev, const struct cgs_record *r)
 		atomic_fetch_add(&account_errors, 1);
 		return;
 	}
+	if (accounted && r->kind == CGS_KIND_PROCESS)
+		atomic_store(&accounted[r->pid % ACC_SLOTS], 1);
 	size_t bl = strlen(base_rel);
 	if (path && !strncmp(path, base_rel, bl) &&
 	    (!path[bl] || path[bl] == '/') && (unsigned)src < 4)
@@ -412,7 +478,8 @@ int main(int argc, char **argv)
 	snprintf(base_rel, sizeof(base_rel), "/cgs-launch-%d", (int)getpid());
 	for (int i = NROWS - 1; i >= 0; i--)
 		snprintf(rel[i], sizeof(rel[i]), "%s%s", base_rel, row_name[i]);
-	static const int order[] = { R_BASE, R_LAUNCHER, R_CHURN, R_D1, R_D2,
+	static const int order[] = { R_BASE, R_LAUNCHER, R_CHURN, R_MARK,
+				     R_D1, R_D2,
 				     R_D3, R_SELF, R_PARENT, R_CLONE3, R_SHELL,
 				     R_MOVER_A, R_MOVER_B, R_REUSE_A,
 				     R_REUSE_B };
@@ -428,6 +495,11 @@ int main(int argc, char **argv)
 			return 1;
 	}
 
+	accounted = mmap(NULL, ACC_SLOTS + 64, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (accounted == MAP_FAILED)
+		die("mmap");
+	markers = (_Atomic unsigned *)(void *)(accounted + ACC_SLOTS);
 	/* the launcher is forked before any thread of ours exists */
 	int rep[2];
 	if (pipe(rep) < 0)
@@ -477,6 +549,7 @@ int main(int argc, char **argv)
 	w[R_MOVER_B] = (struct want){ 50 + 1, 1, 1 };
 	w[R_CHURN] = (struct want){ nchurn + 1, nchurn + 1, 0 };
 	w[R_REUSE_A] = w[R_REUSE_B] = (struct want){ NREUSE, NREUSE, 0 };
+	w[R_MARK] = (struct want){ *markers, *markers, 0 };
 	uint64_t total = (uint64_t)NCLONE_CG * NCLONE_PER;
 	for (int i = 0; i < NROWS; i++)
 		total += w[i].tasks;
