@@ -15,7 +15,8 @@
  * 2. Miss: read /proc/<tgid>/cgroup (readable while the process is alive
  *    or a zombie) and intern the path.
  * 3. Already reaped: the parent's cgroup (ac_ppid; its cache entry, else
- *    /proc/<ppid>/cgroup). A fork inherits its parent's cgroup, so this is
+ *    /proc/<ppid>/cgroup, else, the parent reaped too, another shard's
+ *    entry for it). A fork inherits its parent's cgroup, so this is
  *    right unless the child was moved (services spawned then moved by a
  *    manager) or reparented (ac_ppid is then the reaper).
  * 4. With CGS_ROLLUP_TRACK_FORKS (forks.c), when the parent is gone too
@@ -139,9 +140,20 @@ static bool dead_recheck(const struct cgsi_pentry *e, uint64_t now)
 			    now >= e->resolved_ms + CGSI_DEAD_RECHECK_MS);
 }
 
+static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
+					  struct cgsi_rshard *s,
+					  const struct cgs_record *rec,
+					  uint32_t key, uint64_t now,
+					  bool *dropped, uint64_t *dead_ms);
+
+/*
+ * The parent's cgroup: this shard's entry for ppid, else its /proc, else
+ * (reaped, this shard lagging behind) another shard's entry if one saw
+ * it alive (seen_elsewhere(), which may drop s->lock: *dropped).
+ */
 static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 				     struct cgsi_rshard *s, uint32_t ppid,
-				     uint64_t now)
+				     uint64_t now, bool *dropped)
 {
 	if (!ppid)
 		return NULL;
@@ -167,6 +179,15 @@ static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 		return revalidate(r, s, e, ppid, NULL, now, false);
 	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, ppid));
 	int n = read_proc(r, s, ppid);
+	if (n == -ENOENT) {
+		/* answered as a late thread record of the parent would be:
+		 * the child exited while the parent was there (else ac_ppid
+		 * would be its reaper) */
+		struct cgs_record pr = { .kind = CGS_KIND_THREAD,
+					 .pid = ppid, .tgid = ppid };
+		uint64_t dead = 0;
+		return seen_elsewhere(r, s, &pr, ppid, now, dropped, &dead);
+	}
 	if (n < 0)
 		return NULL;
 	struct cgsi_cgnode *cg = intern_read(r, s, n, now);
@@ -506,13 +527,15 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 		 * reparented (ac_ppid is then the reaper) */
 		bool use_ppid = !fp || (fp == rec->ppid && nhops > 0);
 		bool reaper = fp && fp != rec->ppid;
-		if (use_ppid && (cg = parent_cg(r, s, rec->ppid, now))) {
+		if (use_ppid &&
+		    (cg = parent_cg(r, s, rec->ppid, now, &dropped))) {
 			s->st.via_parent++;
 		} else if ((first = use_ppid && fp ? 1 : 0) < nhops &&
 			   (cg = ancestors_cg(r, s, hop + first, nhops - first,
 					      now))) {
 			s->st.via_ancestor++;
-		} else if (reaper && (cg = parent_cg(r, s, rec->ppid, now))) {
+		} else if (reaper &&
+			   (cg = parent_cg(r, s, rec->ppid, now, &dropped))) {
 			s->st.via_parent++;
 		} else {
 			cg = s->unknown;

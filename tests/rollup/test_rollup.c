@@ -803,6 +803,25 @@ static void test_peer_busy(void **state)
 	F.now_ms += r->o.revalidate_ms + 1;
 	assert_string_equal(acct(r, 0, &gt), "/gone"); /* re-read: gone */
 	expect_acct(r, 1, &gx, "/gone", CGS_SOURCE_PROC);
+
+	/* A child reaped before a lagging shard read its exit, its parent
+	 * reaped too, but seen alive by the other shard (busy): the
+	 * parent's cgroup from there, inferred, not the grandparent's or
+	 * nothing; a parent nobody saw: nothing (no fork tracking here). */
+	fp_set(&F, 3800, "/sup");
+	struct cgs_record st = fp_record(CGS_KIND_THREAD, 3801, 3800, 1, 8);
+	assert_string_equal(acct(r, 0, &st), "/sup");
+	fp_reap(&F, 3800);
+	struct cgs_record cx =
+		fp_record(CGS_KIND_PROCESS, 3810, 3810, 3800, 9);
+	uint64_t w1 = r->shards[1].st.peer_waits;
+	busy_start(&b, &t, r, 0, 50);
+	expect_acct(r, 1, &cx, "/sup", CGS_SOURCE_INFERRED);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(r->shards[1].st.peer_waits, w1 + 1);
+	struct cgs_record nx =
+		fp_record(CGS_KIND_PROCESS, 3820, 3820, 3890, 10);
+	expect_acct(r, 1, &nx, "(unknown)", CGS_SOURCE_NONE);
 	cgs_rollup_free(r);
 }
 
