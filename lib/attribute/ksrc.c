@@ -602,7 +602,10 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		if (!ok)
 			ok = claim_elsewhere(k, shard, rec, off, ki);
 	}
-	if (!ok && waited) { /* done meanwhile: its entry is out now */
+	/* done (meanwhile, or already at the first look: the entry may have
+	 * come out between the claims above and that look): its entry is out
+	 * now, unless lost */
+	if (!ok) {
 		pthread_mutex_lock(&s->lock);
 		ok = try_claim(k, s, rec, off, ki);
 		pthread_mutex_unlock(&s->lock);

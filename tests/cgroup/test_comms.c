@@ -401,6 +401,17 @@ static void heavy_hitters(unsigned shards, bool need_shards)
 	       (unsigned long long)atomic_load(&t->kernel),
 	       (unsigned long long)atomic_load(&t->cpu),
 	       (unsigned long long)tt->comms);
+	/* what the kernel source missed, if anything: why a record could
+	 * have gone elsewhere */
+	printf("kernel source: %llu matched, unmatched %llu lost %llu "
+	       "expired %llu waits %llu; proc %llu parent %llu\n",
+	       (unsigned long long)tt->via_kernel,
+	       (unsigned long long)tt->kernel_unmatched,
+	       (unsigned long long)tt->kernel_lost,
+	       (unsigned long long)tt->kernel_expired,
+	       (unsigned long long)tt->kernel_waits,
+	       (unsigned long long)tt->via_proc,
+	       (unsigned long long)tt->via_parent);
 	print_ranking(s, i, CGS_COMMS_BY_EXITS);
 	print_ranking(s, i, CGS_COMMS_BY_CPU);
 	for (int k = 0; k < NHEAVY; k++)
