@@ -340,6 +340,20 @@ static bool group_started_after(const struct cgs_record *rec,
 }
 
 /*
+ * Whether rec's thread group had surely started by `t`: it started its
+ * age before its exit, which was at most the records' lag before now, so
+ * now - age is never earlier than the truth. False when the record tells
+ * no age.
+ */
+static bool started_by(const struct cgs_record *rec, uint64_t t,
+		       uint64_t now)
+{
+	uint64_t age = rec->kind == CGS_KIND_PROCESS ? life_ms(rec)
+						     : rec->tgetime_us / 1000u;
+	return age && (age >= now || now - age <= t);
+}
+
+/*
  * Copy into buf the cgroup of o's entry for the process of rec (key) if
  * o read it from the process's own /proc (not inferred) and o's answer
  * would hold: alive; seen gone from /proc (reaped) with no exit accounted
@@ -716,22 +730,24 @@ static struct cgsi_cgnode *attribute(struct cgs_rollup *r,
 				mark_exit(r, e, key, now);
 			return cg;
 		}
+		/* Only seen gone from /proc (reaped before its records were
+		 * read: a re-read found it so), no exit accounted since, and
+		 * the record's process had started by then: this is that
+		 * process's exit, not that of a new one with the pid. */
+		if (pexit && e->reaped && now <= since + r->o.grace_ms &&
+		    cgsi_death_gen(cgsi_deaths_load(&r->deaths, key)) ==
+			    e->gen &&
+		    started_by(rec, e->dead_ms, now)) {
+			s->st.via_cache++;
+			mark_exit(r, e, key, now);
+			return e->cg;
+		}
 		/* Dead: late records of it are answered for grace_ms, after
 		 * a re-read of /proc when dead_recheck() says so (a process
 		 * that reused the pid, or the zombie moved since we last
 		 * looked); the TGID record that follows a process exit in the
 		 * same message needs none. A second process exit is a new
 		 * process (a process exits once). */
-		/* only seen gone from /proc (reaped before its records were
-		 * read, by a background re-read), no exit accounted since:
-		 * this is that exit, not a new process's */
-		if (pexit && e->reaped && now <= since + r->o.grace_ms &&
-		    cgsi_death_gen(cgsi_deaths_load(&r->deaths, key)) ==
-			    e->gen) {
-			s->st.via_cache++;
-			mark_exit(r, e, key, now);
-			return e->cg;
-		}
 		if (!pexit && now <= since + r->o.grace_ms) {
 			if (!e->dead_ms)
 				e->dead_ms = since ? since : now;

@@ -628,7 +628,37 @@ static void test_move(void **state)
 	fp_reap(&F, 3000);
 	F.now_ms += 5000;
 	struct cgs_record ex = fp_record(CGS_KIND_PROCESS, 3000, 3000, 1, 1);
+	ex.tgetime_us = 6000000; /* it started before it was found gone */
 	assert_string_equal(acct(r, 0, &ex), "/m2");
+	cgs_rollup_free(r);
+
+	/* Found reaped by the background re-read before its exit record
+	 * came: that exit is still its own; a younger process's exit with
+	 * the pid (its exit record first, on a lagging shard) is not. */
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	fp_set(&F, 3050, "/f1");
+	struct cgs_record ft = fp_record(CGS_KIND_THREAD, 3051, 3050, 1, 1);
+	assert_string_equal(acct(r, 0, &ft), "/f1");
+	fp_reap(&F, 3050);
+	struct cgs_record tick = fp_record(CGS_KIND_THREAD, 9001, 9000, 1, 1);
+	F.now_ms += 1200;
+	acct(r, 0, &tick); /* the re-read: 3050 gone */
+	F.now_ms += 200;
+	fp_set(&F, 3050, "/f2"); /* a new process with the pid, exited */
+	struct cgs_record young = fp_record(CGS_KIND_PROCESS, 3050, 3050, 1, 2);
+	young.tgetime_us = 100000; /* started after the re-read */
+	assert_string_equal(acct(r, 0, &young), "/f2");
+	cgs_rollup_free(r);
+	assert_int_equal(cgs_rollup_new(&r, &o), 0);
+	fp_set(&F, 3060, "/g1");
+	struct cgs_record gt = fp_record(CGS_KIND_THREAD, 3061, 3060, 1, 1);
+	assert_string_equal(acct(r, 0, &gt), "/g1");
+	fp_reap(&F, 3060);
+	F.now_ms += 1200;
+	acct(r, 0, &tick);
+	struct cgs_record own = fp_record(CGS_KIND_PROCESS, 3060, 3060, 1, 2);
+	own.tgetime_us = 1500000; /* started before it was found gone */
+	expect_acct(r, 0, &own, "/g1", CGS_SOURCE_PROC);
 	cgs_rollup_free(r);
 
 	/* A mover whose exit is accounted on another shard first: the late
