@@ -48,6 +48,9 @@ size_t cgsi_ksrc_ids(struct cgsi_ksrc *k) { return 0; }
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 
 #include "attribute/bpf/exitcg_abi.h"
@@ -97,6 +100,9 @@ struct cgsi_ksrc {
 	const struct cgsi_cg_mount *mount;
 	int64_t dfl_hier;       /* cgroup2's hierarchy id, -1 until learned */
 	uint64_t now_ms;        /* for cgroup events, under idlock */
+	pthread_t reader;       /* cg_reader(), if reader_on */
+	bool reader_on;
+	int stopfd;             /* eventfd: tells the reader to stop */
 };
 
 static uint64_t mono_ns(void)
@@ -236,6 +242,70 @@ static int on_cg_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/*
+ * The cgroup event ring's reader of last resort. Lookups read the ring as
+ * records come (every KSRC_CG_EVERY lookups, and for an unknown id); a
+ * storm of mkdir/rmdir with no exit in between would overflow it, losing
+ * the paths of cgroups whose exits come later. The BPF program wakes
+ * this thread only when the ring is a quarter full, so it costs nothing
+ * otherwise: it sleeps in poll(). After a read it naps CG_READER_NAP_MS,
+ * so that a storm is read in batches, far within the ring.
+ */
+#define CG_READER_NAP_MS 2
+static void *cg_reader(void *arg)
+{
+	struct cgsi_ksrc *k = arg;
+	struct pollfd pf[2] = {
+		{ .fd = ring_buffer__epoll_fd(k->cgrb), .events = POLLIN },
+		{ .fd = k->stopfd, .events = POLLIN },
+	};
+	struct timespec nap = { 0, CG_READER_NAP_MS * 1000000L };
+	for (;;) {
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[1].revents)
+			break;
+		pthread_mutex_lock(&k->idlock);
+		k->now_ms = cgsi_now_mono_ms();
+		ring_buffer__consume(k->cgrb);
+		pthread_mutex_unlock(&k->idlock);
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+/* Start cg_reader() with every signal blocked (the caller's handlers
+ * stay the caller's business). Without it (no thread) lookups alone read
+ * the ring, as before: not fatal. */
+static void reader_start(struct cgsi_ksrc *k)
+{
+	k->stopfd = eventfd(0, EFD_CLOEXEC);
+	if (k->stopfd < 0)
+		return;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	k->reader_on = pthread_create(&k->reader, NULL, cg_reader, k) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void reader_stop(struct cgsi_ksrc *k)
+{
+	if (k->reader_on) {
+		uint64_t one = 1;
+		while (write(k->stopfd, &one, sizeof(one)) < 0 && errno == EINTR)
+			;
+		pthread_join(k->reader, NULL);
+		k->reader_on = false;
+	}
+	if (k->stopfd >= 0)
+		close(k->stopfd);
+	k->stopfd = -1;
+}
+
 static bool have_cap(int cap)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -311,6 +381,7 @@ void cgsi_ksrc_close(struct cgsi_ksrc *k)
 {
 	if (!k)
 		return;
+	reader_stop(k);
 	for (unsigned i = 0; k->sh && i < k->nshards; i++) {
 		cgsi_kjoin_fini(&k->sh[i].join);
 		free(k->sh[i].cpus);
@@ -383,6 +454,7 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	if (!k)
 		return -ENOMEM;
 	pthread_mutex_init(&k->idlock, NULL);
+	k->stopfd = -1;
 	k->nshards = nshards;
 	k->ncpu = (unsigned)ncpu;
 	k->mount = m;
@@ -481,6 +553,7 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 			 strerror(-rc));
 		goto fail;
 	}
+	reader_start(k);
 	*out = k;
 	return 0;
 fail:

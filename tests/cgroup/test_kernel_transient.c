@@ -11,6 +11,10 @@
  * hierarchy (a hybrid host: systemd makes a unit's cgroup in each
  * controller's), more events than the kernel source's event ring holds:
  * they must not push the cgroup2 events out (filtered in the kernel).
+ * Then a storm of V2_STORM cgroup2 cgroups, also with no record read in
+ * between: the ring must be read while it lasts (the kernel source's
+ * reader thread, woken by the BPF program when the ring fills), else the
+ * transient cgroups' events would find it full.
  *
  * Skips (77) without taskstats, CAP_NET_ADMIN, cgroup2, clone3, or where
  * the kernel source cannot load, saying why.
@@ -32,6 +36,7 @@
 
 #define N 300
 #define V1_STORM 4000 /* x 2 events; the ring holds ~3,900 */
+#define V2_STORM 6000
 
 static struct cgs_rollup *rollup;
 static char base[256];
@@ -95,6 +100,17 @@ int main(void)
 	} else {
 		printf("no cgroup v1 cpu hierarchy: no v1 storm\n");
 	}
+	for (int i = 0; i < V2_STORM; i++) {
+		char d[4700];
+		snprintf(d, sizeof(d), "%s/s%04d", dir, i);
+		if (mkdir(d, 0755) < 0 || rmdir(d) < 0) {
+			fprintf(stderr, "cgroup2 storm %s: %s\n", d,
+				strerror(errno));
+			return 1;
+		}
+	}
+	printf("cgroup2 storm: %d cgroups made and removed under %s\n",
+	       V2_STORM, dir);
 	for (int i = 0; i < N; i++) {
 		char d[4700];
 		snprintf(d, sizeof(d), "%s/t%03d", dir, i);

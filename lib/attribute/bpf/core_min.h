@@ -29,6 +29,8 @@ enum bpf_map_type {
 #define BPF_F_MMAPABLE (1U << 10)
 
 #define BPF_RB_NO_WAKEUP (1ULL << 0)
+#define BPF_RB_FORCE_WAKEUP (1ULL << 1)
+#define BPF_RB_AVAIL_DATA 0 /* bpf_ringbuf_query(): bytes not consumed */
 
 struct sched_info {
 	unsigned long pcount;

@@ -60,9 +60,10 @@ struct {
 	__type(value, struct cgsk_comm);
 } comms SEC(".maps");
 
+#define CG_RING_BYTES (2 << 20) /* ~3,900 events of 536 bytes */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 2 << 20); /* ~3,900 events of 536 bytes */
+	__uint(max_entries, CG_RING_BYTES);
 } cgring SEC(".maps");
 
 SEC("tp_btf/sched_process_exit")
@@ -132,7 +133,12 @@ static __always_inline int cg_event(__u64 *ctx, __u32 type)
 	e->id = BPF_CORE_READ(cg, kn, id);
 	e->level = (__u32)BPF_CORE_READ(cg, level);
 	e->len = bpf_probe_read_kernel_str(e->path, sizeof(e->path), path);
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	/* no wakeup as a rule: lookups read the ring as records come; a
+	 * ring a quarter full wakes the reader thread (ksrc.c), so that a
+	 * storm of cgroups with no exit in between cannot overflow it */
+	__u64 queued = bpf_ringbuf_query(&cgring, BPF_RB_AVAIL_DATA);
+	bpf_ringbuf_submit(e, queued > CG_RING_BYTES / 4 ? BPF_RB_FORCE_WAKEUP
+							 : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
