@@ -3,6 +3,7 @@
 #include <linux/capability.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -102,6 +103,7 @@ struct cgsi_ksrc {
 	uint64_t now_ms;        /* for cgroup events, under idlock */
 	pthread_t reader;       /* cg_reader(), if reader_on */
 	bool reader_on;
+	_Atomic int reader_tried; /* reader_start() ran (first lookup) */
 	int stopfd;             /* eventfd: tells the reader to stop */
 };
 
@@ -277,11 +279,20 @@ static void *cg_reader(void *arg)
 	return NULL;
 }
 
-/* Start cg_reader() with every signal blocked (the caller's handlers
- * stay the caller's business). Without it (no thread) lookups alone read
- * the ring, as before: not fatal. */
+/*
+ * Start cg_reader() once, from the first lookup, not at open: a thread
+ * inherits its creator's credentials, capabilities and no_new_privs, all
+ * per thread, and a caller drops privileges after loading the program
+ * but before records flow (taskstat-collect --user): the reader is then
+ * made by a listener thread that holds none. Every signal is blocked in
+ * it (the caller's handlers stay the caller's business). Without it
+ * (pthread_create failed) lookups alone read the ring, as before.
+ */
 static void reader_start(struct cgsi_ksrc *k)
 {
+	int no = 0;
+	if (!atomic_compare_exchange_strong(&k->reader_tried, &no, 1))
+		return;
 	k->stopfd = eventfd(0, EFD_CLOEXEC);
 	if (k->stopfd < 0)
 		return;
@@ -553,7 +564,6 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 			 strerror(-rc));
 		goto fail;
 	}
-	reader_start(k);
 	*out = k;
 	return 0;
 fail:
@@ -628,6 +638,9 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		      const struct cgs_record *rec, struct cgsi_kinfo *ki)
 {
 	struct kshard *s = &k->sh[shard];
+	if (cgs_unlikely(!atomic_load_explicit(&k->reader_tried,
+					       memory_order_relaxed)))
+		reader_start(k);
 	/* the offset moves only when the clock is set: read it now and then
 	 * (and afresh before giving up on a record) */
 	if (!s->off_age++ || s->off_age > KSRC_CG_EVERY) {

@@ -13,8 +13,9 @@
  * they must not push the cgroup2 events out (filtered in the kernel).
  * Then a storm of V2_STORM cgroup2 cgroups, also with no record read in
  * between: the ring must be read while it lasts (the kernel source's
- * reader thread, woken by the BPF program when the ring fills), else the
- * transient cgroups' events would find it full.
+ * reader thread, woken by the BPF program when the ring fills; it starts
+ * with the first record looked up, so one is read first, as a running
+ * collector has), else the transient cgroups' events would find it full.
  *
  * Skips (77) without taskstats, CAP_NET_ADMIN, cgroup2, clone3, or where
  * the kernel source cannot load, saying why.
@@ -99,6 +100,20 @@ int main(void)
 		       V1_STORM, top);
 	} else {
 		printf("no cgroup v1 cpu hierarchy: no v1 storm\n");
+	}
+	pid_t first = fork();
+	if (first == 0)
+		_exit(0);
+	waitpid(first, NULL, 0);
+	for (int round = 0; round < 50; round++) {
+		int got = 0;
+		for (unsigned s = 0; s < nsh; s++) {
+			int n = cgs_listener_drain(l, s, on_ev, NULL);
+			got += n > 0 ? n : 0;
+		}
+		if (got)
+			break;
+		usleep(20000);
 	}
 	for (int i = 0; i < V2_STORM; i++) {
 		char d[4700];
