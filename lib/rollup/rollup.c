@@ -311,8 +311,8 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 				 CGS_EXIT_SIGNALED;
 		/* signal counts: the node's extra sets, made on first need */
 		if (cgs_unlikely(by_signal) && cgsi_node_x(n)) {
-			n->x->s[0].sig[sig]++;
-			cgsi_x4_mark(n->x, CGSI_XSET_HIST_WORDS + sig);
+			(*cgsi_x4_cum(n->x, CGSI_XW_SIG(sig)))++;
+			cgsi_x4_mark(n->x, CGSI_XW_SIG(sig));
 			n->sigs = true;
 		}
 	}
