@@ -768,6 +768,19 @@ static bool entry_current(const struct cgsi_cgnode *n, const struct gens *g,
 	       n->snap_key == node_key(n) && !k->merged;
 }
 
+/* Ask for the lines of the words of n's cum | base pair that copy_x()
+ * will read (its nz fetched ahead with the node's counters), so that
+ * they come in while copy_node() copies the counters. */
+static void prefetch_x(const struct cgsi_cgnode *n)
+{
+	if (!n->x)
+		return;
+	for (size_t k = 0; k < xmasks(n->sigs); k++)
+		for (uint64_t c = n->x->nz[k]; c; c &= c - 1)
+			__builtin_prefetch(
+				n->x->cum.w[k * 64 + (unsigned)__builtin_ctzll(c)]);
+}
+
 /* Dense subtree sets, the first w words, of a node with retired
  * descendants: sub = carry + cum, subd = carry - carry_base (the self
  * delta is added after); with `advance` carry_base = carry. */
@@ -1154,8 +1167,12 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 			__builtin_prefetch(&p->base.oom_kills);
 			__builtin_prefetch(&p->snap_gen);
 		}
-		if (p)
+		if (p) {
 			prefetch_range(&p->gone, 64);
+			if (p->x)
+				__builtin_prefetch(p->x->nz);
+		}
+		prefetch_x(m);
 		if (m == s->check_at)
 			*start = a->n - base;
 		char *path = path_dup(mem, m->path, m->len);
