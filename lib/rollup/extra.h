@@ -36,9 +36,9 @@ struct cgsi_xset {
  * interleaved word by word: word i of cum beside word i of its baseline
  * base, of carry beside carry_base. A snapshot reads both words of a pair
  * (the set and its delta since the baseline), and so one cache line per
- * word it reads instead of two a set (1.7 KB) apart. nz: which words of
- * cum may not be zero (bit i % 64 of nz[i / 64], set when the word is
- * first added to): a snapshot reads only those, a few cache lines instead
+ * word it reads instead of two a set (1.7 KB) apart. Which words of cum
+ * may not be zero the node keeps beside its pointer to these (nz,
+ * cgsi_nz_mark()): a snapshot reads only those, a few cache lines instead
  * of a whole set (most words of a cgroup's sets stay zero).
  */
 struct cgsi_xpair {
@@ -46,19 +46,14 @@ struct cgsi_xpair {
 };
 
 struct cgsi_x4 {
-	uint64_t nz[CGSI_XMASKS];
 	struct cgsi_xpair cum, carry; /* cum | base, carry | carry_base */
 };
 
-/* Word `word` of a set may not be zero now: its bit in nz. */
+/* Word `word` of a node's cum may not be zero now: its bit in nz (bit
+ * i % 64 of nz[i / 64], set when the word is first added to). */
 static inline void cgsi_nz_mark(uint64_t *nz, size_t word)
 {
 	nz[word / 64] |= 1ull << (word % 64);
-}
-
-static inline void cgsi_x4_mark(struct cgsi_x4 *x, size_t word)
-{
-	cgsi_nz_mark(x->nz, word);
 }
 
 /* Bucket of a value in us: the smallest k with us <= 4^k, or +Inf. O(1):
@@ -88,31 +83,32 @@ static inline uint64_t *cgsi_x4_cum(struct cgsi_x4 *x, size_t word)
 }
 
 /* One observation v (us) of histogram k in a node's cumulative set, its
- * sum grown by sum_ns; the words marked in nz. */
-static inline void cgsi_x4_one(struct cgsi_x4 *x, enum cgs_hist_kind k,
-			       uint64_t us, uint64_t sum_ns)
+ * sum grown by sum_ns; the words marked in the node's nz. */
+static inline void cgsi_x4_one(struct cgsi_x4 *x, uint64_t *nz,
+			       enum cgs_hist_kind k, uint64_t us,
+			       uint64_t sum_ns)
 {
 	size_t b = CGSI_XW_BUCKET(k, cgsi_hist_bucket(us));
 	(*cgsi_x4_cum(x, b))++;
 	*cgsi_x4_cum(x, CGSI_XW_SUM(k)) += sum_ns;
-	cgsi_x4_mark(x, b);
-	cgsi_x4_mark(x, CGSI_XW_SUM(k));
+	cgsi_nz_mark(nz, b);
+	cgsi_nz_mark(nz, CGSI_XW_SUM(k));
 }
 
 /* Observe one task record in a node's cumulative set (hot path). */
-static inline void cgsi_x4_observe(struct cgsi_x4 *x,
+static inline void cgsi_x4_observe(struct cgsi_x4 *x, uint64_t *nz,
 				   const struct cgs_record *r)
 {
 	uint64_t cpu = r->utime_us + r->stime_us;
 	uint64_t dly = r->delay[CGS_DELAY_CPU].total_ns;
 	uint64_t dly_us = dly / 1000 + (dly % 1000 != 0); /* ceil, no wrap */
-	cgsi_x4_one(x, CGS_HIST_LIFETIME, r->etime_us, r->etime_us * 1000);
-	cgsi_x4_one(x, CGS_HIST_CPU, cpu, cpu * 1000);
-	cgsi_x4_one(x, CGS_HIST_CPU_DELAY, dly_us, dly);
+	cgsi_x4_one(x, nz, CGS_HIST_LIFETIME, r->etime_us, r->etime_us * 1000);
+	cgsi_x4_one(x, nz, CGS_HIST_CPU, cpu, cpu * 1000);
+	cgsi_x4_one(x, nz, CGS_HIST_CPU_DELAY, dly_us, dly);
 	if (r->kind == CGS_KIND_PROCESS) {
 		uint64_t life = (r->fields & CGS_HAS_TGID) ? r->tgetime_us
 							   : r->etime_us;
-		cgsi_x4_one(x, CGS_HIST_PROC_LIFETIME, life, life * 1000);
+		cgsi_x4_one(x, nz, CGS_HIST_PROC_LIFETIME, life, life * 1000);
 	}
 }
 

@@ -769,16 +769,20 @@ static bool entry_current(const struct cgsi_cgnode *n, const struct gens *g,
 }
 
 /* Ask for the lines of the words of n's cum | base pair that copy_x()
- * will read (its nz fetched ahead with the node's counters), so that
- * they come in while copy_node() copies the counters. */
-static void prefetch_x(const struct cgsi_cgnode *n)
+ * will read, known from n's nz (asked for a node ahead), a node ahead of
+ * their use. The empty asm takes each address: without it GCC 12 drops
+ * a loop that only prefetches, as if it did nothing. */
+static inline void prefetch_x(const struct cgsi_cgnode *n)
 {
 	if (!n->x)
 		return;
 	for (size_t k = 0; k < xmasks(n->sigs); k++)
-		for (uint64_t c = n->x->nz[k]; c; c &= c - 1)
-			__builtin_prefetch(
-				n->x->cum.w[k * 64 + (unsigned)__builtin_ctzll(c)]);
+		for (uint64_t c = n->xnz[k]; c; c &= c - 1) {
+			const void *w = n->x->cum.w[k * 64 +
+						   (unsigned)__builtin_ctzll(c)];
+			__builtin_prefetch(w);
+			__asm__ volatile("" : : "r"(w));
+		}
 }
 
 /* Dense subtree sets, the first w words, of a node with retired
@@ -811,7 +815,7 @@ static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	bool full = n->sigs;
 	struct xref *o = e->xs;
 	uint64_t self[XMASKS_MAX], delta[XMASKS_MAX];
-	xpair_masks(&n->x->cum, n->x->nz, full, self, delta);
+	xpair_masks(&n->x->cum, n->xnz, full, self, delta);
 	if (!xpair_pack(&o[CGS_SET_SELF], &n->x->cum, self, full, false,
 			false, m) ||
 	    (!idle && !xpair_pack(&o[CGS_SET_SELF_DELTA], &n->x->cum, delta,
@@ -1095,6 +1099,18 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 }
 
+/* What copy_shard() reads of node n, two nodes ahead, to ask for the
+ * lines of n's extra sets one node ahead (prefetch_x()): its pointer to
+ * them and their nz, and its link to the next node. */
+static inline void prefetch_ahead(const struct cgsi_cgnode *n)
+{
+	if (!n)
+		return;
+	__builtin_prefetch(&n->next);
+	__builtin_prefetch(&n->x);
+	__builtin_prefetch(&n->xnz[CGSI_XMASKS - 1]);
+}
+
 /*
  * Copy shard s (its lock held) into a (room reserved) and cv from index
  * a->n on; nodes created since the last snapshot are merged into the
@@ -1169,10 +1185,9 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		}
 		if (p) {
 			prefetch_range(&p->gone, 64);
-			if (p->x)
-				__builtin_prefetch(p->x->nz);
+			prefetch_x(p);
+			prefetch_ahead(p->next);
 		}
-		prefetch_x(m);
 		if (m == s->check_at)
 			*start = a->n - base;
 		char *path = path_dup(mem, m->path, m->len);
