@@ -27,6 +27,10 @@ struct cgsi_cgnode {
 	struct cgsi_x4 *x;   /* signal counts and histograms in the order
 			      * cum, base, carry, carry_base (extra.h);
 			      * NULL until needed; owned */
+	uint64_t xnz[CGSI_XMASKS]; /* which words of x's cum may not be 0
+				    * (cgsi_nz_mark()): here, not in x, for
+				    * a snapshot to know which lines of x to
+				    * ask for with the node's counters */
 	struct cgsi_topk *comms; /* [2] by enum cgs_comm_rank, with
 				  * cgs_rollup_opts.comms; NULL: off; owned */
 	uint64_t oom_sigkills; /* CGS_OOM_CGROUP: SIGKILL exits when the

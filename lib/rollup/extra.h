@@ -31,24 +31,29 @@ struct cgsi_xset {
 
 #define CGSI_XMASKS ((CGSI_XSET_WORDS + 63) / 64)
 
-/* The four sets of a node (cum, base, carry, carry_base), and which words
- * of cum may not be zero (bit i % 64 of nz[i / 64], set when the word is
- * first added to): a snapshot reads only those, a few cache lines instead
- * of a whole set (most words of a cgroup's sets stay zero). */
-struct cgsi_x4 {
-	uint64_t nz[CGSI_XMASKS];
-	struct cgsi_xset s[4];
+/*
+ * The four sets of a node (cum, base, carry, carry_base), in two pairs
+ * interleaved word by word: word i of cum beside word i of its baseline
+ * base, of carry beside carry_base. A snapshot reads both words of a pair
+ * (the set and its delta since the baseline), and so one cache line per
+ * word it reads instead of two a set (1.7 KB) apart. Which words of cum
+ * may not be zero the node keeps beside its pointer to these (nz,
+ * cgsi_nz_mark()): a snapshot reads only those, a few cache lines instead
+ * of a whole set (most words of a cgroup's sets stay zero).
+ */
+struct cgsi_xpair {
+	uint64_t w[CGSI_XSET_WORDS][2]; /* [i][0] a set's, [i][1] its base */
 };
 
-/* Word `word` of a set may not be zero now: its bit in nz. */
+struct cgsi_x4 {
+	struct cgsi_xpair cum, carry; /* cum | base, carry | carry_base */
+};
+
+/* Word `word` of a node's cum may not be zero now: its bit in nz (bit
+ * i % 64 of nz[i / 64], set when the word is first added to). */
 static inline void cgsi_nz_mark(uint64_t *nz, size_t word)
 {
 	nz[word / 64] |= 1ull << (word % 64);
-}
-
-static inline void cgsi_x4_mark(struct cgsi_x4 *x, size_t word)
-{
-	cgsi_nz_mark(x->nz, word);
 }
 
 /* Bucket of a value in us: the smallest k with us <= 4^k, or +Inf. O(1):
@@ -65,45 +70,50 @@ static inline unsigned cgsi_hist_bucket(uint64_t us)
 /* Upper bound of bucket b, ns (UINT64_MAX for +Inf). */
 uint64_t cgsi_hist_le_ns(unsigned b);
 
-/* Word of bucket b of histogram k, of its sum (struct cgsi_xset). */
+/* Word of bucket b of histogram k, of its sum, of signal sig (struct
+ * cgsi_xset). */
 #define CGSI_XW_BUCKET(k, b) ((size_t)(k) * CGSI_HIST_BUCKETS + (b))
 #define CGSI_XW_SUM(k) ((size_t)CGS_HIST__COUNT * CGSI_HIST_BUCKETS + (k))
+#define CGSI_XW_SIG(sig) (CGSI_XSET_HIST_WORDS + (size_t)(sig))
 
-/* One observation v (us) of histogram k in set x, its sum grown by
- * sum_ns; the words marked in nz. */
-static inline void cgsi_xset_one(struct cgsi_xset *x, uint64_t *nz,
-				 enum cgs_hist_kind k, uint64_t us,
-				 uint64_t sum_ns)
+/* Word `word` of a node's cumulative set. */
+static inline uint64_t *cgsi_x4_cum(struct cgsi_x4 *x, size_t word)
 {
-	unsigned b = cgsi_hist_bucket(us);
-	x->hist[k][b]++;
-	x->hist_sum_ns[k] += sum_ns;
-	cgsi_nz_mark(nz, CGSI_XW_BUCKET(k, b));
+	return &x->cum.w[word][0];
+}
+
+/* One observation v (us) of histogram k in a node's cumulative set, its
+ * sum grown by sum_ns; the words marked in the node's nz. */
+static inline void cgsi_x4_one(struct cgsi_x4 *x, uint64_t *nz,
+			       enum cgs_hist_kind k, uint64_t us,
+			       uint64_t sum_ns)
+{
+	size_t b = CGSI_XW_BUCKET(k, cgsi_hist_bucket(us));
+	(*cgsi_x4_cum(x, b))++;
+	*cgsi_x4_cum(x, CGSI_XW_SUM(k)) += sum_ns;
+	cgsi_nz_mark(nz, b);
 	cgsi_nz_mark(nz, CGSI_XW_SUM(k));
 }
 
 /* Observe one task record in a node's cumulative set (hot path). */
-static inline void cgsi_x4_observe(struct cgsi_x4 *x4,
+static inline void cgsi_x4_observe(struct cgsi_x4 *x, uint64_t *nz,
 				   const struct cgs_record *r)
 {
-	struct cgsi_xset *x = &x4->s[0];
 	uint64_t cpu = r->utime_us + r->stime_us;
 	uint64_t dly = r->delay[CGS_DELAY_CPU].total_ns;
 	uint64_t dly_us = dly / 1000 + (dly % 1000 != 0); /* ceil, no wrap */
-	cgsi_xset_one(x, x4->nz, CGS_HIST_LIFETIME, r->etime_us,
-		      r->etime_us * 1000);
-	cgsi_xset_one(x, x4->nz, CGS_HIST_CPU, cpu, cpu * 1000);
-	cgsi_xset_one(x, x4->nz, CGS_HIST_CPU_DELAY, dly_us, dly);
+	cgsi_x4_one(x, nz, CGS_HIST_LIFETIME, r->etime_us, r->etime_us * 1000);
+	cgsi_x4_one(x, nz, CGS_HIST_CPU, cpu, cpu * 1000);
+	cgsi_x4_one(x, nz, CGS_HIST_CPU_DELAY, dly_us, dly);
 	if (r->kind == CGS_KIND_PROCESS) {
 		uint64_t life = (r->fields & CGS_HAS_TGID) ? r->tgetime_us
 							   : r->etime_us;
-		cgsi_xset_one(x, x4->nz, CGS_HIST_PROC_LIFETIME, life,
-			      life * 1000);
+		cgsi_x4_one(x, nz, CGS_HIST_PROC_LIFETIME, life, life * 1000);
 	}
 }
 
-/* The first n words (CGSI_XSET_WORDS, or CGSI_XSET_HIST_WORDS where the
- * signal counts are known to be zero): d += s, d = a - b, d = s. */
+/* d += s, the first n words (CGSI_XSET_WORDS, or CGSI_XSET_HIST_WORDS
+ * where the signal counts are known to be zero). */
 static inline void cgsi_xset_add_n(struct cgsi_xset *d,
 				   const struct cgsi_xset *s, size_t n)
 {
@@ -111,27 +121,6 @@ static inline void cgsi_xset_add_n(struct cgsi_xset *d,
 	const uint64_t *b = (const uint64_t *)s;
 	for (size_t i = 0; i < n; i++)
 		a[i] += b[i];
-}
-
-static inline void cgsi_xset_sub_n(struct cgsi_xset *d,
-				   const struct cgsi_xset *a,
-				   const struct cgsi_xset *b, size_t n)
-{
-	uint64_t *o = (uint64_t *)d;
-	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
-	for (size_t i = 0; i < n; i++)
-		o[i] = x[i] - y[i];
-}
-
-static inline void cgsi_xset_copy_n(struct cgsi_xset *d,
-				    const struct cgsi_xset *s, size_t n)
-{
-	memcpy(d, s, n * sizeof(uint64_t));
-}
-
-static inline void cgsi_xset_add(struct cgsi_xset *d, const struct cgsi_xset *s)
-{
-	cgsi_xset_add_n(d, s, CGSI_XSET_WORDS);
 }
 
 /* Fill a public histogram from set x (hist k). */

@@ -206,9 +206,9 @@ void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 		     struct cgsi_cgnode *n)
 {
 	if (!r->oom || n->unknown || !n->attributed || !n->x ||
-	    n->x->s[0].sig[SIGKILL] <= n->oom_sigkills)
+	    *cgsi_x4_cum(n->x, CGSI_XW_SIG(SIGKILL)) <= n->oom_sigkills)
 		return;
-	n->oom_sigkills = n->x->s[0].sig[SIGKILL];
+	n->oom_sigkills = *cgsi_x4_cum(n->x, CGSI_XW_SIG(SIGKILL));
 	/* the counter at this path must be the node's incarnation's: once
 	 * removed and created again, the new one's kills are its own node's */
 	bool gone;

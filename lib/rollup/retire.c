@@ -100,11 +100,12 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 	p->carry_ivl_vm = CGS_MAX(p->carry_ivl_vm,
 				  CGS_MAX(n->ivl_vm, n->carry_ivl_vm));
 	if (n->x && cgsi_node_x(p)) {
-		struct cgsi_xset *d = p->x->s, *c = n->x->s;
-		cgsi_xset_add(&d[2], &c[0]); /* carry += cum + carry */
-		cgsi_xset_add(&d[2], &c[2]);
-		cgsi_xset_add(&d[3], &c[1]); /* carry_base += base + ... */
-		cgsi_xset_add(&d[3], &c[3]);
+		/* carry += cum + carry, carry_base += base + carry_base */
+		uint64_t(*d)[2] = p->x->carry.w;
+		const uint64_t(*c)[2] = n->x->cum.w, (*cc)[2] = n->x->carry.w;
+		for (size_t i = 0; i < CGSI_XSET_WORDS; i++)
+			for (int j = 0; j < 2; j++)
+				d[i][j] += c[i][j] + cc[i][j];
 		p->sigs = p->sigs || n->sigs;
 	}
 	/* what the parent already reported does not change */

@@ -311,14 +311,14 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 				 CGS_EXIT_SIGNALED;
 		/* signal counts: the node's extra sets, made on first need */
 		if (cgs_unlikely(by_signal) && cgsi_node_x(n)) {
-			n->x->s[0].sig[sig]++;
-			cgsi_x4_mark(n->x, CGSI_XSET_HIST_WORDS + sig);
+			(*cgsi_x4_cum(n->x, CGSI_XW_SIG(sig)))++;
+			cgsi_nz_mark(n->xnz, CGSI_XW_SIG(sig));
 			n->sigs = true;
 		}
 	}
 	/* n->x is missing only if its allocation failed: retried */
 	if ((r->o.flags & CGS_ROLLUP_HISTOGRAMS) && (n->x || cgsi_node_x(n)))
-		cgsi_x4_observe(n->x, rec);
+		cgsi_x4_observe(n->x, n->xnz, rec);
 	if (n->comms && ai->comm) {
 		/* no CPU, nothing to rank by it (most short tasks: ticks) */
 		uint64_t cpu = rec->utime_us + rec->stime_us;

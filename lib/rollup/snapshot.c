@@ -523,31 +523,41 @@ static uint64_t xref_word(const struct xref *x, size_t i)
 }
 
 /*
- * Pack a - b (b NULL: a) into *d (NULL when all zero), and with `advance`
- * set b = a where they differ (the node's baseline moves on, writing only
- * the words that changed). Only the words in `cand` can differ (the
- * node's nz: a and b are zero elsewhere), and only those are read: a
- * first pass finds the ones that differ, so that exactly their room is
- * taken. false on ENOMEM.
+ * Which words of a node's pair x (cum | base) are not zero (*self) and
+ * which differ from the baseline (*delta). Only the words in `cand` can
+ * be either (the node's nz: both sets are zero elsewhere), and only those
+ * are read, in one pass: a word and its baseline share a cache line.
  */
-static bool xset_pack(struct xref *d, const struct cgsi_xset *a,
-		      struct cgsi_xset *b, const uint64_t *cand, bool full,
-		      bool advance, struct snap_mem *m)
+static void xpair_masks(const struct cgsi_xpair *x, const uint64_t *cand,
+			bool full, uint64_t *self, uint64_t *delta)
 {
-	const uint64_t *x = (const uint64_t *)a;
-	uint64_t *y = (uint64_t *)b;
-	size_t w = xwords(full), nm = xmasks(full), cnt = 0;
-	uint64_t mask[XMASKS_MAX] = { 0 };
-	for (size_t k = 0; k < nm; k++) {
-		uint64_t c = cand[k];
+	size_t w = xwords(full);
+	for (size_t k = 0; k < xmasks(full); k++) {
+		uint64_t c = cand[k], sm = 0, dm = 0;
 		if (w < (k + 1) * 64) /* not past the set's words */
 			c &= (1ull << (w - k * 64)) - 1;
 		for (; c; c &= c - 1) {
-			size_t i = k * 64 + (unsigned)__builtin_ctzll(c);
-			if (x[i] != (y ? y[i] : 0))
-				mask[k] |= 1ull << (i % 64);
+			unsigned bit = (unsigned)__builtin_ctzll(c);
+			const uint64_t *v = x->w[k * 64 + bit];
+			sm |= (uint64_t)(v[0] != 0) << bit;
+			dm |= (uint64_t)(v[0] != v[1]) << bit;
 		}
+		self[k] = sm;
+		delta[k] = dm;
 	}
+}
+
+/*
+ * Pack the words in `mask` of x's set (with `delta`: minus the baseline)
+ * into *d (NULL when mask is empty), taking exactly their room; with
+ * `advance` the baseline moves on to the set where it was read (the words
+ * that changed: the others are equal). false on ENOMEM.
+ */
+static bool xpair_pack(struct xref *d, struct cgsi_xpair *x,
+		       const uint64_t *mask, bool full, bool delta,
+		       bool advance, struct snap_mem *m)
+{
+	size_t nm = xmasks(full), cnt = 0;
 	for (size_t k = 0; k < nm; k++)
 		cnt += (size_t)__builtin_popcountll(mask[k]);
 	d->p = NULL;
@@ -558,14 +568,14 @@ static bool xset_pack(struct xref *d, const struct cgsi_xset *a,
 	uint64_t *pk = mem_alloc(m, (nm + cnt) * sizeof(uint64_t));
 	if (!pk)
 		return false;
-	uint64_t *v = pk + nm;
+	uint64_t *o = pk + nm;
 	for (size_t k = 0; k < nm; k++) {
 		pk[k] = mask[k];
 		for (uint64_t bm = mask[k]; bm; bm &= bm - 1) {
-			size_t i = k * 64 + (unsigned)__builtin_ctzll(bm);
-			*v++ = x[i] - (y ? y[i] : 0);
-			if (advance && y)
-				y[i] = x[i];
+			uint64_t *v = x->w[k * 64 + (unsigned)__builtin_ctzll(bm)];
+			*o++ = v[0] - (delta ? v[1] : 0);
+			if (advance)
+				v[1] = v[0];
 		}
 	}
 	d->pk = pk;
@@ -758,40 +768,69 @@ static bool entry_current(const struct cgsi_cgnode *n, const struct gens *g,
 	       n->snap_key == node_key(n) && !k->merged;
 }
 
-/* Copies n's extra sets (node order cum, base, carry, carry_base) into
- * e's (set order) after copy_node(): self and self delta packed, zeros
- * NULL (an idle cgroup's delta); subtree sets (dense) only where e has
- * subtree counters (retired descendants); the histograms only while n
- * never had signal counts (all four node sets are zero from `sig` on
- * then). false on ENOMEM. */
+/* Ask for the lines of the words of n's cum | base pair that copy_x()
+ * will read, known from n's nz (asked for a node ahead), a node ahead of
+ * their use. The empty asm takes each address: without it GCC 12 drops
+ * a loop that only prefetches, as if it did nothing. */
+static inline void prefetch_x(const struct cgsi_cgnode *n)
+{
+	if (!n->x)
+		return;
+	for (size_t k = 0; k < xmasks(n->sigs); k++)
+		for (uint64_t c = n->xnz[k]; c; c &= c - 1) {
+			const void *w = n->x->cum.w[k * 64 +
+						   (unsigned)__builtin_ctzll(c)];
+			__builtin_prefetch(w);
+			__asm__ volatile("" : : "r"(w));
+		}
+}
+
+/* Dense subtree sets, the first w words, of a node with retired
+ * descendants: sub = carry + cum, subd = carry - carry_base (the self
+ * delta is added after); with `advance` carry_base = carry. */
+static void xpair_subtree(struct cgsi_xset *sub, struct cgsi_xset *subd,
+			  struct cgsi_x4 *x, size_t w, bool advance)
+{
+	uint64_t *s = (uint64_t *)sub, *d = (uint64_t *)subd;
+	uint64_t(*c)[2] = x->carry.w;
+	for (size_t i = 0; i < w; i++) {
+		s[i] = c[i][0] + x->cum.w[i][0];
+		d[i] = c[i][0] - c[i][1];
+		if (advance)
+			c[i][1] = c[i][0];
+	}
+}
+
+/* Copies n's extra sets (extra.h) into e's (set order) after
+ * copy_node(): self and self delta packed, zeros NULL (an idle cgroup's
+ * delta); subtree sets (dense) only where e has subtree counters
+ * (retired descendants); the histograms only while n never had signal
+ * counts (all four node sets are zero from `sig` on then). false on
+ * ENOMEM. */
 static bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 		   bool advance, struct snap_mem *m)
 {
 	if (!n->x)
 		return true;
 	bool full = n->sigs;
-	size_t w = xwords(full);
-	struct cgsi_xset *c = n->x->s;
 	struct xref *o = e->xs;
-	const uint64_t *nz = n->x->nz;
-	if (!xset_pack(&o[CGS_SET_SELF], &c[0], NULL, nz, full, false, m) ||
-	    (!idle && !xset_pack(&o[CGS_SET_SELF_DELTA], &c[0], &c[1], nz,
-				 full, advance, m)))
+	uint64_t self[XMASKS_MAX], delta[XMASKS_MAX];
+	xpair_masks(&n->x->cum, n->xnz, full, self, delta);
+	if (!xpair_pack(&o[CGS_SET_SELF], &n->x->cum, self, full, false,
+			false, m) ||
+	    (!idle && !xpair_pack(&o[CGS_SET_SELF_DELTA], &n->x->cum, delta,
+				  full, true, advance, m)))
 		return false;
 	if (!e->sub)
 		return true;
 	if (!xset_make(&o[CGS_SET_SUBTREE], full, m) ||
 	    !xset_make(&o[CGS_SET_SUBTREE_DELTA], full, m))
 		return false;
-	cgsi_xset_copy_n(o[CGS_SET_SUBTREE].p, &c[2], w);
-	cgsi_xset_add_n(o[CGS_SET_SUBTREE].p, &c[0], w);
-	cgsi_xset_sub_n(o[CGS_SET_SUBTREE_DELTA].p, &c[2], &c[3], w);
+	xpair_subtree(o[CGS_SET_SUBTREE].p, o[CGS_SET_SUBTREE_DELTA].p, n->x,
+		      xwords(full), advance);
 	xref_add(o[CGS_SET_SUBTREE_DELTA].p, o[CGS_SET_SELF_DELTA]);
-	if (advance)
-		cgsi_xset_copy_n(&c[3], &c[2], w);
 	return true;
 }
-
 
 /*
  * Counters go to e->k: self, self_delta; subtree and subtree_delta for
@@ -1060,6 +1099,18 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 }
 
+/* What copy_shard() reads of node n, two nodes ahead, to ask for the
+ * lines of n's extra sets one node ahead (prefetch_x()): its pointer to
+ * them and their nz, and its link to the next node. */
+static inline void prefetch_ahead(const struct cgsi_cgnode *n)
+{
+	if (!n)
+		return;
+	__builtin_prefetch(&n->next);
+	__builtin_prefetch(&n->x);
+	__builtin_prefetch(&n->xnz[CGSI_XMASKS - 1]);
+}
+
 /*
  * Copy shard s (its lock held) into a (room reserved) and cv from index
  * a->n on; nodes created since the last snapshot are merged into the
@@ -1132,8 +1183,11 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 			__builtin_prefetch(&p->base.oom_kills);
 			__builtin_prefetch(&p->snap_gen);
 		}
-		if (p)
+		if (p) {
 			prefetch_range(&p->gone, 64);
+			prefetch_x(p);
+			prefetch_ahead(p->next);
+		}
 		if (m == s->check_at)
 			*start = a->n - base;
 		char *path = path_dup(mem, m->path, m->len);
