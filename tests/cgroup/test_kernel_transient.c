@@ -67,6 +67,41 @@ static int on_ev(const struct cgs_exit *ev, void *u)
 	return 0;
 }
 
+/* Make and remove n cgroups under top (no record read meanwhile). */
+static int storm(const char *what, const char *top, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char d[4700];
+		snprintf(d, sizeof(d), "%s/s%04d", top, i);
+		if (mkdir(d, 0755) < 0 || rmdir(d) < 0) {
+			fprintf(stderr, "%s storm %s: %s\n", what, d,
+				strerror(errno));
+			return -1;
+		}
+	}
+	printf("%s storm: %d cgroups made and removed under %s\n", what, n,
+	       top);
+	return 0;
+}
+
+/* Read what the listener has, in rounds 20 ms apart, until a round after
+ * the first `min_rounds` brings nothing (or, with stop_at_first, until
+ * one brings something). */
+static void drain(struct cgs_listener *l, unsigned nsh, int min_rounds,
+		  bool stop_at_first)
+{
+	for (int round = 0; round < 50; round++) {
+		int got = 0;
+		for (unsigned s = 0; s < nsh; s++) {
+			int n = cgs_listener_drain(l, s, on_ev, NULL);
+			got += n > 0 ? n : 0;
+		}
+		if (stop_at_first ? got > 0 : !got && round >= min_rounds)
+			break;
+		usleep(20000);
+	}
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -85,19 +120,9 @@ int main(void)
 	const char *v1 = cgt_cgroup1_mount("cpu");
 	if (v1) {
 		char top[4608];
-		if (cgt_mkdir_at(v1, base, top, sizeof(top)) < 0)
+		if (cgt_mkdir_at(v1, base, top, sizeof(top)) < 0 ||
+		    storm("v1", top, V1_STORM) < 0)
 			return 1;
-		for (int i = 0; i < V1_STORM; i++) {
-			char d[4700];
-			snprintf(d, sizeof(d), "%s/s%04d", top, i);
-			if (mkdir(d, 0755) < 0 || rmdir(d) < 0) {
-				fprintf(stderr, "v1 storm %s: %s\n", d,
-					strerror(errno));
-				return 1;
-			}
-		}
-		printf("v1 storm: %d cgroups made and removed under %s\n",
-		       V1_STORM, top);
 	} else {
 		printf("no cgroup v1 cpu hierarchy: no v1 storm\n");
 	}
@@ -105,27 +130,9 @@ int main(void)
 	if (first == 0)
 		_exit(0);
 	waitpid(first, NULL, 0);
-	for (int round = 0; round < 50; round++) {
-		int got = 0;
-		for (unsigned s = 0; s < nsh; s++) {
-			int n = cgs_listener_drain(l, s, on_ev, NULL);
-			got += n > 0 ? n : 0;
-		}
-		if (got)
-			break;
-		usleep(20000);
-	}
-	for (int i = 0; i < V2_STORM; i++) {
-		char d[4700];
-		snprintf(d, sizeof(d), "%s/s%04d", dir, i);
-		if (mkdir(d, 0755) < 0 || rmdir(d) < 0) {
-			fprintf(stderr, "cgroup2 storm %s: %s\n", d,
-				strerror(errno));
-			return 1;
-		}
-	}
-	printf("cgroup2 storm: %d cgroups made and removed under %s\n",
-	       V2_STORM, dir);
+	drain(l, nsh, 0, true);
+	if (storm("cgroup2", dir, V2_STORM) < 0)
+		return 1;
 	for (int i = 0; i < N; i++) {
 		char d[4700];
 		snprintf(d, sizeof(d), "%s/t%03d", dir, i);
@@ -156,16 +163,7 @@ int main(void)
 			usleep(1000);
 	}
 	/* now read them all: every directory is gone */
-	for (int round = 0; round < 20; round++) {
-		int got = 0;
-		for (unsigned s = 0; s < nsh; s++) {
-			int n = cgs_listener_drain(l, s, on_ev, NULL);
-			got += n > 0 ? n : 0;
-		}
-		if (!got && round > 2)
-			break;
-		usleep(20000);
-	}
+	drain(l, nsh, 3, false);
 	struct cgs_snapshot *s = NULL;
 	if (cgs_rollup_snapshot(rollup, NULL, &s) < 0)
 		return 1;

@@ -604,6 +604,24 @@ static void test_pid_reuse(void **state)
 	cgs_rollup_free(r);
 }
 
+/* A new rollup that saw process pid alive in path (a thread record),
+ * then found it reaped by the background re-read (stepped by a record of
+ * another process 1.2 s later). */
+static struct cgs_rollup *found_reaped(const struct cgs_rollup_opts *o,
+				       uint32_t pid, const char *path)
+{
+	struct cgs_rollup *r = NULL;
+	assert_int_equal(cgs_rollup_new(&r, o), 0);
+	fp_set(&F, pid, path);
+	struct cgs_record th = fp_record(CGS_KIND_THREAD, pid + 1, pid, 1, 1);
+	assert_string_equal(acct(r, 0, &th), path);
+	fp_reap(&F, pid);
+	struct cgs_record tick = fp_record(CGS_KIND_THREAD, 9001, 9000, 1, 1);
+	F.now_ms += 1200;
+	acct(r, 0, &tick);
+	return r;
+}
+
 static void test_move(void **state)
 {
 	(void)state;
@@ -635,27 +653,14 @@ static void test_move(void **state)
 	/* Found reaped by the background re-read before its exit record
 	 * came: that exit is still its own; a younger process's exit with
 	 * the pid (its exit record first, on a lagging shard) is not. */
-	assert_int_equal(cgs_rollup_new(&r, &o), 0);
-	fp_set(&F, 3050, "/f1");
-	struct cgs_record ft = fp_record(CGS_KIND_THREAD, 3051, 3050, 1, 1);
-	assert_string_equal(acct(r, 0, &ft), "/f1");
-	fp_reap(&F, 3050);
-	struct cgs_record tick = fp_record(CGS_KIND_THREAD, 9001, 9000, 1, 1);
-	F.now_ms += 1200;
-	acct(r, 0, &tick); /* the re-read: 3050 gone */
+	r = found_reaped(&o, 3050, "/f1");
 	F.now_ms += 200;
 	fp_set(&F, 3050, "/f2"); /* a new process with the pid, exited */
 	struct cgs_record young = fp_record(CGS_KIND_PROCESS, 3050, 3050, 1, 2);
 	young.tgetime_us = 100000; /* started after the re-read */
 	assert_string_equal(acct(r, 0, &young), "/f2");
 	cgs_rollup_free(r);
-	assert_int_equal(cgs_rollup_new(&r, &o), 0);
-	fp_set(&F, 3060, "/g1");
-	struct cgs_record gt = fp_record(CGS_KIND_THREAD, 3061, 3060, 1, 1);
-	assert_string_equal(acct(r, 0, &gt), "/g1");
-	fp_reap(&F, 3060);
-	F.now_ms += 1200;
-	acct(r, 0, &tick);
+	r = found_reaped(&o, 3060, "/g1");
 	struct cgs_record own = fp_record(CGS_KIND_PROCESS, 3060, 3060, 1, 2);
 	own.tgetime_us = 1500000; /* started before it was found gone */
 	expect_acct(r, 0, &own, "/g1", CGS_SOURCE_PROC);
