@@ -64,12 +64,21 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* A child that runs K threads to completion, then exits with status 3. */
-static pid_t spawn_threaded(int k)
+/*
+ * A child that runs K threads to completion, then exits with status 3;
+ * with go >= 0, only once a byte can be read from go. Fork it before the
+ * listener's threads exist: a child forked from a multi-threaded process
+ * that allocates and makes threads can hang under ASan (its allocator's
+ * lock held by another thread at the fork; seen in CI).
+ */
+static pid_t spawn_threaded(int k, int go)
 {
 	pid_t p = fork();
 	if (p != 0)
 		return p;
+	char c;
+	if (go >= 0 && read(go, &c, 1) != 1)
+		_exit(98);
 	prctl(PR_SET_NAME, "cgs-main");
 	pthread_t *t = calloc((size_t)k, sizeof(*t));
 	for (int i = 0; i < k; i++)
@@ -100,16 +109,18 @@ static void test_threads_exactly_k_plus_1(void **state)
 	static struct seen s;
 	memset(&s, 0, sizeof(s));
 	pthread_mutex_init(&s.mu, NULL);
+	int go[2];
+	assert_int_equal(pipe(go), 0);
+	pid_t child = spawn_threaded(K, go[0]);
+	close(go[0]);
+	s.watch_tgid = (uint32_t)child;
 	struct cgs_listener *l;
 	assert_int_equal(cgs_listener_open(&l, NULL), 0);
 	assert_true(cgs_listener_shards(l) >= 1);
 	assert_int_equal(cgs_listener_selftest(l, 2000, NULL, NULL), 0);
 	assert_int_equal(cgs_listener_run(l, collect, &s, NULL), 0);
-
-	pid_t child = spawn_threaded(K);
-	pthread_mutex_lock(&s.mu);
-	s.watch_tgid = (uint32_t)child;
-	pthread_mutex_unlock(&s.mu);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	close(go[1]);
 	int status;
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 3);
@@ -233,7 +244,7 @@ static void test_own_loop_one_shard_per_cpu(void **state)
 		/* forced buffer: at least what we asked for */
 		assert_true(cgs_listener_shard_rcvbuf(l, (unsigned)i) >= (16u << 20));
 	}
-	pid_t c = spawn_threaded(20);
+	pid_t c = spawn_threaded(20, -1);
 	waitpid(c, NULL, 0);
 	usleep(50000);
 	int n = 0;
