@@ -211,6 +211,15 @@ static uint64_t life_ms(const struct cgs_record *rec)
 	return us / 1000u;
 }
 
+/* Age in ms of rec's thread group when the record was made: a process
+ * exit's life (life_ms()), else the group's age the record carries
+ * (ac_tgetime, v12+); 0 when the record tells none. */
+static uint64_t group_age_ms(const struct cgs_record *rec)
+{
+	return rec->kind == CGS_KIND_PROCESS ? life_ms(rec)
+					     : rec->tgetime_us / 1000u;
+}
+
 /*
  * Whether cache entry e (may be NULL) tells the cgroup of fork ancestor h
  * now: alive, /proc/<pid> not seen gone, fresh, and read from /proc after
@@ -335,7 +344,7 @@ static bool group_started_after(const struct cgs_record *rec,
 {
 	if (rec->kind != CGS_KIND_THREAD || !rec->tgetime_us)
 		return false;
-	uint64_t age = rec->tgetime_us / 1000u;
+	uint64_t age = group_age_ms(rec);
 	return age < now && now - age > death_ms + CGSI_LATE_LAG_MS;
 }
 
@@ -348,8 +357,7 @@ static bool group_started_after(const struct cgs_record *rec,
 static bool started_by(const struct cgs_record *rec, uint64_t t,
 		       uint64_t now)
 {
-	uint64_t age = rec->kind == CGS_KIND_PROCESS ? life_ms(rec)
-						     : rec->tgetime_us / 1000u;
+	uint64_t age = group_age_ms(rec);
 	return age && (age >= now || now - age <= t);
 }
 
@@ -479,7 +487,7 @@ static bool pid_reused(struct cgs_rollup *r, struct cgsi_rshard *s,
 		return true;
 	if (pexit && !(st.flags & CGSI_PF_EXITING))
 		return true;
-	uint64_t age = pexit ? life_ms(rec) : rec->tgetime_us / 1000u;
+	uint64_t age = group_age_ms(rec);
 	if (!st.start_ticks || !age || r->clk_tck <= 0)
 		return false;
 	uint64_t start = st.start_ticks * 1000u / (uint64_t)r->clk_tck;
