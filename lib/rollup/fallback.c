@@ -454,6 +454,32 @@ static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
 }
 
 /*
+ * A time (CLOCK_BOOTTIME ms) by which rec's thread group had surely
+ * started, 0 when the record tells none. Two bounds, the lower taken:
+ *  - its age before its exit, which was before now: now - age. Records
+ *    read late push it later, by their lag;
+ *  - the start its task had, in epoch seconds (btime): the kernel takes
+ *    whole seconds of the exit time and of the task's age, so the task
+ *    started less than a second after btime, and a group's leader no
+ *    later than any of its threads. This one does not move with the lag.
+ */
+static uint64_t started_by_boot_ms(const struct cgs_record *rec,
+				   uint64_t now)
+{
+	uint64_t age = group_age_ms(rec);
+	uint64_t by = age && age < now ? now - age : 0;
+	if (rec->btime_s) {
+		uint64_t real = cgsi_now_real_ns() / 1000000u;
+		uint64_t b = (rec->btime_s + 1u) * 1000u;
+		if (b <= real && real - b < now) {
+			uint64_t bb = now - (real - b);
+			by = by ? CGS_MIN(by, bb) : bb;
+		}
+	}
+	return by;
+}
+
+/*
  * Whether the process that holds pid `key` now, whose /proc/<key>/cgroup
  * was just read, is provably not the one rec is of: that one was reaped
  * and the pid handed out again before its record was read (at once with
@@ -462,24 +488,31 @@ static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
  * that a holder that changes in between is seen:
  *  - a process exit's process is exiting (PF_EXITING, set at the start of
  *    do_exit() and kept by the zombie): a holder without it is another;
- *  - the record's thread group started `age` ms before its task exited,
- *    which was before now: a holder that started later than now - age
- *    (plus the stat's 10 ms ticks and slack) is another. Older kernels
- *    send no group age; then only a process exit is checked.
+ *  - the record's thread group had started by started_by_boot_ms(): a
+ *    holder that started later (plus the stat's 10 ms ticks and slack) is
+ *    another. A record with neither age nor btime is checked by the first
+ *    rule alone.
  * A process exit whose holder was a zombie at the read (its pidfd) needs
- * no stat: a reuser would have to have exited too, within the read (a
- * record of it would follow). A stat gone since the read cannot confirm
- * the holder either. The caller then treats the process as reaped
- * (another shard's entry, the parent: a guess, counted), never as what
- * the holder's /proc says.
+ * the stat only when that bound lies before now by more than the ticks
+ * and slack: else no holder can be proven younger. That skips the short
+ * lives of a churn read in time (the common case); a zombie that reused
+ * the pid while the records lagged (it lived and exited meanwhile) is
+ * caught when the process it replaced lived longer than the lag, or
+ * started a second or more before it. A stat gone since the read cannot
+ * confirm the holder either. The caller then treats the process as
+ * reaped (another shard's entry, the parent: a guess, counted), never as
+ * what the holder's /proc says.
  */
 #define CGSI_START_SLACK_MS 20u
 static bool pid_reused(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       const struct cgs_record *rec, uint32_t key, bool pexit)
 {
-	/* the common case, cheaply: a process exit read while a zombie
-	 * (the read's pidfd poll, cgsi_proc_cgroup_read()) */
-	if (pexit && s->exited)
+	uint64_t now = cgsi_now_boot_ms();
+	uint64_t by = r->clk_tck > 0 ? started_by_boot_ms(rec, now) : 0;
+	uint64_t margin = 0;
+	if (by)
+		margin = 1000u / (uint64_t)r->clk_tck + CGSI_START_SLACK_MS;
+	if (pexit && s->exited && (!by || by + margin >= now))
 		return false;
 	struct cgsi_proc_stat st;
 	if (cgsi_proc_stat_read(r->proc_root, key, s->text, sizeof(s->text),
@@ -487,13 +520,9 @@ static bool pid_reused(struct cgs_rollup *r, struct cgsi_rshard *s,
 		return true;
 	if (pexit && !(st.flags & CGSI_PF_EXITING))
 		return true;
-	uint64_t age = group_age_ms(rec);
-	if (!st.start_ticks || !age || r->clk_tck <= 0)
+	if (!st.start_ticks || !by)
 		return false;
-	uint64_t start = st.start_ticks * 1000u / (uint64_t)r->clk_tck;
-	uint64_t now = cgsi_now_boot_ms();
-	return start > now - CGS_MIN(age, now) + 1000u / (uint64_t)r->clk_tck +
-			       CGSI_START_SLACK_MS;
+	return st.start_ticks * 1000u / (uint64_t)r->clk_tck > by + margin;
 }
 
 static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,

@@ -8,9 +8,10 @@ wrong answer, with either attribution source.
 PAIRS times (default 100): a child joins first/, exits and is reaped;
 ns_last_pid is set back so that the next child, which joins second/, gets
 the same pid. The collector writes every exit record (--events); each
-pid's two process exits (told apart by lifetime: the second lives 50 ms)
-are compared with the cgroups they ran in, per source, and printed as a
-table (bench/README.md "A pid handed out again at once").
+pid's two process exits (told apart by comm, which each child sets: not
+by lifetime, as a cgroup.procs write can take longer than the second
+child's 50 ms) are compared with the cgroups they ran in, per source,
+and printed as a table (bench/README.md "A pid handed out again at once").
  - kernel source (where it loads): every exit in its own cgroup;
  - /proc fallback (--attribution exact): an exit is in its own cgroup,
    or counted as a guess (source "inferred"); never in the other child's
@@ -18,34 +19,35 @@ table (bench/README.md "A pid handed out again at once").
    is reaped before its record is read, so /proc/<pid> is the second
    child's (or, before it moved, the parent's cgroup)."""
 import collections
+import functools
 import os
+import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
-from tsc_e2e import Cgroups, Collector, arg, check, need_live, skip  # noqa
+from tsc_e2e import (Cgroups, Collector, arg, check, move_self,  # noqa
+                     need_live, set_comm, skip)
 
 B = arg(1, "taskstat-collect")
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 100
 need_live(B)
 NS_LAST_PID = "/proc/sys/kernel/ns_last_pid"
+COMM = {"first": "cgsr-first", "second": "cgsr-second"}
+LAGGED = 20  # pairs read late (lagged_run)
 if not os.access(NS_LAST_PID, os.W_OK):
     skip(NS_LAST_PID + " is not writable here")
 
 
-def join(cgdir):
-    with open(os.path.join(cgdir, "cgroup.procs"), "w") as f:
-        f.write("0")
-
-
-def pairs_run(first, second, n):
+def pairs_run(col, first, second, n):
     """n pairs; returns the pids the two children of each pair had."""
     pairs = []
     for _ in range(n):
         a = os.fork()
         if a == 0:
-            join(first)
+            set_comm(COMM["first"].encode())
+            move_self(first)
             os._exit(0)
         os.waitpid(a, 0)
         with open(NS_LAST_PID, "w") as f:
@@ -54,7 +56,8 @@ def pairs_run(first, second, n):
         b = os.fork()
         if b == 0:
             os.close(r)
-            join(second)
+            set_comm(COMM["second"].encode())
+            move_self(second)
             os.write(w, b"x")
             time.sleep(0.05)
             os._exit(0)
@@ -63,6 +66,62 @@ def pairs_run(first, second, n):
         os.close(r)
         os.waitpid(b, 0)
         pairs.append((a, b))
+    return pairs
+
+
+def lagged_run(col, first, second, n, life, stopped):
+    """n pairs read late, while the pid's new holder is a zombie: n first
+    children join first/ and wait; after `life` s the collector is stopped
+    (SIGSTOP) and they exit and are reaped; `stopped` s later each pid is
+    handed to a second child, which joins second/, exits and is left
+    unreaped; the collector goes on (SIGCONT) and reads the first
+    children's records while /proc/<pid> shows the zombies, which are
+    reaped after a second. The fallback can tell the zombie from the
+    process of the record when that one lived longer than the records'
+    lag (`life`), or started a second or more before the zombie did
+    (`stopped`). Returns the pairs' pids."""
+    go_r, go_w = os.pipe()
+    firsts = []
+    for _ in range(n):
+        r, w = os.pipe()
+        a = os.fork()
+        if a == 0:
+            os.close(r)
+            os.close(go_w)
+            set_comm(COMM["first"].encode())
+            move_self(first)
+            os.write(w, b"x")
+            os.read(go_r, 1)
+            os._exit(0)
+        os.close(w)
+        os.read(r, 1)
+        os.close(r)
+        firsts.append(a)
+    os.close(go_r)
+    time.sleep(life)
+    os.kill(col.p.pid, signal.SIGSTOP)
+    pairs = []
+    try:
+        os.close(go_w)
+        for a in firsts:
+            os.waitpid(a, 0)
+        time.sleep(stopped)
+        for a in firsts:
+            with open(NS_LAST_PID, "w") as f:
+                f.write(str(a - 1))
+            b = os.fork()
+            if b == 0:
+                set_comm(COMM["second"].encode())
+                move_self(second)
+                os._exit(0)
+            pairs.append((a, b))
+        for a, b in pairs:  # zombies, all of them
+            os.waitid(os.P_PID, b, os.WEXITED | os.WNOWAIT)
+    finally:
+        os.kill(col.p.pid, signal.SIGCONT)
+    time.sleep(1.0)
+    for a, b in pairs:
+        os.waitpid(b, 0)
     return pairs
 
 
@@ -78,8 +137,11 @@ def where(cg, objs, pairs):
         recs = byp.get(a, [])
         if a != b or len(recs) != 2:
             continue  # the pid went elsewhere, or a third process had it
-        recs.sort(key=lambda e: e["etime_s"])
-        for who, e in zip(("first", "second"), recs):
+        by = {e["comm"]: e for e in recs}
+        if sorted(by) != sorted(COMM.values()):
+            continue  # not our two children
+        for who in COMM:
+            e = by[COMM[who]]
             got = "(elsewhere)"
             for rel in ("first", "second"):
                 if e["cgroup"] == cg.path(rel):
@@ -88,40 +150,47 @@ def where(cg, objs, pairs):
     return out
 
 
-def run(cg, attribution):
+def run(cg, attribution, what, pairs_fn, n):
     first, second = cg.mkdir("first"), cg.mkdir("second")
     with Collector(B, ["--attribution", attribution, "--events", "-f",
                        "jsonl", "-i", "1"]) as col:
-        pairs = pairs_run(first, second, N)
+        pairs = pairs_fn(col, first, second, n)
         time.sleep(1.0)
     got = where(cg, col.lines(), pairs)
     same = sum(1 for a, b in pairs if a == b)
-    print("attribution %s: %d pairs, %d with the same pid, %d of them "
-          "with exactly two exits" % (attribution, N, same,
+    print("attribution %s, %s: %d pairs, %d with the same pid, %d of them "
+          "with exactly two exits" % (attribution, what, n, same,
                                       sum(got.values()) // 2))
     print("  %-8s %-12s %-9s %s" % ("child", "counted in", "source",
                                      "exits"))
     for (who, rel, src), c in sorted(got.items()):
         print("  %-8s %-12s %-9s %d" % (who, rel, src, c))
-    check(sum(got.values()) >= N, "%s: only %d exits of pids both children "
-          "had (ns_last_pid ignored?)" % (attribution, sum(got.values())))
+    check(sum(got.values()) >= n, "%s, %s: only %d exits of pids both "
+          "children had (ns_last_pid ignored?)" %
+          (attribution, what, sum(got.values())))
     return got
 
 
-with Cgroups("reuse-k") as cg:
-    got = run(cg, "auto")
-    if any(src == "kernel" for (_, _, src) in got):
+SCENARIOS = (
+    ("at once", pairs_run, N),
+    ("late, zombie, 1st lived 1.2 s",
+     functools.partial(lagged_run, life=1.2, stopped=0), LAGGED),
+    ("late, zombie, 2nd 1.5 s after",
+     functools.partial(lagged_run, life=0, stopped=1.5), LAGGED))
+for what, fn, n in SCENARIOS:
+    with Cgroups("reuse-k") as cg:
+        got = run(cg, "auto", what, fn, n)
+        if any(src == "kernel" for (_, _, src) in got):
+            for (who, rel, src), c in got.items():
+                check(rel == who and src == "kernel",
+                      "kernel source, %s: %d exits of the %s child in %s "
+                      "(%s)" % (what, c, who, rel, src))
+        else:
+            print("(the kernel source did not load: auto used /proc)")
+    with Cgroups("reuse-p") as cg:
+        got = run(cg, "exact", what, fn, n)
         for (who, rel, src), c in got.items():
-            check(rel == who and src == "kernel",
-                  "kernel source: %d exits of the %s child in %s (%s)" %
-                  (c, who, rel, src))
-    else:
-        print("(the kernel source did not load: auto used /proc)")
-
-with Cgroups("reuse-p") as cg:
-    got = run(cg, "exact")
-    for (who, rel, src), c in got.items():
-        check(rel == who or src == "inferred",
-              "/proc fallback: %d exits of the %s child counted in %s, "
-              "source %s, not as a guess" % (c, who, rel, src))
+            check(rel == who or src == "inferred",
+                  "/proc fallback, %s: %d exits of the %s child counted in "
+                  "%s, source %s, not as a guess" % (what, c, who, rel, src))
 print("OK")

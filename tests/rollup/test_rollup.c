@@ -897,6 +897,23 @@ static void test_reused_pid(void **state)
 	th2.tgetime_us = 5000000;
 	expect_acct(r, 0, &th2, "/own2", CGS_SOURCE_PROC);
 
+	/* a process exit read late: its group's age (1 ms) bounds nothing
+	 * past the lag, its btime (epoch seconds) says it started 4-6 s
+	 * ago; a holder, exiting too, that started 1 s ago is another; one
+	 * that started 5 s ago can be it */
+	uint64_t real_s = cgsi_now_real_ns() / 1000000000u;
+	fp_set(&F, 3650, "/holder");
+	fp_set_stat(&F, 3650, 'Z', CGSI_PF_EXITING, (boot - 1000) * tck / 1000);
+	struct cgs_record bt = fp_record(CGS_KIND_PROCESS, 3650, 3650, 1, 7);
+	bt.etime_us = bt.tgetime_us = 1000;
+	bt.btime_s = real_s - 5;
+	expect_acct(r, 0, &bt, "/parent", CGS_SOURCE_INFERRED);
+	fp_set(&F, 3660, "/own3");
+	fp_set_stat(&F, 3660, 'Z', CGSI_PF_EXITING, (boot - 5000) * tck / 1000);
+	struct cgs_record bt2 = bt;
+	bt2.pid = bt2.tgid = 3660;
+	expect_acct(r, 0, &bt2, "/own3", CGS_SOURCE_PROC);
+
 	/* a late thread record of a process whose exit was accounted and
 	 * whose pid a younger process holds now: re-read, not taken */
 	fp_set(&F, 3640, "/dead");
