@@ -462,19 +462,20 @@ static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
  *    whole seconds of the exit time and of the task's age, so the task
  *    started less than a second after btime, and a group's leader no
  *    later than any of its threads. This one does not move with the lag.
+ *    real_ms (CLOCK_REALTIME) is read before now (CLOCK_BOOTTIME), so
+ *    that a delay between the two reads moves the bound later, never
+ *    earlier; a step of the wall clock between the exit and now moves it
+ *    too (forward: a holder may be taken for another, counted as a guess).
  */
 static uint64_t started_by_boot_ms(const struct cgs_record *rec,
-				   uint64_t now)
+				   uint64_t now, uint64_t real_ms)
 {
 	uint64_t age = group_age_ms(rec);
 	uint64_t by = age && age < now ? now - age : 0;
-	if (rec->btime_s) {
-		uint64_t real = cgsi_now_real_ns() / 1000000u;
-		uint64_t b = (rec->btime_s + 1u) * 1000u;
-		if (b <= real && real - b < now) {
-			uint64_t bb = now - (real - b);
-			by = by ? CGS_MIN(by, bb) : bb;
-		}
+	uint64_t b = (rec->btime_s + 1u) * 1000u;
+	if (rec->btime_s && b <= real_ms && real_ms - b < now) {
+		uint64_t bb = now - (real_ms - b);
+		by = by ? CGS_MIN(by, bb) : bb;
 	}
 	return by;
 }
@@ -507,10 +508,10 @@ static uint64_t started_by_boot_ms(const struct cgs_record *rec,
 static bool pid_reused(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       const struct cgs_record *rec, uint32_t key, bool pexit)
 {
+	uint64_t real_ms = cgsi_now_real_ns() / 1000000u;
 	uint64_t now = cgsi_now_boot_ms();
-	uint64_t by = r->clk_tck > 0 ? started_by_boot_ms(rec, now) : 0;
-	uint64_t margin = 0;
-	if (by)
+	uint64_t by = 0, margin = 0;
+	if (r->clk_tck > 0 && (by = started_by_boot_ms(rec, now, real_ms)))
 		margin = 1000u / (uint64_t)r->clk_tck + CGSI_START_SLACK_MS;
 	if (pexit && s->exited && (!by || by + margin >= now))
 		return false;

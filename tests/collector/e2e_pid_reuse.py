@@ -27,8 +27,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
-from tsc_e2e import (Cgroups, Collector, arg, check, move_self,  # noqa
-                     need_live, set_comm, skip)
+from tsc_e2e import (Cgroups, Collector, arg, check, fail,  # noqa
+                     fork_child, move_self, need_live, set_comm, skip,
+                     stop_wait)
 
 B = arg(1, "taskstat-collect")
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 100
@@ -40,88 +41,109 @@ if not os.access(NS_LAST_PID, os.W_OK):
     skip(NS_LAST_PID + " is not writable here")
 
 
+def child(comm, cgdir, ready=None, go=None, life=0.0):
+    """What a child of a pair runs: set comm, join cgdir, write a byte to
+    `ready`, wait for the pipe `go` (read end, write end: closed here) to
+    be closed by the parent, live `life` s more."""
+    def run():
+        if go is not None:
+            os.close(go[1])
+        set_comm(COMM[comm].encode())
+        move_self(cgdir)
+        if ready is not None:
+            os.write(ready, b"x")
+        if go is not None:
+            os.read(go[0], 1)
+        time.sleep(life)
+    return run
+
+
+def started(fn):
+    """fork_child(fn(ready)) and wait for its byte."""
+    r, w = os.pipe()
+    pid = fork_child(fn(w))
+    os.close(w)
+    ok = os.read(r, 1)
+    os.close(r)
+    check(ok == b"x", "a child failed before joining its cgroup")
+    return pid
+
+
+def hand_on(a, fn):
+    """Fork fn with pid a (ns_last_pid set just before; another process
+    of the host may take it first: the pair is then left out)."""
+    with open(NS_LAST_PID, "w") as f:
+        f.write(str(a - 1))
+    return fork_child(fn)
+
+
+def reap(pid):
+    _, st = os.waitpid(pid, 0)
+    check(os.waitstatus_to_exitcode(st) == 0, "child %d failed" % pid)
+
+
 def pairs_run(col, first, second, n):
     """n pairs; returns the pids the two children of each pair had."""
     pairs = []
     for _ in range(n):
-        a = os.fork()
-        if a == 0:
-            set_comm(COMM["first"].encode())
-            move_self(first)
-            os._exit(0)
-        os.waitpid(a, 0)
-        with open(NS_LAST_PID, "w") as f:
-            f.write(str(a - 1))
+        a = fork_child(child("first", first))
+        reap(a)
         r, w = os.pipe()
-        b = os.fork()
-        if b == 0:
-            os.close(r)
-            set_comm(COMM["second"].encode())
-            move_self(second)
-            os.write(w, b"x")
-            time.sleep(0.05)
-            os._exit(0)
+        b = hand_on(a, child("second", second, ready=w, life=0.05))
         os.close(w)
         os.read(r, 1)
         os.close(r)
-        os.waitpid(b, 0)
+        reap(b)
         pairs.append((a, b))
     return pairs
+
+
+def exits_read(col, comm, n, timeout=30):
+    """Wait until col's output holds n process exits of comm."""
+    deadline = time.monotonic() + timeout
+    key = ('"comm":"%s"' % comm).encode()
+    while time.monotonic() < deadline:
+        got = sum(1 for ln in col.raw().split(b"\n")[:-1]
+                  if key in ln and b'"kind":"process"' in ln)
+        if got >= n:
+            return
+        time.sleep(0.1)
+    fail("the collector did not write %d exits of %s in %d s" %
+         (n, comm, timeout))
 
 
 def lagged_run(col, first, second, n, life, stopped):
     """n pairs read late, while the pid's new holder is a zombie: n first
     children join first/ and wait; after `life` s the collector is stopped
     (SIGSTOP) and they exit and are reaped; `stopped` s later each pid is
-    handed to a second child, which joins second/, exits and is left
-    unreaped; the collector goes on (SIGCONT) and reads the first
-    children's records while /proc/<pid> shows the zombies, which are
-    reaped after a second. The fallback can tell the zombie from the
-    process of the record when that one lived longer than the records'
-    lag (`life`), or started a second or more before the zombie did
-    (`stopped`). Returns the pairs' pids."""
+    handed to a second child, which joins second/ and exits, left
+    unreaped; the collector goes on (SIGCONT), and the zombies are reaped
+    only once it wrote the first children's exits, so that it read them
+    while /proc/<pid> showed the zombies. The fallback can tell the zombie
+    from the process of the record when that one lived longer than the
+    records' lag (`life`), or started a second or more before the zombie
+    did (`stopped`). Returns the pairs' pids."""
     go_r, go_w = os.pipe()
-    firsts = []
-    for _ in range(n):
-        r, w = os.pipe()
-        a = os.fork()
-        if a == 0:
-            os.close(r)
-            os.close(go_w)
-            set_comm(COMM["first"].encode())
-            move_self(first)
-            os.write(w, b"x")
-            os.read(go_r, 1)
-            os._exit(0)
-        os.close(w)
-        os.read(r, 1)
-        os.close(r)
-        firsts.append(a)
+    firsts = [started(lambda w: child("first", first, ready=w,
+                                      go=(go_r, go_w)))
+              for _ in range(n)]
     os.close(go_r)
     time.sleep(life)
-    os.kill(col.p.pid, signal.SIGSTOP)
+    stop_wait(col.p.pid)
     pairs = []
     try:
         os.close(go_w)
         for a in firsts:
-            os.waitpid(a, 0)
+            reap(a)
         time.sleep(stopped)
-        for a in firsts:
-            with open(NS_LAST_PID, "w") as f:
-                f.write(str(a - 1))
-            b = os.fork()
-            if b == 0:
-                set_comm(COMM["second"].encode())
-                move_self(second)
-                os._exit(0)
-            pairs.append((a, b))
+        pairs = [(a, hand_on(a, child("second", second))) for a in firsts]
         for a, b in pairs:  # zombies, all of them
             os.waitid(os.P_PID, b, os.WEXITED | os.WNOWAIT)
     finally:
         os.kill(col.p.pid, signal.SIGCONT)
-    time.sleep(1.0)
+    exits_read(col, COMM["first"], n)
     for a, b in pairs:
-        os.waitpid(b, 0)
+        reap(b)
     return pairs
 
 
@@ -173,8 +195,8 @@ def run(cg, attribution, what, pairs_fn, n):
 
 SCENARIOS = (
     ("at once", pairs_run, N),
-    ("late, zombie, 1st lived 1.2 s",
-     functools.partial(lagged_run, life=1.2, stopped=0), LAGGED),
+    ("late, zombie, 1st lived 2 s",
+     functools.partial(lagged_run, life=2.0, stopped=0), LAGGED),
     ("late, zombie, 2nd 1.5 s after",
      functools.partial(lagged_run, life=0, stopped=1.5), LAGGED))
 for what, fn, n in SCENARIOS:

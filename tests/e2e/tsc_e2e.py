@@ -231,6 +231,39 @@ def set_comm(name):
 Work = collections.namedtuple("Work", "pid tasks processes")
 
 
+def fork_child(fn):
+    """Fork a child that runs fn() and exits 0 (or as fn() exits it,
+    with os._exit); if fn() raises, the child says so on stderr and exits
+    99, never returning into the test. Returns the child's pid."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            fn()
+            os._exit(0)
+        except BaseException as e:
+            sys.stderr.write("child: %r\n" % (e,))
+            os._exit(99)
+    return pid
+
+
+def stop_wait(pid, timeout=5):
+    """SIGSTOP pid and wait until each of its threads is stopped."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = []
+        for t in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/stat" % (pid, t)) as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except OSError:
+                pass  # a thread that just exited
+        if states and all(st == "T" for st in states):
+            return
+        time.sleep(0.01)
+    fail("pid %d not stopped %g s after SIGSTOP" % (pid, timeout))
+
+
 def workload(cgdir, procs=0, threads=0, comm=None, code=0, linger=0.3,
              child_comms=()):
     """Run a known workload in cgroup cgdir (a path or a directory fd)
@@ -245,32 +278,28 @@ def workload(cgdir, procs=0, threads=0, comm=None, code=0, linger=0.3,
     processes = procs + len(child_comms) + 1."""
     procs_named = list(child_comms)
     r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            move_self(cgdir)
-            if comm is not None:
-                set_comm(comm)
-            for name in [None] * procs + procs_named:
-                c = os.fork()
-                if c == 0:
-                    if name is not None:
-                        set_comm(name)
-                    os._exit(0)
-                os.waitpid(c, 0)
-            ts = [threading.Thread(target=lambda: None)
-                  for _ in range(threads)]
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
-            time.sleep(0.05)  # let the threads' exits complete
-            os.write(w, b"k")
-            os._exit(code)
-        except BaseException as e:  # never return into the test
-            sys.stderr.write("workload child: %r\n" % (e,))
-            os._exit(99)
+
+    def child():
+        os.close(r)
+        move_self(cgdir)
+        if comm is not None:
+            set_comm(comm)
+        for name in [None] * procs + procs_named:
+            c = os.fork()
+            if c == 0:
+                if name is not None:
+                    set_comm(name)
+                os._exit(0)
+            os.waitpid(c, 0)
+        ts = [threading.Thread(target=lambda: None) for _ in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        time.sleep(0.05)  # let the threads' exits complete
+        os.write(w, b"k")
+        os._exit(code)
+    pid = fork_child(child)
     os.close(w)
     ok = os.read(r, 1)
     os.close(r)
