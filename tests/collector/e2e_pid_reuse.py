@@ -27,8 +27,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
-from tsc_e2e import (Cgroups, Collector, arg, check, fail,  # noqa
-                     fork_child, move_self, need_live, set_comm, skip,
+from tsc_e2e import (Cgroups, Collector, arg, check,  # noqa
+                     exits_written, fork_child, move_self, need_live, set_comm, skip,
                      stop_wait)
 
 B = arg(1, "taskstat-collect")
@@ -98,20 +98,6 @@ def pairs_run(col, first, second, n):
     return pairs
 
 
-def exits_read(col, comm, n, timeout=30):
-    """Wait until col's output holds n process exits of comm."""
-    deadline = time.monotonic() + timeout
-    key = ('"comm":"%s"' % comm).encode()
-    while time.monotonic() < deadline:
-        got = sum(1 for ln in col.raw().split(b"\n")[:-1]
-                  if key in ln and b'"kind":"process"' in ln)
-        if got >= n:
-            return
-        time.sleep(0.1)
-    fail("the collector did not write %d exits of %s in %d s" %
-         (n, comm, timeout))
-
-
 def lagged_run(col, first, second, n, life, stopped):
     """n pairs read late, while the pid's new holder is a zombie: n first
     children join first/ and wait; after `life` s the collector is stopped
@@ -141,7 +127,7 @@ def lagged_run(col, first, second, n, life, stopped):
             os.waitid(os.P_PID, b, os.WEXITED | os.WNOWAIT)
     finally:
         os.kill(col.p.pid, signal.SIGCONT)
-    exits_read(col, COMM["first"], n)
+    exits_written(col, COMM["first"], n)
     for a, b in pairs:
         reap(b)
     return pairs

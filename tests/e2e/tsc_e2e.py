@@ -246,6 +246,21 @@ def fork_child(fn):
     return pid
 
 
+def exits_written(col, comm, n, timeout=30):
+    """Wait until col's --events output holds n process exits of comm
+    (str); fail after timeout s."""
+    deadline = time.monotonic() + timeout
+    key = json.dumps({"comm": comm}, separators=(",", ":"))[1:-1].encode()
+    while time.monotonic() < deadline:
+        got = sum(1 for ln in col.raw().split(b"\n")[:-1]
+                  if key in ln and b'"kind":"process"' in ln)
+        if got >= n:
+            return
+        time.sleep(0.1)
+    fail("the collector did not write %d exits of %s in %d s" %
+         (n, comm, timeout))
+
+
 def stop_wait(pid, timeout=5):
     """SIGSTOP pid and wait until each of its threads is stopped."""
     os.kill(pid, signal.SIGSTOP)
