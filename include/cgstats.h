@@ -846,7 +846,14 @@ enum cgs_attribution {
 struct cgs_rollup_opts {
 	size_t sz;             /* sizeof(struct cgs_rollup_opts) */
 	/* the kernel source supports 1..64 shards */
-	unsigned shards;       /* concurrent writers (listener shards); 0: 1 */
+	/* concurrent writers (listener shards); 0: the listener's
+	 * (opts.listener), else as many as a listener opened with the
+	 * defaults has on this host (one per possible CPU up to 16, then
+	 * the CPUs split evenly over 16), so that the two defaults agree.
+	 * A rollup may have more shards than the listener, never fewer:
+	 * records of a shard beyond the rollup's are refused (counted in
+	 * totals.refused) */
+	unsigned shards;
 	const char *hierarchy; /* "v2" or a v1 controller name ("cpu",
 				* "memory", ...); NULL: v2 if mounted, else
 				* the first v1 controller found */
@@ -862,7 +869,7 @@ struct cgs_rollup_opts {
 	/* clock_ms and clock_ctx are kept; clock_ms is called from every
 	 * thread that calls into the rollup: it must be thread-safe. The
 	 * default reads CLOCK_MONOTONIC_COARSE */
-	uint64_t (*clock_ms)(void *ctx); /* monotonic ms; NULL: CLOCK_MONOTONIC */
+	uint64_t (*clock_ms)(void *ctx); /* monotonic ms; NULL: the default */
 	/* passed to clock_ms */
 	void *clock_ctx;
 	enum cgs_attribution attribution; /* 0: CGS_ATTRIBUTION_AUTO */
@@ -874,8 +881,11 @@ struct cgs_rollup_opts {
 				  * 0: 1000 */
 	/* kernel source: cpulist of each shard (shards entries, as
 	 * cgs_listener_shard_cpus() gives them), so that a CPU's entries go
-	 * to the shard that receives that CPU's records; NULL: CPU c to
-	 * shard c % shards. Not kept after cgs_rollup_new(). */
+	 * to the shard that receives that CPU's records; NULL: the
+	 * listener's (opts.listener), else the possible CPUs cut as a
+	 * listener with as many shards cuts them. A mismatch costs time
+	 * (the record's entry is looked for on the other shards), never a
+	 * record. Not kept after cgs_rollup_new(). */
 	const char *const *shard_cpus;
 	/* when cgs_rollup_new() fails on the attribution source (the
 	 * kernel source cannot be had, or an unknown attribution), a
@@ -890,6 +900,11 @@ struct cgs_rollup_opts {
 	 * 1..4096; 0: off. An estimate is off by at most the ranking's total
 	 * divided by this (see struct cgs_comm). */
 	unsigned comms;
+	/* the listener whose records this rollup accounts: shards and
+	 * shard_cpus are taken from it (each must then be 0 / NULL or agree
+	 * with it); NULL: see shards and shard_cpus. Not kept after
+	 * cgs_rollup_new(). */
+	const struct cgs_listener *listener;
 };
 
 /**
@@ -1045,18 +1060,25 @@ int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
  * cgs_rollup_account_exit() - Account an exit event: a ready callback.
  * @ev: The event, from a listener (its task and group records, if any,
  *	are accounted under ev->shard).
- * @rollup: The struct cgs_rollup, created with as many shards as the
- *	listener has.
+ * @rollup: The struct cgs_rollup. Made with both objects' defaults, or
+ *	for the listener (cgs_rollup_opts.listener), it has a shard for each
+ *	of the listener's.
  *
  * The common wiring in one function of the type cgs_exit_fn, e.g.
+ *	cgs_listener_open(&l, NULL);
+ *	cgs_rollup_new(&r, NULL);
  *	cgs_listener_run(l, cgs_rollup_account_exit, r, NULL);
- * What cgs_rollup_account() does with each record, as each shard's thread
- * calls it.
+ * (examples/agent-defaults.c is this agent, compiled and run by the
+ * tests). What cgs_rollup_account() does with each record, as each
+ * shard's thread calls it. A record the rollup cannot take (a shard
+ * beyond the rollup's, when it was made with fewer shards than the
+ * listener has) is not accounted but counted in totals.refused: nothing
+ * is lost silently.
  *
  * Context: As cgs_rollup_account(), from the listener's thread for
  * ev->shard.
- * Return: 0 (drain on); errors of cgs_rollup_account() are not reported
- * (as the listener would ignore them).
+ * Return: 0 (drain on); a refused record is counted, not returned (the
+ * runner ignores the return value).
  */
 int cgs_rollup_account_exit(const struct cgs_exit *ev, void *rollup);
 
@@ -1171,6 +1193,12 @@ struct cgs_rollup_totals {
 	 * those removed in the last minute, at most 8,192 of those kept the
 	 * whole minute: their late records) */
 	uint64_t kernel_cgroup_ids;
+	/* records given to cgs_rollup_account*() or
+	 * cgs_rollup_account_exit() that could not be accounted: a shard
+	 * beyond the rollup's (a rollup made with fewer shards than its
+	 * listener), a record that is not one (kind out of range, sz too
+	 * small), a path that is not absolute. Counted, never silent. */
+	uint64_t refused;
 };
 
 struct cgs_snapshot;

@@ -359,9 +359,26 @@ static int cpu_map(struct cgsi_ksrc *k, const char *const *shard_cpus)
 	int rc = -ENOMEM;
 	if (!owner || !set)
 		goto out;
-	/* with cpulists, a CPU no shard listens to gets no ring reader */
-	for (unsigned c = 0; c < k->ncpu; c++)
-		owner[c] = shard_cpus ? -1 : (int)(c % k->nshards);
+	/* with cpulists, a CPU no shard listens to gets no ring reader;
+	 * without, the possible CPUs are cut as a listener with as many
+	 * shards cuts them */
+	if (!shard_cpus) {
+		int *split = malloc(sizeof(*split) * CGSI_MAX_CPUS);
+		if (!split || cgsi_possible_set(set) < 0) {
+			free(split);
+			rc = split ? -EIO : -ENOMEM;
+			goto out;
+		}
+		cgsi_cpus_split(set, k->nshards, split);
+		for (unsigned c = 0; c < k->ncpu; c++)
+			owner[c] = c < CGSI_MAX_CPUS && split[c] >= 0
+					   ? split[c]
+					   : (int)(c % k->nshards);
+		free(split);
+	} else {
+		for (unsigned c = 0; c < k->ncpu; c++)
+			owner[c] = -1;
+	}
 	for (unsigned i = 0; shard_cpus && i < k->nshards; i++) {
 		if (!shard_cpus[i])
 			continue;

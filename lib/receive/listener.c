@@ -20,7 +20,6 @@
 #endif
 
 #define CGSI_DEFAULT_RCVBUF (16u << 20)
-#define CGSI_DEFAULT_MAX_SHARDS 16
 
 void cgsi_log(struct cgs_listener *l, enum cgs_log_level lvl,
 	      const char *fmt, ...)
@@ -90,39 +89,27 @@ static int shard_alloc_slots(struct cgsi_shard *s)
 	return 0;
 }
 
-static unsigned default_shards(unsigned ncpus)
-{
-	if (ncpus <= CGSI_DEFAULT_MAX_SHARDS)
-		return ncpus;
-	unsigned per = (ncpus + CGSI_DEFAULT_MAX_SHARDS - 1) /
-		       CGSI_DEFAULT_MAX_SHARDS;
-	return (ncpus + per - 1) / per;
-}
-
 /* Split the CPUs into n contiguous groups as even as possible. */
-static int split_cpus(struct cgs_listener *l, const unsigned char *set,
-		      unsigned ncpus)
+static int split_cpus(struct cgs_listener *l, const unsigned char *set)
 {
 	unsigned char *sub = malloc(CGSI_MAX_CPUS);
 	char *buf = malloc(100 + 6 * CGSI_MAX_CPUS);
-	if (!sub || !buf) {
+	int *owner = malloc(sizeof(*owner) * CGSI_MAX_CPUS);
+	if (!sub || !buf || !owner) {
 		free(sub);
 		free(buf);
+		free(owner);
 		return -ENOMEM;
 	}
-	int c = 0, r = 0;
+	int r = 0;
+	cgsi_cpus_split(set, l->nshards, owner);
 	for (unsigned i = 0; i < l->nshards; i++) {
-		unsigned take = ncpus / l->nshards +
-				(i < ncpus % l->nshards ? 1 : 0);
-		memset(sub, 0, CGSI_MAX_CPUS);
+		unsigned take = 0;
 		int first = -1;
-		for (unsigned got = 0; got < take; c++) {
-			if (!set[c])
-				continue;
-			sub[c] = 1;
-			if (first < 0)
+		for (int c = 0; c < CGSI_MAX_CPUS; c++) {
+			sub[c] = owner[c] == (int)i;
+			if (sub[c] && !take++)
 				first = c;
-			got++;
 		}
 		l->shards[i].single_cpu = take == 1 ? first : -1;
 		r = cgsi_cpulist_format(sub, CGSI_MAX_CPUS, buf,
@@ -136,6 +123,7 @@ static int split_cpus(struct cgs_listener *l, const unsigned char *set,
 		}
 		r = 0;
 	}
+	free(owner);
 	free(sub);
 	free(buf);
 	return r;
@@ -264,7 +252,7 @@ int cgsi_listener_open(struct cgs_listener **out,
 		goto fail;
 	}
 
-	l->nshards = o.shards ? o.shards : default_shards((unsigned)ncpus);
+	l->nshards = o.shards ? o.shards : cgsi_default_shards((unsigned)ncpus);
 	if (l->nshards > (unsigned)ncpus)
 		l->nshards = (unsigned)ncpus;
 	l->shards = aligned_alloc(64, sizeof(*l->shards) * l->nshards);
@@ -281,7 +269,7 @@ int cgsi_listener_open(struct cgs_listener **out,
 		l->shards[i].dstats.sz = sizeof(struct cgs_decode_stats);
 		l->shards[i].fd = -1;
 	}
-	r = split_cpus(l, set, (unsigned)ncpus);
+	r = split_cpus(l, set);
 	if (r < 0)
 		goto fail;
 	for (unsigned i = 0; i < l->nshards; i++) {

@@ -16,6 +16,7 @@
 
 #include "attribute/bpf/exitcg_abi.h"
 #include "attribute/ksrc.h"
+#include "util/cpulist.h"
 #include "rollup/counters.h"
 #include "rollup/rollup_int.h"
 #include "rollup/wstatus.h"
@@ -79,6 +80,7 @@ CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
 	for (unsigned i = 0; r->shards && i < r->nshards; i++)
 		shard_fini(&r->shards[i]);
 	free(r->shards);
+	free(r->listener_cpus);
 	cgsi_ksrc_close(r->ksrc);
 	if (r->forks) {
 		cgsi_forks_close(r->forks);
@@ -91,6 +93,44 @@ CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
 	free(r->proc_root);
 	free(r->mountinfo);
 	free(r);
+}
+
+/*
+ * Shards and their CPUs: the listener's when one is given, else as many as
+ * a listener opened with the defaults has here, so that the documented
+ * wiring (both objects with their defaults) never refuses a record.
+ */
+static int shards_default(struct cgs_rollup *r)
+{
+	const struct cgs_listener *l = r->o.listener;
+	r->o.listener = NULL; /* not kept */
+	if (l) {
+		unsigned n = cgs_listener_shards(l);
+		if (!n || (r->o.shards && r->o.shards != n) ||
+		    r->o.shard_cpus)
+			return -EINVAL;
+		r->o.shards = n;
+		r->listener_cpus = calloc(n, sizeof(*r->listener_cpus));
+		if (!r->listener_cpus)
+			return -ENOMEM;
+		for (unsigned i = 0; i < n; i++)
+			r->listener_cpus[i] = cgs_listener_shard_cpus(l, i);
+		r->o.shard_cpus = r->listener_cpus;
+		return 0;
+	}
+	if (!r->o.shards) {
+		int n = cgs_possible_cpus();
+		r->o.shards = cgsi_default_shards(n > 0 ? (unsigned)n : 1);
+	}
+	return 0;
+}
+
+/* Refuse a record: counted (totals.refused), never silent. */
+static int refuse(struct cgs_rollup *r)
+{
+	if (r)
+		__atomic_add_fetch(&r->refused, 1, __ATOMIC_RELAXED);
+	return -EINVAL;
 }
 
 CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
@@ -119,8 +159,9 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 			   CGS_ROLLUP_FAST_ATTRIBUTION | CGS_ROLLUP_HISTOGRAMS) ||
 	    r->o.comms > CGSI_COMMS_MAX)
 		goto fail;
-	if (!r->o.shards)
-		r->o.shards = 1;
+	if ((rc = shards_default(r)) < 0)
+		goto fail;
+	rc = -EINVAL;
 	if (!r->o.grace_ms)
 		r->o.grace_ms = 2000;
 	if (!r->o.revalidate_ms)
@@ -358,7 +399,7 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 			 !(rec = cgsi_rec_in(rec, &tmp)) ||
 			 rec->kind < CGS_KIND_THREAD ||
 			 rec->kind > CGS_KIND_TGID))
-		return -EINVAL;
+		return refuse(r);
 	if (rec->kind == CGS_KIND_TGID && (r->o.flags & CGS_NO_TGID)) {
 		if (path_out)
 			*path_out = NULL;
@@ -424,15 +465,17 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 	if (!r || !rec || !path || shard >= r->nshards ||
 	    !(rec = cgsi_rec_in(rec, &tmp)) ||
 	    rec->kind < CGS_KIND_THREAD || rec->kind > CGS_KIND_TGID)
-		return -EINVAL;
+		return refuse(r);
 	if (rec->kind == CGS_KIND_TGID && (r->o.flags & CGS_NO_TGID))
 		return 0;
 	bool unknown = !strcmp(path, CGS_UNKNOWN_CGROUP);
 	if (!unknown && path[0] != '/')
-		return -EINVAL;
+		return refuse(r);
 	size_t len = strlen(path);
-	if (len >= PATH_MAX)
+	if (len >= PATH_MAX) {
+		refuse(r);
 		return -ENAMETOOLONG;
+	}
 	struct cgsi_rshard *s = &r->shards[shard];
 	uint64_t now = cgsi_rollup_now(r);
 	pthread_mutex_lock(&s->lock);
@@ -448,7 +491,7 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 	if (n)
 		account_node(r, s, n, rec, &ai);
 	pthread_mutex_unlock(&s->lock);
-	return n ? 0 : -ENOMEM;
+	return n ? 0 : (refuse(r), -ENOMEM);
 }
 
 /* `unattributed` is what the unknown bucket holds, whichever way records
@@ -494,6 +537,7 @@ static void add_kernel_stats(struct cgs_rollup_totals *t, struct cgs_rollup *r)
 	t->oom_source = r->oom_source;
 	t->histograms = !!(r->o.flags & CGS_ROLLUP_HISTOGRAMS);
 	t->comms = r->o.comms;
+	t->refused = __atomic_load_n(&r->refused, __ATOMIC_RELAXED);
 	if (!r->ksrc)
 		return;
 	struct cgsi_ksrc_stats k;

@@ -88,6 +88,10 @@ struct cgs_rollup {
 	struct cgsi_snap_pool *snap_pool; /* the last freed snapshot's memory
 					   * (snapshot.c) */
 	uint64_t snap_gen;         /* snapshots made (snap_lock) */
+	const char **listener_cpus; /* opts.listener's shard cpulists (owned
+				     * by it), during cgs_rollup_new() */
+	uint64_t refused;          /* records refused (atomic; error path
+				    * only: totals.refused) */
 };
 
 /* Options of cgsi_rollup_new() that are not the API's. */

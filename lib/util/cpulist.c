@@ -132,6 +132,34 @@ int cgsi_cpulist_format(const unsigned char *set, int n, char *buf,
 	return (int)off;
 }
 
+unsigned cgsi_default_shards(unsigned ncpus)
+{
+	if (ncpus <= CGSI_DEFAULT_MAX_SHARDS)
+		return ncpus;
+	unsigned per = (ncpus + CGSI_DEFAULT_MAX_SHARDS - 1) /
+		       CGSI_DEFAULT_MAX_SHARDS;
+	return (ncpus + per - 1) / per;
+}
+
+void cgsi_cpus_split(const unsigned char *set, unsigned nshards, int *owner)
+{
+	unsigned ncpus = 0;
+	for (int c = 0; c < CGSI_MAX_CPUS; c++)
+		ncpus += set[c] != 0;
+	unsigned shard = 0, got = 0;
+	for (int c = 0; c < CGSI_MAX_CPUS; c++) {
+		owner[c] = -1;
+		if (!set[c] || !nshards)
+			continue;
+		unsigned take = ncpus / nshards + (shard < ncpus % nshards);
+		owner[c] = (int)shard;
+		if (++got == take && shard + 1 < nshards) {
+			shard++;
+			got = 0;
+		}
+	}
+}
+
 CGS_EXPORT int cgs_possible_cpus(void)
 {
 	unsigned char *set = malloc(CGSI_MAX_CPUS);

@@ -22,4 +22,22 @@ int cgsi_possible_set(unsigned char *set);
 int cgsi_cpulist_format(const unsigned char *set, int n, char *buf,
 			size_t len);
 
+/*
+ * The listener's default shard count for ncpus CPUs: one per CPU up to
+ * CGSI_DEFAULT_MAX_SHARDS, then the CPUs split evenly over at most that
+ * many. A rollup created without a shard count uses the same rule, so
+ * that the two defaults agree.
+ */
+#define CGSI_DEFAULT_MAX_SHARDS 16
+unsigned cgsi_default_shards(unsigned ncpus);
+
+/*
+ * Split the CPUs of set into nshards contiguous groups as even as possible
+ * (the first ncpus % nshards groups get one more): owner[c] is the group
+ * of CPU c, -1 for a CPU not in set. owner has CGSI_MAX_CPUS entries.
+ * The listener's shards and the kernel source's default ring readers are
+ * both cut by this.
+ */
+void cgsi_cpus_split(const unsigned char *set, unsigned nshards, int *owner);
+
 #endif

@@ -26,6 +26,7 @@
 #include "support/skip.h"
 #include "attribute/proc_stat.h"
 #include "rollup/rollup_int.h"
+#include "util/cpulist.h"
 
 static struct fakeproc F;
 
@@ -1595,6 +1596,79 @@ static void test_snapshot_model(void **state)
 			  seed & 1 ? CGS_ROLLUP_HISTOGRAMS : 0);
 }
 
+/* Issue 27: a record the rollup cannot take is counted, never silent;
+ * the default shard count is the default listener's. */
+static void test_refused(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
+	fp_set(&F, 100, "/a");
+	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 100, 100, 1, 1);
+	assert_int_equal(cgs_rollup_account(r, 1, &rec, NULL), -EINVAL);
+	assert_int_equal(cgs_rollup_account_path(r, 0, &rec, "rel"), -EINVAL);
+	struct cgs_record bad = rec;
+	bad.kind = 77;
+	assert_int_equal(cgs_rollup_account(r, 0, &bad, NULL), -EINVAL);
+	struct cgs_exit ev = { .sz = sizeof(ev), .task = &rec, .shard = 5 };
+	assert_int_equal(cgs_rollup_account_exit(&ev, r), 0);
+	ev.shard = 0;
+	assert_int_equal(cgs_rollup_account_exit(&ev, r), 0);
+	CGS_OPTS(cgs_rollup_totals, t);
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(t.refused, 4);
+	assert_int_equal(t.records, 1);
+	cgs_rollup_free(r);
+
+	r = fp_rollup(&F, 0, 0);
+	int n = cgs_possible_cpus();
+	assert_true(n > 0);
+	assert_int_equal(r->nshards, cgsi_default_shards((unsigned)n));
+	cgs_rollup_free(r);
+}
+
+/* The one rule that cuts CPUs into shards (listener and kernel source):
+ * contiguous groups, sizes within one, larger ones first, at most 16 by
+ * default. */
+static void test_cpus_split(void **state)
+{
+	(void)state;
+	unsigned char *set = calloc(CGSI_MAX_CPUS, 1);
+	int *owner = calloc(CGSI_MAX_CPUS, sizeof(*owner));
+	assert_non_null(set);
+	assert_non_null(owner);
+	for (unsigned ncpus = 1; ncpus <= 300; ncpus += ncpus < 40 ? 1 : 37) {
+		unsigned d = cgsi_default_shards(ncpus);
+		assert_true(d >= 1 && d <= CGSI_DEFAULT_MAX_SHARDS);
+		if (ncpus <= CGSI_DEFAULT_MAX_SHARDS)
+			assert_int_equal(d, ncpus);
+		memset(set, 0, CGSI_MAX_CPUS);
+		/* every other CPU, so that holes are skipped */
+		for (unsigned i = 0; i < ncpus; i++)
+			set[2 * i + 1] = 1;
+		for (unsigned n = 1; n <= ncpus && n <= 20; n++) {
+			cgsi_cpus_split(set, n, owner);
+			unsigned size[20] = { 0 };
+			int last = 0;
+			for (int c = 0; c < CGSI_MAX_CPUS; c++) {
+				if (!set[c]) {
+					assert_int_equal(owner[c], -1);
+					continue;
+				}
+				assert_true(owner[c] == last ||
+					    owner[c] == last + 1);
+				last = owner[c];
+				size[owner[c]]++;
+			}
+			assert_int_equal(last, (int)n - 1);
+			for (unsigned i = 0; i < n; i++)
+				assert_int_equal(size[i],
+						 ncpus / n + (i < ncpus % n));
+		}
+	}
+	free(set);
+	free(owner);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1617,6 +1691,8 @@ int main(int argc, char **argv)
 		fp_unit_test(test_snapshot_model, &F),
 		fp_unit_test(test_snapshot_free_threads, &F),
 		fp_unit_test(test_snapshot_pool_shrinks, &F),
+		fp_unit_test(test_refused, &F),
+		cmocka_unit_test(test_cpus_split),
 	};
 	return CGT_RUN(argc, argv, tests);
 }

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * agent-defaults: the smallest agent, wired the way include/cgstats.h
+ * documents it, with every default. It prints each cgroup's exit records
+ * (self) every INTERVAL seconds, and once more after it stopped, until
+ * SIGINT or SIGTERM, or for SECONDS.
+ *
+ *	agent-defaults [-c CPULIST] [-i INTERVAL] [-t SECONDS]
+ *
+ * -c only sets the listener's cpulist (the rollup keeps its defaults). Its
+ * output is one "tasks<TAB>path" line per cgroup and an empty line per
+ * snapshot, then "refused N" and "dropped N". tests/collector (agent_defaults)
+ * runs it against a workload in its own cgroup.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cgstats.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void print(struct cgs_rollup *r)
+{
+	struct cgs_snapshot *s;
+	if (cgs_rollup_snapshot(r, NULL, &s) < 0)
+		return;
+	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		printf("%llu\t%s\n", (unsigned long long)g->self->tasks,
+		       g->path);
+	}
+	printf("\n");
+	fflush(stdout);
+	cgs_snapshot_free(s);
+}
+
+int main(int argc, char **argv)
+{
+	CGS_OPTS(cgs_listener_opts, lo);
+	unsigned interval = 2, seconds = 0;
+	int opt;
+	while ((opt = getopt(argc, argv, "c:i:t:")) != -1) {
+		if (opt == 'c')
+			lo.cpus = optarg;
+		else if (opt == 'i')
+			interval = (unsigned)atoi(optarg);
+		else if (opt == 't')
+			seconds = (unsigned)atoi(optarg);
+		else
+			return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	struct cgs_listener *l;
+	struct cgs_rollup *r;
+	int rc = cgs_listener_open(&l, lo.cpus ? &lo : NULL);
+	if (rc < 0) {
+		fprintf(stderr, "cgs_listener_open: %s\n", strerror(-rc));
+		return 1;
+	}
+	if ((rc = cgs_rollup_new(&r, NULL)) < 0 ||
+	    (rc = cgs_listener_run(l, cgs_rollup_account_exit, r, NULL)) < 0) {
+		fprintf(stderr, "agent: %s\n", strerror(-rc));
+		return 1;
+	}
+	fprintf(stderr, "ready: %u listener shards, source %s\n",
+		cgs_listener_shards(l),
+		cgs_rollup_attribution(r) == CGS_ATTRIBUTION_KERNEL ? "kernel"
+								     : "proc");
+	time_t end = seconds ? time(NULL) + seconds : 0;
+	while (!stop && (!end || time(NULL) < end)) {
+		for (unsigned t = 0; t < interval * 10 && !stop; t++)
+			usleep(100000);
+		print(r);
+	}
+	cgs_listener_stop(l); /* drains what is queued */
+	print(r);
+
+	CGS_OPTS(cgs_rollup_totals, t);
+	CGS_OPTS(cgs_loss, loss);
+	cgs_rollup_totals(r, &t);
+	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
+	printf("refused %llu\ndropped %llu\n", (unsigned long long)t.refused,
+	       (unsigned long long)loss.dropped);
+	cgs_rollup_free(r);
+	cgs_listener_close(l);
+	return 0;
+}
