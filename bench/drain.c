@@ -88,7 +88,11 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': match_comm = optarg; break;
-		case 'b': ro.batch_ms = (unsigned)atoi(optarg); break;
+		case 'b':
+			ro.batch_ms = (unsigned)atoi(optarg);
+			if (!ro.batch_ms)
+				ro.batch_ms = CGS_RUN_NO_BATCH;
+			break;
 		case 's': lo.shards = (unsigned)atoi(optarg); break;
 		case 'r': lo.rcvbuf = strtoull(optarg, NULL, 0); break;
 		case 'T': lo.flags |= CGS_NO_TGID; break;

@@ -223,6 +223,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	kv_u64(b, "records", in->records);
 	kv_u64(b, "dropped", in->dropped);
 	kv_u64(b, "unattributed", in->unattributed);
+	kv_u64(b, "refused", in->refused);
 	kv_u64(b, "malformed", in->malformed);
 	kv_u64(b, "enobufs", in->enobufs);
 	if (in->attribution)

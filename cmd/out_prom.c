@@ -412,6 +412,9 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 	collector(b, "collector_unattributed_total", "counter",
 		  "Records accounted to the (unknown) cgroup.",
 		  in->unattributed);
+	collector(b, "collector_refused_total", "counter",
+		  "Records the rollup could not take (not accounted; 0 "
+		  "unless the library is misused).", in->refused);
 	collector(b, "collector_malformed_total", "counter",
 		  "Netlink messages rejected as malformed.", in->malformed);
 	collector(b, "collector_enobufs_total", "counter",

@@ -150,6 +150,9 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		   (unsigned long long)in->dropped,
 		   (unsigned long long)in->unattributed,
 		   (unsigned long long)in->malformed, n);
+	if (in->refused) /* never when the rollup is wired right */
+		buf_printf(b, "  refused %llu",
+			   (unsigned long long)in->refused);
 	if (in->cgroups_filtered) /* --cgroup, --exclude-cgroup */
 		buf_printf(b, " (%llu filtered out)",
 			   (unsigned long long)in->cgroups_filtered);

@@ -19,6 +19,8 @@ struct snap_info {
 	const char *hierarchy;
 	uint64_t interval_ns;
 	uint64_t records, unattributed, dropped, malformed, enobufs;
+	uint64_t refused; /* records the rollup could not take (always 0
+			   * when wired right: shown so that it is seen) */
 	/* how records found their cgroup; fork events lost (attribution of
 	 * reaped processes degrades, so it is shown, not hidden) */
 	uint64_t via_cache, via_proc, via_parent, via_ancestor;

@@ -326,6 +326,7 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 			__atomic_load_n(&c->ost[k].errors, __ATOMIC_RELAXED);
 	in->records = t ? t->records : 0;
 	in->unattributed = t ? t->unattributed : 0;
+	in->refused = t ? t->refused : 0;
 	if (t) {
 		in->via_cache = t->via_cache;
 		in->via_proc = t->via_proc;

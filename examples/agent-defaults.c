@@ -5,14 +5,16 @@
  * (self) every INTERVAL seconds, and once more after it stopped, until
  * SIGINT or SIGTERM, or for SECONDS.
  *
- *	agent-defaults [-c CPULIST] [-i INTERVAL] [-t SECONDS]
+ *	agent-defaults [-c CPULIST] [-L] [-i INTERVAL] [-t SECONDS]
  *
- * -c only sets the listener's cpulist (the rollup keeps its defaults). Its
+ * -c only sets the listener's cpulist (the rollup keeps its defaults); -L
+ * makes the rollup for the listener (cgs_rollup_opts.listener). Its
  * output is one "tasks<TAB>path" line per cgroup and an empty line per
  * snapshot, then "refused N" and "dropped N". tests/collector (agent_defaults)
  * runs it against a workload in its own cgroup.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,16 +44,21 @@ static void print(struct cgs_rollup *r)
 	printf("\n");
 	fflush(stdout);
 	cgs_snapshot_free(s);
+	/* removed cgroups, once in a snapshot, are forgotten */
+	cgs_rollup_retire_removed(r);
 }
 
 int main(int argc, char **argv)
 {
 	CGS_OPTS(cgs_listener_opts, lo);
 	unsigned interval = 2, seconds = 0;
+	bool for_listener = false;
 	int opt;
-	while ((opt = getopt(argc, argv, "c:i:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:Li:t:")) != -1) {
 		if (opt == 'c')
 			lo.cpus = optarg;
+		else if (opt == 'L')
+			for_listener = true;
 		else if (opt == 'i')
 			interval = (unsigned)atoi(optarg);
 		else if (opt == 't')
@@ -69,7 +76,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cgs_listener_open: %s\n", strerror(-rc));
 		return 1;
 	}
-	if ((rc = cgs_rollup_new(&r, NULL)) < 0 ||
+	CGS_OPTS(cgs_rollup_opts, ro, .listener = l);
+	if ((rc = cgs_rollup_new(&r, for_listener ? &ro : NULL)) < 0 ||
 	    (rc = cgs_listener_run(l, cgs_rollup_account_exit, r, NULL)) < 0) {
 		fprintf(stderr, "agent: %s\n", strerror(-rc));
 		return 1;
@@ -91,8 +99,9 @@ int main(int argc, char **argv)
 	CGS_OPTS(cgs_loss, loss);
 	cgs_rollup_totals(r, &t);
 	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
-	printf("refused %llu\ndropped %llu\n", (unsigned long long)t.refused,
-	       (unsigned long long)loss.dropped);
+	printf("refused %llu\ndropped %llu\ndiscarded %llu\n",
+	       (unsigned long long)t.refused, (unsigned long long)loss.dropped,
+	       (unsigned long long)loss.discarded);
 	cgs_rollup_free(r);
 	cgs_listener_close(l);
 	return 0;

@@ -568,7 +568,7 @@ typedef int (*cgs_exit_fn)(const struct cgs_exit *ev, void *user);
  * @l: The listener.
  * @shard: 0 <= shard < cgs_listener_shards().
  * @fn: Called per exit event from the calling thread; may be NULL (the
- *	events are then counted and discarded).
+ *	events are then discarded, counted in cgs_loss.discarded).
  * @user: Passed to @fn.
  *
  * Never blocks. Reads in batches of up to 64 datagrams until the socket
@@ -590,15 +590,20 @@ struct cgs_run_opts {
 	size_t sz;            /* sizeof(struct cgs_run_opts) */
 	unsigned batch_ms;    /* after draining, wait this long before the
 			       * next wake-up (fewer wake-ups, bigger batches);
-			       * 0: wake per message; default 20 when opts NULL
-			       * (not for 0 in an opts given) */
+			       * 0: 20 (also when opts is NULL);
+			       * CGS_RUN_NO_BATCH: wake per message. (Before
+			       * 1.2, 0 in an opts given meant per message.) */
 	bool pin;             /* pin each shard thread to its CPUs */
 };
+
+/* cgs_run_opts.batch_ms: no batching, a wake-up per message */
+#define CGS_RUN_NO_BATCH (~0u)
 
 /**
  * cgs_listener_run() - Start one receive thread per shard.
  * @l: The listener.
- * @fn: Called per exit event; may be NULL (events counted and discarded).
+ * @fn: Called per exit event; may be NULL (events discarded, counted in
+ *	cgs_loss.discarded).
  * @user: Passed to @fn; must stay valid until cgs_listener_stop().
  * @opts: Options, or NULL for the defaults (batch_ms 20); not kept.
  *
@@ -644,6 +649,10 @@ struct cgs_loss {
 	 * both can grow */
 	uint64_t messages, records, malformed, unknown_version, unknown_bytes,
 		layout_guesses, tgid_skipped;
+	/* events received while no callback was given (fn NULL in
+	 * cgs_listener_drain(), cgs_listener_run() or
+	 * cgs_listener_selftest()): consumed, delivered to nobody */
+	uint64_t discarded;
 };
 
 /* cgs_listener_loss() shard meaning all shards */
@@ -671,11 +680,15 @@ int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
  * @l: The listener.
  * @timeout_ms: Longest wait for the record, ms (>= 0).
  * @fn: Receives every event seen meanwhile, the child's included; may be
- *	NULL. Its return value is ignored.
+ *	NULL: then the exits of the whole host during the self-test are
+ *	consumed and lost to the caller (counted in cgs_loss.discarded);
+ *	pass the callback that will run afterwards (e.g.
+ *	cgs_rollup_account_exit) to keep them. Its return value is ignored.
  * @user: Passed to @fn.
  *
- * Forks a child that exits at once and waits up to @timeout_ms for its
- * exit record on any shard. It drains the shards itself: events it
+ * Forks a child that exits at once, on one of the listener's CPUs (it is
+ * pinned there: a listener of a cpulist hears only those CPUs), and waits
+ * up to @timeout_ms for its exit record on any shard. It drains the shards itself: events it
  * receives are consumed (passed to @fn), not left queued.
  *
  * Context: Only while the runner is not active (before cgs_listener_run()
@@ -1505,6 +1518,9 @@ void cgs_snapshot_free(struct cgs_snapshot *s);
  * cgs_rollup_retire_removed() - Forget cgroups that are gone.
  * @r: The rollup.
  *
+ * Nothing else retires: a rollup whose owner never calls this keeps every
+ * removed cgroup (its memory grows with cgroup churn). Call it after each
+ * snapshot (examples/agent-defaults.c does).
  * Retires cgroups whose directory is gone (or holds a newer incarnation)
  * since at least grace_ms (cgs_rollup_opts; counted from when a snapshot
  * or this call first saw it gone: an exit can reach the rollup after the

@@ -59,7 +59,9 @@ int cgsi_process_datagram(struct cgs_listener *l, struct cgsi_shard *s,
 			.recv_ns = now_ns,
 		};
 		delivered++;
-		if (fn && fn(&ev, user))
+		if (!fn)
+			s->loss.discarded++;
+		else if (fn(&ev, user))
 			s->halt = true;
 	}
 	return delivered;

@@ -398,6 +398,7 @@ static void add_loss(struct cgs_loss *sum, struct cgsi_shard *s)
 	sum->enobufs += LD(s->loss.enobufs);
 	sum->seq_gaps += LD(s->loss.seq_gaps);
 	sum->truncated += LD(s->loss.truncated);
+	sum->discarded += LD(s->loss.discarded);
 	const struct cgs_decode_stats *d = &s->dstats;
 	sum->messages += LD(d->messages);
 	sum->records += LD(d->records);

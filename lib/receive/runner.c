@@ -76,8 +76,10 @@ CGS_EXPORT int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn,
 	int r = cgsi_opts_copy(&o, sizeof(o), uopts, uopts ? uopts->sz : 0);
 	if (r < 0)
 		return r;
-	if (!uopts)
+	if (!o.batch_ms)
 		o.batch_ms = CGSI_DEFAULT_BATCH_MS;
+	else if (o.batch_ms == CGS_RUN_NO_BATCH)
+		o.batch_ms = 0;
 	l->fn = fn;
 	l->user = user;
 	l->batch_ms = o.batch_ms;

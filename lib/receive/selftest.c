@@ -5,17 +5,49 @@
  * network namespace we could not identify, a filter in the way, ...).
  */
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "receive/listener_int.h"
+#include "util/cpulist.h"
+
+/*
+ * The CPUs the listener hears, as an affinity mask for the child: a
+ * listener on a subset of the CPUs only hears exits there. NULL when
+ * it cannot be made (then the child runs where the scheduler puts it).
+ */
+static cpu_set_t *heard_cpus(const struct cgs_listener *l, size_t *size)
+{
+	unsigned char *set = malloc(CGSI_MAX_CPUS);
+	cpu_set_t *m = CPU_ALLOC(CGSI_MAX_CPUS);
+	*size = CPU_ALLOC_SIZE(CGSI_MAX_CPUS);
+	if (!set || !m)
+		goto fail;
+	CPU_ZERO_S(*size, m);
+	for (unsigned i = 0; i < l->nshards; i++) {
+		if (cgsi_cpulist_parse(l->shards[i].cpus, set, NULL, 0) < 0)
+			goto fail;
+		for (int c = 0; c < CGSI_MAX_CPUS; c++)
+			if (set[c])
+				CPU_SET_S(c, *size, m);
+	}
+	free(set);
+	return m;
+fail:
+	free(set);
+	if (m)
+		CPU_FREE(m);
+	return NULL;
+}
 
 struct selftest_ctx {
 	pid_t child;
 	bool seen;
 	cgs_exit_fn fn;
 	void *user;
+	struct cgs_listener *l;
 };
 
 static int selftest_cb(const struct cgs_exit *ev, void *arg)
@@ -25,6 +57,8 @@ static int selftest_cb(const struct cgs_exit *ev, void *arg)
 		c->seen = true;
 	if (c->fn)
 		c->fn(ev, c->user);
+	else /* consumed: counted in cgs_loss.discarded */
+		c->l->shards[ev->shard].loss.discarded++;
 	return 0;
 }
 
@@ -33,12 +67,25 @@ CGS_EXPORT int cgs_listener_selftest(struct cgs_listener *l, int timeout_ms,
 {
 	if (!l || l->running || timeout_ms < 0)
 		return -EINVAL;
-	struct selftest_ctx c = { .fn = fn, .user = user };
+	struct selftest_ctx c = { .fn = fn, .user = user, .l = l };
+	size_t msize;
+	cpu_set_t *heard = heard_cpus(l, &msize);
 	c.child = fork();
-	if (c.child < 0)
-		return -errno;
-	if (c.child == 0)
+	if (c.child < 0) {
+		int e = errno;
+		if (heard)
+			CPU_FREE(heard);
+		return -e;
+	}
+	if (c.child == 0) {
+		/* exit where the listener listens (it may hear only some
+		 * CPUs); a CPU set this process may not use fails, harmless */
+		if (heard)
+			sched_setaffinity(0, msize, heard);
 		_exit(0);
+	}
+	if (heard)
+		CPU_FREE(heard);
 	while (waitpid(c.child, NULL, 0) < 0 && errno == EINTR) {
 	}
 

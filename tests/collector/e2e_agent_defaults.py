@@ -15,6 +15,8 @@ included. Each case wants all 102 there, 0 refused and 0 dropped:
    in turn): a cpulist for the listener changes nothing of the rollup's
    defaults;
  - the listener on every CPU named in a cpulist;
+ - a rollup made for the listener (cgs_rollup_opts.listener, -L) on one
+   CPU;
  - without CAP_BPF/CAP_PERFMON/CAP_SYS_ADMIN (capsh), where the defaults
    fall back to the /proc source: 102 there too (the short-lived children
    inferred from the shell, which is alive).
@@ -121,6 +123,9 @@ with Cgroups("agent") as cg:
              cpu=c)
     case("listener on %s" % ",".join(map(str, cpus)), cg, "list",
          ["-c", ",".join(map(str, cpus))])
+    c = cpus[-1]
+    case("rollup for a listener on %d" % c, cg, "for%d" % c,
+         ["-L", "-c", str(c)], cpu=c)
     capsh = shutil.which("capsh")
     if capsh:
         case("no CAP_BPF (proc source)", cg, "proc", [],

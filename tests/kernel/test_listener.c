@@ -290,6 +290,54 @@ static void test_bad_cpulists(void **state)
 	assert_int_equal(cgs_listener_open(&l, (void *)big), -E2BIG);
 }
 
+/* Issue 27: nothing consumed silently, and a rollup made for a listener.
+ * A self-test or a drain without a callback consumes the host's exits:
+ * counted in cgs_loss.discarded. */
+static void test_discarded_and_rollup_for(void **state)
+{
+	(void)state;
+	struct cgs_listener *l;
+	struct cgs_listener_opts o = { .sz = sizeof(o), .cpus = "0" };
+	assert_int_equal(cgs_listener_open(&l, &o), 0);
+	struct cgs_loss loss = { .sz = sizeof(loss) };
+	assert_int_equal(cgs_listener_selftest(l, 2000, NULL, NULL), 0);
+	assert_int_equal(cgs_listener_loss(l, CGS_ALL_SHARDS, &loss), 0);
+	uint64_t after_selftest = loss.discarded;
+	assert_true(after_selftest >= 1); /* the self-test's own child */
+	cpu_set_t all, zero;
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	CPU_ZERO(&zero);
+	CPU_SET(0, &zero); /* the child exits where the listener listens */
+	assert_int_equal(sched_setaffinity(0, sizeof(zero), &zero), 0);
+	pid_t c = spawn_threaded(5, -1);
+	waitpid(c, NULL, 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	usleep(50000);
+	int n = cgs_listener_drain(l, 0, NULL, NULL);
+	assert_true(n >= 6);
+	assert_int_equal(cgs_listener_loss(l, CGS_ALL_SHARDS, &loss), 0);
+	assert_int_equal(loss.discarded, after_selftest + (uint64_t)n);
+
+	CGS_OPTS(cgs_rollup_opts, ro, .listener = l,
+		 .attribution = CGS_ATTRIBUTION_PROC);
+	struct cgs_rollup *r;
+	assert_int_equal(cgs_rollup_new(&r, &ro), 0);
+	CGS_OPTS(cgs_record, rec);
+	rec.kind = CGS_KIND_PROCESS;
+	rec.pid = rec.tgid = (uint32_t)getpid();
+	assert_int_equal(cgs_rollup_account(r, 0, &rec, NULL), 0);
+	assert_int_equal(cgs_rollup_account(r, 1, &rec, NULL), -EINVAL);
+	CGS_OPTS(cgs_rollup_totals, t);
+	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(t.records, 1);
+	assert_int_equal(t.refused, 1);
+	cgs_rollup_free(r);
+	ro.shards = 2; /* disagrees with the listener's one */
+	assert_int_equal(cgs_rollup_new(&r, &ro), -EINVAL);
+	assert_null(r);
+	cgs_listener_close(l);
+}
+
 int main(void)
 {
 	cgt_require_taskstats();
@@ -298,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_forked_children),
 		cmocka_unit_test(test_own_loop_one_shard_per_cpu),
 		cmocka_unit_test(test_bad_cpulists),
+		cmocka_unit_test(test_discarded_and_rollup_for),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
