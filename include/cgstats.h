@@ -681,8 +681,8 @@ int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
  * @timeout_ms: Longest wait for the record, ms (>= 0).
  * @fn: Receives every event seen meanwhile, the child's included; may be
  *	NULL: then the exits of the whole host during the self-test are
- *	consumed and lost to the caller (counted in cgs_loss.discarded);
- *	pass the callback that will run afterwards (e.g.
+ *	consumed and lost to the caller (counted in cgs_loss.discarded).
+ *	Pass the callback that will run afterwards (e.g.
  *	cgs_rollup_account_exit) to keep them. Its return value is ignored.
  * @user: Passed to @fn.
  *
