@@ -27,9 +27,10 @@ test -e "$libdir/cmake/cgstats/cgstatsConfig.cmake" || { echo "FAIL: no CMake pa
 ls "$prefix"/share/doc/*/examples/taskstat-collect.service >/dev/null
 
 # pkg-config consumer: the examples' own Makefile, outside the tree.
-cp "$src/examples/Makefile" "$src/examples/cgs-top.c" "$tmp/"
+cp "$src/examples/Makefile" "$src/examples/cgs-top.c" \
+	"$src/examples/agent-defaults.c" "$tmp/"
 PKG_CONFIG_PATH=$libdir/pkgconfig make -s -C "$tmp" >/dev/null
-test -x "$tmp/cgs-top"
+test -x "$tmp/cgs-top" && test -x "$tmp/agent-defaults"
 LD_LIBRARY_PATH=$libdir "$tmp/cgs-top" 0 2>/dev/null && { echo "FAIL: cgs-top accepted 0"; exit 1; }
 
 # CMake consumer.
