@@ -486,16 +486,15 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 		  "--exclude-cgroup (the totals count them).",
 		  in->cgroups_filtered);
 	collector(b, "collector_retired_unserved_total", "counter",
-		  "Removed cgroups forgotten before a consumer (a scrape, "
-		  "/snapshot) fetched their final counts: they waited "
-		  "--retire-after, or more than --retire-max waited.",
+		  "Removed cgroups forgotten before a scrape fetched their "
+		  "final counts (--retire-after, --retire-max).",
 		  in->retired_unserved);
 	collector(b, "collector_retired_forced_total", "counter",
-		  "Of those, forgotten before --retire-after because more "
-		  "than --retire-max waited.", in->retired_forced);
+		  "Of those, forgotten early: over --retire-max.",
+		  in->retired_forced);
 	collector(b, "collector_removed_waiting", "gauge",
-		  "Removed cgroups kept until a consumer fetches their final "
-		  "counts (at most --retire-max).", in->removed_waiting);
+		  "Removed cgroups kept for a scrape of their final counts.",
+		  in->removed_waiting);
 	collector(b, "collector_prom_max_series", "gauge",
 		  "Per-cgroup series at most (--prom-max-series), 0: no limit.",
 		  in->prom_max_series);
