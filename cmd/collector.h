@@ -30,6 +30,7 @@
  */
 
 #define TSC_FLUSH_BYTES (64u * 1024u) /* per-shard buffer flush threshold */
+#define TSC_TRIM_RETIRED 1000u /* retired cgroups between heap trims */
 
 /* Written by one listener thread; the main thread takes `lock` only to
  * flush, so the lock is uncontended on the hot path. */
@@ -92,6 +93,8 @@ struct tsc {
 	 * --retire-max, and those waiting now */
 	uint64_t retired_unserved, retired_forced, removed_waiting;
 	bool unserved_said;        /* the first of them: told once */
+	uint64_t retired_untrimmed; /* cgroups retired since the last */
+	uint64_t trim_ns;          /* malloc_trim() (monotonic), 0: none */
 	struct buf prom;           /* last Prometheus text */
 	bool prom_on;
 	struct buf json;           /* last snapshot as a JSON line */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "collector.h"
 #include "delayacct.h"
 #include "filter.h"
+#include "memtrim.h"
 #include "output.h"
 
 uint64_t tsc_mono_ns(void)
@@ -388,6 +390,27 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 }
 
 /*
+ * A retired cgroup's memory goes back to the listener threads' malloc
+ * arenas, where glibc keeps it as free heap between the cgroups still
+ * tracked: under steady churn the RSS crept up with that fragmentation
+ * (~27 MiB over 60,000 cgroups at 1,000/s). Give the free pages back once
+ * TSC_TRIM_RETIRED cgroups went since the last time, at most every
+ * MEMTRIM_EVERY_NS.
+ */
+static void trim_after_retiring(struct tsc *c, uint64_t retired)
+{
+	uint64_t now = tsc_mono_ns();
+
+	c->retired_untrimmed += retired;
+	if (c->retired_untrimmed < TSC_TRIM_RETIRED ||
+	    now - c->trim_ns < MEMTRIM_EVERY_NS)
+		return;
+	malloc_trim(0);
+	c->retired_untrimmed = 0;
+	c->trim_ns = now;
+}
+
+/*
  * Bound memory on hosts with cgroup churn: forget removed cgroups once
  * their final counts reached every output. The snapshot lines and the
  * textfile were written with the snapshots; with --listen, a consumer
@@ -416,6 +439,7 @@ static void retire_removed(struct tsc *c)
 	c->retired_unserved += res.unserved;
 	c->retired_forced += res.forced;
 	c->removed_waiting = res.waiting;
+	trim_after_retiring(c, res.retired);
 	if (res.unserved && !c->unserved_said) {
 		tsc_err("%s: %llu removed cgroups retired before a scrape "
 			"fetched their final counts, counted in "

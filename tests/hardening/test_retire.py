@@ -30,8 +30,8 @@ MODE:
             cgroups no scrape saw with their final counts, and at most
             that plus the other cgroups of the host that left the
             snapshots meanwhile (exact on a quiet host).
-  soak      the issue's "done when": RETIRE_SOAK (100,000) cgroups as fast
-            as the driver goes, --listen, no scraper, the default
+  soak      the issue's "done when": RETIRE_SOAK (100,000) cgroups at
+            RETIRE_SOAK_RATE (1000/s; 0: flat out), --listen, no scraper, the default
             --retire-after 300 and --retire-max 10000, table output: VmRSS
             after the first RETIRE_WARMUP (20,000) cgroups and at the end,
             the largest growth within RETIRE_SOAK_MIB (32 MiB); figures as
@@ -60,6 +60,7 @@ ROUND = int(os.environ.get("RETIRE_ROUND", "2000"))
 SOAK = int(os.environ.get("RETIRE_SOAK", "100000"))
 WARMUP = int(os.environ.get("RETIRE_WARMUP", "20000"))
 SOAK_MIB = float(os.environ.get("RETIRE_SOAK_MIB", "32"))
+SOAK_RATE = os.environ.get("RETIRE_SOAK_RATE", "1000")  # 0: flat out
 RATE = 200.0      # cgroups/s of the driver
 ALIVE = 4
 INTERVAL = 1.0    # --interval
@@ -421,8 +422,9 @@ def mode_soak():
                 port_from_stderr(col)
                 t0 = time.monotonic()
                 p = subprocess.Popen([DRIVER, "-c", str(ALIVE), "-t", "0",
-                                      cg.root, cg.path("soak"), str(SOAK),
-                                      log], stdout=subprocess.PIPE,
+                                      "-r", SOAK_RATE, cg.root,
+                                      cg.path("soak"), str(SOAK), log],
+                                     stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
                 while p.poll() is None:
                     time.sleep(1)
@@ -446,6 +448,9 @@ def mode_soak():
             "rss_mib_peak_after": round(max(warm) / 1024, 1),
             "rss_mib_end": round(warm[-1] / 1024, 1),
             "growth_mib": round(growth, 1),
+            "rss_mib_per_10000": [round(kb / 1024, 1) for d, kb in (
+                next(x for x in samples if x[0] >= k)
+                for k in range(0, SOAK, 10000))],
             "ncgroups_peak": max(int(c) for c, _ in heads),
             "ncgroups_end": int(heads[-1][0]),
             "retired_unserved_end": int(heads[-1][1] or 0),
