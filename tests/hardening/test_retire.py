@@ -35,7 +35,7 @@ MODE:
             --retire-after 300 and --retire-max 10000, table output: VmRSS
             after the first RETIRE_WARMUP (20,000) cgroups and at the end,
             the largest growth within RETIRE_SOAK_MIB (32 MiB); figures as
-            one JSON line (a manual check: minutes, not run by ctest).
+            one JSON line (~100 s: ctest label soak).
 """
 import collections
 import json
@@ -65,7 +65,7 @@ RATE = 200.0      # cgroups/s of the driver
 ALIVE = 4
 INTERVAL = 1.0    # --interval
 GRACE_S = 2.0     # the rollup's grace_ms: a removed cgroup stays that long
-SLACK_S = 1.5     # a loaded 2-core host
+SLACK_S = 4.0 if sanitized() else 1.5  # a loaded 2-core host, ASan
 
 
 # --- what the JSON lines say ----------------------------------------------
@@ -409,7 +409,7 @@ def mode_halfway():
 
 
 def mode_soak():
-    """Minutes: run by hand (the issue's "done when")."""
+    """The issue's "done when" (~100 s at 1,000 cgroups/s)."""
     need_live(B)
     tmp = tempfile.mkdtemp(prefix="tsc-retire-soak-")
     out, log = (os.path.join(tmp, n) for n in ("table.txt", "churn.log"))
@@ -455,8 +455,8 @@ def mode_soak():
             "ncgroups_end": int(heads[-1][0]),
             "retired_unserved_end": int(heads[-1][1] or 0),
             "driver": json.loads(o)}))
-        check(growth <= SOAK_MIB, "VmRSS grew %.1f MiB after the warm-up "
-              "(bound %.0f)" % (growth, SOAK_MIB))
+        check(sanitized() or growth <= SOAK_MIB, "VmRSS grew %.1f MiB "
+              "after the warm-up (bound %.0f)" % (growth, SOAK_MIB))
     finally:
         for f in os.listdir(tmp):
             os.unlink(os.path.join(tmp, f))
