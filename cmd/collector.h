@@ -30,6 +30,7 @@
  */
 
 #define TSC_FLUSH_BYTES (64u * 1024u) /* per-shard buffer flush threshold */
+#define TSC_TRIM_RETIRED 1000u /* retired cgroups between heap trims */
 
 /* Written by one listener thread; the main thread takes `lock` only to
  * flush, so the lock is uncontended on the hot path. */
@@ -80,10 +81,20 @@ struct tsc {
 	pthread_mutex_t out_lock;  /* writes to out_fd */
 	pthread_mutex_t cap_lock;  /* writes to cap_fd */
 	pthread_mutex_t prom_lock; /* prom and json */
-	bool served;               /* the last snapshot's text was fetched
-				    * (/metrics or /snapshot); prom_lock */
+	uint64_t text_gen;         /* the snapshot (its generation) prom and
+				    * json hold; prom_lock */
+	uint64_t served_gen;       /* the last one a consumer fetched
+				    * (/metrics or /snapshot), 0: none;
+				    * prom_lock */
 	bool retire_due;           /* removed cgroups may be retired once the
 				    * last snapshot reached every output */
+	/* retirement (main thread): removed cgroups retired before any
+	 * consumer had their final counts, of those forced out by
+	 * --retire-max, and those waiting now */
+	uint64_t retired_unserved, retired_forced, removed_waiting;
+	bool unserved_said;        /* the first of them: told once */
+	uint64_t retired_untrimmed; /* cgroups retired since the last */
+	uint64_t trim_ns;          /* malloc_trim() (monotonic), 0: none */
 	struct buf prom;           /* last Prometheus text */
 	bool prom_on;
 	struct buf json;           /* last snapshot as a JSON line */

@@ -76,6 +76,16 @@ static const char usage[] =
 "                                0: no limit); past it the cgroups with the\n"
 "                                fewest task exits are left out, counted\n"
 "                                in collector_cgroups_not_exported\n"
+"      --retire-after SECONDS    with --listen: a removed cgroup waits this\n"
+"                                long at most for a scrape (or /snapshot) to\n"
+"                                fetch its final counts, then is forgotten\n"
+"                                all the same, counted in\n"
+"                                collector_retired_unserved_total (default\n"
+"                                300, 0: no wait)\n"
+"      --retire-max N            with --listen: at most N removed cgroups\n"
+"                                wait so (default 10000); beyond, those\n"
+"                                removed first go, counted in\n"
+"                                collector_retired_forced_total too\n"
 "      --record FILE             write the raw exit records to a capture\n"
 "      --force                   let --record replace an existing capture\n"
 "      --replay FILE             read a capture instead of listening\n"
@@ -102,6 +112,7 @@ enum {
 };
 enum { OPT_FORCE = 1024 }; /* issue 13 */
 enum { OPT_CGROUP = 1088, OPT_EXCLUDE_CGROUP, OPT_PROM_MAX_SERIES };
+enum { OPT_RETIRE_AFTER = 1152, OPT_RETIRE_MAX }; /* issue 28 */
 
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -124,6 +135,8 @@ static const struct option longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "exclude-cgroup", required_argument, NULL, OPT_EXCLUDE_CGROUP },
 	{ "prom-max-series", required_argument, NULL, OPT_PROM_MAX_SERIES },
+	{ "retire-after", required_argument, NULL, OPT_RETIRE_AFTER },
+	{ "retire-max", required_argument, NULL, OPT_RETIRE_MAX },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "user", required_argument, NULL, 'u' },
 	{ "help", no_argument, NULL, 'h' },
@@ -242,15 +255,16 @@ static int add_glob(const char *opt, const char *arg, const char ***v,
 	return 0;
 }
 
-/* Seconds for --interval or --duration, at least min_ns. */
+/* Seconds for --interval, --duration or --retire-after, min_ns to max_ns
+ * (range says so). */
 static int set_seconds(const char *opt, const char *arg, uint64_t min_ns,
-		       const char *range, uint64_t *ns)
+		       uint64_t max_ns, const char *range, uint64_t *ns)
 {
 	int r = tsc_parse_seconds(arg, ns);
 	if (r == -EINVAL)
 		return tsc_usage_error(opt, "'%s' is not a non-negative number "
 				       "of seconds", arg);
-	if (r < 0 || *ns < min_ns)
+	if (r < 0 || *ns < min_ns || *ns > max_ns)
 		return tsc_usage_error(opt, "'%s' is out of range (%s)", arg,
 				       range);
 	return 0;
@@ -326,10 +340,10 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 		return set_name("--output", arg, "file name", &o->output);
 	case 'i':
 		o->interval_set = true;
-		return set_seconds("--interval", arg, 10000000ull,
+		return set_seconds("--interval", arg, 10000000ull, UINT64_MAX,
 				   "0.01 to 1e9 seconds", &o->interval_ns);
 	case 'd':
-		return set_seconds("--duration", arg, 1,
+		return set_seconds("--duration", arg, 1, UINT64_MAX,
 				   "more than 0, up to 1e9 seconds",
 				   &o->duration_ns);
 	case 'e':
@@ -420,6 +434,18 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 			o->prom_max_series_set = true;
 		}
 		return r;
+	case OPT_RETIRE_AFTER:
+		o->retire_after_set = true;
+		return set_seconds("--retire-after", arg, 0,
+				   TSC_RETIRE_AFTER_MAX_S * 1000000000ull,
+				   "0 to 86400 seconds", &o->retire_after_ns);
+	case OPT_RETIRE_MAX:
+		r = set_uint("--retire-max", arg, 1, 100000000, &v);
+		if (!r) {
+			o->retire_max = v;
+			o->retire_max_set = true;
+		}
+		return r;
 	case OPT_REPLAY:
 		return set_name("--replay", arg, "file name", &o->replay);
 	case 'u':
@@ -475,6 +501,18 @@ static int check_combination(const struct tsc_opts *o)
 	if (o->prom_max_series_set && !o->listen && !o->textfile)
 		return tsc_usage_error("--prom-max-series", "has no meaning "
 				       "without --listen or --textfile");
+	if (o->retire_after_set || o->retire_max_set) {
+		const char *opt = o->retire_after_set ? "--retire-after"
+						      : "--retire-max";
+		if (o->replay)
+			return tsc_usage_error(opt, "has no meaning with "
+					       "--replay (a replay retires no "
+					       "cgroup)");
+		if (!o->listen)
+			return tsc_usage_error(opt, "has no meaning without "
+					       "--listen (nothing else waits "
+					       "for a consumer)");
+	}
 	if (o->fast_attribution && o->no_fork_events)
 		return tsc_usage_error("--attribution", "'fast' needs fork "
 				       "events (cannot be combined with "
@@ -518,6 +556,8 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 	o->interval_ns = 5000000000ull;
 	o->top = 20;
 	o->prom_max_series = TSC_PROM_MAX_SERIES;
+	o->retire_after_ns = TSC_RETIRE_AFTER_S * 1000000000ull;
+	o->retire_max = TSC_RETIRE_MAX;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:i:d:el:u:hV", longopts,

@@ -58,10 +58,24 @@ struct tsc_opts {
 	 * limit */
 	uint64_t prom_max_series;
 	bool prom_max_series_set;
+	/* --retire-after, --retire-max (with --listen): how long, and how
+	 * many, removed cgroups wait for a consumer to fetch their final
+	 * counts before they are retired all the same */
+	uint64_t retire_after_ns;
+	bool retire_after_set;
+	uint64_t retire_max;
+	bool retire_max_set;
 };
 
 /* Default --prom-max-series (see taskstat-collect(8) for why). */
 #define TSC_PROM_MAX_SERIES 100000u
+
+/* Default --retire-after (5 scrapes at a 60 s scrape interval, 20 at
+ * 15 s), its largest value, and the default --retire-max (see
+ * taskstat-collect(8) for what a waiting cgroup costs). */
+#define TSC_RETIRE_AFTER_S 300u
+#define TSC_RETIRE_AFTER_MAX_S 86400u
+#define TSC_RETIRE_MAX 10000u
 
 /* Largest --comms N; the library keeps TSC_COMMS_SUMMARY(N) counters. */
 #define TSC_COMMS_MAX 1000u

@@ -255,6 +255,9 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	kv_u64(b, "shards", in->shards);
 	kv_u64(b, "ncgroups", n);
 	kv_u64(b, "cgroups_filtered", in->cgroups_filtered);
+	kv_u64(b, "retired_unserved", in->retired_unserved);
+	kv_u64(b, "retired_forced", in->retired_forced);
+	kv_u64(b, "removed_waiting", in->removed_waiting);
 	buf_puts(b, ",\"cgroups\":[");
 	for (size_t k = 0, m = snap_shown(in, s); k < m; k++) {
 		size_t i = snap_index(in, k);

@@ -488,6 +488,16 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 		  "Cgroups left out of every output by --cgroup and "
 		  "--exclude-cgroup (the totals count them).",
 		  in->cgroups_filtered);
+	collector(b, "collector_retired_unserved_total", "counter",
+		  "Removed cgroups forgotten before a scrape fetched their "
+		  "final counts (--retire-after, --retire-max).",
+		  in->retired_unserved);
+	collector(b, "collector_retired_forced_total", "counter",
+		  "Of those, forgotten early: over --retire-max.",
+		  in->retired_forced);
+	collector(b, "collector_removed_waiting", "gauge",
+		  "Removed cgroups kept for a scrape of their final counts.",
+		  in->removed_waiting);
 	collector(b, "collector_prom_max_series", "gauge",
 		  "Per-cgroup series at most (--prom-max-series), 0: no limit.",
 		  in->prom_max_series);

@@ -156,6 +156,9 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	if (in->cgroups_filtered) /* --cgroup, --exclude-cgroup */
 		buf_printf(b, " (%llu filtered out)",
 			   (unsigned long long)in->cgroups_filtered);
+	if (in->retired_unserved) /* --retire-after, --retire-max */
+		buf_printf(b, " (%llu retired unserved)",
+			   (unsigned long long)in->retired_unserved);
 	buf_printf(b, "  hierarchy %s", in->hierarchy ? in->hierarchy : "?");
 	if (in->attribution)
 		buf_printf(b, "  attribution %s", in->attribution);

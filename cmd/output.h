@@ -59,6 +59,11 @@ struct snap_info {
 	size_t nshown;
 	uint64_t cgroups_filtered; /* cgroups left out by the filters */
 	uint64_t prom_max_series;  /* --prom-max-series, 0: no limit */
+	/* removed cgroups retired before a consumer fetched their final
+	 * counts (--retire-after, --retire-max), of those forced out by
+	 * --retire-max, and those waiting for one now */
+	uint64_t retired_unserved, retired_forced, removed_waiting;
+	uint64_t snapshot_gen;     /* the library's generation of it */
 };
 
 /* Number of cgroups shown, and the snapshot index of the k-th of them. */

@@ -1212,6 +1212,10 @@ struct cgs_rollup_totals {
 	 * listener), a record that is not one (kind out of range, sz too
 	 * small), a path that is not absolute. Counted, never silent. */
 	uint64_t refused;
+	/* a snapshot's totals only (0 from cgs_rollup_totals()): which
+	 * snapshot of its rollup this is, 1, 2, ... in the order they were
+	 * made; what cgs_retire_opts.served takes */
+	uint64_t snapshot_gen;
 };
 
 struct cgs_snapshot;
@@ -1536,6 +1540,66 @@ void cgs_snapshot_free(struct cgs_snapshot *s);
  * Return: How many cgroups were retired (>= 0); -EINVAL for a NULL @r.
  */
 int cgs_rollup_retire_removed(struct cgs_rollup *r);
+
+/* What cgs_rollup_retire() keeps for a consumer (e.g. a scraper). */
+struct cgs_retire_opts {
+	size_t sz;            /* sizeof(struct cgs_retire_opts) */
+	/* the last snapshot a consumer got (its totals' snapshot_gen; 0:
+	 * none yet, UINT64_MAX: every snapshot counts as consumed): a removed
+	 * cgroup whose final counts were in it or an earlier one is retired
+	 * as cgs_rollup_retire_removed() does */
+	uint64_t served;
+	/* one whose final counts the consumer has not had waits for it at
+	 * most this long, counted from when its removal was first seen;
+	 * then it is retired all the same (counted in unserved); 0: it does
+	 * not wait */
+	uint64_t wait_ms;
+	/* at most this many wait at once: beyond, those removed longest ago
+	 * are retired first (counted in unserved and forced); 0: no bound */
+	uint64_t max_waiting;
+};
+
+/* What one cgs_rollup_retire() call did; a cgroup seen by several
+ * shards counts once. */
+struct cgs_retire_result {
+	size_t sz;          /* sizeof(struct cgs_retire_result) */
+	uint64_t retired;   /* removed cgroups retired */
+	uint64_t unserved;  /* of those, with final counts no consumer had
+			     * (waited wait_ms, or forced) */
+	uint64_t forced;    /* of those, retired before wait_ms because
+			     * more than max_waiting waited */
+	uint64_t waiting;   /* removed cgroups left waiting for a consumer
+			     * (at most max_waiting) */
+};
+
+/**
+ * cgs_rollup_retire() - Forget cgroups that are gone, a consumer or not.
+ * @r: The rollup.
+ * @o: What to keep for a consumer, or NULL: every snapshot counts as
+ *	consumed (as cgs_rollup_retire_removed()). Not kept.
+ * @out: If not NULL, receives what was done; sz set (see top), on return
+ *	the bytes written.
+ *
+ * Retires what cgs_rollup_retire_removed() would (gone for grace_ms, no
+ * cached process pointing to it, counters in a snapshot since the last
+ * exit) among the removed cgroups whose final counts (the snapshot that
+ * first showed them, judged over all shards) the consumer had
+ * (o->served); those it has not had wait up to o->wait_ms since their
+ * removal was first seen, and at most o->max_waiting of them at once
+ * (the longest removed go first), then are retired all the same and
+ * counted in out->unserved. So memory stays bounded whatever the
+ * consumer does. A snapshot's cost per removed cgroup: no allocation
+ * but a temporary array of the candidates.
+ *
+ * Context: As cgs_rollup_retire_removed().
+ * Return: 0; -EINVAL for a NULL @r, o->sz too small or out->sz unable to
+ * hold sz; -E2BIG for options this library does not know; -ENOMEM when
+ * the candidates' array cannot be had (nothing retired then; a retirement
+ * that cannot allocate its parent stops early, silently, as in
+ * cgs_rollup_retire_removed()).
+ */
+int cgs_rollup_retire(struct cgs_rollup *r, const struct cgs_retire_opts *o,
+		      struct cgs_retire_result *out);
 
 /**
  * cgs_rollup_totals() - Collector-level attribution counters, now.

@@ -37,6 +37,10 @@ struct cgsi_cgnode {
 				* cgroup's OOM counter was last read */
 	uint64_t reported;   /* cum.tasks + cum.tgid_records when last
 			      * snapshotted */
+	uint64_t final_gen;  /* the snapshot that first showed `reported`
+			      * (its generation; 0: none): a consumer that
+			      * got that one or a later one has the final
+			      * counts of a removed cgroup (retire.c) */
 	uint64_t snap_gen;   /* the snapshot that last copied cum (its
 			      * generation), */
 	uint64_t snap_key;   /* cum.tasks + tgid_records + oom_kills then */

@@ -53,22 +53,52 @@ static bool same_incarnation(const struct cgsi_cgnode *a,
 	       (!a->ino || !b->ino || a->ino == b->ino);
 }
 
-/* retirable() in every shard that has a node of n's incarnation (all shard
- * locks held) */
-static bool path_retirable(struct cgs_rollup *r, struct cgsi_rshard *s,
-			   struct cgsi_cgnode *n, uint64_t now)
+/* A node of n's incarnation in shard o, or NULL. */
+static struct cgsi_cgnode *twin(struct cgsi_rshard *o,
+				const struct cgsi_cgnode *n)
 {
-	if (!retirable(r, s, n, now))
+	for (struct cgsi_cgnode *m = cgsi_cgtab_find(&o->cgs, n->path, n->len,
+						     n->hash);
+	     m; m = m->older)
+		if (same_incarnation(n, m))
+			return m;
+	return NULL;
+}
+
+/* A removed cgroup that may be retired, judged over every shard: its node
+ * in the lowest shard that has one, when its removal was first seen by
+ * any of them, the latest snapshot that first showed a node's final
+ * counts, and what is done with it. */
+enum fate { KEEP, SERVED, UNSERVED, FORCED };
+struct cand {
+	struct cgsi_cgnode *n;
+	unsigned shard;
+	enum fate fate;
+	uint64_t removed_ms, final_gen;
+};
+
+/* retirable() in every shard that has a node of n's incarnation (all shard
+ * locks held), n being in the lowest of them: then *c tells about it. */
+static bool judge(struct cgs_rollup *r, unsigned si, struct cgsi_cgnode *n,
+		  uint64_t now, struct cand *c)
+{
+	if (!retirable(r, &r->shards[si], n, now))
 		return false;
+	*c = (struct cand){ n, si, KEEP, n->removed_ms, n->final_gen };
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_rshard *o = &r->shards[i];
-		if (o == s)
+		if (i == si)
 			continue;
 		for (struct cgsi_cgnode *m = cgsi_cgtab_find(&o->cgs, n->path,
 							     n->len, n->hash);
-		     m; m = m->older)
-			if (same_incarnation(n, m) && !retirable(r, o, m, now))
-				return false;
+		     m; m = m->older) {
+			if (!same_incarnation(n, m))
+				continue;
+			if (i < si || !retirable(r, o, m, now))
+				return false; /* judged with that shard's */
+			c->removed_ms = CGS_MIN(c->removed_ms, m->removed_ms);
+			c->final_gen = CGS_MAX(c->final_gen, m->final_gen);
+		}
 	}
 	return true;
 }
@@ -117,12 +147,115 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 	return 0;
 }
 
-CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
+/* The cgroup of c, its node in every shard; false on ENOMEM. */
+static bool retire_cand(struct cgs_rollup *r, const struct cand *c,
+			uint64_t now, uint64_t *nodes)
 {
-	if (!r)
-		return -EINVAL;
-	int total = 0;
-	uint64_t now = cgsi_rollup_now(r);
+	for (unsigned i = 0; i < r->nshards; i++) {
+		struct cgsi_rshard *o = &r->shards[i];
+		struct cgsi_cgnode *m;
+		if (i == c->shard)
+			continue;
+		while ((m = twin(o, c->n))) {
+			if (retire(r, o, m, now) < 0)
+				return false;
+			++*nodes;
+		}
+	}
+	if (retire(r, &r->shards[c->shard], c->n, now) < 0)
+		return false;
+	++*nodes;
+	return true;
+}
+
+struct cands {
+	struct cand *v;
+	size_t n, cap;
+};
+
+/* Every removed cgroup that may be retired (all locks held); false on
+ * ENOMEM. */
+static bool collect(struct cgs_rollup *r, uint64_t now, struct cands *a)
+{
+	for (unsigned i = 0; i < r->nshards; i++) {
+		for (struct cgsi_cgnode *n = r->shards[i].cgs.first; n;
+		     n = n->next) {
+			struct cand c;
+			if (!judge(r, i, n, now, &c))
+				continue;
+			if (a->n == a->cap) {
+				size_t cap = a->cap ? 2 * a->cap : 64;
+				struct cand *v = realloc(a->v,
+							 cap * sizeof(*v));
+				if (!v)
+					return false;
+				a->v = v;
+				a->cap = cap;
+			}
+			a->v[a->n++] = c;
+		}
+	}
+	return true;
+}
+
+static int by_removed(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* Beyond max_waiting, the waiting ones removed longest ago are FORCED:
+ * k = waiting - max of them, the earliest removal times first (ties in
+ * list order). false on ENOMEM. */
+static bool force_excess(struct cands *a, size_t waiting, uint64_t max)
+{
+	if (!max || waiting <= max)
+		return true;
+	uint64_t *t = malloc(waiting * sizeof(*t));
+	if (!t)
+		return false;
+	size_t w = 0, k = waiting - max, less = 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].fate == KEEP)
+			t[w++] = a->v[i].removed_ms;
+	qsort(t, w, sizeof(*t), by_removed);
+	uint64_t cut = t[k - 1];
+	for (size_t i = 0; i < k; i++)
+		less += t[i] < cut;
+	free(t);
+	size_t at_cut = k - less; /* of those removed at `cut` */
+	for (size_t i = 0; i < a->n; i++) {
+		struct cand *c = &a->v[i];
+		if (c->fate != KEEP || c->removed_ms > cut)
+			continue;
+		if (c->removed_ms == cut && !at_cut)
+			continue;
+		if (c->removed_ms == cut)
+			at_cut--;
+		c->fate = FORCED;
+	}
+	return true;
+}
+
+/* What happens to each candidate; returns how many are left waiting. */
+static size_t decide(struct cands *a, const struct cgs_retire_opts *o,
+		     uint64_t now)
+{
+	size_t waiting = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		struct cand *c = &a->v[i];
+		if (c->final_gen <= o->served)
+			c->fate = SERVED;
+		else if (now - c->removed_ms >= o->wait_ms)
+			c->fate = UNSERVED;
+		else
+			waiting++;
+	}
+	return waiting;
+}
+
+static void lock_all(struct cgs_rollup *r, uint64_t now)
+{
 	/* every shard locked (in order; only retiring, under snap_lock, holds
 	 * more than one): a cgroup's nodes are judged and retired together */
 	pthread_mutex_lock(&r->snap_lock);
@@ -134,23 +267,83 @@ CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
 						  r->o.grace_ms };
 		cgsi_pcache_sweep(&s->cache, s->cache.mask + 1, &pol);
 	}
-	for (unsigned i = 0; i < r->nshards; i++) {
-		struct cgsi_rshard *s = &r->shards[i];
-		/* parents created while retiring are appended and visited */
-		for (struct cgsi_cgnode *n = s->cgs.first, *nx; n; n = nx) {
-			nx = n->next;
-			if (!path_retirable(r, s, n, now))
-				continue;
-			size_t c0 = s->cgs.count;
-			if (retire(r, s, n, now) < 0)
-				break;
-			if (!nx && s->cgs.count == c0) /* a parent was added */
-				nx = s->cgs.last;
-			total++;
-		}
-	}
+}
+
+static void unlock_all(struct cgs_rollup *r)
+{
 	for (unsigned i = r->nshards; i-- > 0;)
 		pthread_mutex_unlock(&r->shards[i].lock);
 	pthread_mutex_unlock(&r->snap_lock);
-	return total;
+}
+
+/* cgs_rollup_retire() with its options copied; *nodes counts the nodes
+ * retired. -ENOMEM when the candidates cannot be listed. */
+static int retire_run(struct cgs_rollup *r, const struct cgs_retire_opts *o,
+		      struct cgs_retire_result *res, uint64_t *nodes)
+{
+	struct cands a = { 0 };
+	uint64_t now = cgsi_rollup_now(r);
+	int rc = 0;
+
+	lock_all(r, now);
+	if (!collect(r, now, &a)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	res->waiting = decide(&a, o, now);
+	if (!force_excess(&a, res->waiting, o->max_waiting)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* deepest first (the lists are in path order): a removed parent
+	 * takes its children's carry with it */
+	for (size_t i = a.n; i-- > 0;) {
+		const struct cand *c = &a.v[i];
+		if (c->fate == KEEP)
+			continue;
+		if (!retire_cand(r, c, now, nodes))
+			break;
+		res->retired++;
+		res->unserved += c->fate >= UNSERVED;
+		res->forced += c->fate == FORCED;
+		res->waiting -= c->fate == FORCED;
+	}
+out:
+	unlock_all(r);
+	free(a.v);
+	return rc;
+}
+
+CGS_EXPORT int cgs_rollup_retire(struct cgs_rollup *r,
+				 const struct cgs_retire_opts *opts,
+				 struct cgs_retire_result *out)
+{
+	if (!r || (out && !CGSI_OUT_OK(out)))
+		return -EINVAL;
+	struct cgs_retire_opts o;
+	int rc = cgsi_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
+	if (rc < 0)
+		return rc;
+	if (!opts)
+		o.served = UINT64_MAX;
+	struct cgs_retire_result res = { .sz = sizeof(res) };
+	uint64_t nodes = 0;
+	rc = retire_run(r, &o, &res, &nodes);
+	if (rc < 0)
+		return rc;
+	return out ? cgsi_out_copy(out, &res, sizeof(res)) : 0;
+}
+
+/* Every snapshot counts as consumed. Returns the nodes retired (a cgroup
+ * seen by k shards counts k times, as it always did). */
+CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
+{
+	if (!r)
+		return -EINVAL;
+	const struct cgs_retire_opts all = { .sz = sizeof(all),
+					     .served = UINT64_MAX };
+	struct cgs_retire_result res = { .sz = sizeof(res) };
+	uint64_t nodes = 0;
+	retire_run(r, &all, &res, &nodes); /* ENOMEM: nothing retired */
+	return (int)CGS_MIN(nodes, (uint64_t)INT32_MAX);
 }

@@ -885,7 +885,11 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	}
 	e->inferred = n->inferred;
 	e->inferred_d = n->inferred - n->inferred_base;
-	n->reported = n->cum.tasks + n->cum.tgid_records;
+	uint64_t reported = n->cum.tasks + n->cum.tgid_records;
+	if (reported != n->reported) {
+		n->reported = reported;
+		n->final_gen = g->cur;
+	}
 	if (advance && !idle) {
 		n->inferred_base = n->inferred;
 		n->base = n->cum;
@@ -1593,6 +1597,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		}
 	}
 	snap->n = a.n;
+	t.snapshot_gen = snap->gen;
 	snap->totals = t;
 	mem_trim(&snap->mem);
 	size_t used = a.n * sizeof(struct sent);

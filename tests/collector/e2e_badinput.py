@@ -80,6 +80,12 @@ try:
         (["--attribution", ""], "--attribution"),
         (["--attribution"], "--attribution"),
         (["--attribution", "fast", "--no-fork-events"], "--attribution"),
+        (["--retire-after", "-1", "--listen", ":0"], "--retire-after"),
+        (["--retire-after", "86401", "--listen", ":0"], "--retire-after"),
+        (["--retire-after", "5"], "--retire-after"),
+        (["--retire-max", "0", "--listen", ":0"], "--retire-max"),
+        (["--retire-max", "many", "--listen", ":0"], "--retire-max"),
+        (["--retire-max", "100"], "--retire-max"),
     ]
     for args, opt in cases:
         usage_error(args, opt)

@@ -463,6 +463,45 @@ static void t_filter_match(void **st)
 	tsc_opts_free(&o);
 }
 
+/* --retire-after and --retire-max: defaults, values, and where they have
+ * no meaning */
+static void t_retire_options(void **st)
+{
+	struct tsc_opts o;
+	(void)st;
+	assert_int_equal(parse(&o, NULL), 0);
+	assert_int_equal(o.retire_after_ns, 300000000000ull);
+	assert_int_equal(o.retire_max, 10000);
+	tsc_opts_free(&o);
+	assert_int_equal(parse(&o, "--listen", ":0", "--retire-after", "2.5",
+			       "--retire-max", "7", NULL), 0);
+	assert_int_equal(o.retire_after_ns, 2500000000ull);
+	assert_int_equal(o.retire_max, 7);
+	tsc_opts_free(&o);
+	assert_int_equal(parse(&o, "--listen", ":0", "--retire-after", "0",
+			       "--retire-after", "86400", NULL), 0);
+	assert_int_equal(o.retire_after_ns, 86400000000000ull);
+	tsc_opts_free(&o);
+	static const char *const bad[][2] = {
+		{ "--retire-after", "86400.5" }, { "--retire-after", "-1" },
+		{ "--retire-after", "5m" }, { "--retire-max", "0" },
+		{ "--retire-max", "100000001" }, { "--retire-max", "x" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(&o, "--listen", ":0", bad[i][0],
+				       bad[i][1], NULL), TSC_EXIT_USAGE);
+		tsc_opts_free(&o);
+	}
+	/* without --listen nothing waits for a consumer; a replay retires
+	 * nothing */
+	assert_int_equal(parse(&o, "--retire-max", "5", "--textfile", "/x",
+			       NULL), TSC_EXIT_USAGE);
+	tsc_opts_free(&o);
+	assert_int_equal(parse(&o, "--retire-after", "5", "--listen", ":0",
+			       "--replay", "x", NULL), TSC_EXIT_USAGE);
+	tsc_opts_free(&o);
+}
+
 /* ---- filters and the series limit on a snapshot ---- */
 
 static struct fakeproc F;
@@ -815,6 +854,7 @@ int main(void)
 		cmocka_unit_test(t_prom_escape),
 		cmocka_unit_test(t_fixed),
 		cmocka_unit_test(t_options),
+		cmocka_unit_test(t_retire_options),
 		cmocka_unit_test(t_capture_roundtrip),
 		cmocka_unit_test(t_capture_corrupt),
 		cmocka_unit_test(t_capture_limits),

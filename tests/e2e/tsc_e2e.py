@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 SKIP = 77
 
@@ -495,6 +496,49 @@ def promcheck(text, what):
                        input=text, capture_output=True, timeout=30)
     check(r.returncode == 0, "promtool on %s: %s %s" %
           (what, r.stdout.decode(), r.stderr.decode()))
+
+
+def scrape(hostport, path="/metrics"):
+    """GET http://hostport/path (the collector's --listen), as text."""
+    with urllib.request.urlopen("http://%s%s" % (hostport, path),
+                                timeout=10) as r:
+        return r.read().decode()
+
+
+def churn_prom_counts(text, prefix):
+    """{cgroup: [tasks, processes]} of the cgroups <prefix>/c<i> (those of
+    tests/hardening/cgroup_churn.c) in a Prometheus text, and the
+    collector's gauges and counters {name: value} (taskstat_collector_
+    stripped)."""
+    got = {}
+    for m in re.finditer(r'^taskstat_(task|process)_exits_total\{cgroup="(%s'
+                         r'/c\d+)"\} (\d+)$' % re.escape(prefix), text, re.M):
+        got.setdefault(m.group(2), [0, 0])[m.group(1) == "process"] = \
+            int(m.group(3))
+    gauges = {m.group(1): float(m.group(2)) for m in re.finditer(
+        r"^taskstat_collector_(\w+) (\S+)$", text, re.M)}
+    return got, gauges
+
+
+class Seen:
+    """Per cgroup, the largest counts one output showed (counters only
+    grow: the largest is the final value if it was ever shown)."""
+
+    def __init__(self):
+        self.best = {}
+        self.versions = 0
+
+    def add(self, got):
+        self.versions += 1
+        for p, (t, pr) in got.items():
+            b = self.best.setdefault(p, [0, 0])
+            b[0], b[1] = max(b[0], t), max(b[1], pr)
+
+
+def vm_rss_kb(pid):
+    """VmRSS of process pid, KiB."""
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"^VmRSS:\s+(\d+)", f.read(), re.M).group(1))
 
 
 def strict_json_lines(data):

@@ -43,13 +43,13 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(
     os.path.abspath(__file__)), "..", "e2e"))
-from tsc_e2e import (Collector, Cgroups, arg, check, fail, keep,  # noqa: E402
-                     need_live, port_from_stderr, sanitized, short, skip,
-                     strict_json_lines)
+from tsc_e2e import (Collector, Cgroups, Seen, arg, check, fail,  # noqa: E402
+                     keep, need_live, port_from_stderr, churn_prom_counts,
+                     sanitized, scrape, short, skip, strict_json_lines,
+                     vm_rss_kb)
 
 B = arg(1, "taskstat-collect cgroup_churn")
 DRIVER = arg(2, "taskstat-collect cgroup_churn")
@@ -72,39 +72,6 @@ PATH_RE = r"/cgs-churn-\d+/c\d+"
 
 
 # --- what the collector shows --------------------------------------------
-
-def prom_counts(text, prefix):
-    """{cgroup: [tasks, processes]} of the run's cgroups in a Prometheus
-    text, and the collector's gauges {name: value}."""
-    got = {}
-    for m in re.finditer(r'^taskstat_(task|process)_exits_total\{cgroup="(%s'
-                         r'/c\d+)"\} (\d+)$' % re.escape(prefix), text, re.M):
-        got.setdefault(m.group(2), [0, 0])[m.group(1) == "process"] = \
-            int(m.group(3))
-    gauges = {m.group(1): float(m.group(2)) for m in re.finditer(
-        r"^taskstat_collector_(\w+) (\S+)$", text, re.M)}
-    return got, gauges
-
-
-class Seen:
-    """Per cgroup, the largest counts one output showed (counters only
-    grow: the largest is the final value if it was ever shown)."""
-
-    def __init__(self):
-        self.best = {}
-        self.versions = 0
-
-    def add(self, got):
-        self.versions += 1
-        for p, (t, pr) in got.items():
-            b = self.best.setdefault(p, [0, 0])
-            b[0], b[1] = max(b[0], t), max(b[1], pr)
-
-
-def vm_rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        return int(re.search(r"^VmRSS:\s+(\d+)", f.read(), re.M).group(1))
-
 
 def cpu_s(pid):
     with open("/proc/%d/stat" % pid) as f:
@@ -150,14 +117,12 @@ def watch(col, hostport, textfile, prefix, stop, w):
         if now >= next_scrape:
             next_scrape = now + SCRAPE_S
             try:
-                with urllib.request.urlopen("http://%s/metrics" % hostport,
-                                            timeout=10) as r:
-                    text = r.read().decode()
+                text = scrape(hostport)
             except OSError as e:
                 w["errors"].append("scrape: %r" % (e,))
                 text = None
             if text is not None:
-                got, g = prom_counts(text, prefix)
+                got, g = churn_prom_counts(text, prefix)
                 w["scrape"].add(got)
                 w["tracked"].append((time.monotonic(), len(got),
                                      g.get("cgroups", -1),
@@ -172,7 +137,7 @@ def watch(col, hostport, textfile, prefix, stop, w):
             with open(textfile) as f:
                 text = f.read()
             last_tf = key
-            got, g = prom_counts(text, prefix)
+            got, g = churn_prom_counts(text, prefix)
             w["textfile"].add(got)
             w["tf_times"].append(g.get("last_snapshot_timestamp_seconds"))
         if now >= next_rss:

@@ -29,22 +29,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
 from tsc_e2e import (Cgroups, Collector, arg, by_path, check, fail,  # noqa
                      final_rollup, need_live, port_from_stderr, run_cmd,
-                     skip, strict_json_lines, workload)
+                     scrape, skip, strict_json_lines, workload)
 
 B = arg(1, "taskstat-collect")
 MODE = sys.argv[2] if len(sys.argv) > 2 else "disk"
-
-
-def scrape(hostport):
-    with urllib.request.urlopen("http://%s/metrics" % hostport,
-                                timeout=10) as r:
-        return r.read().decode()
 
 
 def metric(text, name, labels=""):

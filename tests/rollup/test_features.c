@@ -600,6 +600,106 @@ static void test_retire_kept_nohist(void **state)
 	retire_case(0);
 }
 
+/* cgs_rollup_retire() with the given consumer state; what it did. */
+static struct cgs_retire_result retire_for(struct cgs_rollup *r,
+					   uint64_t served, uint64_t wait_ms,
+					   uint64_t max_waiting)
+{
+	struct cgs_retire_opts o = { .sz = sizeof(o), .served = served,
+				     .wait_ms = wait_ms,
+				     .max_waiting = max_waiting };
+	struct cgs_retire_result res = { .sz = sizeof(res) };
+	assert_int_equal(cgs_rollup_retire(r, &o, &res), 0);
+	assert_int_equal(res.sz, sizeof(res));
+	return res;
+}
+
+/* A snapshot's generation, freed. */
+static uint64_t snap_gen(struct cgs_rollup *r)
+{
+	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	uint64_t g = cgs_snapshot_totals(s)->snapshot_gen;
+	cgs_snapshot_free(s);
+	return g;
+}
+
+#define RETIRED(res, n, uns, frc, wait)                                     \
+	do {                                                                 \
+		struct cgs_retire_result r_ = (res);                         \
+		assert_int_equal(r_.retired, n);                             \
+		assert_int_equal(r_.unserved, uns);                          \
+		assert_int_equal(r_.forced, frc);                            \
+		assert_int_equal(r_.waiting, wait);                          \
+	} while (0)
+
+/* Removed cgroups wait for a consumer: those whose final counts it got
+ * go; the others wait wait_ms since their removal was seen, and no more
+ * than max_waiting of them (the longest removed go first), counted. A
+ * cgroup spread over two shards counts once. */
+static void test_retire_consumer(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 2, 0);
+	struct cgs_record ok = proc_exit(30, 0);
+	put(r, 0, "/w/a", &ok);
+	put(r, 1, "/w/a", &ok);
+	put(r, 0, "/w/b", &ok);
+	put(r, 1, "/w/c", &ok);
+	fp_rmdir(&F, "/w/a");
+	fp_rmdir(&F, "/w/b");
+	fp_rmdir(&F, "/w/c");
+	uint64_t g1 = snap_gen(r); /* shows them removed, seen now */
+	assert_true(g1 >= 1);
+	RETIRED(retire_for(r, 0, 5000, 0), 0, 0, 0, 0); /* grace: 2 s */
+	F.now_ms += 2000;
+	RETIRED(retire_for(r, 0, 5000, 0), 0, 0, 0, 3);
+	RETIRED(retire_for(r, g1 - 1, 5000, 0), 0, 0, 0, 3);
+	/* a late exit of /w/c: its final counts are in the next snapshot */
+	assert_int_equal(cgs_rollup_account_path(r, 1, &ok, "/w/c"), 0);
+	uint64_t g2 = snap_gen(r);
+	assert_true(g2 > g1);
+	/* the consumer got g1: /w/a and /w/b are done, /w/c waits */
+	RETIRED(retire_for(r, g1, 5000, 0), 2, 0, 0, 1);
+	F.now_ms += 2999;
+	RETIRED(retire_for(r, g1, 5000, 0), 0, 0, 0, 1);
+	F.now_ms += 1; /* 5 s since its removal was seen: retired unserved */
+	RETIRED(retire_for(r, g1, 5000, 0), 1, 1, 0, 0);
+	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	assert_false(has(s, "/w/a") || has(s, "/w/b") || has(s, "/w/c"));
+	assert_int_equal(set_of(s, idx(s, "/w"), CGS_SET_SUBTREE)->tasks, 5);
+	cgs_snapshot_free(s);
+
+	/* three removed 100 ms apart, at most one may wait: the two
+	 * removed first are forced out, whatever wait_ms says */
+	const char *x[] = { "/x/1", "/x/2", "/x/3" };
+	for (size_t i = 0; i < NELEM(x); i++)
+		put(r, 0, x[i], &ok);
+	for (size_t i = 0; i < NELEM(x); i++) {
+		fp_rmdir(&F, x[i]);
+		snap_gen(r);
+		F.now_ms += 100;
+	}
+	F.now_ms += 2000;
+	RETIRED(retire_for(r, 0, 60000, 1), 2, 2, 2, 1);
+	s = snap(r, 0, false, 0);
+	assert_false(has(s, "/x/1") || has(s, "/x/2"));
+	assert_true(any_of(s, "/x/3")->removed);
+	assert_int_equal(set_of(s, idx(s, "/x"), CGS_SET_SUBTREE)->tasks, 3);
+	cgs_snapshot_free(s);
+	/* no options: every snapshot counts as consumed */
+	struct cgs_retire_result res = { .sz = sizeof(res) };
+	assert_int_equal(cgs_rollup_retire(r, NULL, &res), 0);
+	RETIRED(res, 1, 0, 0, 0);
+	/* what it refuses */
+	struct { struct cgs_retire_opts o; uint64_t more; } big = {
+		.o = { .sz = sizeof(big) }, .more = 1 };
+	assert_int_equal(cgs_rollup_retire(r, &big.o, NULL), -E2BIG);
+	res.sz = 0;
+	assert_int_equal(cgs_rollup_retire(r, NULL, &res), -EINVAL);
+	assert_int_equal(cgs_rollup_retire(NULL, NULL, NULL), -EINVAL);
+	cgs_rollup_free(r);
+}
+
 /* A removed cgroup whose exits were split over two shards, one of them
  * arriving after the snapshot that first showed it removed: neither node
  * is retired until a snapshot has shown both, so the path's cumulative
@@ -1522,6 +1622,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_retire_kept, &F),
 		fp_unit_test(test_retire_kept_nohist, &F),
 		fp_unit_test(test_retire_split, &F),
+		fp_unit_test(test_retire_consumer, &F),
 		fp_unit_test(test_hist_buckets, &F),
 		fp_unit_test(test_hist_api, &F),
 		fp_unit_test(test_comms_exact, &F),
