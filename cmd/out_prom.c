@@ -13,25 +13,10 @@
 #include "escape.h"
 #include "output.h"
 
-#define P "taskstat_"
+#include "prom_family.h"
 
-static void head(struct buf *b, const char *name, const char *type,
-		 const char *help)
-{
-	buf_printf(b, "# HELP " P "%s %s\n# TYPE " P "%s %s\n", name, help,
-		   name, type);
-}
-
-/*
- * The labels of each cgroup's series, without the closing brace, made
- * once per snapshot: {cgroup="<path>" and, with --prom-workload-labels,
- * the non-empty names of cgs_workload_from_path() (container_id only with
- * a known runtime, as kube-state-metrics writes it).
- */
-struct cglabels {
-	struct buf text;
-	size_t *off; /* n + 1 offsets into text */
-};
+#define P PROM_PREFIX
+#define head prom_head
 
 static void wl_label(struct buf *b, const char *k, const char *v)
 {
@@ -74,11 +59,6 @@ static void cglabels_free(struct cglabels *L)
 	free(L->off);
 }
 
-static void cglabel(struct buf *b, const struct cglabels *L, size_t i)
-{
-	buf_add(b, L->text.p + L->off[i], L->off[i + 1] - L->off[i]);
-}
-
 static void collector(struct buf *b, const char *name, const char *type,
 		      const char *help, uint64_t v)
 {
@@ -114,46 +94,32 @@ static void out_prom_process(struct buf *b, const struct snap_info *in)
 	}
 }
 
-static size_t nprom_fields(void)
-{
-	size_t n = 0;
-	for (size_t f = 0; f < tsc_nfields; f++)
-		n += tsc_fields[f].prom != NULL;
-	return n;
-}
-
-/* Keep in step with what out_prom() writes per cgroup. */
+/* What the family table writes per cgroup, so the two cannot drift. */
 size_t prom_cgroup_series(const struct snap_info *in,
 			  const struct cgs_snapshot *s, size_t i)
 {
-	const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
-	size_t n = nprom_fields() + 2 * CGS_DELAY__COUNT + tsc_noutcomes +
-		   1; /* inferred_records_total */
-
-	if (!in->oom_source)
-		n--;
-	CGS_OPTS(cgs_signal_counts, sc);
-	if (g->self->exit_signaled &&
-	    cgs_snapshot_signals(s, i, CGS_SET_SELF, &sc) == 0)
-		for (int k = 1; k < CGS_SIGNAL_SLOTS; k++)
-			n += sc.n[k] != 0;
-	for (int k = 0; in->histograms && k < CGS_HIST__COUNT; k++) {
-		CGS_OPTS(cgs_hist, h);
-		if (cgs_snapshot_hist(s, i, CGS_SET_SELF, (enum cgs_hist_kind)k,
-				      &h) == 0)
-			n += h.nbuckets + 2;
-	}
-	for (int r = 0; in->prom_comms && r < 2; r++)
-		n += cgs_snapshot_comm_count(s, i, (enum cgs_comm_rank)r);
+	size_t nf, n = 0;
+	const struct prom_family *f = prom_families(&nf);
+	for (size_t k = 0; f && k < nf; k++)
+		if (prom_family_on(&f[k], in))
+			n += f[k].series(&f[k], in, s, i);
 	return n;
 }
 
-/* The most series prom_cgroup_series() can say without --prom-comms. */
+/* The most series prom_cgroup_series() can say, 0 when there is no bound
+ * (--prom-comms: rankings of any length). */
 static size_t series_bound(const struct snap_info *in)
 {
-	return nprom_fields() + 2 * CGS_DELAY__COUNT + tsc_noutcomes + 1 +
-	       (CGS_SIGNAL_SLOTS - 1) +
-	       (in->histograms ? CGS_HIST__COUNT * (CGS_HIST_SLOTS + 2) : 0);
+	size_t nf, n = 0;
+	const struct prom_family *f = prom_families(&nf);
+	for (size_t k = 0; f && k < nf; k++) {
+		if (!prom_family_on(&f[k], in))
+			continue;
+		if (!f[k].max_series)
+			return 0;
+		n += f[k].max_series;
+	}
+	return n;
 }
 
 struct cand {
@@ -203,7 +169,8 @@ static int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
 	if (!in->prom_max_series || !m)
 		return 0;
 	/* most hosts: all fit even at the most a cgroup can have */
-	if (!in->prom_comms && m <= in->prom_max_series / series_bound(in))
+	size_t bound = series_bound(in);
+	if (bound && m <= in->prom_max_series / bound)
 		return 0;
 	v = malloc(m * sizeof(*v));
 	if (!v)
@@ -230,180 +197,9 @@ static int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
 	return 0;
 }
 
-size_t out_prom(struct buf *b, const struct snap_info *in,
-		const struct cgs_snapshot *s)
+/* The collector's records and how they found their cgroup. */
+static void out_prom_attribution(struct buf *b, const struct snap_info *in)
 {
-	size_t *keep = NULL, n = 0, cut = 0;
-	uint64_t cut_series = 0;
-	struct cglabels L;
-
-	buf_init(&L.text);
-	L.off = NULL;
-	if (prom_keep(in, s, &keep, &n, &cut, &cut_series) < 0 ||
-	    !cglabels_make(&L, s, keep, n, in->workload_labels)) {
-		/* as any other allocation failure of the text: truncated */
-		b->oom = true;
-		cglabels_free(&L);
-		free(keep);
-		return 0;
-	}
-	for (size_t f = 0; f < tsc_nfields; f++) {
-		const struct cfield *fd = &tsc_fields[f];
-		if (!fd->prom)
-			continue;
-		head(b, fd->prom, (fd->flags & F_PEAK) ? "gauge" : "counter",
-		     fd->help);
-		for (size_t x = 0; x < n; x++) {
-			size_t i = keep[x];
-			const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
-			buf_puts(b, P);
-			buf_puts(b, fd->prom);
-			cglabel(b, &L, x);
-			buf_puts(b, "} ");
-			field_put(b, field_get(g->self, fd), fd->unit);
-			buf_putc(b, '\n');
-		}
-	}
-	head(b, "delays_total", "counter",
-	     "Delays exited tasks waited, by class (delay accounting).");
-	for (size_t x = 0; x < n; x++) {
-		size_t i = keep[x];
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
-		for (int c = 0; c < CGS_DELAY__COUNT; c++) {
-			buf_puts(b, P "delays_total");
-			cglabel(b, &L, x);
-			buf_printf(b, ",class=\"%s\"} ",
-				   cgs_delay_name((enum cgs_delay_class)c));
-			buf_u64(b, g->self->delay[c].count);
-			buf_putc(b, '\n');
-		}
-	}
-	head(b, "delay_seconds_total", "counter",
-	     "Time exited tasks spent waiting, by class (delay accounting).");
-	for (size_t x = 0; x < n; x++) {
-		size_t i = keep[x];
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
-		for (int c = 0; c < CGS_DELAY__COUNT; c++) {
-			buf_puts(b, P "delay_seconds_total");
-			cglabel(b, &L, x);
-			buf_printf(b, ",class=\"%s\"} ",
-				   cgs_delay_name((enum cgs_delay_class)c));
-			buf_fixed(b, g->self->delay[c].total_ns, 9);
-			buf_putc(b, '\n');
-		}
-	}
-
-	head(b, "process_outcomes_total", "counter",
-	     "Process exits of the cgroup by outcome: clean (status 0), "
-	     "exit_nonzero, signaled (core_dumped is a part of it), oom_kills "
-	     "(OOM killer victims, as collector_oom_source says).");
-	for (size_t x = 0; x < n; x++) {
-		size_t i = keep[x];
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
-		for (size_t k = 0; k < tsc_noutcomes; k++) {
-			if (k == TSC_OUTCOME_OOM && !in->oom_source)
-				continue;
-			buf_puts(b, P "process_outcomes_total");
-			cglabel(b, &L, x);
-			buf_printf(b, ",outcome=\"%s\"} ", tsc_outcomes[k].name);
-			buf_u64(b, ofield_get(g->self, &tsc_outcomes[k]));
-			buf_putc(b, '\n');
-		}
-	}
-	head(b, "process_signals_total", "counter",
-	     "Process exits of the cgroup by the signal that ended them.");
-	for (size_t x = 0; x < n; x++) {
-		size_t i = keep[x];
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
-		CGS_OPTS(cgs_signal_counts, sc);
-		if (!g->self->exit_signaled ||
-		    cgs_snapshot_signals(s, i, CGS_SET_SELF, &sc) < 0)
-			continue;
-		for (int k = 1; k < CGS_SIGNAL_SLOTS; k++) {
-			if (!sc.n[k])
-				continue;
-			buf_puts(b, P "process_signals_total");
-			cglabel(b, &L, x);
-			buf_printf(b, ",signal=\"%s\"} ", cgs_signal_name(k));
-			buf_u64(b, sc.n[k]);
-			buf_putc(b, '\n');
-		}
-	}
-	for (int k = 0; in->histograms && k < CGS_HIST__COUNT; k++) {
-		const char *nm = hist_prom_name((enum cgs_hist_kind)k);
-		head(b, nm, "histogram", hist_prom_help((enum cgs_hist_kind)k));
-		for (size_t x = 0; x < n; x++) {
-			size_t i = keep[x];
-			CGS_OPTS(cgs_hist, h);
-			if (cgs_snapshot_hist(s, i, CGS_SET_SELF,
-					      (enum cgs_hist_kind)k, &h) < 0)
-				continue;
-			for (unsigned j = 0; j < h.nbuckets; j++) {
-				buf_printf(b, P "%s_bucket", nm);
-				cglabel(b, &L, x);
-				buf_puts(b, ",le=\"");
-				hist_le_put(b, h.le_ns[j]);
-				buf_puts(b, "\"} ");
-				buf_u64(b, h.cumulative[j]);
-				buf_putc(b, '\n');
-			}
-			buf_printf(b, P "%s_sum", nm);
-			cglabel(b, &L, x);
-			buf_puts(b, "} ");
-			buf_fixed(b, h.sum_ns, 9);
-			buf_printf(b, "\n" P "%s_count", nm);
-			cglabel(b, &L, x);
-			buf_puts(b, "} ");
-			buf_u64(b, h.count);
-			buf_putc(b, '\n');
-		}
-	}
-
-	for (int r = 0; in->prom_comms && r < 2; r++) {
-		bool cpu = r == CGS_COMMS_BY_CPU;
-		const char *nm = cpu ? "comm_cpu_seconds_total"
-				     : "comm_process_exits_total";
-		head(b, nm, "counter", cpu
-		     ? "CPU time of exited tasks of the cgroup's top commands "
-		       "(--comms; a lower bound; comm=\"" TSC_OTHER_COMMS
-		       "\" the rest)."
-		     : "Process exits of the cgroup's top commands (--comms; a "
-		       "lower bound; comm=\"" TSC_OTHER_COMMS "\" the rest).");
-		for (size_t x = 0; x < n; x++) {
-			size_t i = keep[x];
-			size_t k = cgs_snapshot_comm_count(s, i,
-							   (enum cgs_comm_rank)r);
-			for (size_t j = 0; j < k; j++) {
-				const struct cgs_comm *c = cgs_snapshot_comm(
-					s, i, (enum cgs_comm_rank)r, j);
-				const char *cn = c->other ? TSC_OTHER_COMMS : c->comm;
-				buf_printf(b, P "%s", nm);
-				cglabel(b, &L, x);
-				buf_puts(b, ",comm=\"");
-				esc_prom_label(b, cn, strlen(cn));
-				buf_puts(b, "\"} ");
-				if (cpu)
-					buf_fixed(b, c->value, 6);
-				else
-					buf_u64(b, c->value);
-				buf_putc(b, '\n');
-			}
-		}
-	}
-
-	head(b, "inferred_records_total", "counter",
-	     "Records of the cgroup whose cgroup was inferred from a parent or "
-	     "fork ancestor (the /proc fallback's guesses).");
-	for (size_t x = 0; x < n; x++) {
-		size_t i = keep[x];
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
-		buf_puts(b, P "inferred_records_total");
-		cglabel(b, &L, x);
-		buf_puts(b, "} ");
-		buf_u64(b, g->inferred);
-		buf_putc(b, '\n');
-	}
-
 	collector(b, "collector_records_total", "counter",
 		  "Task exit records accounted.", in->records);
 	collector(b, "collector_dropped_total", "counter",
@@ -478,8 +274,13 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 	     "(each cgroup's own counter), none (not counted).");
 	buf_printf(b, P "collector_oom_source{source=\"%s\"} 1\n",
 		   in->oom_source ? in->oom_source : "none");
-	cglabels_free(&L);
-	free(keep);
+}
+
+/* Its size, its limits and its inputs. */
+static void out_prom_health(struct buf *b, const struct snap_info *in,
+			    const struct cgs_snapshot *s, size_t cut,
+			    uint64_t cut_series)
+{
 	collector(b, "collector_shards", "gauge", "Listener sockets.",
 		  in->shards);
 	collector(b, "collector_cgroups", "gauge", "Cgroups tracked.",
@@ -528,6 +329,43 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 	buf_puts(b, P "collector_last_snapshot_timestamp_seconds ");
 	buf_fixed(b, in->time_ns, 9);
 	buf_putc(b, '\n');
+}
+
+size_t out_prom(struct buf *b, const struct snap_info *in,
+		const struct cgs_snapshot *s)
+{
+	size_t *keep = NULL, n = 0, cut = 0;
+	uint64_t cut_series = 0;
+	struct cglabels L;
+
+	buf_init(&L.text);
+	L.off = NULL;
+	if (prom_keep(in, s, &keep, &n, &cut, &cut_series) < 0 ||
+	    !cglabels_make(&L, s, keep, n, in->workload_labels)) {
+		/* as any other allocation failure of the text: truncated */
+		b->oom = true;
+		cglabels_free(&L);
+		free(keep);
+		return 0;
+	}
+	size_t nf;
+	const struct prom_family *fam = prom_families(&nf);
+	if (!fam)
+		b->oom = true;
+	struct prom_ctx ctx = { .in = in, .s = s, .L = &L, .keep = keep,
+				.n = n };
+	for (size_t k = 0; fam && k < nf; k++) {
+		if (!prom_family_on(&fam[k], in))
+			continue;
+		head(b, fam[k].name, fam[k].type, fam[k].help);
+		for (size_t x = 0; x < n; x++)
+			fam[k].write(b, &fam[k], &ctx, x);
+	}
+
+	cglabels_free(&L);
+	free(keep);
+	out_prom_attribution(b, in);
+	out_prom_health(b, in, s, cut, cut_series);
 	out_prom_process(b, in);
 	return cut;
 }

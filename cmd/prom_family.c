@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The per-cgroup metric families (prom_family.h): counting and writing. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "prom_family.h"
+
+void prom_head(struct buf *b, const char *name, const char *type,
+	       const char *help)
+{
+	buf_printf(b, "# HELP " PROM_PREFIX "%s %s\n# TYPE " PROM_PREFIX
+		   "%s %s\n", name, help, name, type);
+}
+
+static const struct cgs_cgroup_stats *cg(const struct prom_ctx *c, size_t x)
+{
+	return cgs_snapshot_get(c->s, c->keep[x]);
+}
+
+/* <prefix><name><labels of x><extra>} */
+static void series_open(struct buf *b, const char *name, const char *suffix,
+			const struct prom_ctx *c, size_t x)
+{
+	buf_puts(b, PROM_PREFIX);
+	buf_puts(b, name);
+	if (suffix)
+		buf_puts(b, suffix);
+	cglabel(b, c->L, x);
+}
+
+static size_t one(const struct prom_family *f, const struct snap_info *in,
+		  const struct cgs_snapshot *s, size_t i)
+{
+	(void)f, (void)in, (void)s, (void)i;
+	return 1;
+}
+
+static size_t fixed(const struct prom_family *f, const struct snap_info *in,
+		    const struct cgs_snapshot *s, size_t i)
+{
+	(void)in, (void)s, (void)i;
+	return f->max_series;
+}
+
+/* --- one series per counter field (tsc_fields) -------------------------- */
+
+static void write_field(struct buf *b, const struct prom_family *f,
+			const struct prom_ctx *c, size_t x)
+{
+	const struct cfield *fd = &tsc_fields[f->arg];
+	series_open(b, f->name, NULL, c, x);
+	buf_puts(b, "} ");
+	field_put(b, field_get(cg(c, x)->self, fd), fd->unit);
+	buf_putc(b, '\n');
+}
+
+/* --- delays, by class --------------------------------------------------- */
+
+static void write_delays(struct buf *b, const struct prom_family *f,
+			 const struct prom_ctx *c, size_t x)
+{
+	const struct cgs_counters *self = cg(c, x)->self;
+	for (int k = 0; k < CGS_DELAY__COUNT; k++) {
+		series_open(b, f->name, NULL, c, x);
+		buf_printf(b, ",class=\"%s\"} ",
+			   cgs_delay_name((enum cgs_delay_class)k));
+		if (f->arg)
+			buf_fixed(b, self->delay[k].total_ns, 9);
+		else
+			buf_u64(b, self->delay[k].count);
+		buf_putc(b, '\n');
+	}
+}
+
+/* --- process outcomes ---------------------------------------------------- */
+
+static size_t outcome_series(const struct prom_family *f,
+			     const struct snap_info *in,
+			     const struct cgs_snapshot *s, size_t i)
+{
+	(void)s, (void)i;
+	return f->max_series - !in->oom_source;
+}
+
+static void write_outcomes(struct buf *b, const struct prom_family *f,
+			   const struct prom_ctx *c, size_t x)
+{
+	for (size_t k = 0; k < tsc_noutcomes; k++) {
+		if (k == TSC_OUTCOME_OOM && !c->in->oom_source)
+			continue;
+		series_open(b, f->name, NULL, c, x);
+		buf_printf(b, ",outcome=\"%s\"} ", tsc_outcomes[k].name);
+		buf_u64(b, ofield_get(cg(c, x)->self, &tsc_outcomes[k]));
+		buf_putc(b, '\n');
+	}
+}
+
+/* --- process exits by signal --------------------------------------------- */
+
+static bool signals_of(const struct cgs_snapshot *s, size_t i,
+		       struct cgs_signal_counts *sc)
+{
+	return cgs_snapshot_get(s, i)->self->exit_signaled &&
+	       cgs_snapshot_signals(s, i, CGS_SET_SELF, sc) == 0;
+}
+
+static size_t signal_series(const struct prom_family *f,
+			    const struct snap_info *in,
+			    const struct cgs_snapshot *s, size_t i)
+{
+	(void)f, (void)in;
+	size_t n = 0;
+	CGS_OPTS(cgs_signal_counts, sc);
+	if (signals_of(s, i, &sc))
+		for (int k = 1; k < CGS_SIGNAL_SLOTS; k++)
+			n += sc.n[k] != 0;
+	return n;
+}
+
+static void write_signals(struct buf *b, const struct prom_family *f,
+			  const struct prom_ctx *c, size_t x)
+{
+	CGS_OPTS(cgs_signal_counts, sc);
+	if (!signals_of(c->s, c->keep[x], &sc))
+		return;
+	for (int k = 1; k < CGS_SIGNAL_SLOTS; k++) {
+		if (!sc.n[k])
+			continue;
+		series_open(b, f->name, NULL, c, x);
+		buf_printf(b, ",signal=\"%s\"} ", cgs_signal_name(k));
+		buf_u64(b, sc.n[k]);
+		buf_putc(b, '\n');
+	}
+}
+
+/* --- distributions ------------------------------------------------------- */
+
+static bool hist_on(const struct snap_info *in)
+{
+	return in->histograms;
+}
+
+static size_t hist_series(const struct prom_family *f,
+			  const struct snap_info *in,
+			  const struct cgs_snapshot *s, size_t i)
+{
+	(void)in;
+	CGS_OPTS(cgs_hist, h);
+	if (cgs_snapshot_hist(s, i, CGS_SET_SELF, (enum cgs_hist_kind)f->arg,
+			      &h) < 0)
+		return 0;
+	return h.nbuckets + 2;
+}
+
+static void write_hist(struct buf *b, const struct prom_family *f,
+		       const struct prom_ctx *c, size_t x)
+{
+	CGS_OPTS(cgs_hist, h);
+	if (cgs_snapshot_hist(c->s, c->keep[x], CGS_SET_SELF,
+			      (enum cgs_hist_kind)f->arg, &h) < 0)
+		return;
+	for (unsigned j = 0; j < h.nbuckets; j++) {
+		series_open(b, f->name, "_bucket", c, x);
+		buf_puts(b, ",le=\"");
+		hist_le_put(b, h.le_ns[j]);
+		buf_puts(b, "\"} ");
+		buf_u64(b, h.cumulative[j]);
+		buf_putc(b, '\n');
+	}
+	series_open(b, f->name, "_sum", c, x);
+	buf_puts(b, "} ");
+	buf_fixed(b, h.sum_ns, 9);
+	buf_putc(b, '\n');
+	series_open(b, f->name, "_count", c, x);
+	buf_puts(b, "} ");
+	buf_u64(b, h.count);
+	buf_putc(b, '\n');
+}
+
+/* --- top commands (--prom-comms) ----------------------------------------- */
+
+static bool comms_on(const struct snap_info *in)
+{
+	return in->prom_comms;
+}
+
+static size_t comm_series(const struct prom_family *f,
+			  const struct snap_info *in,
+			  const struct cgs_snapshot *s, size_t i)
+{
+	(void)in;
+	return cgs_snapshot_comm_count(s, i, (enum cgs_comm_rank)f->arg);
+}
+
+static void write_comms(struct buf *b, const struct prom_family *f,
+			const struct prom_ctx *c, size_t x)
+{
+	enum cgs_comm_rank r = (enum cgs_comm_rank)f->arg;
+	size_t i = c->keep[x], k = cgs_snapshot_comm_count(c->s, i, r);
+	for (size_t j = 0; j < k; j++) {
+		const struct cgs_comm *m = cgs_snapshot_comm(c->s, i, r, j);
+		const char *cn = m->other ? TSC_OTHER_COMMS : m->comm;
+		series_open(b, f->name, NULL, c, x);
+		buf_puts(b, ",comm=\"");
+		esc_prom_label(b, cn, strlen(cn));
+		buf_puts(b, "\"} ");
+		if (r == CGS_COMMS_BY_CPU)
+			buf_fixed(b, m->value, 6);
+		else
+			buf_u64(b, m->value);
+		buf_putc(b, '\n');
+	}
+}
+
+/* --- records whose cgroup was inferred ----------------------------------- */
+
+static void write_inferred(struct buf *b, const struct prom_family *f,
+			   const struct prom_ctx *c, size_t x)
+{
+	series_open(b, f->name, NULL, c, x);
+	buf_puts(b, "} ");
+	buf_u64(b, cg(c, x)->inferred);
+	buf_putc(b, '\n');
+}
+
+/* --- the table ------------------------------------------------------------ */
+
+static const char *const read_sum =
+	"rate() per cgroup; sum() over cgroups is the host's";
+
+static const struct prom_family fixed_families[] = {
+	{ "delays_total", "counter",
+	  "Delays exited tasks waited, by class (delay accounting).", "",
+	  PROM_SET_FULL, read_sum, false, 0, CGS_DELAY__COUNT, NULL, fixed,
+	  write_delays },
+	{ "delay_seconds_total", "counter",
+	  "Time exited tasks spent waiting, by class (delay accounting).",
+	  "seconds", PROM_SET_FULL, read_sum, false, 1, CGS_DELAY__COUNT, NULL,
+	  fixed, write_delays },
+	{ "process_outcomes_total", "counter",
+	  "Process exits of the cgroup by outcome: clean (status 0), "
+	  "exit_nonzero, signaled (core_dumped is a part of it), oom_kills "
+	  "(OOM killer victims, as collector_oom_source says).", "",
+	  PROM_SET_FULL, "rate() per outcome; core_dumped is within signaled",
+	  false, 0, 0 /* tsc_noutcomes, set at build */, NULL, outcome_series,
+	  write_outcomes },
+	{ "process_signals_total", "counter",
+	  "Process exits of the cgroup by the signal that ended them.", "",
+	  PROM_SET_FULL, "a series appears at its first exit by that signal",
+	  false, 0, CGS_SIGNAL_SLOTS - 1, NULL, signal_series, write_signals },
+};
+
+static const struct prom_family inferred_family = {
+	"inferred_records_total", "counter",
+	"Records of the cgroup whose cgroup was inferred from a parent or "
+	"fork ancestor (the /proc fallback's guesses).", "", PROM_SET_FULL,
+	"0 with the kernel source", false, 0, 1, NULL, one, write_inferred,
+};
+
+static const char *field_unit(enum funit u)
+{
+	switch (u) {
+	case U_US:
+	case U_NS: return "seconds";
+	case U_KB: return "bytes";
+	default: return "";
+	}
+}
+
+static struct prom_family *table;
+static size_t ntable;
+
+static void build(void)
+{
+	size_t nf = 0, nfixed = sizeof(fixed_families) /
+			       sizeof(fixed_families[0]);
+	for (size_t f = 0; f < tsc_nfields; f++)
+		nf += tsc_fields[f].prom != NULL;
+	size_t n = nf + nfixed + CGS_HIST__COUNT + 2 + 1;
+	struct prom_family *t = calloc(n, sizeof(*t)), *p = t;
+	if (!t)
+		return;
+	for (size_t f = 0; f < tsc_nfields; f++) {
+		const struct cfield *fd = &tsc_fields[f];
+		if (!fd->prom)
+			continue;
+		bool peak = fd->flags & F_PEAK;
+		*p++ = (struct prom_family){
+			fd->prom, peak ? "gauge" : "counter", fd->help,
+			field_unit(fd->unit), PROM_SET_FULL,
+			peak ? "the largest of the cgroup's exited tasks"
+			     : read_sum,
+			false, (int)f, 1, NULL, one, write_field,
+		};
+	}
+	for (size_t k = 0; k < nfixed; k++) {
+		*p = fixed_families[k];
+		if (p->write == write_outcomes)
+			p->max_series = tsc_noutcomes;
+		p++;
+	}
+	for (int k = 0; k < CGS_HIST__COUNT; k++)
+		*p++ = (struct prom_family){
+			hist_prom_name((enum cgs_hist_kind)k), "histogram",
+			hist_prom_help((enum cgs_hist_kind)k), "seconds",
+			PROM_SET_FULL,
+			"histogram_quantile() over rate() of the buckets", true,
+			k, CGS_HIST_SLOTS + 2, hist_on, hist_series, write_hist,
+		};
+	*p++ = (struct prom_family){
+		"comm_cpu_seconds_total", "counter",
+		"CPU time of exited tasks of the cgroup's top commands "
+		"(--comms; a lower bound; comm=\"" TSC_OTHER_COMMS
+		"\" the rest).", "seconds", PROM_SET_FULL,
+		"a lower bound per command; the set of commands changes",
+		false, CGS_COMMS_BY_CPU, 0, comms_on, comm_series, write_comms,
+	};
+	*p++ = (struct prom_family){
+		"comm_process_exits_total", "counter",
+		"Process exits of the cgroup's top commands (--comms; a lower "
+		"bound; comm=\"" TSC_OTHER_COMMS "\" the rest).", "",
+		PROM_SET_FULL,
+		"a lower bound per command; the set of commands changes",
+		false, CGS_COMMS_BY_EXITS, 0, comms_on, comm_series,
+		write_comms,
+	};
+	*p++ = inferred_family;
+	table = t;
+	ntable = (size_t)(p - t);
+}
+
+const struct prom_family *prom_families(size_t *n)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, build);
+	*n = ntable;
+	return table;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The per-cgroup metric families of the Prometheus exposition: one table
+ * (name, type, help, unit, set, how to read it, whether it can be a native
+ * histogram) that both writes the series and counts them, so that the
+ * series count (--prom-max-series) cannot drift from what is written.
+ */
+#ifndef TSC_PROM_FAMILY_H
+#define TSC_PROM_FAMILY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "output.h"
+
+#define PROM_PREFIX "taskstat_"
+
+/*
+ * The labels of each exported cgroup's series, without the closing brace,
+ * made once per exposition: {cgroup="<path>" plus the workload labels.
+ */
+struct cglabels {
+	struct buf text;
+	size_t *off; /* n + 1 offsets into text */
+};
+
+static inline void cglabel(struct buf *b, const struct cglabels *L, size_t x)
+{
+	buf_add(b, L->text.p + L->off[x], L->off[x + 1] - L->off[x]);
+}
+
+/* What one exposition is made of. */
+struct prom_ctx {
+	const struct snap_info *in;
+	const struct cgs_snapshot *s;
+	const struct cglabels *L; /* labels of keep[x], x < n */
+	const size_t *keep;       /* snapshot indices of the exported cgroups */
+	size_t n;
+};
+
+/* Sets a family belongs to (a bit each): today every family is in the
+ * one set written; lean/full sets plug in here. */
+#define PROM_SET_FULL (1u << 0)
+
+struct prom_family {
+	const char *name; /* metric name without PROM_PREFIX */
+	const char *type; /* "counter", "gauge" or "histogram" */
+	const char *help;
+	const char *unit; /* base unit of the value: "seconds", "bytes", "" */
+	unsigned sets;    /* PROM_SET_* */
+	/* how to read it: what sum() over cgroups and rate() mean */
+	const char *read;
+	bool native_hist; /* could be sent as a native histogram */
+	int arg;          /* the family's own: field index, histogram kind,
+			   * ranking */
+	/* per cgroup at most (0: no bound known, e.g. command rankings) */
+	size_t max_series;
+	/* written in this run (NULL: always) */
+	bool (*on)(const struct snap_info *in);
+	/* series of snapshot cgroup i */
+	size_t (*series)(const struct prom_family *f,
+			 const struct snap_info *in,
+			 const struct cgs_snapshot *s, size_t i);
+	/* the series of exported cgroup x (c->keep[x]) */
+	void (*write)(struct buf *b, const struct prom_family *f,
+		      const struct prom_ctx *c, size_t x);
+};
+
+/* The families, in exposition order; *n receives their number. Built once,
+ * thread-safe, never freed. NULL on ENOMEM. */
+const struct prom_family *prom_families(size_t *n);
+
+/* Whether family f is written in this run. */
+static inline bool prom_family_on(const struct prom_family *f,
+				  const struct snap_info *in)
+{
+	return !f->on || f->on(in);
+}
+
+/* "# HELP" and "# TYPE" of a metric. */
+void prom_head(struct buf *b, const char *name, const char *type,
+	       const char *help);
+
+#endif
