@@ -212,7 +212,8 @@ void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 	/* the counter at this path must be the node's incarnation's: once
 	 * removed and created again, the new one's kills are its own node's */
 	bool gone;
-	uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir), &gone);
+	uint64_t ino = cgsi_cg_ino(&r->mount, n->path, s->dir, sizeof(s->dir),
+				   &gone);
 	uint64_t v;
 	if (!n->hashed || !ino || (n->ino && ino != n->ino) ||
 	    read_oom_kill(r, s, n, &v) < 0) {

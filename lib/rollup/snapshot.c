@@ -1049,7 +1049,8 @@ static void stat_unvouched(const struct cgs_rollup *r, struct vec *a)
 		if (e->unknown || (e->k && !e->folded))
 			continue;
 		bool gone;
-		uint64_t ino = cgsi_cg_ino(r, e->path, dir, sizeof(dir), &gone);
+		uint64_t ino = cgsi_cg_ino(&r->mount, e->path, dir, sizeof(dir),
+					   &gone);
 		e->gone = e->gone || gone || (ino && e->ino && ino != e->ino);
 		if (!e->ino && !e->gone)
 			e->ino = ino;
@@ -1073,8 +1074,8 @@ static void check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 		if (n->unknown || n->gone || n->path[0] != '/')
 			continue;
 		bool gone;
-		uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir),
-					   &gone);
+		uint64_t ino = cgsi_cg_ino(&r->mount, n->path, s->dir,
+					   sizeof(s->dir), &gone);
 		if (gone || (ino && n->ino && ino != n->ino)) {
 			n->gone = true;
 			cgsi_node_seen_removed(n, now);
