@@ -48,11 +48,6 @@ static bool has_memory_controller(const struct cgsi_cg_mount *m)
 	return false;
 }
 
-enum cgs_oom_source cgsi_oom_source(const struct cgs_rollup *r)
-{
-	return r->oom_source;
-}
-
 static int parse_oom_kill(const char *p, uint64_t *out)
 {
 	char buf[1024];

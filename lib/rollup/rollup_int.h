@@ -155,7 +155,6 @@ static inline struct cgsi_x4 *cgsi_node_x(struct cgsi_cgnode *n)
 }
 
 /* OOM counting from the cgroups' own counters (oom.c). */
-enum cgs_oom_source cgsi_oom_source(const struct cgs_rollup *r);
 int cgsi_oom_open(struct cgs_rollup *r);
 void cgsi_oom_close(struct cgs_rollup *r);
 /* Read the baseline of a new node's cgroup, if not known yet. */

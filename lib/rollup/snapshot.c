@@ -331,16 +331,20 @@ static void sbuf_free(struct sbuf *b)
 	*b = (struct sbuf){ 0 };
 }
 
+/* The buffers of a scratch or of a snapshot. */
+static void sbufs_free(struct sbuf *const *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sbuf_free(b[i]);
+}
+
 static void scratch_free(struct snap_scratch *sc)
 {
 	if (!sc)
 		return;
-	sbuf_free(&sc->ents);
-	sbuf_free(&sc->runs);
-	sbuf_free(&sc->tmp);
-	sbuf_free(&sc->cnt);
-	sbuf_free(&sc->stack);
-	sbuf_free(&sc->parent);
+	struct sbuf *const b[] = { &sc->ents, &sc->runs,  &sc->tmp,
+				   &sc->cnt,  &sc->stack, &sc->parent };
+	sbufs_free(b, CGS_ARRAY_SIZE(b));
 	free(sc);
 }
 
@@ -1319,9 +1323,8 @@ static void snap_destroy(struct cgs_snapshot *s)
 {
 	if (!s)
 		return;
-	sbuf_free(&s->vb);
-	sbuf_free(&s->xvb);
-	sbuf_free(&s->avb);
+	struct sbuf *const b[] = { &s->vb, &s->xvb, &s->avb };
+	sbufs_free(b, CGS_ARRAY_SIZE(b));
 	for (unsigned i = 0; s->cvs && i < s->ncvs; i++)
 		sbuf_free(&s->cvs[i]);
 	free(s->cvs);
