@@ -154,7 +154,6 @@ struct cap_reader {
 	uint64_t records;  /* returned */
 	uint64_t skipped;  /* unknown types */
 	uint64_t created_ns;
-	unsigned shards;
 	char *hostinfo;
 	unsigned char *body;
 	size_t body_cap;
@@ -243,7 +242,6 @@ int cap_open_stream(struct cap_reader **out, FILE *f, char *err,
 	r->f = f;
 	r->off = hlen;
 	r->created_ns = get64(full + 16);
-	r->shards = get32(full + 24);
 	free(full);
 	*out = r;
 	return 0;
@@ -279,7 +277,6 @@ void cap_close(struct cap_reader *r)
 }
 
 uint64_t cap_created_ns(const struct cap_reader *r) { return r->created_ns; }
-unsigned cap_shards(const struct cap_reader *r) { return r->shards; }
 const char *cap_hostinfo(const struct cap_reader *r) { return r->hostinfo; }
 uint64_t cap_records(const struct cap_reader *r) { return r->records; }
 uint64_t cap_skipped(const struct cap_reader *r) { return r->skipped; }

@@ -87,7 +87,6 @@ int cap_open_stream(struct cap_reader **out, FILE *f, char *err,
 void cap_close(struct cap_reader *r);
 
 uint64_t cap_created_ns(const struct cap_reader *r);
-unsigned cap_shards(const struct cap_reader *r);
 const char *cap_hostinfo(const struct cap_reader *r);
 
 /*

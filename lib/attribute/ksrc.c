@@ -441,14 +441,11 @@ static void *map_mmap(struct bpf_map *m, size_t len, int prot)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
-		   unsigned nshards, const char *const *shard_cpus,
-		   size_t ring_bytes, unsigned wait_ms, bool want_comm,
-		   char *err, size_t errlen)
+/* Can the kernel source run here (cgroup2 mounted, BTF, privileges)?
+ * The number of possible CPUs, or -errno with the reason in err. */
+static int ksrc_usable(const struct cgsi_cg_mount *m, unsigned nshards,
+		       char *err, size_t errlen)
 {
-	char lerr[256] = "";
-	int rc;
-	*out = NULL;
 	if (!nshards || nshards > CGSK_MAX_SHARDS) {
 		snprintf(err, errlen, "%u shards: the kernel source supports "
 			 "1..%u", nshards, CGSK_MAX_SHARDS);
@@ -478,28 +475,15 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 		snprintf(err, errlen, "cannot count the possible CPUs");
 		return ncpu < 0 ? ncpu : -EINVAL;
 	}
-	struct cgsi_ksrc *k = calloc(1, sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	pthread_mutex_init(&k->idlock, NULL);
-	k->stopfd = -1;
-	k->nshards = nshards;
-	k->ncpu = (unsigned)ncpu;
-	k->mount = m;
-	k->dfl_hier = dfl_hier_from_proc();
-	k->wait_us = (wait_ms ? wait_ms : CGSI_KSRC_WAIT_MS) * 1000u;
-	k->sh = aligned_alloc(64, sizeof(*k->sh) * nshards);
-	rc = -ENOMEM;
-	if (!k->sh || cgsi_cgid_init(&k->ids, m) < 0)
-		goto fail_nolog;
-	memset(k->sh, 0, sizeof(*k->sh) * nshards);
-	for (unsigned i = 0; i < nshards; i++)
-		pthread_mutex_init(&k->sh[i].lock, NULL);
-	if ((rc = cpu_map(k, shard_cpus)) < 0)
-		goto fail_nolog;
-	/* a shard's buffer is shared out among its CPUs' rings */
+	return ncpu;
+}
+
+/* The rings' size (a shard's buffer is shared out among its CPUs' rings)
+ * and each shard's join of records and entries. */
+static int ksrc_size_rings(struct cgsi_ksrc *k, size_t ring_bytes)
+{
 	unsigned per = 1;
-	for (unsigned i = 0; i < nshards; i++)
+	for (unsigned i = 0; i < k->nshards; i++)
 		per = CGS_MAX(per, k->sh[i].ncpus);
 	size_t want = (ring_bytes ? ring_bytes : CGSI_KSRC_RING_BYTES) /
 		      per / sizeof(struct cgsk_exit);
@@ -507,20 +491,53 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	while (k->nslots < want && k->nslots < (1u << 22))
 		k->nslots <<= 1;
 	k->ring_bytes = (size_t)k->nslots * sizeof(struct cgsk_exit) * per;
-	for (unsigned i = 0; i < nshards; i++) {
+	for (unsigned i = 0; i < k->nshards; i++) {
 		/* a queue's worth of records can wait behind their entries */
 		uint32_t cap = k->nslots * CGS_MAX(k->sh[i].ncpus, 1u);
-		if ((rc = cgsi_kjoin_init(&k->sh[i].join,
-					  CGS_MIN(cap, 1u << 22))) < 0)
-			goto fail_nolog;
+		int rc = cgsi_kjoin_init(&k->sh[i].join,
+					 CGS_MIN(cap, 1u << 22));
+		if (rc < 0)
+			return rc;
 	}
+	return 0;
+}
 
+/* The loaded program's rings mapped (ctl, slots, comms). */
+static int ksrc_map(struct cgsi_ksrc *k, bool want_comm, char *lerr,
+		    size_t lerrlen)
+{
+	k->ctl_len = page_round(sizeof(struct cgsk_ctl) * k->ncpu);
+	k->slots_len = page_round(sizeof(struct cgsk_exit) *
+				  (size_t)k->ncpu * k->nslots);
+	k->ctl = map_mmap(k->skel->maps.ctl, k->ctl_len,
+			  PROT_READ | PROT_WRITE);
+	k->slots = map_mmap(k->skel->maps.slots, k->slots_len, PROT_READ);
+	if (want_comm) {
+		k->comms_len = page_round(sizeof(struct cgsk_comm) *
+					  (size_t)k->ncpu * k->nslots);
+		k->comms = map_mmap(k->skel->maps.comms, k->comms_len,
+				    PROT_READ);
+	}
+	if (!k->ctl || !k->slots || (want_comm && !k->comms)) {
+		int rc = -errno;
+		snprintf(lerr, lerrlen, "mmap of the rings: %s",
+			 strerror(errno));
+		return rc;
+	}
+	return 0;
+}
+
+/* Open, size, load and map the BPF program, turn its CPUs on and attach
+ * it; libbpf's messages to lerr. */
+static int ksrc_load(struct cgsi_ksrc *k, bool want_comm, char *lerr,
+		     size_t lerrlen)
+{
 	/* libbpf's printer is process-wide: ours only while loading */
 	pthread_mutex_lock(&load_lock);
 	load_log = lerr;
-	load_log_len = sizeof(lerr);
+	load_log_len = lerrlen;
 	libbpf_print_fn_t old = libbpf_set_print(log_libbpf);
-	rc = 0;
+	int rc = 0;
 	k->skel = exitcg_bpf__open();
 	if (!k->skel)
 		rc = errno ? -errno : -ENOMEM;
@@ -538,27 +555,9 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 					      k->ncpu * k->nslots);
 	if (!rc)
 		rc = exitcg_bpf__load(k->skel);
-	if (!rc) {
-		k->ctl_len = page_round(sizeof(struct cgsk_ctl) * k->ncpu);
-		k->slots_len = page_round(sizeof(struct cgsk_exit) *
-					  (size_t)k->ncpu * k->nslots);
-		k->ctl = map_mmap(k->skel->maps.ctl, k->ctl_len,
-				  PROT_READ | PROT_WRITE);
-		k->slots = map_mmap(k->skel->maps.slots, k->slots_len,
-				    PROT_READ);
-		if (want_comm) {
-			k->comms_len = page_round(sizeof(struct cgsk_comm) *
-						  (size_t)k->ncpu * k->nslots);
-			k->comms = map_mmap(k->skel->maps.comms, k->comms_len,
-					    PROT_READ);
-		}
-		if (!k->ctl || !k->slots || (want_comm && !k->comms)) {
-			rc = -errno;
-			snprintf(lerr, sizeof(lerr), "mmap of the rings: %s",
-				 strerror(errno));
-		}
-	}
-	for (unsigned i = 0; !rc && i < nshards; i++)
+	if (!rc)
+		rc = ksrc_map(k, want_comm, lerr, lerrlen);
+	for (unsigned i = 0; !rc && i < k->nshards; i++)
 		for (unsigned c = 0; c < k->sh[i].ncpus; c++)
 			k->ctl[k->sh[i].cpus[c]].on = 1;
 	if (!rc) {
@@ -573,7 +572,41 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	libbpf_set_print(old);
 	load_log = NULL;
 	pthread_mutex_unlock(&load_lock);
-	if (rc)
+	return rc;
+}
+
+int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
+		   unsigned nshards, const char *const *shard_cpus,
+		   size_t ring_bytes, unsigned wait_ms, bool want_comm,
+		   char *err, size_t errlen)
+{
+	char lerr[256] = "";
+	int rc;
+	*out = NULL;
+	int ncpu = ksrc_usable(m, nshards, err, errlen);
+	if (ncpu < 0)
+		return ncpu;
+	struct cgsi_ksrc *k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	pthread_mutex_init(&k->idlock, NULL);
+	k->stopfd = -1;
+	k->nshards = nshards;
+	k->ncpu = (unsigned)ncpu;
+	k->mount = m;
+	k->dfl_hier = dfl_hier_from_proc();
+	k->wait_us = (wait_ms ? wait_ms : CGSI_KSRC_WAIT_MS) * 1000u;
+	k->sh = aligned_alloc(64, sizeof(*k->sh) * nshards);
+	rc = -ENOMEM;
+	if (!k->sh || cgsi_cgid_init(&k->ids, m) < 0)
+		goto fail_nolog;
+	memset(k->sh, 0, sizeof(*k->sh) * nshards);
+	for (unsigned i = 0; i < nshards; i++)
+		pthread_mutex_init(&k->sh[i].lock, NULL);
+	if ((rc = cpu_map(k, shard_cpus)) < 0 ||
+	    (rc = ksrc_size_rings(k, ring_bytes)) < 0)
+		goto fail_nolog;
+	if ((rc = ksrc_load(k, want_comm, lerr, sizeof(lerr))))
 		goto fail;
 	rc = cgsi_cgid_walk(&k->ids, cgsi_now_mono_ms(), 1);
 	if (rc < 0) {

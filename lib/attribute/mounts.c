@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "attribute/mounts.h"
 #include "util/common.h"
@@ -165,4 +166,22 @@ int cgsi_cg_dir(const struct cgsi_cg_mount *m, const char *path, char *buf,
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	return n;
+}
+
+uint64_t cgsi_cg_ino(const struct cgsi_cg_mount *m, const char *path,
+		     char *dirbuf, size_t dirlen, bool *gone)
+{
+	*gone = false;
+	if (cgsi_cg_dir(m, path, dirbuf, dirlen) < 0)
+		return 0;
+	struct stat st;
+	if (stat(dirbuf, &st) < 0) {
+		*gone = errno == ENOENT || errno == ENOTDIR;
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		*gone = true;
+		return 0;
+	}
+	return (uint64_t)st.st_ino;
 }

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct cgsi_cg_mount {
 	char hier[64];        /* "v2" or a v1 controller ("cpu", "name=x") */
@@ -31,5 +32,11 @@ int cgsi_cg_mount_find(const char *mountinfo, const char *want,
  */
 int cgsi_cg_dir(const struct cgsi_cg_mount *m, const char *path, char *buf,
 		size_t len);
+
+/* Directory inode of a cgroup path, 0 if it cannot be stat'ed; *gone is
+ * set when the directory does not exist (ENOENT/ENOTDIR). dirbuf receives
+ * the directory. */
+uint64_t cgsi_cg_ino(const struct cgsi_cg_mount *m, const char *path,
+		     char *dirbuf, size_t dirlen, bool *gone);
 
 #endif

@@ -204,8 +204,8 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 #define CGSI_REC_SLOTS_END offsetof(struct cgs_record, delay[CGS_DELAY_SLOTS])
 
 
-/* st += d, as far as the caller's st->sz goes (decoder counters of one
- * call added to the caller's). */
+/* payload.c: st += d, as far as the caller's st->sz goes (decoder
+ * counters of one call added to the caller's). */
 void cgsi_decode_stats_add(struct cgs_decode_stats *st,
 			   const struct cgs_decode_stats *d);
 

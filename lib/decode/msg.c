@@ -216,34 +216,6 @@ decode(const unsigned char *m, size_t len, unsigned flags,
 	return ret;
 }
 
-void cgsi_decode_stats_add(struct cgs_decode_stats *st,
-			   const struct cgs_decode_stats *d)
-{
-	const unsigned char *src = (const unsigned char *)d;
-
-	if (cgs_likely(CGSI_OUT_FULL(st))) {
-		st->messages += d->messages;
-		st->malformed += d->malformed;
-		st->records += d->records;
-		st->layout_guesses += d->layout_guesses;
-		st->unknown_version += d->unknown_version;
-		st->unknown_bytes += d->unknown_bytes;
-		st->tgid_skipped += d->tgid_skipped;
-		return;
-	}
-
-	for (size_t off = offsetof(struct cgs_decode_stats, messages);
-	     off + sizeof(uint64_t) <= sizeof(*d) &&
-	     off + sizeof(uint64_t) <= st->sz;
-	     off += sizeof(uint64_t)) {
-		uint64_t a, b;
-		memcpy(&a, (unsigned char *)st + off, sizeof(a));
-		memcpy(&b, src + off, sizeof(b));
-		a += b;
-		memcpy((unsigned char *)st + off, &a, sizeof(a));
-	}
-}
-
 /* Add the counters of one decoded message (r: decode()'s result) to st,
  * a struct of our own size. */
 static inline void stats_add_msg(struct cgs_decode_stats *st, int r,

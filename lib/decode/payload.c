@@ -138,23 +138,19 @@ static void conv_v1(const struct cgsi_ts_v1 *s, struct cgs_record *o)
 	o->cpu_run_virtual_ns = s->cpu_run_virtual_total;
 }
 
-static void conv_v16(const struct cgsi_ts_v16 *s, struct cgs_record *o,
-			uint32_t f)
-{
-	CONV_COMMON(s, o, f);
-	CONV_ALL(s, o, CONV_DELAY);
-	CONV_ALL(s, o, CONV_MAX);
-	CONV_ALL(s, o, CONV_MIN);
-}
-
-static void conv_v15(const struct cgsi_ts_v15 *s, struct cgs_record *o,
-			uint32_t f)
-{
-	CONV_COMMON(s, o, f);
-	CONV_ALL(s, o, CONV_DELAY);
-	CONV_ALL(s, o, CONV_MAX);
-	CONV_ALL(s, o, CONV_MIN);
-}
+/* A layout with each delay's count, total, max and min: v16, and v15
+ * (the same fields at other offsets), one body for both. */
+#define CONV_FULL(name, layout)                                               \
+	static void name(const struct layout *s, struct cgs_record *o,        \
+			 uint32_t f)                                          \
+	{                                                                     \
+		CONV_COMMON(s, o, f);                                         \
+		CONV_ALL(s, o, CONV_DELAY);                                   \
+		CONV_ALL(s, o, CONV_MAX);                                     \
+		CONV_ALL(s, o, CONV_MIN);                                     \
+	}
+CONV_FULL(conv_v16, cgsi_ts_v16)
+CONV_FULL(conv_v15, cgsi_ts_v15)
 
 static void conv_v14max(const struct cgsi_ts_v14max *s, struct cgs_record *o,
 			uint32_t f)
@@ -279,6 +275,34 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 		st->unknown_bytes += len - known;
 	}
 	return 0;
+}
+
+void cgsi_decode_stats_add(struct cgs_decode_stats *st,
+			   const struct cgs_decode_stats *d)
+{
+	const unsigned char *src = (const unsigned char *)d;
+
+	if (cgs_likely(CGSI_OUT_FULL(st))) {
+		st->messages += d->messages;
+		st->malformed += d->malformed;
+		st->records += d->records;
+		st->layout_guesses += d->layout_guesses;
+		st->unknown_version += d->unknown_version;
+		st->unknown_bytes += d->unknown_bytes;
+		st->tgid_skipped += d->tgid_skipped;
+		return;
+	}
+
+	for (size_t off = offsetof(struct cgs_decode_stats, messages);
+	     off + sizeof(uint64_t) <= sizeof(*d) &&
+	     off + sizeof(uint64_t) <= st->sz;
+	     off += sizeof(uint64_t)) {
+		uint64_t a, b;
+		memcpy(&a, (unsigned char *)st + off, sizeof(a));
+		memcpy(&b, src + off, sizeof(b));
+		a += b;
+		memcpy((unsigned char *)st + off, &a, sizeof(a));
+	}
 }
 
 CGS_EXPORT int cgs_decode_payload(const void *payload, size_t len,

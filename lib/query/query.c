@@ -14,8 +14,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "receive/listener_int.h"
-#include "util/nlreq.h"
+#include "util/common.h"
+#include "util/genl.h"
 
 #define CGSI_QUERY_BUF 16384
 #define CGSI_QUERY_TIMEOUT_MS 2000
@@ -91,32 +91,19 @@ static int txn_reply(const struct nlmsghdr *h, void *arg)
 static int transact(struct cgs_query *q, uint8_t cmd, int attr, uint32_t val,
 		    reply_fn fn, void *ctx)
 {
-	struct nl_msg *msg = nlmsg_alloc();
-	if (!msg)
-		return -ENOMEM;
-	int r = -ENOMEM;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, q->family, 0,
-			 NLM_F_ACK, cmd, TASKSTATS_GENL_VERSION))
-		goto out;
-	r = nla_put_u32(msg, attr, val);
-	if (r < 0) {
-		r = cgsi_nl_err(r);
-		goto out;
-	}
+	const struct cgsi_genl_attr a = { .type = attr, .u32 = val };
 	struct txn t = { .fn = fn, .ctx = ctx };
 	struct cgsi_nlreq req = {
-		.msg = msg,
 		.timeout_ms = q->timeout_ms,
 		.buf = q->buf,
 		.buflen = CGSI_QUERY_BUF,
 		.reply = txn_reply,
 		.ctx = &t,
 	};
-	r = cgsi_nl_request(q->sk, &req);
+	int r = cgsi_genl_request(q->sk, q->family, cmd, TASKSTATS_GENL_VERSION,
+				  &a, &req);
 	if (r == 0 && !t.got)
 		r = -EBADMSG; /* acked without an answer */
-out:
-	nlmsg_free(msg);
 	return r;
 }
 

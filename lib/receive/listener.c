@@ -4,7 +4,6 @@
 #include <linux/taskstats.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sched.h>
@@ -14,26 +13,13 @@
 
 #include "receive/listener_int.h"
 #include "util/cpulist.h"
+#include "util/genl.h"
 
 #ifndef SO_MEMINFO
 #define SO_MEMINFO 55
 #endif
 
 #define CGSI_DEFAULT_RCVBUF (16u << 20)
-
-void cgsi_log(struct cgs_listener *l, enum cgs_log_level lvl,
-	      const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (l && l->log)
-		l->log(lvl, msg, l->log_ctx);
-	else if (lvl <= CGS_LOG_WARNING)
-		fprintf(stderr, "libcgstats: %s\n", msg);
-}
 
 /* Exact count of what the kernel dropped on this socket: sk_drops. */
 static int sock_drops(int fd, uint64_t *out)

@@ -66,6 +66,7 @@ struct cgs_listener {
 	bool pin;
 };
 
+/* log.c */
 void cgsi_log(struct cgs_listener *l, enum cgs_log_level lvl,
 	      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -85,10 +86,6 @@ int cgsi_listener_open(struct cgs_listener **out,
 		       const struct cgsi_listener_iopts *io);
 
 /* family.c */
-/* A generic netlink socket bound to port (0: autobind). */
-int cgsi_genl_connect(struct nl_sock **out, uint32_t port);
-/* An autobound one and the TASKSTATS family id. */
-int cgsi_genl_socket(struct nl_sock **out, int *family);
 int cgsi_send_mask(struct cgsi_shard *s, int family, int attr,
 		   const char *cpus, bool keep_events);
 

@@ -48,13 +48,3 @@ void cgsi_counters_sub(struct cgs_counters *dst, const struct cgs_counters *a,
 	for (size_t i = 0; i < sizeof(peak_words); i++)
 		d[peak_words[i]] = x[peak_words[i]];
 }
-
-void cgsi_counters_peak(struct cgs_counters *dst,
-			const struct cgs_counters *src)
-{
-	uint64_t *d = (uint64_t *)dst;
-	const uint64_t *s = (const uint64_t *)src;
-	for (size_t i = 0; i < sizeof(peak_words); i++)
-		if (s[peak_words[i]] > d[peak_words[i]])
-			d[peak_words[i]] = s[peak_words[i]];
-}

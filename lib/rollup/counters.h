@@ -53,8 +53,5 @@ void cgsi_counters_add(struct cgs_counters *dst,
 /* dst = a - b for the sums; peaks copied from a. */
 void cgsi_counters_sub(struct cgs_counters *dst, const struct cgs_counters *a,
 		       const struct cgs_counters *b);
-/* Just the peaks: dst = max(dst, src). */
-void cgsi_counters_peak(struct cgs_counters *dst,
-			const struct cgs_counters *src);
 
 #endif

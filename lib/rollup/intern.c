@@ -1,27 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Path -> node on the slow path, telling cgroup incarnations apart by
  * their directory inode. */
-#include <sys/stat.h>
-
 #include "rollup/rollup_int.h"
-
-uint64_t cgsi_cg_ino(const struct cgs_rollup *r, const char *path,
-		     char *dirbuf, size_t dirlen, bool *gone)
-{
-	*gone = false;
-	if (cgsi_cg_dir(&r->mount, path, dirbuf, dirlen) < 0)
-		return 0;
-	struct stat st;
-	if (stat(dirbuf, &st) < 0) {
-		*gone = errno == ENOENT || errno == ENOTDIR;
-		return 0;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		*gone = true;
-		return 0;
-	}
-	return (uint64_t)st.st_ino;
-}
 
 struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
 				const char *path, size_t len, uint64_t now,
@@ -39,7 +19,8 @@ struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
 	if (n && now < n->checked_ms + recheck)
 		return n;
 	bool gone;
-	uint64_t ino = cgsi_cg_ino(r, path, s->dir, sizeof(s->dir), &gone);
+	uint64_t ino = cgsi_cg_ino(&r->mount, path, s->dir, sizeof(s->dir),
+				   &gone);
 	if (n) {
 		n->checked_ms = now;
 		if (!ino || !n->ino || ino == n->ino) {

@@ -48,11 +48,6 @@ static bool has_memory_controller(const struct cgsi_cg_mount *m)
 	return false;
 }
 
-enum cgs_oom_source cgsi_oom_source(const struct cgs_rollup *r)
-{
-	return r->oom_source;
-}
-
 static int parse_oom_kill(const char *p, uint64_t *out)
 {
 	char buf[1024];
@@ -212,7 +207,8 @@ void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 	/* the counter at this path must be the node's incarnation's: once
 	 * removed and created again, the new one's kills are its own node's */
 	bool gone;
-	uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir), &gone);
+	uint64_t ino = cgsi_cg_ino(&r->mount, n->path, s->dir, sizeof(s->dir),
+				   &gone);
 	uint64_t v;
 	if (!n->hashed || !ino || (n->ino && ino != n->ino) ||
 	    read_oom_kill(r, s, n, &v) < 0) {

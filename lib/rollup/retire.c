@@ -36,8 +36,8 @@ static bool retirable(struct cgs_rollup *r, struct cgsi_rshard *s,
 	bool removed = !n->hashed || n->gone;
 	if (!removed && s->cgs.count <= CGSI_CHECK_ALL) {
 		bool gone;
-		uint64_t ino = cgsi_cg_ino(r, n->path, s->dir, sizeof(s->dir),
-					   &gone);
+		uint64_t ino = cgsi_cg_ino(&r->mount, n->path, s->dir,
+					   sizeof(s->dir), &gone);
 		removed = gone || (ino && n->ino && ino != n->ino);
 	} /* else the snapshots' round-robin checks decide */
 	if (!removed)

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "attribute/deaths.h"
 #include "attribute/forks.h"
@@ -114,11 +115,6 @@ static inline uint64_t cgsi_rollup_now(const struct cgs_rollup *r)
 	return c >= r->t0 ? c - r->t0 + 1 : 1;
 }
 
-/* Directory inode of a cgroup path, 0 if it cannot be stat'ed; *gone is
- * set when the directory does not exist (ENOENT/ENOTDIR). */
-uint64_t cgsi_cg_ino(const struct cgs_rollup *r, const char *path,
-		     char *dirbuf, size_t dirlen, bool *gone);
-
 /* cgsi_intern flags */
 #define CGSI_INTERN_PROC (1u << 0)    /* a live task is in this cgroup now */
 #define CGSI_INTERN_DELETED (1u << 1) /* /proc said " (deleted)" */
@@ -141,22 +137,28 @@ struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
 				   const char *path, size_t len, uint64_t id,
 				   uint64_t now);
 
-/* A node was created (slow path, s->lock held): its histograms, command
- * summaries and OOM baseline. Failing to allocate leaves it without them
- * (histograms then start with its first record: see cgsi_node_x()). */
+/* node.c: a node was created (slow path, s->lock held): its histograms,
+ * command summaries and OOM baseline. Failing to allocate leaves it
+ * without them (histograms then start with its first record: see
+ * cgsi_node_x()). */
 void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       struct cgsi_cgnode *n);
 
-/* A pair of command summaries (by CPU, by exits) of capacity cap, or NULL
- * on ENOMEM. */
+/* node.c: a pair of command summaries (by CPU, by exits) of capacity cap,
+ * or NULL on ENOMEM. */
 struct cgsi_topk *cgsi_comms_new(uint32_t cap);
 void cgsi_comms_free(struct cgsi_topk *c);
 
-/* The node's extra sets, allocated on first need (NULL on ENOMEM). */
-struct cgsi_x4 *cgsi_node_x(struct cgsi_cgnode *n);
+/* The node's extra sets, allocated on first need (NULL on ENOMEM); inline:
+ * the accounting path asks for them. */
+static inline struct cgsi_x4 *cgsi_node_x(struct cgsi_cgnode *n)
+{
+	if (!n->x)
+		n->x = calloc(1, sizeof(*n->x));
+	return n->x;
+}
 
 /* OOM counting from the cgroups' own counters (oom.c). */
-enum cgs_oom_source cgsi_oom_source(const struct cgs_rollup *r);
 int cgsi_oom_open(struct cgs_rollup *r);
 void cgsi_oom_close(struct cgs_rollup *r);
 /* Read the baseline of a new node's cgroup, if not known yet. */
@@ -235,7 +237,8 @@ struct cgsi_snap_pool;
 struct cgsi_snap_pool *cgsi_snap_pool_new(void);
 void cgsi_snap_pool_close(struct cgsi_snap_pool *p);
 
-/* Add a shard's attribution counters and cache size (lock held). */
+/* totals.c: add a shard's attribution counters and cache size (lock
+ * held). */
 void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
 			      const struct cgsi_rshard *s);
 

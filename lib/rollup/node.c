@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A cgroup node's extras, made when the node is: its histogram sets,
+ * command summaries and OOM baseline. */
+#include <stdlib.h>
+
+#include "rollup/rollup_int.h"
+
+struct cgsi_topk *cgsi_comms_new(uint32_t cap)
+{
+	struct cgsi_topk *c = calloc(2, sizeof(*c));
+	if (!c)
+		return NULL;
+	if (cgsi_topk_init(&c[0], cap) < 0 || cgsi_topk_init(&c[1], cap) < 0) {
+		cgsi_comms_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void cgsi_comms_free(struct cgsi_topk *c)
+{
+	if (!c)
+		return;
+	cgsi_topk_fini(&c[0]);
+	cgsi_topk_fini(&c[1]);
+	free(c);
+}
+
+void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
+		       struct cgsi_cgnode *n)
+{
+	if (r->o.flags & CGS_ROLLUP_HISTOGRAMS)
+		cgsi_node_x(n);
+	if (r->o.comms)
+		n->comms = cgsi_comms_new(r->o.comms);
+	cgsi_oom_baseline(r, s, n);
+}

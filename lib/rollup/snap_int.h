@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A snapshot's insides, shared by the files that make it (snapshot.c:
+ * taking; snap_removed.c: removal checks), hold its extra sets
+ * (snap_extra.c), pool its memory (snap_pool.c) and answer for it
+ * (snap_access.c).
+ */
+#ifndef CGS_ROLLUP_SNAP_INT_H
+#define CGS_ROLLUP_SNAP_INT_H
+
+#include "rollup/rollup_int.h"
+
+/* A cgroup's own counters (what cgs_cgroup_stats.self, self_delta point
+ * to), one per copied node, in the shard's chunk. */
+struct snap_self {
+	struct cgs_counters self, self_delta;
+	bool merged; /* self is a sum of entries, not the node's cum */
+};
+
+/* Subtree counters, only for cgroups whose subtree differs from their
+ * own counters: those with children or retired descendants. A leaf's
+ * subtree pointers point at its self counters. */
+struct snap_sub {
+	struct cgs_counters subtree, subtree_delta;
+};
+
+/*
+ * What a snapshot allocates per cgroup beyond its chunk (subtree
+ * counters, histogram and signal sets, paths): carved from blocks it owns
+ * and frees with it, 8-byte aligned, never freed one by one (a malloc and
+ * a free per cgroup cost more than the copies).
+ */
+#define MEMBLK_BYTES (256u << 10)
+struct memblk {
+	struct memblk *next;
+	size_t used, cap; /* bytes of v */
+	uint64_t v[];
+};
+
+struct snap_mem {
+	struct memblk *blocks; /* in use, the one being carved first */
+	struct memblk *spare;  /* a pooled snapshot's blocks, to reuse */
+};
+
+/* snap_pool.c: a block of at least `bytes` for m (NULL on ENOMEM). */
+struct memblk *cgsi_snap_mem_block(struct snap_mem *m, size_t bytes);
+
+/* `bytes` of room (uninitialised), NULL on ENOMEM. */
+static inline void *mem_alloc(struct snap_mem *m, size_t bytes)
+{
+	bytes = (bytes + 7) & ~(size_t)7;
+	struct memblk *b = m->blocks;
+	if ((!b || b->used + bytes > b->cap) &&
+	    !(b = cgsi_snap_mem_block(m, bytes)))
+		return NULL;
+	void *p = (char *)b->v + b->used;
+	b->used += bytes;
+	return p;
+}
+
+/* snap_pool.c: the spare blocks a snapshot did not need freed; all of
+ * m's blocks freed. */
+void cgsi_snap_mem_trim(struct snap_mem *m);
+void cgsi_snap_mem_free(struct snap_mem *m);
+
+/*
+ * A histogram and signal set (1.7 KB, or 672 bytes, the histograms only,
+ * for a cgroup that never had an exit by signal: extra.h), in one of two
+ * forms. Dense (p): every word. Packed (pk): a mask of the words that are
+ * not zero, then those words in order. A set copied from a node is
+ * packed: a cgroup's exits fall in a few buckets, so most words are zero,
+ * and the packed copy is a few cache lines to write and, when subtrees
+ * are summed, to read, instead of eleven (or 27). Sums (subtree sets,
+ * merged entries) are dense. Both NULL: zeros. `full`: with its signal
+ * counts, else only CGSI_XSET_HIST_WORDS words exist and the signal
+ * counts are 0.
+ */
+struct xref {
+	struct cgsi_xset *p;
+	uint64_t *pk; /* xmasks(full) mask words, then the words set */
+	bool full;
+};
+
+#define XMASKS_MAX CGSI_XMASKS
+_Static_assert(CGSI_XW_SUM(CGS_HIST__COUNT - 1) ==
+		       offsetof(struct cgsi_xset,
+				hist_sum_ns[CGS_HIST__COUNT - 1]) /
+			       sizeof(uint64_t),
+	       "the words cgsi_x4_observe() marks");
+
+static inline size_t xwords(bool full)
+{
+	return full ? CGSI_XSET_WORDS : CGSI_XSET_HIST_WORDS;
+}
+
+/* Mask words of a packed set. */
+static inline size_t xmasks(bool full)
+{
+	return (xwords(full) + 63) / 64;
+}
+
+static inline bool xref_zero(struct xref r)
+{
+	return !r.p && !r.pk;
+}
+
+/* A NUL-terminated copy of p[0..len) owned by m (NULL on ENOMEM). */
+static inline char *path_dup(struct snap_mem *m, const char *p, size_t len)
+{
+	char *d = mem_alloc(m, len + 1);
+	if (d) {
+		memcpy(d, p, len);
+		d[len] = '\0';
+	}
+	return d;
+}
+
+/* A cgroup's extra sets by enum cgs_counter_set. */
+struct snap_x {
+	struct xref s[4];
+};
+
+struct sent {
+	char *path;
+	size_t len;
+	unsigned depth;
+	uint64_t ino;
+	bool unknown, superseded, gone, folded;
+	bool zd; /* k->self_delta is not written: zeros (zero_counters) */
+	bool node_ino; /* ino is the node's (not found by a stat since) */
+	struct snap_self *k; /* NULL: an added ancestor (zeros) */
+	struct snap_sub *sub; /* NULL: the subtree sets equal k's */
+	struct cgsi_cgnode *node; /* while snap_lock is held; else NULL */
+	uint64_t inferred, inferred_d;
+	/* extra sets by enum cgs_counter_set, NULL: zeros; the subtree ones
+	 * only where sub is set (else they are the self ones) */
+	struct xref xs[4];
+	struct cgsi_topk *comms; /* [2] self, cumulative; NULL: none */
+};
+
+/* A cgroup's rankings (by enum cgs_comm_rank). */
+struct snap_comms {
+	struct cgs_comm *v[2];
+	size_t n[2];
+};
+
+/* Memory of at least this size is mapped directly, with transparent huge
+ * pages where the host allows them on request (a fresh 200 MB array costs
+ * 50,000 page faults in 4 KiB pages). */
+#define BIG_BYTES (4u << 20)
+
+/* A buffer of a snapshot, kept with it in the pool and used again while
+ * big enough. Contents are not kept from one snapshot to the next. */
+struct sbuf {
+	void *p;
+	size_t cap;    /* bytes */
+	size_t mapped; /* big_alloc() */
+};
+
+struct cgs_snapshot {
+	size_t n;
+	struct cgs_cgroup_stats *v; /* in vb */
+	struct sbuf vb;
+	struct sbuf *cvs;     /* [ncvs] the shards' copied counters
+			       * (struct snap_self) */
+	unsigned ncvs;
+	struct snap_self *av; /* in avb: added ancestors' own counters */
+	struct sbuf avb;
+	struct snap_mem mem; /* subtree counters, extra sets, paths */
+	struct snap_x *xv;   /* in xvb: per cgroup (pointing into mem) */
+	struct sbuf xvb;
+	size_t xn;           /* entries of xv */
+	struct snap_comms *cm; /* [xn] with opts.comms, else NULL */
+	bool hist;           /* CGS_ROLLUP_HISTOGRAMS */
+	struct cgs_rollup_totals totals;
+	struct cgsi_snap_pool *pool; /* where it goes when freed */
+	uint64_t gen; /* r->snap_gen that made it; 0: its chunks are not to
+		       * be trusted (a failed snapshot) */
+};
+
+/* What only the making of a snapshot needs, kept in the pool between
+ * snapshots. */
+struct snap_scratch {
+	struct sbuf ents;         /* struct sent[] */
+	struct sbuf runs, tmp;    /* sort_runs() */
+	struct sbuf cnt;          /* add_ancestors() */
+	struct sbuf stack, parent; /* the subtree pass */
+};
+
+/*
+ * The pool: the last snapshot freed, whole with its buffers, and the
+ * scratch buffers, so that the next snapshot writes to memory already
+ * faulted in instead of pages the kernel must zero first. It keeps at
+ * most one snapshot's worth; snapshots may outlive the rollup and be
+ * freed from any thread, hence the lock and the references (the rollup's
+ * and one per snapshot alive).
+ */
+struct cgsi_snap_pool {
+	pthread_mutex_t lock;
+	unsigned refs;
+	bool closed;                /* the rollup is gone: keep nothing */
+	struct cgs_snapshot *spare;
+	struct snap_scratch *scratch;
+};
+
+struct vec {
+	struct sent *v;
+	size_t n, cap;
+};
+
+/* Ask for the cache lines of `bytes` at p ahead of use: the counters
+ * are read once per snapshot, from memory, in an order the hardware does
+ * not guess (a linked list; a pass from the last entry back). */
+static inline void prefetch_range(const void *p, size_t bytes)
+{
+	for (size_t o = 0; o < bytes; o += 64)
+		__builtin_prefetch((const char *)p + o);
+}
+
+/* e's extra sets `set` (enum cgs_counter_set), p NULL: zeros. */
+static inline struct xref x_set(const struct sent *e, int set)
+{
+	if (!e->sub && set == CGS_SET_SUBTREE)
+		set = CGS_SET_SELF;
+	if (!e->sub && set == CGS_SET_SUBTREE_DELTA)
+		set = CGS_SET_SELF_DELTA;
+	return e->xs[set];
+}
+
+/* Ask for the lines of the words of n's cum | base pair that
+ * cgsi_snap_copy_x() will read, known from n's nz (asked for a node
+ * ahead), a node ahead of their use. The empty asm takes each address: without it GCC 12 drops
+ * a loop that only prefetches, as if it did nothing. */
+static inline void prefetch_x(const struct cgsi_cgnode *n)
+{
+	if (!n->x)
+		return;
+	for (size_t k = 0; k < xmasks(n->sigs); k++)
+		for (uint64_t c = n->xnz[k]; c; c &= c - 1) {
+			const void *w = n->x->cum.w[k * 64 +
+						   (unsigned)__builtin_ctzll(c)];
+			__builtin_prefetch(w);
+			__asm__ volatile("" : : "r"(w));
+		}
+}
+
+/* snap_pool.c: a snapshot's buffers (see there). */
+void *cgsi_sbuf_get(struct sbuf *b, size_t bytes);
+void *cgsi_sbuf_grow(struct sbuf *b, size_t bytes, size_t keep);
+void cgsi_sbuf_free(struct sbuf *b);
+/* snap_pool.c: a snapshot to fill and scratch buffers (NULL on ENOMEM);
+ * the scratch buffers back to the pool. */
+struct cgs_snapshot *cgsi_snap_take(struct cgs_rollup *r,
+				    struct snap_scratch **scp);
+void cgsi_snap_scratch_put(struct cgsi_snap_pool *p, struct snap_scratch *sc);
+
+/* snap_extra.c: *d += s (false on ENOMEM); n's extra sets and command
+ * summaries into e; e's rankings as the API lists them; word i of a set. */
+bool cgsi_xset_addto(struct xref *d, struct xref s, struct snap_mem *m);
+bool cgsi_snap_copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
+		      bool advance, struct snap_mem *m);
+bool cgsi_snap_copy_comms(struct sent *e, const struct cgsi_cgnode *n);
+int cgsi_snap_list_comms(struct snap_comms *c, const struct cgsi_topk *t,
+			 unsigned show);
+uint64_t cgsi_xref_word(const struct xref *x, size_t i);
+
+/* The same with their cheap tests inline: most cgroups have no extra set
+ * to add (no histograms, no signal) and no command summary to copy. */
+static inline bool xset_addto(struct xref *d, struct xref s,
+			      struct snap_mem *m)
+{
+	return xref_zero(s) || cgsi_xset_addto(d, s, m);
+}
+
+static inline bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
+			  bool advance, struct snap_mem *m)
+{
+	return !n->x || cgsi_snap_copy_x(e, n, idle, advance, m);
+}
+
+static inline bool copy_comms(struct sent *e, const struct cgsi_cgnode *n)
+{
+	return !n->comms || (!n->comms[0].size && !n->comms[1].size) ||
+	       cgsi_snap_copy_comms(e, n);
+}
+
+/* snap_removed.c: the removal checks of one shard's copy a->v[base ..
+ * base+cnt) (snap_lock held, no shard lock), from the entry at `start`;
+ * the directory checks of entries no node vouches for. */
+void cgsi_snap_check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
+			     struct vec *a, size_t base, size_t cnt,
+			     size_t start);
+void cgsi_snap_stat_unvouched(const struct cgs_rollup *r, struct vec *a);
+
+#endif
