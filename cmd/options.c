@@ -328,6 +328,46 @@ static int set_listen(const char *arg, struct tsc_opts *o)
 }
 
 /* One option that getopt accepted: 0 or TSC_EXIT_USAGE. */
+/* The Prometheus export's options (--listen and what goes with it). */
+static int set_export_option(int c, const char *arg, struct tsc_opts *o)
+{
+	unsigned long long v;
+	int r;
+
+	switch (c) {
+	case 'l':
+		return set_listen(arg, o);
+	case OPT_WEB_CONFIG:
+		return set_name("--web-config", arg, "file name",
+				&o->web_config);
+	case OPT_TEXTFILE:
+		return set_name("--textfile", arg, "path", &o->textfile);
+	case OPT_PROM_WORKLOAD_LABELS:
+		o->prom_workload_labels = true;
+		return 0;
+	case OPT_PROM_MAX_SERIES:
+		r = set_uint("--prom-max-series", arg, 0, 1000000000, &v);
+		if (!r) {
+			o->prom_max_series = v;
+			o->prom_max_series_set = true;
+		}
+		return r;
+	case OPT_RETIRE_AFTER:
+		o->retire_after_set = true;
+		return set_seconds("--retire-after", arg, 0,
+				   TSC_RETIRE_AFTER_MAX_S * 1000000000ull,
+				   "0 to 86400 seconds", &o->retire_after_ns);
+	case OPT_RETIRE_MAX:
+		r = set_uint("--retire-max", arg, 1, 100000000, &v);
+		if (!r) {
+			o->retire_max = v;
+			o->retire_max_set = true;
+		}
+		return r;
+	}
+	return 0;
+}
+
 static int set_option(int c, const char *arg, struct tsc_opts *o)
 {
 	unsigned long long v;
@@ -406,16 +446,6 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 					       arg);
 		o->hierarchy = arg;
 		return 0;
-	case 'l':
-		return set_listen(arg, o);
-	case OPT_WEB_CONFIG:
-		return set_name("--web-config", arg, "file name",
-				&o->web_config);
-	case OPT_TEXTFILE:
-		return set_name("--textfile", arg, "path", &o->textfile);
-	case OPT_PROM_WORKLOAD_LABELS:
-		o->prom_workload_labels = true;
-		return 0;
 	case OPT_RECORD:
 		return set_name("--record", arg, "file name", &o->record);
 	case OPT_FORCE:
@@ -427,31 +457,12 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 	case OPT_EXCLUDE_CGROUP:
 		return add_glob("--exclude-cgroup", arg, &o->exclude_globs,
 				&o->nexclude_globs);
-	case OPT_PROM_MAX_SERIES:
-		r = set_uint("--prom-max-series", arg, 0, 1000000000, &v);
-		if (!r) {
-			o->prom_max_series = v;
-			o->prom_max_series_set = true;
-		}
-		return r;
-	case OPT_RETIRE_AFTER:
-		o->retire_after_set = true;
-		return set_seconds("--retire-after", arg, 0,
-				   TSC_RETIRE_AFTER_MAX_S * 1000000000ull,
-				   "0 to 86400 seconds", &o->retire_after_ns);
-	case OPT_RETIRE_MAX:
-		r = set_uint("--retire-max", arg, 1, 100000000, &v);
-		if (!r) {
-			o->retire_max = v;
-			o->retire_max_set = true;
-		}
-		return r;
 	case OPT_REPLAY:
 		return set_name("--replay", arg, "file name", &o->replay);
 	case 'u':
 		return set_name("--user", arg, "user name", &o->user);
 	}
-	return 0;
+	return set_export_option(c, arg, o);
 }
 
 /* Options that are each fine but not together. */

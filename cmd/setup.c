@@ -149,6 +149,63 @@ static void say_listen(int fd, bool tls)
 		tls ? "s" : "", v6 ? "[" : "", host, v6 ? "]" : "", serv);
 }
 
+/* The hierarchy: a throw-away rollup proves it can be used. */
+static int probe_rollup(struct tsc *c, const struct tsc_opts *o)
+{
+	struct cgs_rollup_opts ro;
+	memset(&ro, 0, sizeof(ro));
+	ro.sz = sizeof(ro);
+	ro.shards = 1;
+	ro.hierarchy = o->hierarchy;
+	ro.flags = o->no_tgid ? CGS_NO_TGID : 0;
+	ro.attribution = CGS_ATTRIBUTION_PROC; /* no BPF for a probe */
+	/* --replay keeps this one: the same distributions and commands */
+	if (!o->no_histograms)
+		ro.flags |= CGS_ROLLUP_HISTOGRAMS;
+	ro.comms = o->comms ? TSC_COMMS_SUMMARY(o->comms) : 0;
+	int r = cgs_rollup_new(&c->rollup, &ro);
+	if (r < 0) {
+		if (o->hierarchy)
+			return tsc_usage_error("--hierarchy", "'%s': %s",
+					       o->hierarchy, r == -ENOENT ?
+					       "no such cgroup hierarchy is "
+					       "mounted" : cgs_strerror(r));
+		tsc_err("cannot find a cgroup hierarchy: %s\n",
+			cgs_strerror(r));
+		return TSC_EXIT_ERROR;
+	}
+	return 0;
+}
+
+/* --output and --record, opened last. */
+static int open_files(struct tsc *c, const struct tsc_opts *o)
+{
+	int r;
+	if (o->output) {
+		struct stat st;
+		if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
+			return tsc_usage_error("--output", "%s: %s", o->output,
+					       strerror(EISDIR));
+		r = open_out(o->output, &c->out_fd);
+		if (r < 0)
+			return tsc_usage_error("--output", "%s: %s", o->output,
+					       strerror(-r));
+	}
+	if (o->record) {
+		r = open_capture(o->record, o->force, &c->cap_fd);
+		if (r == -EEXIST)
+			return tsc_usage_error("--record", "%s: a file that is "
+					       "not empty is there: not "
+					       "overwriting it (move it away, "
+					       "or --force)", o->record);
+		if (r < 0)
+			return tsc_usage_error("--record", "%s: %s", o->record,
+					       strerror(-r));
+		tsc_ostate_init(c, TSC_OUT_RECORD, c->cap_fd);
+	}
+	return 0;
+}
+
 int tsc_setup(struct tsc *c, struct tsc_opts *o)
 {
 	char err[256];
@@ -204,29 +261,9 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 					       " (as the --user)" : "");
 	}
 
-	/* The hierarchy: a throw-away rollup proves it can be used. */
-	struct cgs_rollup_opts ro;
-	memset(&ro, 0, sizeof(ro));
-	ro.sz = sizeof(ro);
-	ro.shards = 1;
-	ro.hierarchy = o->hierarchy;
-	ro.flags = o->no_tgid ? CGS_NO_TGID : 0;
-	ro.attribution = CGS_ATTRIBUTION_PROC; /* no BPF for a probe */
-	/* --replay keeps this one: the same distributions and commands */
-	if (!o->no_histograms)
-		ro.flags |= CGS_ROLLUP_HISTOGRAMS;
-	ro.comms = o->comms ? TSC_COMMS_SUMMARY(o->comms) : 0;
-	r = cgs_rollup_new(&c->rollup, &ro);
-	if (r < 0) {
-		if (o->hierarchy)
-			return tsc_usage_error("--hierarchy", "'%s': %s",
-					       o->hierarchy, r == -ENOENT ?
-					       "no such cgroup hierarchy is "
-					       "mounted" : cgs_strerror(r));
-		tsc_err("cannot find a cgroup hierarchy: %s\n",
-			cgs_strerror(r));
-		return TSC_EXIT_ERROR;
-	}
+	r = probe_rollup(c, o);
+	if (r)
+		return r;
 	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
 
 	if (o->listen) {
@@ -240,28 +277,9 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 			return tsc_usage_error("--web-config", "%s", err);
 	}
 	/* Files last: a rejected command line leaves none behind. */
-	if (o->output) {
-		struct stat st;
-		if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
-			return tsc_usage_error("--output", "%s: %s", o->output,
-					       strerror(EISDIR));
-		r = open_out(o->output, &c->out_fd);
-		if (r < 0)
-			return tsc_usage_error("--output", "%s: %s", o->output,
-					       strerror(-r));
-	}
-	if (o->record) {
-		r = open_capture(o->record, o->force, &c->cap_fd);
-		if (r == -EEXIST)
-			return tsc_usage_error("--record", "%s: a file that is "
-					       "not empty is there: not "
-					       "overwriting it (move it away, "
-					       "or --force)", o->record);
-		if (r < 0)
-			return tsc_usage_error("--record", "%s: %s", o->record,
-					       strerror(-r));
-		tsc_ostate_init(c, TSC_OUT_RECORD, c->cap_fd);
-	}
+	r = open_files(c, o);
+	if (r)
+		return r;
 	tsc_ostate_init(c, TSC_OUT_OUTPUT, c->out_fd);
 	c->ost[TSC_OUT_TEXTFILE].on = o->textfile != NULL;
 	if (o->listen)
