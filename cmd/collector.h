@@ -111,6 +111,10 @@ struct tsc {
 	struct tsc_ostate ost[TSC_NOUT];
 	char *hostinfo;            /* capture header text (live), owned */
 	uint64_t start_ns;         /* CLOCK_REALTIME at setup */
+	/* CLOCK_MONOTONIC of the last snapshot taken (atomic: /healthz
+	 * reads it), 0: none yet */
+	uint64_t last_snap_mono_ns;
+	uint64_t http_start_mono_ns; /* when --listen started serving */
 	bool prom_cut_said;        /* --prom-max-series cut: told once */
 };
 

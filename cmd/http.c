@@ -51,7 +51,6 @@
 #define PROM_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define JSON_TYPE "application/json"
 
-#define HTTP_THREADS 1u
 #define HTTP_PER_IP 64u
 #define HTTP_CONN_MAX 1024u
 #define HTTP_IDLE_S 5u
@@ -352,6 +351,48 @@ static char *add_http_metrics(struct http *h, char *body, size_t *len)
 	return nb;
 }
 
+/*
+ * /healthz: the main loop is alive, its last snapshot (or, before the
+ * first, the start) no older than three intervals plus 10 s. /ready: the
+ * listener is registered and self-tested and the attribution source is
+ * decided, which is true once this server runs (it starts after them).
+ * Both answer without credentials: they say ok or not, nothing else.
+ */
+static bool healthy(const struct tsc *c)
+{
+	uint64_t last = __atomic_load_n(&c->last_snap_mono_ns,
+					__ATOMIC_RELAXED);
+	uint64_t now = tsc_mono_ns(), slack = 3 * c->o->interval_ns +
+					     10000000000ull;
+	if (!last)
+		last = c->http_start_mono_ns;
+	return now < last + slack;
+}
+
+static enum MHD_Result health(struct MHD_Connection *conn, bool ready,
+			      const struct tsc *c)
+{
+	if (ready)
+		return c->rollup && c->l
+			       ? text(conn, MHD_HTTP_OK, "ready\n")
+			       : text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				      "not ready\n");
+	return healthy(c) ? text(conn, MHD_HTTP_OK, "ok\n")
+			  : text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				 "snapshots stalled\n");
+}
+
+static bool is_ready(const char *url)
+{
+	return !strcmp(url, "/ready") || !strcmp(url, "/-/ready");
+}
+
+static bool is_health(const char *url)
+{
+	return !strcmp(url, "/healthz") || !strcmp(url, "/-/healthy") ||
+	       is_ready(url);
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 			       const char *url, const char *method,
 			       const char *version, const char *upload_data,
@@ -366,6 +407,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	(void)upload_data_size;
 	(void)req_cls;
 	set_busy(h, conn, true);
+	if (is_health(url) && (head || !strcmp(method, MHD_HTTP_METHOD_GET)))
+		return health(conn, is_ready(url), c);
 	if (h->web && h->web->nusers && !authorized(h, conn))
 		return unauthorized(conn);
 	if (!head && strcmp(method, MHD_HTTP_METHOD_GET))
@@ -374,7 +417,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	if (!strcmp(url, "/"))
 		return text(conn, MHD_HTTP_OK, "taskstat-collect: metrics at "
 			    "/metrics, the last snapshot (JSON) at "
-			    "/snapshot\n");
+			    "/snapshot, liveness at /healthz, readiness at "
+			    "/ready\n");
 	bool json = !strcmp(url, "/snapshot");
 	if (!json && strcmp(url, "/metrics"))
 		return text(conn, MHD_HTTP_NOT_FOUND, "not found; metrics "
@@ -411,10 +455,6 @@ static void http_free(struct http *h)
 int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 {
 	unsigned limit = conn_limit();
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned threads = ncpu < 1 ? 1 :
-			   ncpu < (long)HTTP_THREADS ? (unsigned)ncpu :
-			   HTTP_THREADS;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			 MHD_USE_ERROR_LOG;
 	pthread_condattr_t ca;
@@ -426,6 +466,7 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	h->c = c;
+	c->http_start_mono_ns = tsc_mono_ns();
 	h->web = c->web;
 	h->head.next = h->head.prev = &h->head;
 	/* keep a quarter free for the connections that shed others */
@@ -457,7 +498,9 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 		/* first: nothing printed by libmicrohttpd's own logger */
 		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)httplog_cb, &h->log },
 		{ MHD_OPTION_LISTEN_SOCKET, c->listen_fd, NULL },
-		{ MHD_OPTION_THREAD_POOL_SIZE, threads, NULL },
+		/* one internal polling thread (see the top): no thread pool
+		 * option at all, which libmicrohttpd would answer for a size
+		 * of 1 with a warning that it is ignored */
 		{ MHD_OPTION_CONNECTION_LIMIT, limit, NULL },
 		{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_PER_IP, NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_S, NULL },

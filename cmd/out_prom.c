@@ -81,6 +81,8 @@ static void out_prom_process(struct buf *b, const struct snap_info *in)
 		 "process_start_time_seconds ");
 	buf_fixed(b, in->start_ns, 9);
 	buf_putc(b, '\n');
+	prom_process_metrics(b);
+	prom_build_info(b);
 	head(b, "collector_output_errors_total", "counter",
 	     "Failed writes to an output (what they held is lost; the next "
 	     "write retries from the last complete one).");

@@ -78,6 +78,11 @@ static inline bool prom_family_on(const struct prom_family *f,
 	return !f->on || f->on(in);
 }
 
+/* The collector's build_info and the process_* metrics of the client
+ * libraries (prom_process.c). */
+void prom_build_info(struct buf *b);
+void prom_process_metrics(struct buf *b);
+
 /* "# HELP" and "# TYPE" of a metric. */
 void prom_head(struct buf *b, const char *name, const char *type,
 	       const char *help);

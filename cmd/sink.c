@@ -525,6 +525,7 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	}
 	tsc_view_free(&view);
 	cgs_snapshot_free(s);
+	__atomic_store_n(&c->last_snap_mono_ns, tsc_mono_ns(), __ATOMIC_RELAXED);
 	if (c->seq > 0 && !final && !c->replay)
 		c->retire_due = true;
 	return 0;

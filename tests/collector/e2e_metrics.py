@@ -12,7 +12,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
-from tsc_e2e import (Cgroups, Collector, arg, check,  # noqa: E402
+from tsc_e2e import (vm_rss_kb, Cgroups, Collector, arg, check,  # noqa: E402
                      need_live, need_tool, port_from_stderr, workload)
 
 B = arg(1, "taskstat-collect")
@@ -97,6 +97,31 @@ try:
             check(" 404 " in head.split("\r\n")[0], "404: " + head)
             head, _ = fetch(base + "/metrics", "-X", "POST")
             check(" 405 " in head.split("\r\n")[0], "405: " + head)
+            # liveness and readiness: small bodies, both spellings, HEAD
+            for url, want in (("/healthz", b"ok\n"), ("/-/healthy", b"ok\n"),
+                              ("/ready", b"ready\n"),
+                              ("/-/ready", b"ready\n")):
+                head, body = fetch(base + url)
+                check(" 200 " in head.split("\r\n")[0] and body == want,
+                      "%s: %s %r" % (url, head, body))
+            head, _ = fetch(base + "/healthz", "-I")
+            check(" 200 " in head.split("\r\n")[0], "HEAD /healthz: " + head)
+            # the process metrics of the client libraries, and build_info
+            for m in ("process_cpu_seconds_total", "process_open_fds",
+                      "process_max_fds", "process_resident_memory_bytes",
+                      "process_virtual_memory_bytes",
+                      "process_start_time_seconds"):
+                mm = re.search(r"^%s (\S+)$" % m, text, re.M)
+                check(mm and float(mm.group(1)) > 0, "%s: %s" % (m, mm))
+            rss = float(re.search(r"^process_resident_memory_bytes (\S+)$",
+                                  text, re.M).group(1))
+            check(rss == vm_rss_kb(col.p.pid) * 1024 or
+                  abs(rss - vm_rss_kb(col.p.pid) * 1024) < 64 << 20,
+                  "process_resident_memory_bytes %d vs VmRSS" % rss)
+            bi = re.search(r'^taskstat_build_info\{version="([^"]+)",'
+                           r'revision="[^"]+",libcgstats="([^"]+)",'
+                           r'kernel_source="(yes|no)"\} 1$', text, re.M)
+            check(bi, "taskstat_build_info missing or malformed")
             # the textfile: atomically replaced, valid, no temp files left
             with open(textfile, "rb") as f:
                 tf = f.read()

@@ -3,7 +3,7 @@
 """Faults around the collector (issue 13, items 5 and 6), as root on the
 real kernel. argv: taskstat-collect, then one mode:
 
-  disk      --output, --record and --textfile on a 64 KiB tmpfs that fills
+  disk      --output, --record and --textfile on a 128 KiB tmpfs that fills
             up: messages naming each file, the output_errors metric, the
             collection and /metrics go on, retries resume after space is
             freed, every file ends with a complete line / record / version,
@@ -71,7 +71,7 @@ def complete_lines(data, what):
 
 
 class Tmpfs:
-    """A 64 KiB tmpfs in a temp dir, unmounted on exit."""
+    """A small tmpfs in a temp dir, unmounted on exit."""
 
     def __init__(self, size="64k"):
         self.dir = tempfile.mkdtemp(prefix="tsc-h-faults-")
@@ -90,14 +90,17 @@ class Tmpfs:
 
 
 def test_disk():
-    with Tmpfs() as fs, Cgroups("faults") as cg:
+    # 128 KiB, 96 of them a filler freed later: 32 KiB for the three
+    # outputs at first, room for a complete textfile of a busy host's
+    # cgroups (with 64 and 40 KiB it sometimes never fitted once)
+    with Tmpfs("128k") as fs, Cgroups("faults") as cg:
         d = cg.mkdir("disk")
         out, cap, prom = (os.path.join(fs.dir, n)
                           for n in ("out.jsonl", "c.tscap", "m.prom"))
         filler = os.path.join(fs.dir, "filler")
         with open(filler, "wb") as f:  # room to free later
-            f.write(b"x" * 40960)
-        # --no-histograms: snapshot lines small enough for a 64 KiB disk
+            f.write(b"x" * 98304)
+        # --no-histograms: snapshot lines small enough for a small disk
         # no --events: the host's other exits would refill the disk
         col = Collector(B, ["-f", "jsonl", "-i", "0.3", "-o", out,
                             "--no-histograms",

@@ -86,6 +86,14 @@ with col:
         check(code == "401", "%s: HTTP %s, not 401" % (who, code))
         check(re.search(r"^WWW-Authenticate: Basic", hdr, re.M | re.I),
               "%s: no WWW-Authenticate: Basic in %r" % (who, hdr))
+    # the health endpoints say only ok / not ok: no credentials needed
+    # (a kubelet probe has none), the snapshot is still behind the password
+    for path, want in (("/healthz", b"ok\n"), ("/ready", b"ready\n")):
+        rc, code, hdr, body = curl(url.replace("/metrics", path), *ca)
+        check(code == "200" and body == want,
+              "%s without credentials: HTTP %s %r" % (path, code, body))
+    rc, code, hdr, body = curl(url.replace("/metrics", "/snapshot"), *ca)
+    check(code == "401", "/snapshot without credentials: HTTP %s" % code)
     rc, code, hdr, body = curl(url, "-u", "alice:s3cret pass")
     check(rc != 0, "curl trusted the throw-away certificate without "
           "--cacert")

@@ -11,9 +11,11 @@
 #             commit).
 #
 # A replay depends only on the capture (snapshot times follow its clock,
-# paths and counters are the recorded ones), except for one line that is
-# normalised here: the Prometheus text's process_start_time_seconds (the
-# replaying process's own start time) is written as 0. Needs no privileges.
+# paths and counters are the recorded ones), except for what the Prometheus
+# text says of the replaying process itself, normalised here: the values of
+# the process_* series (its start time, CPU, memory, fds) are written as 0,
+# and taskstat_build_info's labels (the commit built) as "x". Needs no
+# privileges.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,8 +25,9 @@ update=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-normalise() { # the Prometheus text: the replaying process's start time
-	sed -E 's/^(process_start_time_seconds) .*/\1 0/' "$1"
+normalise() { # the Prometheus text: the replaying process's own values
+	sed -E -e 's/^(process_[a-z_]+) .*/\1 0/' \
+		-e 's/^(taskstat_build_info)\{.*\}/\1{x}/' "$1"
 }
 
 fail=0 n=0
