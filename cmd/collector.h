@@ -11,6 +11,7 @@
 #include "capture.h"
 #include "cgstats.h"
 #include "options.h"
+#include "notify.h"
 #include "privdrop.h"
 
 /*
@@ -116,6 +117,7 @@ struct tsc {
 	uint64_t last_snap_mono_ns;
 	uint64_t http_start_mono_ns; /* when --listen started serving */
 	bool prom_cut_said;        /* --prom-max-series cut: told once */
+	struct tsc_notify notify;  /* the service manager (Type=notify) */
 };
 
 /* setup.c: validate every option against the system before registering

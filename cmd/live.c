@@ -110,6 +110,21 @@ static int write_prologue(struct tsc *c)
 	return r;
 }
 
+/* Type=notify: started once exit events are known to arrive (the
+ * self-test) and the threads account them; the first watchdog ping. */
+static void say_ready(struct tsc *c)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg),
+		 "READY=1\nSTATUS=collecting task exits on %u listener "
+		 "socket%s, a snapshot every %llu ms",
+		 c->nshards, c->nshards == 1 ? "" : "s",
+		 (unsigned long long)(c->o->interval_ns / 1000000u));
+	tsc_notify_send(&c->notify, msg);
+	tsc_notify_watchdog(&c->notify, tsc_mono_ns());
+}
+
 /* Everything up to running listener threads; prints why it failed. */
 static int live_start(struct tsc *c)
 {
@@ -148,10 +163,13 @@ static int live_start(struct tsc *c)
 	run.sz = sizeof(run);
 	run.batch_ms = 20;
 	r = cgs_listener_run(c->l, on_exit_event, c, &run);
-	if (r < 0)
+	if (r < 0) {
 		tsc_err("cannot start the listener threads: %s\n",
 			cgs_strerror(r));
-	return r;
+		return r;
+	}
+	say_ready(c);
+	return 0;
 }
 
 /* Wait for a signal or a listener thread's error, at most until the
@@ -205,6 +223,8 @@ static int live_loop(struct tsc *c, int sigfd)
 			until = deadline;
 		if (next_flush < until)
 			until = next_flush;
+		if (tsc_notify_deadline(&c->notify) < until)
+			until = tsc_notify_deadline(&c->notify);
 		r = wait_until(c, sigfd, until);
 		if (r < 0) {
 			tsc_err("poll: %s\n", strerror(-r));
@@ -217,6 +237,8 @@ static int live_loop(struct tsc *c, int sigfd)
 		if (r > 0 || tsc_output_error(c))
 			return 0;
 		now = tsc_mono_ns();
+		/* the loop's own pulse: a loop stuck anywhere stops it */
+		tsc_notify_watchdog(&c->notify, now);
 		if (now >= deadline)
 			return 0;
 		if (now >= next_snap) {
@@ -241,6 +263,7 @@ static int live_stop(struct tsc *c, int err)
 	uint64_t too_big = 0;
 	int r;
 
+	tsc_notify_send(&c->notify, "STOPPING=1");
 	r = cgs_listener_stop(c->l);
 	if (r < 0 && !tsc_output_error(c))
 		tsc_err("stopping the listener: %s\n",

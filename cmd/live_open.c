@@ -155,6 +155,18 @@ static int check_delayacct(struct tsc *c)
 	return 0;
 }
 
+/* Type=notify: the manager's socket is connected while we may still open
+ * it; a socket that cannot be used is said, and the run goes on. */
+static void open_notify(struct tsc *c)
+{
+	int r = tsc_notify_open(&c->notify);
+
+	if (r < 0)
+		tsc_err("NOTIFY_SOCKET: %s; the service manager will not "
+			"be told that the collector is ready\n",
+			strerror(-r));
+}
+
 /* Registered: now shed privileges, before any thread exists. Even without
  * --user nothing needs a capability from here on (closing copes with a
  * refused deregistration). */
@@ -185,6 +197,8 @@ int tsc_live_open(struct tsc *c)
 		r = open_listener(c);
 	if (!r)
 		r = open_rollup(c);
+	if (!r)
+		open_notify(c);
 	if (!r)
 		r = shed_privileges(c);
 	if (r)

@@ -217,6 +217,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	c->cap_fd = -1;
 	c->listen_fd = -1;
 	c->wake_fd = -1;
+	c->notify.fd = -1;
 	c->start_ns = tsc_real_ns();
 	pthread_mutex_init(&c->out_lock, NULL);
 	pthread_mutex_init(&c->cap_lock, NULL);
@@ -318,6 +319,7 @@ void tsc_teardown(struct tsc *c)
 		close(c->out_fd);
 	if (c->wake_fd >= 0)
 		close(c->wake_fd);
+	tsc_notify_close(&c->notify);
 	buf_free(&c->prom);
 	buf_free(&c->json);
 	buf_free(&c->snap);
