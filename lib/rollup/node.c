@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A cgroup node's extras, made when the node is: its histogram sets,
- * command summaries and OOM baseline. */
+/* A cgroup node's extras, made when the node is: its command summaries
+ * and OOM baseline. Its histogram and signal sets (6.6 KB) are not: the
+ * accounting path allocates them with the node's first record
+ * (cgsi_node_x()), so an ancestor that only groups (no exit of its own)
+ * never has them; NULL sets read as zeros everywhere (snap_extra.c,
+ * retire.c, oom.c). */
 #include <stdlib.h>
 
 #include "rollup/rollup_int.h"
@@ -29,8 +33,6 @@ void cgsi_comms_free(struct cgsi_topk *c)
 void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       struct cgsi_cgnode *n)
 {
-	if (r->o.flags & CGS_ROLLUP_HISTOGRAMS)
-		cgsi_node_x(n);
 	if (r->o.comms)
 		n->comms = cgsi_comms_new(r->o.comms);
 	cgsi_oom_baseline(r, s, n);
