@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "http_gzip.h"
 #include "httplog.h"
 #include "memtrim.h"
 #include "webconfig.h"
@@ -235,6 +236,24 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
+	bool gz = false;
+
+	/* the scrape endpoints: gzip when Accept-Encoding asks (HEAD too, so
+	 * its Content-Length is what a GET would get) */
+	if (!strcmp(type, PROM_TYPE) || !strcmp(type, JSON_TYPE)) {
+		const char *ae = MHD_lookup_connection_value(conn,
+				MHD_HEADER_KIND,
+				MHD_HTTP_HEADER_ACCEPT_ENCODING);
+		size_t zlen;
+		char *z = http_wants_gzip(ae) ? http_gzip(body, len, &zlen)
+					      : NULL;
+		if (z) {
+			free(body);
+			body = z;
+			len = zlen;
+			gz = true;
+		}
+	}
 
 	/* HEAD: MHD sends the headers (with Content-Length) and no body. */
 	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
@@ -243,6 +262,12 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (!strcmp(type, PROM_TYPE) || !strcmp(type, JSON_TYPE))
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY,
+					MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gz)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
+					"gzip");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(conn, status, resp);

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """/metrics over HTTP (fetched with curl) and --textfile, both validated
 with promtool; per-cgroup self counters and the collector's own metrics."""
+import gzip
+import json
 import os
 import re
 import shutil
@@ -90,6 +92,25 @@ try:
                                    text, re.M).group(1))
             check(tasks <= recs, "sum of task exits %s > records %s" %
                   (tasks, recs))
+            # gzip when Accept-Encoding asks (q=0, unknown: identity)
+            for ae, gz in (("gzip", True), ("br, gzip;q=0.5", True),
+                           ("*", True), ("gzip;q=0", False), ("br", False),
+                           ("gzip;q=0, *", False)):
+                head, zbody = fetch(base + "/metrics", "-H",
+                                    "Accept-Encoding: " + ae)
+                low = head.lower()
+                check("vary: accept-encoding" in low, "no Vary: " + head)
+                check(("content-encoding: gzip" in low) == gz,
+                      "Accept-Encoding %r: %s" % (ae, head))
+                if gz:
+                    text2 = gzip.decompress(zbody).decode("utf-8")
+                    check(value(text2, "taskstat_task_exits_total", p) ==
+                          w.tasks, "gzip body differs")
+                    check(len(zbody) < len(body), "gzip not smaller")
+            head, zbody = fetch(base + "/snapshot", "-H",
+                                "Accept-Encoding: gzip")
+            check("content-encoding: gzip" in head.lower(), head)
+            json.loads(gzip.decompress(zbody))
             # HEAD, 404, 405
             head, body = fetch(base + "/metrics", "-I")
             check(" 200 " in head.split("\r\n")[0], "HEAD /metrics: " + head)

@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "escape.h"
 #include "filter.h"
+#include "http_gzip.h"
 #include "memtrim.h"
 #include "options.h"
 #include "ratelimit.h"
@@ -846,6 +847,32 @@ static void t_ratelimit(void **state)
 	assert_int_equal(ok, RATELIMIT_BURST);
 }
 
+/* Accept-Encoding: gzip only when asked with q > 0 (issue 22 point 5) */
+static void t_http_gzip(void **state)
+{
+	(void)state;
+	assert_false(http_wants_gzip(NULL));
+	assert_false(http_wants_gzip(""));
+	assert_true(http_wants_gzip("gzip"));
+	assert_true(http_wants_gzip("deflate, GZIP;q=0.5"));
+	assert_true(http_wants_gzip("x-gzip"));
+	assert_false(http_wants_gzip("gzip;q=0"));
+	assert_false(http_wants_gzip("gzip; q=0.000, *"));
+	assert_true(http_wants_gzip("*"));
+	assert_false(http_wants_gzip("*;q=0"));
+	assert_false(http_wants_gzip("br, zstd, identity"));
+	assert_false(http_wants_gzip("gzip;q=2"));
+	assert_false(http_wants_gzip("gzipx"));
+	const char msg[] = "taskstat_exits_total{cgroup=\"/\"} 1\n";
+	size_t n;
+	char *z = http_gzip(msg, sizeof(msg) - 1, &n);
+	assert_non_null(z);
+	assert_true(n > 18);
+	assert_int_equal((unsigned char)z[0], 0x1f);
+	assert_int_equal((unsigned char)z[1], 0x8b);
+	free(z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -864,6 +891,7 @@ int main(void)
 		fp_unit_test(t_prom_max_series, &F),
 		cmocka_unit_test(t_memtrim),
 		cmocka_unit_test(t_ratelimit),
+		cmocka_unit_test(t_http_gzip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
