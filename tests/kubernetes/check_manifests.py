@@ -5,7 +5,7 @@ allows (no API server: schemas, admission, the runtime's cgroup namespace
 and the Prometheus Operator are NOT checked here):
 
 - every file is valid YAML (python3-yaml), one object of a known kind;
-- the DaemonSet: hostPID, hostNetwork, root with exactly the capabilities
+- the DaemonSet: hostPID, hostNetwork, Linux nodes only, root with exactly the capabilities
   NET_ADMIN, BPF, PERFMON added and ALL dropped, not privileged (that is
   the patch's job), selector = template labels, the metrics port;
 - the privileged patch: a strategic merge patch of the same container;
@@ -78,6 +78,9 @@ def main():
           "DaemonSet selector does not match its pods")
     check(pod.get("hostPID") is True and pod.get("hostNetwork") is True,
           "hostPID and hostNetwork must be true")
+    check(pod.get("nodeSelector", {}).get("kubernetes.io/os") == "linux",
+          "nodeSelector must keep the pods on Linux nodes: %s" %
+          pod.get("nodeSelector"))
     check(len(pod["containers"]) == 1, "one container expected")
     c = pod["containers"][0]
     sc = c["securityContext"]
