@@ -3,28 +3,14 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "capture.h"
 
+/* CRC-32 (IEEE 802.3, reflected, as gzip's): zlib's */
 uint32_t cap_crc32(uint32_t crc, const void *p, size_t n)
 {
-	static uint32_t table[256];
-	static bool init;
-	const unsigned char *c = p;
-
-	if (!init) { /* benign race: every thread computes the same table */
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t v = i;
-			for (int k = 0; k < 8; k++)
-				v = (v >> 1) ^ (0xedb88320u & -(v & 1));
-			table[i] = v;
-		}
-		__atomic_store_n(&init, true, __ATOMIC_RELEASE);
-	}
-	crc = ~crc;
-	while (n--)
-		crc = table[(crc ^ *c++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	return (uint32_t)crc32_z(crc, p, n);
 }
 
 static void put16(unsigned char *p, uint16_t v)

@@ -236,11 +236,12 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
+	const bool scrape = !strcmp(type, PROM_TYPE) || !strcmp(type, JSON_TYPE);
 	bool gz = false;
 
 	/* the scrape endpoints: gzip when Accept-Encoding asks (HEAD too, so
 	 * its Content-Length is what a GET would get) */
-	if (!strcmp(type, PROM_TYPE) || !strcmp(type, JSON_TYPE)) {
+	if (scrape) {
 		const char *ae = MHD_lookup_connection_value(conn,
 				MHD_HEADER_KIND,
 				MHD_HTTP_HEADER_ACCEPT_ENCODING);
@@ -262,7 +263,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (!strcmp(type, PROM_TYPE) || !strcmp(type, JSON_TYPE))
+	if (scrape)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY,
 					MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	if (gz)
