@@ -16,6 +16,7 @@ escape:      names (cgroup paths, comms) with hostile bytes, as is.
 
 Deterministic: re-running it rewrites the same bytes. Run from anywhere.
 """
+import json
 import os
 import struct
 import zlib
@@ -199,6 +200,37 @@ def escape_seeds():
     return {"name%02d.txt" % i: n for i, n in enumerate(names)}
 
 
+def identity_seeds():
+    cid = "4f3a1e0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f"
+    uid = "0b5c1d6e-7f80-4a91-b2c3-d4e5f6a7b8c9"
+    ctrd = {"ociVersion": "1.1.0", "annotations": {
+        "io.kubernetes.cri.container-type": "container",
+        "io.kubernetes.cri.container-name": "web",
+        "io.kubernetes.cri.sandbox-name": "shop-7d9f",
+        "io.kubernetes.cri.sandbox-namespace": "prod",
+        "io.kubernetes.cri.sandbox-uid": uid,
+        "io.kubernetes.cri.image-name": "registry.example/shop:1.4"}}
+    labels = {"io.kubernetes.pod.name": "shop-7d9f",
+              "io.kubernetes.pod.namespace": "prod",
+              "io.kubernetes.container.name": "web"}
+    crio = {"annotations": {
+        "io.kubernetes.cri-o.ContainerType": "sandbox",
+        "io.kubernetes.cri-o.ImageName": "quay.io/shop:1.4",
+        "io.kubernetes.cri-o.Labels": json.dumps(labels)}}
+    docker = {"Name": "/shop-web-1", "Config": {"Image": "shop:1.4",
+              "Labels": {"com.docker.compose.project": "shop",
+                         "com.docker.compose.service": "web"}}}
+    return {
+        "containerd.json": json.dumps(ctrd).encode(),
+        "crio.json": json.dumps(crio).encode(),
+        "docker.json": json.dumps(docker).encode(),
+        "loglink.txt": ("shop-7d9f_prod_web-%s.log" % cid).encode(),
+        "poddir.txt": ("prod_shop-7d9f_%s" % uid).encode(),
+        "deep.json": b"[" * 40 + b"]" * 40,
+        "badutf8.json": b'{"annotations":{"io.kubernetes.pod.name":"\xff"}}',
+    }
+
+
 def write(target, files):
     d = os.path.join(CORPUS, target)
     os.makedirs(d, exist_ok=True)
@@ -213,6 +245,7 @@ def main():
     write("proc_cgroup", proc_cgroup_seeds())
     write("capture", capture_seeds(seeds))
     write("escape", escape_seeds())
+    write("identity", identity_seeds())
 
 
 if __name__ == "__main__":

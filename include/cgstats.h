@@ -1696,4 +1696,6 @@ int cgs_workload_from_path(const char *path, struct cgs_workload *out);
 }
 #endif
 
+#include <cgstats/identity.h>
+
 #endif /* CGSTATS_H */
