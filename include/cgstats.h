@@ -1697,5 +1697,6 @@ int cgs_workload_from_path(const char *path, struct cgs_workload *out);
 #endif
 
 #include <cgstats/identity.h>
+#include <cgstats/workloads.h>
 
 #endif /* CGSTATS_H */

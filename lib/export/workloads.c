@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The workload view: per-cgroup self deltas of each snapshot added to the
+ * workload the cgroup belongs to, so a container's successive cgroups (a
+ * restart is a new cgroup) add up. Cgroups are named once, when first
+ * seen (identity.c); the view lives off the record path entirely.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/identity.h"
+#include "rollup/counters.h"
+#include "util/common.h"
+
+struct wl {
+	enum cgs_workload_kind kind;
+	char *key;   /* kind, namespace, pod, container, unit: NUL-separated */
+	size_t klen;
+	char *ns, *pod, *ctr, *unit; /* into key */
+	char *image;
+	struct cgs_counters total;
+	uint64_t *signals;
+	uint64_t seen, live, first_ms, last_ms, hold_until;
+	bool held;
+};
+
+struct cg {
+	char *path;
+	int32_t wl;       /* index into workloads, -1: none (not a workload) */
+	uint64_t gen;     /* the update that saw it last */
+};
+
+struct cgs_workloads {
+	struct cgs_workloads_opts o;
+	struct wl *w;
+	size_t nw, capw;
+	struct cg *c;     /* open addressing by path; path NULL: free */
+	size_t capc, nc;
+	uint64_t gen;
+	uint32_t *order;  /* sorted indices into w, nw of them */
+	uint32_t *wh;     /* open addressing by key: index + 1, 0 free */
+	size_t capwh;
+	struct cgs_workloads_counts n;
+	struct cgs_counters zero;
+};
+
+static uint64_t hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+CGS_EXPORT int cgs_workloads_new(const struct cgs_workloads_opts *opts,
+				 struct cgs_workloads **out)
+{
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	struct cgs_workloads *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->o.sz = sizeof(w->o);
+	if (opts) {
+		int e = cgsi_opts_copy(&w->o, sizeof(w->o), opts, opts->sz);
+		if (e < 0) {
+			free(w);
+			return e;
+		}
+	}
+	if (!w->o.retire_after_ms)
+		w->o.retire_after_ms = 15 * 60 * 1000;
+	if (!w->o.hold_ms)
+		w->o.hold_ms = 60 * 1000;
+	if (!w->o.max_workloads)
+		w->o.max_workloads = 16384;
+	if (!w->o.max_cgroups)
+		w->o.max_cgroups = 262144;
+	w->n.sz = sizeof(w->n);
+	w->zero.sz = sizeof(w->zero);
+	*out = w;
+	return 0;
+}
+
+static void wl_free(struct wl *x)
+{
+	free(x->key);
+	free(x->image);
+	free(x->signals);
+}
+
+CGS_EXPORT void cgs_workloads_free(struct cgs_workloads *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nw; i++)
+		wl_free(&w->w[i]);
+	for (size_t i = 0; i < w->capc; i++)
+		free(w->c[i].path);
+	free(w->w);
+	free(w->c);
+	free(w->order);
+	free(w->wh);
+	free(w);
+}
+
+/* The slot of path (found, or the free one it would take). */
+static struct cg *cg_slot(struct cgs_workloads *w, const char *path)
+{
+	size_t mask = w->capc - 1;
+	for (size_t i = hash(path, strlen(path)) & mask;; i = (i + 1) & mask)
+		if (!w->c[i].path || !strcmp(w->c[i].path, path))
+			return &w->c[i];
+}
+
+static int cg_grow(struct cgs_workloads *w)
+{
+	size_t cap = w->capc ? w->capc * 2 : 1024;
+	struct cg *old = w->c;
+	size_t ocap = w->capc;
+	w->c = calloc(cap, sizeof(*w->c));
+	if (!w->c) {
+		w->c = old;
+		return -ENOMEM;
+	}
+	w->capc = cap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].path)
+			*cg_slot(w, old[i].path) = old[i];
+	free(old);
+	return 0;
+}
+
+/* The workload key of a named cgroup; false: not a workload. */
+static bool key_of(const struct cgs_identity *id, const struct cgs_workload *p,
+		   enum cgs_workload_kind *k, const char *f[4])
+{
+	f[0] = f[1] = f[2] = f[3] = "";
+	if (id->k8s_namespace[0] && id->pod[0]) {
+		f[0] = id->k8s_namespace;
+		f[1] = id->pod;
+		f[2] = id->sandbox ? "" : id->container;
+		*k = f[2][0] ? CGS_WLK_CONTAINER : CGS_WLK_POD;
+		return true;
+	}
+	if (!strcmp(id->source, "docker")) {
+		*k = CGS_WLK_DOCKER;
+		f[0] = id->project;
+		f[2] = id->service[0] ? id->service : id->container;
+		return f[2][0] != '\0';
+	}
+	if (!p->container[0] && !p->pod_uid[0] && p->unit[0]) {
+		*k = CGS_WLK_UNIT;
+		f[3] = p->unit;
+		return true;
+	}
+	return false;
+}
+
+static char *make_key(enum cgs_workload_kind k, const char *f[4], size_t *len)
+{
+	size_t l[4], n = 2;
+	for (int i = 0; i < 4; i++)
+		n += (l[i] = strlen(f[i])) + 1;
+	char *s = malloc(n);
+	if (!s)
+		return NULL;
+	s[0] = (char)('0' + k);
+	s[1] = '\0';
+	size_t o = 2;
+	for (int i = 0; i < 4; i++) {
+		memcpy(s + o, f[i], l[i] + 1);
+		o += l[i] + 1;
+	}
+	*len = n;
+	return s;
+}
+
+/* The hash slot of a key (its workload's, or the free one it would take). */
+static uint32_t *wh_slot(struct cgs_workloads *w, const char *key, size_t len)
+{
+	size_t mask = w->capwh - 1;
+	for (size_t i = hash(key, len) & mask;; i = (i + 1) & mask) {
+		uint32_t v = w->wh[i];
+		if (!v || (w->w[v - 1].klen == len &&
+			   !memcmp(w->w[v - 1].key, key, len)))
+			return &w->wh[i];
+	}
+}
+
+/* The key index rebuilt for nw workloads, room for want (at most half
+ * full); in place when it is large enough, so a shrink cannot fail. */
+static int wh_build(struct cgs_workloads *w, size_t want)
+{
+	size_t cap = 64;
+	while (cap < 2 * want)
+		cap *= 2;
+	if (cap > w->capwh) {
+		uint32_t *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		free(w->wh);
+		w->wh = n;
+		w->capwh = cap;
+	} else {
+		memset(w->wh, 0, w->capwh * sizeof(*w->wh));
+	}
+	for (size_t i = 0; i < w->nw; i++)
+		*wh_slot(w, w->w[i].key, w->w[i].klen) = (uint32_t)i + 1;
+	return 0;
+}
+
+static int32_t wl_find(struct cgs_workloads *w, const char *key, size_t len)
+{
+	if (!w->capwh)
+		return -1;
+	uint32_t v = *wh_slot(w, key, len);
+	return v ? (int32_t)v - 1 : -1;
+}
+
+static int32_t wl_add(struct cgs_workloads *w, enum cgs_workload_kind k,
+		      char *key, size_t len, const char *image, uint64_t now)
+{
+	if (2 * (w->nw + 1) > w->capwh && wh_build(w, w->nw + 1) < 0)
+		return -1;
+	if (w->nw == w->capw) {
+		size_t cap = w->capw ? w->capw * 2 : 64;
+		struct wl *n = realloc(w->w, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		w->w = n;
+		w->capw = cap;
+	}
+	struct wl *x = &w->w[w->nw];
+	memset(x, 0, sizeof(*x));
+	x->kind = k;
+	x->key = key;
+	x->klen = len;
+	x->ns = key + 2;
+	x->pod = x->ns + strlen(x->ns) + 1;
+	x->ctr = x->pod + strlen(x->pod) + 1;
+	x->unit = x->ctr + strlen(x->ctr) + 1;
+	x->image = strdup(image);
+	x->total.sz = sizeof(x->total);
+	x->first_ms = now;
+	x->held = true;
+	x->hold_until = now + w->o.hold_ms;
+	*wh_slot(w, key, len) = (uint32_t)w->nw + 1;
+	return (int32_t)w->nw++;
+}
+
+/* Name a cgroup seen for the first time: its workload (made if new). */
+static int32_t name_cgroup(struct cgs_workloads *w, const char *path,
+			   uint64_t now)
+{
+	struct cgs_identity id = { .sz = sizeof(id) };
+	struct cgs_workload p = { .sz = sizeof(p) };
+	cgs_workload_from_path(path, &p);
+	if (w->o.identity && (p.container[0] || p.pod_uid[0]))
+		cgs_identity_resolve(w->o.identity, path, &id);
+	enum cgs_workload_kind k;
+	const char *f[4];
+	if (!key_of(&id, &p, &k, f)) {
+		w->n.unnamed_cgroups += p.container[0] || p.pod_uid[0];
+		return -1;
+	}
+	size_t len;
+	char *key = make_key(k, f, &len);
+	if (!key)
+		return -1;
+	int32_t i = wl_find(w, key, len);
+	if (i >= 0) {
+		free(key);
+		if (id.image[0] && strcmp(w->w[i].image, id.image)) {
+			char *im = strdup(id.image);
+			if (im) {
+				free(w->w[i].image);
+				w->w[i].image = im;
+			}
+		}
+	} else if (w->nw >= w->o.max_workloads ||
+		   (i = wl_add(w, k, key, len, id.image, now)) < 0) {
+		free(key);
+		w->n.over_limit++;
+		return -1;
+	}
+	w->w[i].seen++;
+	return i;
+}
+
+static void add_signals(struct wl *x, const struct cgs_snapshot *s, size_t i)
+{
+	struct cgs_signal_counts sc = { .sz = sizeof(sc) };
+	if (cgs_snapshot_signals(s, i, CGS_SET_SELF_DELTA, &sc) < 0)
+		return;
+	if (!x->signals) {
+		x->signals = calloc(CGS_SIGNAL_SLOTS, sizeof(uint64_t));
+		if (!x->signals)
+			return;
+	}
+	for (size_t k = 0; k < CGS_SIGNAL_SLOTS; k++)
+		x->signals[k] += sc.n[k];
+}
+
+static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
+		size_t i, uint64_t now)
+{
+	const struct cgs_cgroup_stats *st = cgs_snapshot_get(s, i);
+	if (!st || !st->path || st->path[0] != '/')
+		return 0;
+	struct cg *c = w->capc ? cg_slot(w, st->path) : NULL;
+	if (!c || !c->path) {
+		if (w->nc >= w->o.max_cgroups) {
+			w->n.over_limit++;
+			return 0;
+		}
+		if (w->nc + 1 > w->capc / 2) {
+			if (cg_grow(w) < 0)
+				return -ENOMEM;
+		}
+		c = cg_slot(w, st->path);
+		c->path = strdup(st->path);
+		if (!c->path)
+			return -ENOMEM;
+		c->wl = name_cgroup(w, st->path, now);
+		w->nc++;
+	}
+	c->gen = w->gen;
+	if (c->wl < 0)
+		return 0;
+	struct wl *x = &w->w[c->wl];
+	x->live++;
+	x->last_ms = now;
+	if (st->self_delta) {
+		cgsi_counters_add(&x->total, st->self_delta);
+		if (st->self_delta->exit_signaled)
+			add_signals(x, s, i);
+	}
+	return 0;
+}
+
+/* Drop cgroups not in this snapshot (rehashing the rest), then workloads
+ * retired; workload indices are kept stable by remapping. */
+static void sweep(struct cgs_workloads *w, uint64_t now)
+{
+	int32_t *map = malloc((w->nw ? w->nw : 1) * sizeof(*map));
+	size_t nw = 0;
+	if (!map)
+		return;
+	for (size_t i = 0; i < w->nw; i++) {
+		struct wl *x = &w->w[i];
+		if (!x->live && now - x->last_ms >= w->o.retire_after_ms) {
+			wl_free(x);
+			w->n.retired++;
+			map[i] = -1;
+			continue;
+		}
+		map[i] = (int32_t)nw;
+		w->w[nw++] = *x;
+	}
+	w->nw = nw;
+	if (w->capwh)
+		wh_build(w, w->nw); /* in place: fewer than before */
+	struct cg *old = w->c;
+	size_t ocap = w->capc;
+	w->c = calloc(ocap, sizeof(*w->c));
+	if (!w->c) { /* keep everything; try again next time */
+		w->c = old;
+		free(map);
+		return;
+	}
+	w->nc = 0;
+	for (size_t i = 0; i < ocap; i++) {
+		if (!old[i].path)
+			continue;
+		if (old[i].gen != w->gen) {
+			free(old[i].path);
+			continue;
+		}
+		if (old[i].wl >= 0)
+			old[i].wl = map[old[i].wl];
+		*cg_slot(w, old[i].path) = old[i];
+		w->nc++;
+	}
+	free(old);
+	free(map);
+}
+
+static int cmp_wl(const void *a, const void *b, void *base)
+{
+	const struct wl *ws = base;
+	const char *p = ws[*(const uint32_t *)a].key;
+	const char *q = ws[*(const uint32_t *)b].key;
+	for (int f = 0; f < 5; f++) {
+		int c = strcmp(p, q);
+		if (c)
+			return c;
+		p += strlen(p) + 1;
+		q += strlen(q) + 1;
+	}
+	return 0;
+}
+
+/* The order cgs_workloads_get() answers in (the storage is not moved:
+ * the cgroups point into it). */
+static int sort_order(struct cgs_workloads *w)
+{
+	uint32_t *o = realloc(w->order, (w->nw ? w->nw : 1) * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	w->order = o;
+	for (size_t i = 0; i < w->nw; i++)
+		o[i] = (uint32_t)i;
+	qsort_r(o, w->nw, sizeof(*o), cmp_wl, w->w);
+	return 0;
+}
+
+CGS_EXPORT int cgs_workloads_update(struct cgs_workloads *w,
+				    const struct cgs_snapshot *s,
+				    uint64_t now_ms)
+{
+	if (!w || !s)
+		return -EINVAL;
+	w->gen++;
+	for (size_t i = 0; i < w->nw; i++) {
+		w->w[i].live = 0;
+		if (w->w[i].held && now_ms >= w->w[i].hold_until)
+			w->w[i].held = false;
+	}
+	size_t n = cgs_snapshot_count(s);
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++)
+		err = fold(w, s, i, now_ms);
+	if (!err)
+		sweep(w, now_ms);
+	int e2 = sort_order(w);
+	w->n.workloads = w->nw;
+	w->n.cgroups = w->nc;
+	/* -ENOMEM: what was folded stays, the rest comes next time */
+	return err ? err : e2;
+}
+
+CGS_EXPORT void cgs_workloads_served(struct cgs_workloads *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nw; i++)
+		w->w[i].held = false;
+}
+
+CGS_EXPORT size_t cgs_workloads_count(const struct cgs_workloads *w)
+{
+	return w && w->order ? w->nw : 0;
+}
+
+CGS_EXPORT int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
+				 struct cgs_workload_view *out)
+{
+	if (!w || !out || i >= cgs_workloads_count(w))
+		return -EINVAL;
+	const struct wl *x = &w->w[w->order[i]];
+	struct cgs_workload_view v = {
+		.sz = sizeof(v), .kind = x->kind, .k8s_namespace = x->ns,
+		.pod = x->pod, .container = x->ctr, .unit = x->unit,
+		.image = x->image ? x->image : "",
+		.total = x->held ? &w->zero : &x->total,
+		.signals = x->held ? NULL : x->signals,
+		.cgroups_seen = x->seen, .cgroups_live = x->live,
+		.first_seen_ms = x->first_ms, .last_seen_ms = x->last_ms,
+		.held = x->held,
+	};
+	return cgsi_out_copy(out, &v, sizeof(v));
+}
+
+CGS_EXPORT int cgs_workloads_get_counts(const struct cgs_workloads *w,
+					struct cgs_workloads_counts *out)
+{
+	if (!w || !out)
+		return -EINVAL;
+	return cgsi_out_copy(out, &w->n, sizeof(w->n));
+}
+
+CGS_EXPORT const char *cgs_workload_kind_name(enum cgs_workload_kind k)
+{
+	static const char *const names[] = { "container", "pod", "docker",
+					     "unit" };
+	return (unsigned)k < 4 ? names[k] : "unknown";
+}
