@@ -149,6 +149,22 @@ int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
 		      struct cgs_workload_view *out);
 
 /**
+ * cgs_workloads_find() - The workload a cgroup belongs to.
+ * @w: The view.
+ * @cgroup_path: A cgroup path of the last snapshot folded in.
+ * @out: Receives its workload (sz set by the caller), as
+ *	cgs_workloads_get() gives it.
+ *
+ * One hash look-up, no file read: for naming a snapshot's rows.
+ *
+ * Context: The view's thread.
+ * Return: 0; -ENOENT when the cgroup is not in the view or belongs to no
+ *	workload; -EINVAL.
+ */
+int cgs_workloads_find(const struct cgs_workloads *w, const char *cgroup_path,
+		       struct cgs_workload_view *out);
+
+/**
  * cgs_workloads_get_counts() - The view's own counters.
  * @w: The view.
  * @out: Receives them (sz set by the caller).

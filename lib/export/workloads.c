@@ -455,12 +455,9 @@ CGS_EXPORT size_t cgs_workloads_count(const struct cgs_workloads *w)
 	return w && w->order ? w->nw : 0;
 }
 
-CGS_EXPORT int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
-				 struct cgs_workload_view *out)
+static int view_of(const struct cgs_workloads *w, const struct wl *x,
+		   struct cgs_workload_view *out)
 {
-	if (!w || !out || i >= cgs_workloads_count(w))
-		return -EINVAL;
-	const struct wl *x = &w->w[w->order[i]];
 	struct cgs_workload_view v = {
 		.sz = sizeof(v), .kind = x->kind, .k8s_namespace = x->ns,
 		.pod = x->pod, .container = x->ctr, .unit = x->unit,
@@ -472,6 +469,28 @@ CGS_EXPORT int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
 		.held = x->held,
 	};
 	return cgsi_out_copy(out, &v, sizeof(v));
+}
+
+CGS_EXPORT int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
+				 struct cgs_workload_view *out)
+{
+	if (!w || !out || i >= cgs_workloads_count(w))
+		return -EINVAL;
+	return view_of(w, &w->w[w->order[i]], out);
+}
+
+CGS_EXPORT int cgs_workloads_find(const struct cgs_workloads *w,
+				  const char *path,
+				  struct cgs_workload_view *out)
+{
+	if (!w || !path || !out)
+		return -EINVAL;
+	if (!w->capc)
+		return -ENOENT;
+	const struct cg *c = cg_slot((struct cgs_workloads *)w, path);
+	if (!c->path || c->wl < 0)
+		return -ENOENT;
+	return view_of(w, &w->w[c->wl], out);
 }
 
 CGS_EXPORT int cgs_workloads_get_counts(const struct cgs_workloads *w,

@@ -206,6 +206,10 @@ static void crash_loop(void **state)
 		assert_non_null(v.signals);
 		assert_int_equal(v.signals[SIGSEGV], i + 1);
 		assert_int_equal(v.cgroups_seen, i + 1);
+		struct cgs_workload_view f = { .sz = sizeof(f) };
+		assert_int_equal(cgs_workloads_find(x->w, p, &f), 0);
+		assert_ptr_equal(f.total, v.total);
+		assert_int_equal(cgs_workloads_find(x->w, POD, &f), -ENOENT);
 		fp_rmdir(x->f, p); /* the container's cgroup goes */
 		x->now += 1000;
 		retire_all(x);
