@@ -38,6 +38,7 @@ int main(int argc, char **argv)
 		perror(PROG ": signalfd");
 		return TSC_EXIT_ERROR;
 	}
+	tsc_export = &tsc_http_export; /* --listen, --web-config */
 	r = tsc_setup(&c, &o);
 	if (!r)
 		r = o.replay ? tsc_replay(&c, sigfd) : tsc_live(&c, sigfd);
