@@ -8,6 +8,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "signals.h"
 #include "top.h"
 
 int main(int argc, char **argv)
@@ -27,13 +28,7 @@ int main(int argc, char **argv)
 	/* Blocked before any thread exists (as in taskstat-collect): only
 	 * the signalfd sees them. SIGWINCH too, so a resize reaches the main
 	 * loop whichever thread the kernel picks. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	tsc_signals_block(&set, SIGWINCH);
 	int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd < 0) {
 		perror(TOP_PROG ": signalfd");
