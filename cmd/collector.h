@@ -174,6 +174,24 @@ int tsc_stop_status(struct tsc *c, int status);
 int tsc_http_start(struct tsc *c, char *err, size_t errlen);
 void tsc_http_stop(struct tsc *c);
 
+/*
+ * The HTTP export (--listen and --web-config: http.c and webconfig.c,
+ * with libmicrohttpd, libyaml and libxcrypt), reached by setup, live and
+ * replay through this table only, so that a command without --listen
+ * (taskstat-top's standalone mode) links none of it. taskstat-collect's
+ * main() sets tsc_export = &tsc_http_export before tsc_setup(); NULL (the
+ * default): --listen and --web-config are refused by tsc_setup().
+ */
+struct tsc_export {
+	int (*http_start)(struct tsc *c, char *err, size_t errlen);
+	void (*http_stop)(struct tsc *c);
+	int (*webcfg_load)(const char *path, struct tsc_webcfg **out,
+			   char *err, size_t errlen);
+	void (*webcfg_free)(struct tsc_webcfg *w);
+};
+extern const struct tsc_export *tsc_export;
+extern const struct tsc_export tsc_http_export; /* export.c */
+
 uint64_t tsc_mono_ns(void);
 uint64_t tsc_real_ns(void);
 

@@ -6,22 +6,6 @@
 
 #include "filter.h"
 
-int tsc_glob_check(const char *glob)
-{
-	if (!*glob)
-		return -EINVAL;
-	switch (glob[0]) {
-	case '/': case '(': /* literal starts of a path */
-	case '*': case '?': case '[': case '\\': /* may match them */
-		break;
-	default:
-		return -EDOM;
-	}
-	if (glob[0] == '\\' && glob[1] != '/' && glob[1] != '(')
-		return -EDOM;
-	return 0;
-}
-
 bool tsc_filter_on(const struct tsc_opts *o)
 {
 	return o->ncgroup_globs || o->nexclude_globs;

@@ -20,16 +20,6 @@
 #include "options.h"
 
 /**
- * tsc_glob_check() - Whether a --cgroup pattern can match a cgroup path.
- * @glob: The pattern.
- *
- * Return: 0; -EINVAL for an empty pattern; -EDOM for one that starts with
- * a character no cgroup path starts with (a path starts with '/', the
- * unknown bucket with '('), e.g. "system.slice/...".
- */
-int tsc_glob_check(const char *glob);
-
-/**
  * tsc_filter_on() - Whether any cgroup filter is given.
  * @o: The options.
  *

@@ -152,7 +152,7 @@ static int live_start(struct tsc *c)
 		/* seq 0: /metrics and /snapshot answer from the start */
 		tsc_snapshot(c, tsc_real_ns(), false);
 		if (c->listen_fd >= 0) {
-			r = tsc_http_start(c, err, sizeof(err));
+			r = tsc_export->http_start(c, err, sizeof(err));
 			if (r < 0) {
 				tsc_err("--listen: %s\n", err);
 				return r;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "signals.h"
 
 int main(int argc, char **argv)
 {
@@ -18,15 +19,9 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int r;
 
-	/* Blocked before any thread exists, so every thread inherits the
-	 * mask and only the signalfd sees SIGINT/SIGTERM/SIGHUP. Writes to a closed
-	 * pipe return EPIPE instead of killing us mid-snapshot. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP); /* live: reopen the output files */
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	/* SIGHUP, live: reopen the output files; SIGPIPE ignored: EPIPE
+	 * instead of dying mid-snapshot */
+	tsc_signals_block(&set, 0);
 
 	r = tsc_parse_options(argc, argv, &o);
 	if (r) {
@@ -38,6 +33,7 @@ int main(int argc, char **argv)
 		perror(PROG ": signalfd");
 		return TSC_EXIT_ERROR;
 	}
+	tsc_export = &tsc_http_export; /* --listen, --web-config */
 	r = tsc_setup(&c, &o);
 	if (!r)
 		r = o.replay ? tsc_replay(&c, sigfd) : tsc_live(&c, sigfd);

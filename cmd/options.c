@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cgstats.h"
-#include "filter.h"
 #include "options.h"
 
 static const char usage[] =
@@ -144,84 +142,10 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int tsc_parse_seconds(const char *s, uint64_t *ns)
-{
-	char *end;
-
-	/* strtod would take "inf", "nan", hex floats and leading blanks. */
-	if (!*s || !strchr("0123456789.", s[0]))
-		return -EINVAL;
-	for (const char *p = s; *p; p++)
-		if (!strchr("0123456789.eE+-", *p))
-			return -EINVAL;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (*end || errno == ERANGE || !isfinite(v) || v < 0)
-		return -EINVAL;
-	if (v > 1e9) /* about 31 years: also keeps *ns in range */
-		return -ERANGE;
-	*ns = (uint64_t)llround(v * 1e9);
-	return 0;
-}
-
-int tsc_parse_uint(const char *s, unsigned long long min,
-		   unsigned long long max, unsigned long long *out)
-{
-	char *end;
-
-	if (!*s || s[0] < '0' || s[0] > '9')
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE || v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-int tsc_parse_hostport(const char *s, char **host, char port[8])
-{
-	const char *colon;
-	const char *h = s;
-	size_t hlen;
-
-	if (s[0] == '[') {
-		const char *close = strchr(s, ']');
-		if (!close || close[1] != ':')
-			return -EINVAL;
-		h = s + 1;
-		hlen = (size_t)(close - h);
-		colon = close + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || memchr(s, ':', (size_t)(colon - s)))
-			return -EINVAL; /* bare IPv6 needs brackets */
-		hlen = (size_t)(colon - s);
-	}
-	unsigned long long p;
-	if (tsc_parse_uint(colon + 1, 0, 65535, &p) < 0)
-		return -ERANGE;
-	*host = strndup(h, hlen);
-	if (!*host)
-		return -ENOMEM;
-	snprintf(port, 8, "%llu", p);
-	return 0;
-}
-
-static int set_uint(const char *opt, const char *arg, unsigned long long min,
-		    unsigned long long max, unsigned long long *out)
-{
-	int r = tsc_parse_uint(arg, min, max, out);
-	if (r == -EINVAL)
-		return tsc_usage_error(opt, "'%s' is not a non-negative "
-				       "integer", arg);
-	if (r < 0)
-		return tsc_usage_error(opt, "'%s' is out of range (%llu..%llu)",
-				       arg, min, max);
-	return 0;
-}
+/* The shared value parsers (optparse.c), by their names here. */
+#define set_uint tsc_opt_uint
+#define set_seconds tsc_opt_seconds
+#define set_name tsc_opt_name
 
 void tsc_opts_free(struct tsc_opts *o)
 {
@@ -233,6 +157,22 @@ void tsc_opts_free(struct tsc_opts *o)
 	free(o->exclude_globs);
 	o->exclude_globs = NULL;
 	o->nexclude_globs = 0;
+}
+
+int tsc_glob_check(const char *glob)
+{
+	if (!*glob)
+		return -EINVAL;
+	switch (glob[0]) {
+	case '/': case '(': /* literal starts of a path */
+	case '*': case '?': case '[': case '\\': /* may match them */
+		break;
+	default:
+		return -EDOM;
+	}
+	if (glob[0] == '\\' && glob[1] != '/' && glob[1] != '(')
+		return -EDOM;
+	return 0;
 }
 
 /* --cgroup or --exclude-cgroup: one more pattern in *v. */
@@ -252,31 +192,6 @@ static int add_glob(const char *opt, const char *arg, const char ***v,
 		return tsc_usage_error(opt, "%s", strerror(ENOMEM));
 	nv[(*n)++] = arg;
 	*v = nv;
-	return 0;
-}
-
-/* Seconds for --interval, --duration or --retire-after, min_ns to max_ns
- * (range says so). */
-static int set_seconds(const char *opt, const char *arg, uint64_t min_ns,
-		       uint64_t max_ns, const char *range, uint64_t *ns)
-{
-	int r = tsc_parse_seconds(arg, ns);
-	if (r == -EINVAL)
-		return tsc_usage_error(opt, "'%s' is not a non-negative number "
-				       "of seconds", arg);
-	if (r < 0 || *ns < min_ns || *ns > max_ns)
-		return tsc_usage_error(opt, "'%s' is out of range (%s)", arg,
-				       range);
-	return 0;
-}
-
-/* A path or name that must not be empty. */
-static int set_name(const char *opt, const char *arg, const char *what,
-		    const char **out)
-{
-	if (!*arg)
-		return tsc_usage_error(opt, "empty %s", what);
-	*out = arg;
 	return 0;
 }
 
@@ -534,34 +449,14 @@ static int check_combination(const struct tsc_opts *o)
 	return 0;
 }
 
-int tsc_option_common(int c, char **argv, const char *usage_text,
-		      const char *name)
+static int set_option_fn(int c, const char *arg, void *o)
 {
-	switch (c) {
-	case 'h':
-		fputs(usage_text, stdout);
-		return TSC_PARSE_DONE;
-	case 'V':
-		printf("%s %s (libcgstats %s)\n", name, TSC_VERSION,
-		       cgs_version());
-		return TSC_PARSE_DONE;
-	case ':':
-		return tsc_usage_error(argv[optind - 1], "missing value");
-	case '?':
-		if (optopt) {
-			char shortopt[] = { '-', (char)optopt, '\0' };
-			return tsc_usage_error(shortopt, "unknown option (see "
-					       "--help)");
-		}
-		return tsc_usage_error(argv[optind - 1], "unknown option (see "
-				       "--help)");
-	}
-	return -1;
+	return set_option(c, arg, o);
 }
 
 int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 {
-	int c, r;
+	int r;
 
 	memset(o, 0, sizeof(*o));
 	o->interval_ns = 5000000000ull;
@@ -569,18 +464,9 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 	o->prom_max_series = TSC_PROM_MAX_SERIES;
 	o->retire_after_ns = TSC_RETIRE_AFTER_S * 1000000000ull;
 	o->retire_max = TSC_RETIRE_MAX;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:i:d:el:u:hV", longopts,
-				NULL)) != -1) {
-		r = tsc_option_common(c, argv, usage, PROG);
-		if (r < 0)
-			r = set_option(c, optarg, o);
-		if (r)
-			return r;
-	}
-	if (optind < argc)
-		return tsc_usage_error(argv[optind], "unexpected argument (see "
-				       "--help)");
-	return check_combination(o);
+	r = tsc_getopt_run(argc, argv, ":f:o:i:d:el:u:hV", longopts, usage,
+			   PROG, set_option_fn, o);
+	if (!r)
+		r = tsc_no_operands(argc, argv);
+	return r ? r : check_combination(o);
 }

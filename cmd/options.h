@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "optparse.h"
+#include "usage.h"
+
 enum tsc_format { TSC_FMT_AUTO = 0, TSC_FMT_TABLE, TSC_FMT_JSONL, TSC_FMT_CSV };
 
 /* --attribution: auto = the kernel source where it loads, else exact */
@@ -81,48 +84,12 @@ struct tsc_opts {
 #define TSC_COMMS_MAX 1000u
 #define TSC_COMMS_SUMMARY(n) ((n) * 4u < 64u ? 64u : (n) * 4u)
 
-#define PROG "taskstat-collect"
-
-#define TSC_EXIT_ERROR 1 /* a runtime error */
-#define TSC_EXIT_USAGE 2 /* an invalid option, found before registering */
-#define TSC_EXIT_OUTPUT 3 /* ran to the end, but writing an output failed */
-
-/* Name tsc_usage_error() prints: PROG, or the command reusing tsc_core
- * (taskstat-top, taskstat-query), which sets it first. */
-extern const char *tsc_prog;
-
-/* A message on stderr after the running command's name (tsc_prog): what
- * the commands sharing tsc_core say (taskstat-top's standalone mode says
- * "taskstat-top: ..."). fmt is a string literal. */
-#define tsc_err(fmt, ...)                                                     \
-	fprintf(stderr, "%s: " fmt, tsc_prog, ##__VA_ARGS__)
-
-/*
- * Print "PROG: <opt>: <message>" to stderr and return TSC_EXIT_USAGE. opt
- * is the option as the user wrote it ("--interval", "-x", a stray word).
- * Every rejected command line goes through here.
- */
-int tsc_usage_error(const char *opt, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-#define TSC_PARSE_DONE 1 /* --help or --version answered: exit 0 */
-
 /*
  * Parse argv into *o. Returns 0 to go on, TSC_PARSE_DONE, or
  * TSC_EXIT_USAGE after tsc_usage_error().
  */
 int tsc_parse_options(int argc, char **argv, struct tsc_opts *o);
 void tsc_opts_free(struct tsc_opts *o);
-/*
- * What every command of tsc_core answers the same way, for a getopt_long
- * result c (optstring starting with ':', -h, -V): --help prints usage_text,
- * --version "<name> <version> (libcgstats ...)", a missing value or an
- * unknown option goes through tsc_usage_error(). Returns TSC_PARSE_DONE,
- * TSC_EXIT_USAGE, or -1 for any other c.
- */
-int tsc_option_common(int c, char **argv, const char *usage_text,
-		      const char *name);
-
 /*
  * The collection options, one list for every command that collects
  * (taskstat-collect, and taskstat-top standalone, which hands them on to
@@ -149,13 +116,12 @@ enum {
 	X("enable-delayacct", no_argument, TSC_OPT_ENABLE_DELAYACCT)
 #define TSC_LONGOPT(name, has_arg, code) { name, has_arg, NULL, code },
 
-/* Strict parse of a non-negative decimal number of seconds ("0.5"). */
-int tsc_parse_seconds(const char *s, uint64_t *ns);
-/* Strict parse of an unsigned integer in [min, max]. */
-int tsc_parse_uint(const char *s, unsigned long long min,
-		   unsigned long long max, unsigned long long *out);
-/* Split "HOST:PORT", "[V6]:PORT" or ":PORT"; port 0..65535. */
-int tsc_parse_hostport(const char *s, char **host, char port[8]);
-
+/*
+ * Whether a --cgroup or --exclude-cgroup pattern can match a cgroup path:
+ * 0; -EINVAL for an empty pattern; -EDOM for one that starts with a
+ * character no cgroup path starts with (a path starts with '/', the
+ * unknown bucket with '('), e.g. "system.slice/...".
+ */
+int tsc_glob_check(const char *glob);
 
 #endif

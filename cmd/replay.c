@@ -79,7 +79,8 @@ int tsc_replay(struct tsc *c, int sigfd)
 		return tsc_stop_status(c, TSC_EXIT_ERROR);
 	if (c->prom_on) {
 		tsc_snapshot(c, cap_created_ns(c->replay), false);
-		if (c->listen_fd >= 0 && tsc_http_start(c, err, sizeof(err))) {
+		if (c->listen_fd >= 0 &&
+		    tsc_export->http_start(c, err, sizeof(err))) {
 			tsc_err("--listen: %s\n", err);
 			return TSC_EXIT_ERROR;
 		}

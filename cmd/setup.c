@@ -206,12 +206,17 @@ static int open_files(struct tsc *c, const struct tsc_opts *o)
 	return 0;
 }
 
+const struct tsc_export *tsc_export;
+
 int tsc_setup(struct tsc *c, struct tsc_opts *o)
 {
 	char err[256];
 	int r;
 
 	memset(c, 0, sizeof(*c));
+	if ((o->listen || o->web_config) && !tsc_export)
+		return tsc_usage_error(o->listen ? "--listen" : "--web-config",
+				       "not served by %s", tsc_prog);
 	c->o = o;
 	c->out_fd = STDOUT_FILENO;
 	c->cap_fd = -1;
@@ -273,7 +278,8 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 			return r;
 	}
 	if (o->web_config) { /* before --user: the key may be root's only */
-		r = tsc_webcfg_load(o->web_config, &c->web, err, sizeof(err));
+		r = tsc_export->webcfg_load(o->web_config, &c->web, err,
+					    sizeof(err));
 		if (r < 0)
 			return tsc_usage_error("--web-config", "%s", err);
 	}
@@ -292,8 +298,10 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 
 void tsc_teardown(struct tsc *c)
 {
-	tsc_http_stop(c);
-	tsc_webcfg_free(c->web);
+	if (tsc_export) {
+		tsc_export->http_stop(c);
+		tsc_export->webcfg_free(c->web);
+	}
 	c->web = NULL;
 	cgs_listener_close(c->l);
 	c->l = NULL;

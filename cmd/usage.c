@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "options.h"
+#include "usage.h"
 
 const char *tsc_prog = PROG;
 

@@ -16,6 +16,7 @@
 
 #include "delayacct.h"
 #include "query.h"
+#include "signals.h"
 #include "threads.h"
 
 static uint64_t now_ns(clockid_t id)
@@ -248,12 +249,7 @@ int main(int argc, char **argv)
 	int r;
 
 	/* Seen through the signalfd only: a clean stop of --watch. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	tsc_signals_block(&set, 0);
 
 	r = tsq_parse_options(argc, argv, &o);
 	if (r)

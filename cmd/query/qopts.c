@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Command line of taskstat-query: syntax only, nothing is asked of the
- * kernel here. Value parsers are the collector's (cmd/options.c). */
+ * kernel here. Value parsers and the getopt loop: cmd/optparse.c. */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "options.h"
+#include "optparse.h"
 #include "query.h"
 
 static const char usage[] =
@@ -66,8 +65,9 @@ static int set_id(const char *opt, const char *arg, struct tsq_opts *o,
 	return 0;
 }
 
-static int set_option(int c, const char *arg, struct tsq_opts *o)
+static int set_option(int c, const char *arg, void *ctx)
 {
+	struct tsq_opts *o = ctx;
 	unsigned long long v;
 	int r;
 
@@ -87,14 +87,8 @@ static int set_option(int c, const char *arg, struct tsq_opts *o)
 		o->cgroup = arg;
 		return 0;
 	case 'w':
-		r = tsc_parse_seconds(arg, &o->watch_ns);
-		if (r == -EINVAL)
-			return tsc_usage_error("--watch", "'%s' is not a "
-					       "number of seconds", arg);
-		if (r < 0 || o->watch_ns < 1000000)
-			return tsc_usage_error("--watch", "'%s' is out of "
-					       "range (0.001..1e9)", arg);
-		return 0;
+		return tsc_opt_seconds("--watch", arg, 1000000, UINT64_MAX,
+				       "0.001 to 1e9 seconds", &o->watch_ns);
 	case 'n':
 		r = tsc_parse_uint(arg, 1, ~0ull, &v);
 		if (r < 0)
@@ -126,20 +120,14 @@ static int check_combination(const struct tsq_opts *o)
 
 int tsq_parse_options(int argc, char **argv, struct tsq_opts *o)
 {
-	int c, r;
+	int r;
 
 	memset(o, 0, sizeof(*o));
 	tsc_prog = TSQ_PROG;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:Tc:w:n:jhV", longopts,
-				NULL)) != -1) {
-		r = tsc_option_common(c, argv, usage, TSQ_PROG);
-		if (r < 0)
-			r = set_option(c, optarg, o);
-		if (r)
-			return r;
-	}
+	r = tsc_getopt_run(argc, argv, ":t:Tc:w:n:jhV", longopts, usage,
+			   TSQ_PROG, set_option, o);
+	if (r)
+		return r;
 	if (optind < argc) {
 		r = set_id("PID", argv[optind], o, TSQ_PID);
 		if (r)

@@ -8,7 +8,7 @@
 
 #include "buf.h"
 #include "cgstats.h"
-#include "options.h"
+#include "optparse.h"
 
 #define TSQ_PROG "taskstat-query"
 
@@ -33,7 +33,7 @@ struct tsq_opts {
 
 #define TSQ_PARSE_DONE TSC_PARSE_DONE /* --help or --version answered */
 
-/* Option errors: tsc_usage_error() (options.h), which prints
+/* Option errors: tsc_usage_error() (usage.h), which prints
  * "taskstat-query: OPT: message" once tsq_parse_options() set tsc_prog. */
 /* Parse argv: 0 to go on, TSQ_PARSE_DONE, or TSQ_EXIT_USAGE (said). */
 int tsq_parse_options(int argc, char **argv, struct tsq_opts *o);

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "options.h"
+#include "optparse.h"
 #include "threads.h"
 
 void tsq_proc_comm(uint32_t pid, char comm[CGS_COMM_LEN + 1])

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Command line of taskstat-top: its own options and the collector's
- * options that apply to a view (same names, same checks: options.c's
+ * options that apply to a view (same names, same checks: optparse.c's
  * value parsers, setup.c's system checks). */
 #include <getopt.h>
 #include <stdio.h>
@@ -90,16 +90,6 @@ int top_sort_by_name(const char *s)
 	return -1;
 }
 
-static int uint_opt(const char *opt, const char *arg, unsigned long long max,
-		    unsigned long long *v)
-{
-	int r = tsc_parse_uint(arg, 1, max, v);
-	if (r < 0)
-		return tsc_usage_error(opt, "'%s' is not an integer in 1..%llu",
-				       arg, max);
-	return 0;
-}
-
 void top_opts_free(struct top_opts *o)
 {
 	free(o->connect_host);
@@ -109,11 +99,76 @@ void top_opts_free(struct top_opts *o)
 	tsc_opts_free(&o->tsc);
 }
 
+/* Hand a collection option on to the collector's parser, as it spells
+ * it. */
+static void pass_on(int c, const char *arg, struct top_opts *o)
+{
+	for (size_t k = 0; k < sizeof(shared) / sizeof(shared[0]); k++) {
+		if (shared[k].code != c)
+			continue;
+		o->argv[o->argc++] = (char *)shared[k].collect;
+		if (shared[k].arg)
+			o->argv[o->argc++] = (char *)arg;
+		o->collection = shared[k].collect;
+	}
+}
+
+static int set_option(int c, const char *arg, void *ctx)
+{
+	struct top_opts *o = ctx;
+	unsigned long long v;
+	int r;
+
+	switch (c) {
+	case 'd':
+		return tsc_opt_seconds("--duration", arg, 1, UINT64_MAX,
+				       "more than 0, up to 1e9 seconds",
+				       &o->tsc.duration_ns);
+	case 'n':
+		r = tsc_opt_uint("--iterations", arg, 1, 1ull << 40, &v);
+		if (!r)
+			o->iterations = v;
+		return r;
+	case 'b':
+		o->batch = true;
+		return 0;
+	case 's':
+		o->sort = top_sort_by_name(arg);
+		if (o->sort < 0)
+			return tsc_usage_error("--sort", "unknown column '%s' "
+					       "(see --help)", arg);
+		return 0;
+	case OPT_FLAT:
+		o->flat = true;
+		return 0;
+	case OPT_MAX_DEPTH:
+		r = tsc_opt_uint("--max-depth", arg, 1, 4096, &v);
+		if (!r)
+			o->max_depth = (unsigned)v;
+		return r;
+	case OPT_MATCH:
+		o->match = arg;
+		return 0;
+	case 'c':
+		o->connect = arg;
+		r = tsc_parse_hostport(arg, &o->connect_host, o->connect_port);
+		if (r < 0 || !strcmp(o->connect_port, "0"))
+			return tsc_usage_error("--connect", "'%s' is not "
+					       "HOST:PORT (e.g. 127.0.0.1:9101)",
+					       arg);
+		return 0;
+	case 'i': /* checked by the collector's parser */
+		o->argv[o->argc++] = (char *)"--interval";
+		o->argv[o->argc++] = (char *)arg;
+		return 0;
+	}
+	pass_on(c, arg, o);
+	return 0;
+}
+
 int top_parse_options(int argc, char **argv, struct top_opts *o)
 {
-	unsigned long long v;
-	uint64_t ns;
-	int c, r;
+	int r;
 
 	memset(o, 0, sizeof(*o));
 	tsc_prog = TOP_PROG;
@@ -123,80 +178,12 @@ int top_parse_options(int argc, char **argv, struct top_opts *o)
 	if (!o->argv)
 		return tsc_usage_error(argv[0], "out of memory");
 	o->argv[o->argc++] = argv[0];
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:d:n:bs:c:hV", longopts,
-				NULL)) != -1) {
-		r = tsc_option_common(c, argv, usage, TOP_PROG);
-		if (r >= 0)
-			return r;
-		switch (c) {
-		case 'd':
-			r = tsc_parse_seconds(optarg, &ns);
-			if (r < 0 || !ns)
-				return tsc_usage_error("--duration", "'%s' is "
-						       "not a number of seconds "
-						       "> 0", optarg);
-			o->tsc.duration_ns = ns;
-			break;
-		case 'n':
-			r = uint_opt("--iterations", optarg, 1ull << 40, &v);
-			if (r)
-				return r;
-			o->iterations = v;
-			break;
-		case 'b':
-			o->batch = true;
-			break;
-		case 's':
-			o->sort = top_sort_by_name(optarg);
-			if (o->sort < 0)
-				return tsc_usage_error("--sort", "unknown "
-						       "column '%s' (see "
-						       "--help)", optarg);
-			break;
-		case OPT_FLAT:
-			o->flat = true;
-			break;
-		case OPT_MAX_DEPTH:
-			r = uint_opt("--max-depth", optarg, 4096, &v);
-			if (r)
-				return r;
-			o->max_depth = (unsigned)v;
-			break;
-		case OPT_MATCH:
-			o->match = optarg;
-			break;
-		case 'c':
-			o->connect = optarg;
-			r = tsc_parse_hostport(optarg, &o->connect_host,
-					       o->connect_port);
-			if (r < 0 || !strcmp(o->connect_port, "0"))
-				return tsc_usage_error("--connect", "'%s' is "
-						       "not HOST:PORT (e.g. "
-						       "127.0.0.1:9101)",
-						       optarg);
-			break;
-		case 'i': /* checked by the collector's parser */
-			o->argv[o->argc++] = (char *)"--interval";
-			o->argv[o->argc++] = optarg;
-			break;
-		default:
-			for (size_t k = 0; k < sizeof(shared) / sizeof(shared[0]);
-			     k++) {
-				if (shared[k].code != c)
-					continue;
-				o->argv[o->argc++] = (char *)shared[k].collect;
-				if (shared[k].arg)
-					o->argv[o->argc++] = optarg;
-				o->collection = shared[k].collect;
-			}
-			break;
-		}
-	}
-	if (optind < argc)
-		return tsc_usage_error(argv[optind], "unexpected argument (see "
-				       "--help)");
+	r = tsc_getopt_run(argc, argv, ":i:d:n:bs:c:hV", longopts, usage,
+			   TOP_PROG, set_option, o);
+	if (!r)
+		r = tsc_no_operands(argc, argv);
+	if (r)
+		return r;
 	uint64_t duration = o->tsc.duration_ns;
 	r = tsc_parse_options(o->argc, o->argv, &o->tsc);
 	if (r)

@@ -192,7 +192,7 @@ int top_http_get(const char *host, const char *port, const char *path,
 int top_screen(struct top_opts *o, struct top_source *src, int sigfd);
 int top_plain(struct top_opts *o, struct top_source *src, int sigfd);
 
-/* main.c: shared by both. Set the view up from the options. */
+/* loop.c: shared by both. Set the view up from the options. */
 void top_view_setup(struct top_view *v, const struct top_opts *o);
 /* Fetch and push a new frame; 1 when the view changed, 0 if the source
  * had nothing newer (the collector has not snapshotted since), -errno

@@ -38,6 +38,7 @@
 #include "support/clock.h"
 #include "support/pipeline.h"
 #include "support/skip.h"
+#include "support/snap.h"
 
 #define LEVELS 6 /* base, a, b, c, d, e */
 #define T 8      /* threads per round */
@@ -249,16 +250,6 @@ static void wait_exited(pid_t pid)
 }
 
 
-static const struct cgs_cgroup_stats *find(const struct cgs_snapshot *s,
-					   const char *path)
-{
-	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
-		if (!strcmp(c->path, path) && !c->removed)
-			return c;
-	}
-	return NULL;
-}
 
 static int failures;
 #define CHECK_EQ(what, got, exp)                                             \
@@ -413,7 +404,8 @@ int main(void)
 	       (unsigned long long)t->kernel_unresolved,
 	       (unsigned long long)t->inferred);
 	for (int i = 0; i <= LEVELS; i++) {
-		const struct cgs_cgroup_stats *c = find(s, rel[i]);
+		const struct cgs_cgroup_stats *c =
+			cgt_cgroup_at(s, rel[i], CGT_LIVE);
 		char what[700];
 		if (!c) {
 			fprintf(stderr, "FAIL %s missing from the snapshot\n",
@@ -429,7 +421,7 @@ int main(void)
 				sub.processes += want[j].processes;
 				sub.tgid_records += want[j].tgid_records;
 				const struct cgs_cgroup_stats *cj =
-					find(s, rel[j]);
+					cgt_cgroup_at(s, rel[j], CGT_LIVE);
 				if (cj) {
 					ut += cj->self->utime_us;
 					st += cj->self->stime_us;
@@ -466,12 +458,13 @@ int main(void)
 		CHECK_EQ(what, c->depth, (unsigned)i + 1);
 	}
 	/* the threads did work: CPU time was accounted */
-	const struct cgs_cgroup_stats *top = find(s, rel[0]);
+	const struct cgs_cgroup_stats *top = cgt_cgroup_at(s, rel[0], CGT_LIVE);
 	if (top && top->subtree->utime_us + top->subtree->stime_us == 0) {
 		fprintf(stderr, "FAIL no CPU time accounted\n");
 		failures++;
 	}
-	const struct cgs_cgroup_stats *u = find(s, CGS_UNKNOWN_CGROUP);
+	const struct cgs_cgroup_stats *u =
+		cgt_cgroup_at(s, CGS_UNKNOWN_CGROUP, CGT_LIVE);
 	CHECK_EQ("unknown bucket tasks", u ? u->self->tasks : 1, 0);
 	CHECK_EQ("unknown bucket tgid records", u ? u->self->tgid_records : 1,
 		 0);

@@ -58,6 +58,7 @@
 #include "support/clock.h"
 #include "support/pipeline.h"
 #include "support/skip.h"
+#include "support/snap.h"
 
 #define NCLONE_CG 1000
 #define NCLONE_PER 2
@@ -442,20 +443,10 @@ static int on_exit_ev(const struct cgs_exit *ev, void *user)
 	return 0;
 }
 
-static const struct cgs_cgroup_stats *find(const struct cgs_snapshot *s,
-					   const char *path)
-{
-	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
-		if (!strcmp(c->path, path))
-			return c;
-	}
-	return NULL;
-}
 
 static uint64_t tree_tasks(const struct cgs_snapshot *s)
 {
-	const struct cgs_cgroup_stats *c = find(s, base_rel);
+	const struct cgs_cgroup_stats *c = cgt_cgroup_at(s, base_rel, CGT_ANY);
 	return c ? c->subtree->tasks : 0;
 }
 
@@ -609,7 +600,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NCLONE_CG; i++) {
 		char r[600];
 		snprintf(r, sizeof(r), "%s/c%04d", rel[R_CLONE3], i);
-		const struct cgs_cgroup_stats *c = find(s, r);
+		const struct cgs_cgroup_stats *c = cgt_cgroup_at(s, r, CGT_ANY);
 		uint64_t got = c ? c->self->tasks : 0;
 		leaves_ok += got < NCLONE_PER ? got : NCLONE_PER;
 		leaves_wrong += got > NCLONE_PER ? got - NCLONE_PER : 0;
@@ -631,7 +622,8 @@ int main(int argc, char **argv)
 		     (unsigned long long)leaves_inferred);
 
 	for (int i = 0; i < NROWS; i++) {
-		const struct cgs_cgroup_stats *c = find(s, rel[i]);
+		const struct cgs_cgroup_stats *c =
+			cgt_cgroup_at(s, rel[i], CGT_ANY);
 		uint64_t got = c ? c->self->tasks : 0;
 		uint64_t procs = c ? c->self->processes : 0;
 		uint64_t tg = c ? c->self->tgid_records : 0;

@@ -23,6 +23,7 @@
 
 #include "cgstats.h"
 #include "support/nlmsg.h"
+#include "support/snap.h"
 
 #ifndef CGS_DECODE_DATA_DIR
 #define CGS_DECODE_DATA_DIR "data"
@@ -926,10 +927,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t xrand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return cgt_xorshift(&rng);
 }
 
 static void random_case(const unsigned char *buf, size_t len,

@@ -27,6 +27,7 @@
 #include "cgstats.h"
 #include "support/fakeproc.h"
 #include "support/skip.h"
+#include "support/snap.h"
 #include "rollup/rollup_int.h"
 
 static struct fakeproc F;
@@ -74,16 +75,6 @@ static void put(struct cgs_rollup *r, unsigned shard, const char *path,
 	assert_int_equal(cgs_rollup_account_path(r, shard, x, path), 0);
 }
 
-static struct cgs_snapshot *snap(struct cgs_rollup *r, unsigned fold,
-				 bool no_delta, unsigned comms)
-{
-	struct cgs_snapshot_opts o = { .sz = sizeof(o), .fold_depth = fold,
-				       .no_delta = no_delta, .comms = comms };
-	struct cgs_snapshot *s = NULL;
-	assert_int_equal(cgs_rollup_snapshot(r, &o, &s), 0);
-	return s;
-}
-
 /* Index of the (not removed) cgroup at path; fails the case if absent. */
 static size_t idx(const struct cgs_snapshot *s, const char *path)
 {
@@ -98,21 +89,18 @@ static size_t idx(const struct cgs_snapshot *s, const char *path)
 
 static bool has(const struct cgs_snapshot *s, const char *path)
 {
-	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		if (!strcmp(cgs_snapshot_get(s, i)->path, path))
-			return true;
-	return false;
+	return cgt_cgroup_at(s, path, CGT_ANY) != NULL;
 }
 
 /* The cgroup at path, removed or not; fails the case if absent. */
 static const struct cgs_cgroup_stats *any_of(const struct cgs_snapshot *s,
 					     const char *path)
 {
-	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		if (!strcmp(cgs_snapshot_get(s, i)->path, path))
-			return cgs_snapshot_get(s, i);
-	fail_msg("no cgroup %s in the snapshot", path);
-	return NULL;
+	const struct cgs_cgroup_stats *c = cgt_cgroup_at(s, path, CGT_ANY);
+
+	if (!c)
+		fail_msg("no cgroup %s in the snapshot", path);
+	return c;
 }
 
 static const struct cgs_counters *set_of(const struct cgs_snapshot *s,
@@ -358,7 +346,7 @@ static void test_outcome_counts(void **state)
 	g.exit_status = 9;
 	put(r, 0, "/o", &g);
 
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	const struct cgs_counters *c = set_of(s, idx(s, "/o"), CGS_SET_SELF);
 	assert_int_equal(c->tasks, 10);
 	assert_int_equal(c->processes, 8);
@@ -408,7 +396,7 @@ static void test_outcome_counts(void **state)
 
 	/* the next snapshot: deltas are 0 */
 	cgs_snapshot_free(s);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/o", CGS_SET_SELF, w);
 	want_outc(s, "/o", CGS_SET_SELF_DELTA, (struct outc){ 0 });
 	want_sigs(s, "/o", CGS_SET_SELF_DELTA, none);
@@ -437,7 +425,7 @@ static void test_outcome_merge_fold(void **state)
 	put(r, 1, "/p/c/d", &seg);
 	put(r, 1, "/p", &ok);
 
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/p/c", CGS_SET_SELF, (struct outc){ 0, 0, 3, 0, 0 });
 	want_outc(s, "/p/c", CGS_SET_SUBTREE, (struct outc){ 0, 1, 4, 1, 0 });
 	want_outc(s, "/p/c/d", CGS_SET_SELF, (struct outc){ 0, 1, 1, 1, 0 });
@@ -468,7 +456,7 @@ static void test_outcome_merge_fold(void **state)
 	/* folded at depth 1, without advancing the baseline: /p's self gets
 	 * its descendants (self of the ancestor), deltas since the last
 	 * snapshot only the new SIGKILL */
-	s = snap(r, 1, true, 0);
+	s = cgt_snap(r, 1, true, 0);
 	assert_false(has(s, "/p/c"));
 	assert_false(has(s, "/p/c/d"));
 	const struct outc all = { 1, 1, 5, 1, 0 };
@@ -490,14 +478,14 @@ static void test_outcome_merge_fold(void **state)
 	cgs_snapshot_free(s);
 
 	/* no_delta kept the baseline: the same delta again, unfolded */
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	want_sigs(s, "/p/c/d", CGS_SET_SELF_DELTA, pk1);
 	want_sigs(s, "/p/c", CGS_SET_SUBTREE_DELTA, pk1);
 	want_outc(s, "/p/c/d", CGS_SET_SELF_DELTA,
 		  (struct outc){ 0, 0, 1, 0, 0 });
 	cgs_snapshot_free(s);
 	/* and now it advanced */
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	want_sigs(s, "/", CGS_SET_SUBTREE_DELTA, none);
 	want_sigs(s, "/", CGS_SET_SUBTREE, pall);
 	want_outc(s, "/", CGS_SET_SUBTREE_DELTA, (struct outc){ 0 });
@@ -521,7 +509,7 @@ static void retire_case(unsigned flags)
 	put(r, 1, "/r/child", &seg);
 	put(r, 1, "/r/child", &ok);
 	put(r, 0, "/r", &tm);
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	struct view sub1, root1, d;
 	view_of(s, "/r", CGS_SET_SUBTREE, hists, &sub1);
 	view_of(s, "/", CGS_SET_SUBTREE, hists, &root1);
@@ -547,7 +535,7 @@ static void retire_case(unsigned flags)
 	/* the child goes: retired on both shards into /r's carry */
 	fp_rmdir(&F, "/r/child");
 	assert_int_equal(retire_graced(r), 2);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	assert_false(has(s, "/r/child"));
 	struct view sub2, root2;
 	view_of(s, "/r", CGS_SET_SUBTREE, hists, &sub2);
@@ -565,7 +553,7 @@ static void retire_case(unsigned flags)
 
 	/* a new exit in /r, then /r goes too */
 	put(r, 1, "/r", &k);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	view_of(s, "/", CGS_SET_SUBTREE, hists, &root1);
 	view_of(s, "/", CGS_SET_SUBTREE_DELTA, hists, &d);
 	assert_int_equal(d.sig.n[SIGKILL], 1);
@@ -575,7 +563,7 @@ static void retire_case(unsigned flags)
 	cgs_snapshot_free(s);
 	fp_rmdir(&F, "/r");
 	assert_int_equal(retire_graced(r), 2);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	assert_false(has(s, "/r"));
 	view_of(s, "/", CGS_SET_SUBTREE, hists, &root2);
 	want_view_eq(&root2, &root1, "/ subtree after retiring /r");
@@ -617,7 +605,7 @@ static struct cgs_retire_result retire_for(struct cgs_rollup *r,
 /* A snapshot's generation, freed. */
 static uint64_t snap_gen(struct cgs_rollup *r)
 {
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	uint64_t g = cgs_snapshot_totals(s)->snapshot_gen;
 	cgs_snapshot_free(s);
 	return g;
@@ -664,7 +652,7 @@ static void test_retire_consumer(void **state)
 	RETIRED(retire_for(r, g1, 5000, 0), 0, 0, 0, 1);
 	F.now_ms += 1; /* 5 s since its removal was seen: retired unserved */
 	RETIRED(retire_for(r, g1, 5000, 0), 1, 1, 0, 0);
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	assert_false(has(s, "/w/a") || has(s, "/w/b") || has(s, "/w/c"));
 	assert_int_equal(set_of(s, idx(s, "/w"), CGS_SET_SUBTREE)->tasks, 5);
 	cgs_snapshot_free(s);
@@ -681,7 +669,7 @@ static void test_retire_consumer(void **state)
 	}
 	F.now_ms += 2000;
 	RETIRED(retire_for(r, 0, 60000, 1), 2, 2, 2, 1);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	assert_false(has(s, "/x/1") || has(s, "/x/2"));
 	assert_true(any_of(s, "/x/3")->removed);
 	assert_int_equal(set_of(s, idx(s, "/x"), CGS_SET_SUBTREE)->tasks, 3);
@@ -713,7 +701,7 @@ static void test_retire_split(void **state)
 	put(r, 0, "/s/c", &ok);
 	put(r, 0, "/s/c", &ok);
 	fp_rmdir(&F, "/s/c");
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	const struct cgs_cgroup_stats *c = any_of(s, "/s/c");
 	assert_int_equal(c->self->tasks, 2);
 	assert_true(c->removed);
@@ -721,7 +709,7 @@ static void test_retire_split(void **state)
 	/* the late exit, on the other shard */
 	assert_int_equal(cgs_rollup_account_path(r, 1, &ok, "/s/c"), 0);
 	assert_int_equal(cgs_rollup_retire_removed(r), 0);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	c = any_of(s, "/s/c");
 	assert_int_equal(c->self->tasks, 3);
 	assert_int_equal(c->self_delta->tasks, 1);
@@ -729,7 +717,7 @@ static void test_retire_split(void **state)
 	/* now shown whole: both nodes go, into /s's carry */
 	F.now_ms += 2000; /* removed since the first snapshot above */
 	assert_int_equal(cgs_rollup_retire_removed(r), 2);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	assert_false(has(s, "/s/c"));
 	const struct cgs_counters *sub = set_of(s, idx(s, "/s"),
 						 CGS_SET_SUBTREE);
@@ -814,7 +802,7 @@ static void test_hist_buckets(void **state)
 	tg.etime_us = 100;
 	put(r, 0, "/pl/thread", &tg); /* no observation at all */
 
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	char what[96];
 	for (size_t i = 0; i < NELEM(life); i++) {
 		snprintf(path, sizeof(path), "/life%zu", i);
@@ -915,7 +903,7 @@ static void test_hist_api(void **state)
 	t.etime_us = 1;    /* bucket 0 */
 	put(r, 1, "/h/a/b", &t);
 
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	size_t ia = idx(s, "/h/a");
 	struct cgs_hist h = hist(s, ia, CGS_SET_SELF, CGS_HIST_LIFETIME);
 	want_one_bucket(&h, 3, 2, 34000, "two shards' /h/a");
@@ -957,7 +945,7 @@ static void test_hist_api(void **state)
 
 	/* fold /h/a/b into /h/a, cumulative never decreasing */
 	put(r, 0, "/h/a/b", &t);
-	s = snap(r, 2, false, 0);
+	s = cgt_snap(r, 2, false, 0);
 	assert_false(has(s, "/h/a/b"));
 	h = hist(s, idx(s, "/h/a"), CGS_SET_SELF, CGS_HIST_LIFETIME);
 	assert_int_equal(h.count, 4);
@@ -970,7 +958,7 @@ static void test_hist_api(void **state)
 	assert_int_equal(before.count, 4);
 	cgs_snapshot_free(s);
 	put(r, 1, "/h", &t);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	h = hist(s, idx(s, "/"), CGS_SET_SUBTREE, CGS_HIST_CPU);
 	for (unsigned b = 0; b < h.nbuckets; b++)
 		assert_true(h.cumulative[b] >= before.cumulative[b]);
@@ -984,7 +972,7 @@ static void test_hist_api(void **state)
 	r = fp_rollup(&F, 1, 0);
 	struct cgs_record k = proc_exit(20, SIGKILL);
 	put(r, 0, "/n", &k);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	o.sz = sizeof(o);
 	assert_int_equal(cgs_snapshot_hist(s, idx(s, "/n"), CGS_SET_SELF,
 					   CGS_HIST_LIFETIME, &o),
@@ -1064,7 +1052,7 @@ static void test_comms_exact(void **state)
 	x = comm_rec(CGS_KIND_PROCESS, 60, 60, "other", 7, 0);
 	put(r, 1, "/v", &x);
 
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	size_t w = idx(s, "/w");
 	/* by CPU: cc1 300+200+1000 = 1500, make 160, ld 40, sh 5 */
 	assert_int_equal(cgs_snapshot_comm_count(s, w, CGS_COMMS_BY_CPU), 4);
@@ -1104,7 +1092,7 @@ static void test_comms_exact(void **state)
 	cgs_snapshot_free(s);
 
 	/* two listed, then (other) */
-	s = snap(r, 0, false, 2);
+	s = cgt_snap(r, 0, false, 2);
 	w = idx(s, "/w");
 	assert_int_equal(cgs_snapshot_comm_count(s, w, CGS_COMMS_BY_CPU), 3);
 	want_comm(s, w, CGS_COMMS_BY_CPU, 0, "cc1", 1500);
@@ -1136,7 +1124,7 @@ static void test_comms_exact(void **state)
 	r = comm_rollup(1, 0);
 	x = comm_rec(CGS_KIND_PROCESS, 10, 10, "make", 1, 1);
 	put(r, 0, "/w", &x);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	assert_int_equal(cgs_snapshot_comm_count(s, idx(s, "/w"),
 						 CGS_COMMS_BY_CPU),
 			 0);
@@ -1165,7 +1153,7 @@ static void test_comms_fold(void **state)
 	put(r, 1, "/f/x/y", &x);
 	x = comm_rec(CGS_KIND_PROCESS, 12, 12, "a", 5, 0);
 	put(r, 1, "/f", &x);
-	struct cgs_snapshot *s = snap(r, 1, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 1, false, 0);
 	size_t f = idx(s, "/f");
 	/* /f's self: a 10+5, b 20 */
 	assert_int_equal(cgs_snapshot_comm_count(s, f, CGS_COMMS_BY_CPU), 2);
@@ -1175,7 +1163,7 @@ static void test_comms_fold(void **state)
 	want_comm(s, f, CGS_COMMS_BY_EXITS, 1, "b", 1);
 	cgs_snapshot_free(s);
 	/* unfolded: self only (no subtree rankings) */
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	f = idx(s, "/f");
 	assert_int_equal(cgs_snapshot_comm_count(s, f, CGS_COMMS_BY_CPU), 1);
 	want_comm(s, f, CGS_COMMS_BY_CPU, 0, "a", 5);
@@ -1296,7 +1284,7 @@ static void test_comms_evicted(void **state)
 	}
 	unsigned shows[] = { 0, 3, 8, 100 };
 	for (size_t si = 0; si < NELEM(shows); si++) {
-		struct cgs_snapshot *s = snap(r, 0, false, shows[si]);
+		struct cgs_snapshot *s = cgt_snap(r, 0, false, shows[si]);
 		size_t e = idx(s, "/e");
 		check_ranking(s, e, CGS_COMMS_BY_CPU, t.cpu, t.cpu_total, cap,
 			      shows[si]);
@@ -1338,7 +1326,7 @@ static void test_comms_proc(void **state)
 	assert_int_equal(cgs_rollup_account(r, 0, &x, &path), 0);
 	x = comm_rec(CGS_KIND_PROCESS, 700, 700, "leader", 1, 0);
 	assert_int_equal(cgs_rollup_account(r, 0, &x, &path), 0);
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	size_t q = idx(s, "/q");
 	assert_int_equal(cgs_snapshot_comm_count(s, q, CGS_COMMS_BY_CPU), 2);
 	want_comm(s, q, CGS_COMMS_BY_CPU, 0, "leader", 11);
@@ -1406,7 +1394,7 @@ static void test_oom_cgroup_v1(void **state)
 	/* 2 more kills in /a; a clean exit does not look */
 	oom_v1("/a", 5);
 	assert_string_equal(acct_exit(r, 0, 100, 0), "/a");
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
 	assert_int_equal(t->oom_source, CGS_OOM_CGROUP);
 	want_outc(s, "/a", CGS_SET_SELF, (struct outc){ 1, 0, 0, 0, 0 });
@@ -1414,7 +1402,7 @@ static void test_oom_cgroup_v1(void **state)
 	/* SIGKILL exits on both shards: the 2 counted once */
 	assert_string_equal(acct_exit(r, 0, 101, SIGKILL), "/a");
 	assert_string_equal(acct_exit(r, 1, 102, SIGKILL), "/a");
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/a", CGS_SET_SELF, (struct outc){ 1, 0, 2, 0, 2 });
 	want_outc(s, "/a", CGS_SET_SELF_DELTA, (struct outc){ 0, 0, 2, 0, 2 });
 	want_outc(s, "/", CGS_SET_SUBTREE, (struct outc){ 1, 0, 2, 0, 2 });
@@ -1424,13 +1412,13 @@ static void test_oom_cgroup_v1(void **state)
 	cgs_snapshot_free(s);
 	/* the counter grows, no new SIGKILL: not read */
 	oom_v1("/a", 6);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/a", CGS_SET_SELF, (struct outc){ 1, 0, 2, 0, 2 });
 	want_outc(s, "/a", CGS_SET_SELF_DELTA, (struct outc){ 0 });
 	cgs_snapshot_free(s);
 	/* now one on shard 1: 6 - 3 in all */
 	assert_string_equal(acct_exit(r, 1, 103, SIGKILL), "/a");
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/a", CGS_SET_SELF, (struct outc){ 1, 0, 3, 0, 3 });
 	want_outc(s, "/a", CGS_SET_SELF_DELTA, (struct outc){ 0, 0, 1, 0, 1 });
 	cgs_snapshot_free(s);
@@ -1444,7 +1432,7 @@ static void test_oom_cgroup_v1(void **state)
 	oom_v1("/c", 4);
 	struct cgs_record x = proc_exit(301, SIGKILL);
 	put(r, 0, "/c", &x);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/b", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 2 });
 	want_outc(s, "/c", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 0 });
 	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 0);
@@ -1453,11 +1441,11 @@ static void test_oom_cgroup_v1(void **state)
 	/* no counter file: unreadable, once per look */
 	fp_set(&F, 400, "/d");
 	assert_string_equal(acct_exit(r, 0, 400, SIGKILL), "/d");
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/d", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 0 });
 	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 1);
 	cgs_snapshot_free(s);
-	s = snap(r, 0, false, 0); /* no new SIGKILL: no look */
+	s = cgt_snap(r, 0, false, 0); /* no new SIGKILL: no look */
 	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 1);
 	cgs_snapshot_free(s);
 
@@ -1471,7 +1459,7 @@ static void test_oom_cgroup_v1(void **state)
 	assert_string_equal(tp, "/");
 	oom_v1("", 8);
 	assert_string_equal(acct_exit(r, 0, 500, SIGKILL), "/");
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 1 });
 	cgs_snapshot_free(s);
 
@@ -1479,7 +1467,7 @@ static void test_oom_cgroup_v1(void **state)
 	 * unknown bucket, which has no counter to read: not an unreadable
 	 * counter */
 	assert_string_equal(acct_exit(r, 0, 999, SIGKILL), CGS_UNKNOWN_CGROUP);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, CGS_UNKNOWN_CGROUP, CGS_SET_SELF,
 		  (struct outc){ 0, 0, 1, 0, 0 });
 	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 1);
@@ -1520,7 +1508,7 @@ static void test_oom_recreated(void **state)
 	F.now_ms += 10;
 	fp_set(&F, 101, "/z");
 	assert_string_equal(acct_exit(r, 0, 101, SIGKILL), "/z");
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	/* both incarnations' SIGKILLs, the new one's 2 kills once */
 	want_outc(s, "/", CGS_SET_SUBTREE, (struct outc){ 0, 0, 2, 0, 2 });
 	want_outc(s, "/z", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 2 });
@@ -1553,7 +1541,7 @@ static void test_oom_churn(void **state)
 		assert_string_equal(acct_exit(r, i % 2, 1000 + i, SIGKILL),
 				    path);
 		fp_reap(&F, 1000 + i);
-		struct cgs_snapshot *s = snap(r, 0, false, 0);
+		struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 		want_outc(s, "/", CGS_SET_SUBTREE,
 			  (struct outc){ 0, 0, i + 1, 0, kills });
 		cgs_snapshot_free(s);
@@ -1566,7 +1554,7 @@ static void test_oom_churn(void **state)
 		assert_true(retire_graced(r) >= 1);
 		assert_true(cgsi_oom_entries(r) <= base + 2);
 	}
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/", CGS_SET_SUBTREE, (struct outc){ 0, 0, 300, 0, kills });
 	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 0);
 	cgs_snapshot_free(s);
@@ -1587,7 +1575,7 @@ static void test_oom_cgroup_v2(void **state)
 		write_at(F.mnt, "/x", "memory.events.local", "oom_kill 3\n");
 		assert_string_equal(acct_exit(r, 0, 100 + (uint32_t)i, SIGKILL),
 				    "/x");
-		struct cgs_snapshot *s = snap(r, 0, false, 0);
+		struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 		assert_int_equal(cgs_snapshot_totals(s)->oom_source,
 				 CGS_OOM_NONE);
 		assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 0);
@@ -1606,7 +1594,7 @@ static void test_oom_cgroup_v2(void **state)
 	write_at(F.mnt, "/y", "memory.events.local",
 		 "low 0\nhigh 0\nmax 9\noom 8\noom_kill 4\noom_group_kill 6\n");
 	assert_string_equal(acct_exit(r, 0, 200, SIGKILL), "/y");
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	assert_int_equal(cgs_snapshot_totals(s)->oom_source, CGS_OOM_CGROUP);
 	want_outc(s, "/y", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 3 });
 	cgs_snapshot_free(s);

@@ -24,6 +24,7 @@
 #include "cgstats.h"
 #include "support/fakeproc.h"
 #include "support/skip.h"
+#include "support/snap.h"
 #include "attribute/proc_stat.h"
 #include "rollup/rollup_int.h"
 #include "util/cpulist.h"
@@ -111,22 +112,13 @@ static const struct want nothing = { 0 };
 static const struct cgs_cgroup_stats *find(const struct cgs_snapshot *s,
 					   const char *path, bool removed)
 {
-	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
-		if (!strcmp(c->path, path) && c->removed == removed)
-			return c;
-	}
-	return NULL;
+	return cgt_cgroup_at(s, path, removed ? CGT_REMOVED : CGT_LIVE);
 }
 
 static struct cgs_snapshot *snap(struct cgs_rollup *r, unsigned fold,
 				 bool no_delta)
 {
-	struct cgs_snapshot_opts o = { .sz = sizeof(o), .fold_depth = fold,
-				       .no_delta = no_delta };
-	struct cgs_snapshot *s = NULL;
-	assert_int_equal(cgs_rollup_snapshot(r, &o, &s), 0);
-	return s;
+	return cgt_snap(r, fold, no_delta, 0);
 }
 
 static const char *acct(struct cgs_rollup *r, unsigned shard,
@@ -1265,14 +1257,6 @@ struct mnode {
 	struct want cum, ivl; /* self: cumulative, since the baseline */
 };
 
-static uint64_t m_rand(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 static void want_add(struct want *d, const struct want *s)
 {
 	d->tasks += s->tasks;
@@ -1414,15 +1398,16 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 	struct cgs_rollup *r = fp_rollup(&F, shards, flags);
 	for (int round = 0; round < 40; round++) {
 		for (int i = 1; i < n; i++) {
-			if (m[i].removed || m_rand(&x) % 10 >= 3)
+			if (m[i].removed || cgt_xorshift(&x) % 10 >= 3)
 				continue; /* most cgroups idle this round */
-			for (int k = 1 + (int)(m_rand(&x) % 3); k > 0; k--) {
-				bool proc = m_rand(&x) & 1;
+			int nk = 1 + (int)(cgt_xorshift(&x) % 3);
+			for (int k = nk; k > 0; k--) {
+				bool proc = cgt_xorshift(&x) & 1;
 				/* a few cgroups get exits by signal: their sets
 				 * carry signal counts, the others' do not */
 				bool term = proc && i % 5 == 0 &&
-					    m_rand(&x) % 3 == 0;
-				uint64_t sd = 1 + m_rand(&x) % 50;
+					    cgt_xorshift(&x) % 3 == 0;
+				uint64_t sd = 1 + cgt_xorshift(&x) % 50;
 				struct cgs_record rec = fp_record(
 					proc ? CGS_KIND_PROCESS
 					     : CGS_KIND_THREAD,
@@ -1434,7 +1419,8 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 						  .seeds = sd,
 						  .peak_seed = sd,
 						  .termed = term };
-				unsigned sh = (unsigned)(m_rand(&x) % shards);
+				unsigned sh =
+					(unsigned)(cgt_xorshift(&x) % shards);
 				assert_int_equal(cgs_rollup_account_path(
 							 r, sh, &rec,
 							 m[i].path),
@@ -1446,7 +1432,7 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 		}
 		/* now and then a leaf goes (its records are all in) */
 		if (round % 4 == 3) {
-			int i = 2 + (int)(m_rand(&x) % (uint64_t)(n - 2));
+			int i = 2 + (int)(cgt_xorshift(&x) % (uint64_t)(n - 2));
 			bool leaf = !m[i].removed;
 			for (int j = 0; leaf && j < n; j++)
 				leaf = m[j].parent != i || m[j].removed;
@@ -1455,7 +1441,7 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 				m[i].removed = true;
 			}
 		}
-		bool keep = m_rand(&x) % 5 == 0;
+		bool keep = cgt_xorshift(&x) % 5 == 0;
 		struct cgs_snapshot *s = snap(r, 0, keep);
 		for (int i = 0; i < n; i++) {
 			/* listed: a node of its own, or a listed descendant */
@@ -1502,7 +1488,7 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 		 * either order */
 		if (held) {
 			assert_true(snap_digest(held, hist) == held_digest);
-			if (m_rand(&x) & 1) {
+			if (cgt_xorshift(&x) & 1) {
 				cgs_snapshot_free(held);
 				cgs_snapshot_free(s);
 			} else {
@@ -1510,7 +1496,7 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 				cgs_snapshot_free(held);
 			}
 			held = NULL;
-		} else if (m_rand(&x) % 3 == 0) {
+		} else if (cgt_xorshift(&x) % 3 == 0) {
 			held = s;
 			held_digest = snap_digest(s, hist);
 		} else {
