@@ -6,9 +6,9 @@ DynamicUser range, its own GID, the recipe's SupplementaryGroups= and
 nothing else, the unit's ambient capabilities, no_new_privs, its UMask=),
 writes the textfile into a directory prepared as the recipe says (its
 dpkg-statoverride: root, the recipe's group, group-writable), and
-node_exporter, another unprivileged user, reads it. Without the supplementary group the
-same run is refused at start (exit 2 naming --textfile): that group is
-what makes it work.
+node_exporter, another unprivileged user, reads it. Without the
+supplementary group the same run is refused at start (exit 2 naming
+--textfile): that group is what makes it work.
 
 The recipe is read from the unit's comments: the --textfile path, the
 `dpkg-statoverride` of its directory and the `#SupplementaryGroups=` and
@@ -19,7 +19,9 @@ it (ProtectSystem=strict + ReadWritePaths= need systemd as PID 1, not
 tested here); free numeric ids stand in for the group and for
 node_exporter's user.
 argv: taskstat-collect, the unit file."""
+import grp
 import os
+import pwd
 import random
 import re
 import shutil
@@ -78,8 +80,6 @@ def free_id(used):
         if n in used or n in procs:
             continue
         try:
-            import grp
-            import pwd
             pwd.getpwuid(n)
             continue
         except KeyError:
