@@ -21,8 +21,12 @@ as containerd's CRI plugin makes it:
    (/usr/share/containers/seccomp.json: the moby/containerd default,
    rules chosen by the bounding set), else the test says it ran without
    one; no rlimits of runc's (containerd sets none).
+Then once more with privileged-patch.yaml's securityContext merged in
+(privileged: every capability the runtime holds, no seccomp profile,
+nothing masked, the host's cgroup namespace even on cgroup2).
 Checks: the collector serves /ready and /healthz; its process holds
-exactly that bounding set, no_new_privs and the seccomp filter; a
+that bounding set (or none: with CAP_SETPCAP it sheds it), no effective
+or permitted capability, no_new_privs and the seccomp filter as set; a
 workload run on the host (in a cgroup of its own, outside the container)
 is counted in taskstat_process_exits_total for that cgroup; SIGTERM ends
 it with exit 0. Skips (77) when not root, without runc or umoci, or
@@ -50,7 +54,14 @@ except ImportError:
 
 SECCOMP_JSON = "/usr/share/containers/seccomp.json"
 PROCS = 30  # workload processes
-CAP_BITS = {"CAP_NET_ADMIN": 12, "CAP_PERFMON": 38, "CAP_BPF": 39}
+ALL_CAPS = (
+    "CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID "
+    "SETPCAP LINUX_IMMUTABLE NET_BIND_SERVICE NET_BROADCAST NET_ADMIN "
+    "NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT SYS_PTRACE "
+    "SYS_PACCT SYS_ADMIN SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME "
+    "SYS_TTY_CONFIG MKNOD LEASE AUDIT_WRITE AUDIT_CONTROL SETFCAP "
+    "MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ "
+    "PERFMON BPF CHECKPOINT_RESTORE").split()  # by number, 0..40
 
 
 def project_version(src):
@@ -95,12 +106,24 @@ def seccomp(profile, caps):
     return out
 
 
-def runtime_config(bundle, ds, cgpath, v2only):
+def all_caps():
+    """Every capability the runtime holds (a privileged container's: the
+    kernel's, less what our own bounding set lacks), as runc names
+    them."""
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last = int(f.read())
+    bnd = int(status_of(os.getpid())["CapBnd"], 16)
+    return ["CAP_" + n for i, n in enumerate(ALL_CAPS[:last + 1])
+            if bnd >> i & 1]
+
+
+def runtime_config(bundle, ds, cgpath, v2only, patch_sc=None):
     """Rewrite bundle/config.json as the CRI would run the DaemonSet's
-    container; returns a note on the seccomp profile."""
+    container (with privileged-patch.yaml's securityContext merged in if
+    patch_sc); returns a note on the seccomp profile."""
     pod = ds["spec"]["template"]["spec"]
     c = pod["containers"][0]
-    sc = c["securityContext"]
+    sc = dict(c["securityContext"], **(patch_sc or {}))
     path = os.path.join(bundle, "config.json")
     with open(path) as f:
         cfg = json.load(f)
@@ -125,6 +148,8 @@ def runtime_config(bundle, ds, cgpath, v2only):
     check(sc["capabilities"]["drop"] == ["ALL"], "the DaemonSet keeps "
           "capabilities it does not add: this test cannot model that")
     caps = sorted("CAP_" + x for x in sc["capabilities"]["add"])
+    if sc.get("privileged"):
+        caps = all_caps()
     p["capabilities"] = {"bounding": caps, "effective": caps,
                          "permitted": caps, "inheritable": [],
                          "ambient": []}
@@ -143,7 +168,15 @@ def runtime_config(bundle, ds, cgpath, v2only):
         lx["namespaces"].append({"type": "cgroup"})
     lx["cgroupsPath"] = cgpath
     note = "no seccomp profile"
-    if (sc.get("seccompProfile") or {}).get("type") == "RuntimeDefault":
+    if sc.get("privileged"):
+        # unconfined: no seccomp, nothing masked, /sys and cgroups rw
+        lx["maskedPaths"], lx["readonlyPaths"] = [], []
+        for m in cfg["mounts"]:
+            if m["destination"] in ("/sys", "/sys/fs/cgroup"):
+                m["options"] = [o for o in m.get("options", [])
+                                if o != "ro"] + ["rw"]
+        note = "privileged: all capabilities, no seccomp profile"
+    elif (sc.get("seccompProfile") or {}).get("type") == "RuntimeDefault":
         if os.path.exists(SECCOMP_JSON):
             with open(SECCOMP_JSON) as f:
                 lx["seccomp"] = seccomp(json.load(f), set(caps))
@@ -248,10 +281,12 @@ def main():
     runc, umoci = shutil.which("runc"), shutil.which("umoci")
     if not runc or not umoci:
         skip("runc or umoci not installed (scripts/install-deps --test)")
+    with open(os.path.join(src, "packaging", "kubernetes",
+                           "privileged-patch.yaml")) as f:
+        patch = yaml.safe_load(f)
+    patch_sc = patch["spec"]["template"]["spec"]["containers"][0][
+        "securityContext"]
     v2only = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
-    name = "image-runc-%d" % os.getpid()
-    cgpath = "/" + name
-    work = "image-work-%d" % os.getpid()
     with tempfile.TemporaryDirectory(prefix="cgs-image-") as tmp:
         bundle = os.path.join(tmp, "bundle")
         r = subprocess.run([umoci, "unpack", "--image", "%s:%s" %
@@ -259,24 +294,40 @@ def main():
                            text=True)
         check(r.returncode == 0, "umoci unpack %s:%s: %s" %
               (layout, tag, r.stderr))
-        note = runtime_config(bundle, ds, cgpath, v2only)
-        out = open(os.path.join(tmp, "out"), "w+")
-        err = open(os.path.join(tmp, "err"), "w+")
-        t0 = time.monotonic()
-        ctr = subprocess.Popen([runc, "run", "--bundle", bundle, name],
-                               stdin=subprocess.DEVNULL, stdout=out,
-                               stderr=err)
-        try:
-            run(ctr, err, work, name, v2only, note, t0)
-        finally:
-            if ctr.poll() is None:
-                subprocess.run([runc, "kill", name, "KILL"],
-                               capture_output=True)
-                ctr.wait(timeout=30)
-            subprocess.run([runc, "delete", "-f", name], capture_output=True)
-            v1_leftovers(cgpath)
-            remove_cgroup(work)
+        with open(os.path.join(bundle, "config.json")) as f:
+            pristine = f.read()
+        for what, psc in (("daemonset.yaml", None),
+                          ("daemonset.yaml + privileged-patch.yaml",
+                           patch_sc)):
+            with open(os.path.join(bundle, "config.json"), "w") as f:
+                f.write(pristine)
+            note = runtime_config(bundle, ds, "/image-runc-%d" % os.getpid(),
+                                  v2only, psc)
+            container(runc, bundle, tmp, what, note,
+                      v2only and psc is None)
     print("OK")
+
+
+def container(runc, bundle, tmp, what, note, refuses):
+    """One run of the bundle under runc, cleaned up after."""
+    name = "image-runc-%d" % os.getpid()
+    work = "image-work-%d" % os.getpid()
+    out = open(os.path.join(tmp, "out"), "w+")
+    err = open(os.path.join(tmp, "err"), "w+")
+    t0 = time.monotonic()
+    ctr = subprocess.Popen([runc, "run", "--bundle", bundle, name],
+                           stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+    try:
+        run(ctr, err, work, name, refuses, "%s: %s" % (what, note), t0)
+    finally:
+        if ctr.poll() is None:
+            subprocess.run([runc, "kill", name, "KILL"], capture_output=True)
+            ctr.wait(timeout=30)
+        subprocess.run([runc, "delete", "-f", name], capture_output=True)
+        v1_leftovers("/" + name)
+        remove_cgroup(work)
+        out.close()
+        err.close()
 
 
 def stderr_of(err):
@@ -285,7 +336,7 @@ def stderr_of(err):
     return err.read()
 
 
-def run(ctr, err, work, name, v2only, note, t0):
+def run(ctr, err, work, name, refuses, note, t0):
     hostport = None
     while time.monotonic() - t0 < 30 and not hostport:
         m = re.search(r"serving metrics on http://(\S+)/metrics",
@@ -297,7 +348,7 @@ def run(ctr, err, work, name, v2only, note, t0):
         else:
             time.sleep(0.1)
     text = stderr_of(err)
-    if v2only:
+    if refuses:
         check(ctr.wait(timeout=30) == 1 and "cgroup namespace of its own"
               in text, "cgroup2-only host: the container's command did "
               "not refuse its private cgroup namespace: %s" % text)
@@ -322,12 +373,22 @@ def run(ctr, err, work, name, v2only, note, t0):
                         text=True)
     pid = json.loads(st.stdout)["pid"]
     s = status_of(pid)
-    want = sum(1 << CAP_BITS[c] for c in CAP_BITS)
-    check(int(s["CapBnd"], 16) == want, "the collector's bounding set "
-          "%s, expected %x" % (s["CapBnd"], want))
-    check(s["NoNewPrivs"] == "1", "no_new_privs not set")
-    check(not note.startswith("RuntimeDefault as") or s["Seccomp"] == "2",
-          "seccomp mode %s" % s["Seccomp"])
+    cfg_caps = json.loads(st.stdout).get("bundle")
+    with open(os.path.join(cfg_caps, "config.json")) as f:
+        pc = json.load(f)["process"]
+    given = sum(1 << ALL_CAPS.index(c[4:])
+               for c in pc["capabilities"]["bounding"])
+    # what it was given (0 once shed: with CAP_SETPCAP, privileged), and
+    # nothing effective or permitted once registered
+    check(int(s["CapBnd"], 16) in (given, 0), "the collector's bounding "
+          "set %s, expected %x" % (s["CapBnd"], given))
+    check(int(s["CapEff"], 16) == 0 and int(s["CapPrm"], 16) == 0,
+          "the collector kept capabilities: CapEff %s CapPrm %s" %
+          (s["CapEff"], s["CapPrm"]))
+    check(s["NoNewPrivs"] == ("1" if pc["noNewPrivileges"] else "0"),
+          "NoNewPrivs %s" % s["NoNewPrivs"])
+    check(s["Seccomp"] == ("2" if "RuntimeDefault as" in note else "0"),
+          "seccomp mode %s (%s)" % (s["Seccomp"], note))
     # a workload on the host, outside the container
     want = host_workload(work, PROCS)
     got = 0
@@ -349,10 +410,11 @@ def run(ctr, err, work, name, v2only, note, t0):
     subprocess.run(["runc", "kill", name, "TERM"], check=True)
     rc = ctr.wait(timeout=60)
     check(rc == 0, "SIGTERM: exit %d: %s" % (rc, stderr_of(err)))
-    print("image collector under runc (hostPID, hostNetwork, caps %s, "
-          "no_new_privs, read-only root, %s): /ready and /healthz 200, "
+    print("image collector under runc (%s; given CapBnd %x, then %s, "
+          "CapEff 0, NoNewPrivs %s, Seccomp %s): /ready and /healthz 200, "
           "/%s: %d process exits of %d counted, attribution %s, exit 0 "
-          "on SIGTERM (%.1f s)" % (s["CapBnd"], note, work, got, want,
+          "on SIGTERM (%.1f s)" % (note, given, s["CapBnd"], s["NoNewPrivs"],
+                                   s["Seccomp"], work, got, want,
                                    attribution, time.monotonic() - t0))
 
 
