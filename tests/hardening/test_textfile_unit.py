@@ -8,7 +8,8 @@ writes the textfile into a directory prepared as the recipe says (its
 dpkg-statoverride: root, the recipe's group, group-writable), and
 node_exporter, another unprivileged user, reads it. Without the
 supplementary group the same run is refused at start (exit 2 naming
---textfile): that group is what makes it work.
+--textfile): that group is what makes it work. systemd-analyze verify
+passes on the unit with the recipe's lines uncommented.
 
 The recipe is read from the unit's comments: the --textfile path, the
 `dpkg-statoverride` of its directory and the `#SupplementaryGroups=` and
@@ -92,6 +93,28 @@ def free_id(used):
             return n
 
 
+def verify(text):
+    """systemd-analyze verify of the unit with the recipe's lines
+    uncommented (the missing /usr/sbin binary aside); False without
+    systemd-analyze."""
+    sa = shutil.which("systemd-analyze")
+    if not sa:
+        return False
+    with tempfile.TemporaryDirectory(prefix="cgs-textfile-unit-") as d:
+        u = os.path.join(d, "taskstat-collect.service")
+        with open(u, "w") as f:
+            f.write(re.sub(r"^#(SupplementaryGroups|ReadWritePaths)=",
+                           r"\1=", text, flags=re.M))
+        r = subprocess.run([sa, "verify", "--man=no", u],
+                           capture_output=True, text=True, timeout=60)
+    errs = [ln for ln in (r.stdout + r.stderr).splitlines()
+            if "taskstat-collect" in ln and "not executable" not in ln and
+            "No such file" not in ln]
+    check(not errs, "systemd-analyze verify, recipe lines uncommented: %s"
+          % errs)
+    return True
+
+
 def main():
     with open(UNIT) as f:
         text = f.read()
@@ -108,6 +131,7 @@ def main():
     umask = int(service(text, "UMask") or "0022", 8)
     opts = re.search(r'^Environment="TASKSTAT_COLLECT_OPTS=(.*)"$', text,
                      re.M).group(1).split()
+    verified = verify(text)
     need_live(BIN)
     setpriv = need_tool("setpriv")
     if os.geteuid() != 0:
@@ -181,7 +205,9 @@ def main():
               (path, group, d, group, mode, uid, os.path.basename(tf),
                st.st_mode & 0o777,
                len(re.findall(r"^taskstat_", r.stdout, re.M)), reader,
-               ", promtool passes" if promtool else ""))
+               ", promtool passes" if promtool else "") +
+              ("; systemd-analyze verify passes with the lines uncommented"
+               if verified else ""))
     print("OK")
 
 
