@@ -5,9 +5,12 @@ allows (no API server: schemas, admission, the runtime's cgroup namespace
 and the Prometheus Operator are NOT checked here):
 
 - every file is valid YAML (python3-yaml), one object of a known kind;
-- the DaemonSet: hostPID, hostNetwork, Linux nodes only, root with exactly the capabilities
-  NET_ADMIN, BPF, PERFMON added and ALL dropped, not privileged (that is
-  the patch's job), selector = template labels, the metrics port;
+- the DaemonSet: its image tag is the project version (CMakeLists.txt
+  project(VERSION), the tag packaging/container/build-image gives),
+  hostPID, hostNetwork, Linux nodes only, root with exactly the
+  capabilities NET_ADMIN, BPF, PERFMON added and ALL dropped, not
+  privileged (that is the patch's job), selector = template labels, the
+  metrics port;
 - the privileged patch: a strategic merge patch of the same container;
 - Service and ServiceMonitor: selectors match the pods and the Service,
   port names agree, jobLabel gives job="taskstat" (what the rules use);
@@ -22,6 +25,7 @@ Usage: check_manifests.py SOURCE-DIR [TASKSTAT-COLLECT]
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -83,6 +87,12 @@ def main():
           pod.get("nodeSelector"))
     check(len(pod["containers"]) == 1, "one container expected")
     c = pod["containers"][0]
+    with open(os.path.join(src, "CMakeLists.txt")) as f:
+        m = re.search(r"^project\(cgstats VERSION ([0-9.]+)", f.read(), re.M)
+    check(m, "no project(cgstats VERSION ...) in CMakeLists.txt")
+    check(c["image"].rsplit(":", 1)[-1] == m.group(1),
+          "image %s: the tag is not the project version %s" %
+          (c["image"], m.group(1)))
     sc = c["securityContext"]
     check(set(sc["capabilities"]["add"]) == NEEDED_CAPS,
           "capabilities added: %s" % sc["capabilities"]["add"])
