@@ -3,14 +3,65 @@
  * path (a process seen for the first time, snapshots) touches it: the hot
  * path reaches a node through the process cache entry's pointer, so the
  * cost of a record never depends on the path's length or depth. */
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "rollup/cgtable.h"
 #include "util/common.h"
 
+/*
+ * The keys of the cgroup, OOM and command tables are names anyone may
+ * choose (a cgroup path, a comm): their hashes are seeded, once per
+ * process, from getrandom(), so that no fixed set of names collides into
+ * one chain. Set before the first table exists (a constructor, and again
+ * by the tables' creation: whichever comes first) and never changed, so
+ * that every table of the process agrees (topk copies and merges carry
+ * hashes from one table to another). Nothing is listed in hash order:
+ * outputs do not depend on the seed.
+ */
+struct cgsi_hash_seed cgsi_hash_seed;
+static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
+
+static void seed_init(void)
+{
+	uint64_t s[5];
+	if (getrandom(s, sizeof(s), GRND_NONBLOCK) != (ssize_t)sizeof(s)) {
+		/* no entropy yet (early boot) or no getrandom: still one
+		 * process's own, if guessable */
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^
+			     (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)s;
+		for (int i = 0; i < 5; i++) { /* splitmix64 */
+			uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+			z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+			s[i] = z ^ (z >> 31);
+		}
+	}
+	cgsi_hash_seed.path = s[0];
+	for (int i = 0; i < 4; i++)
+		cgsi_hash_seed.key[i] = s[1 + i];
+	cgsi_hash_seed.key1_c1 = s[2] * 0xc2b2ae3d27d4eb4full; /* topk.c */
+}
+
+void cgsi_hash_seed_init(void)
+{
+	pthread_once(&seed_once, seed_init);
+}
+
+__attribute__((constructor)) static void seed_at_load(void)
+{
+	cgsi_hash_seed_init();
+}
+
 uint64_t cgsi_path_hash(const char *p, size_t len)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	/* FNV-1a from a seeded offset basis */
+	uint64_t h = 1469598103934665603ull ^ cgsi_hash_seed.path;
 	for (size_t i = 0; i < len; i++) {
 		h ^= (unsigned char)p[i];
 		h *= 1099511628211ull;
@@ -31,6 +82,7 @@ unsigned cgsi_path_depth(const char *p, size_t len)
 
 int cgsi_cgtab_init(struct cgsi_cgtab *t)
 {
+	cgsi_hash_seed_init();
 	memset(t, 0, sizeof(*t));
 	t->nbuckets = 64;
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));

@@ -79,6 +79,18 @@ struct cgsi_cgtab {
 	struct cgsi_cgnode *first, *last;
 };
 
+/* The per-process hash seeds (cgtable.c): path for cgsi_path_hash(), key
+ * for the topk index. cgsi_hash_seed_init() sets them once (also done at
+ * load and by cgsi_cgtab_init()). */
+struct cgsi_hash_seed {
+	uint64_t path;
+	uint64_t key[4];
+	uint64_t key1_c1; /* key[1] times topk.c's KEY_C1 */
+};
+extern struct cgsi_hash_seed cgsi_hash_seed;
+void cgsi_hash_seed_init(void);
+
+/* FNV-1a of p[0..len) from a seeded basis: differs from run to run. */
 uint64_t cgsi_path_hash(const char *p, size_t len);
 /* "/" and anything not starting with '/' -> 0, "/a" -> 1, "/a/b" -> 2. */
 unsigned cgsi_path_depth(const char *p, size_t len);

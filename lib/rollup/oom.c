@@ -118,6 +118,7 @@ int cgsi_oom_open(struct cgs_rollup *r)
 		r->oom_source = CGS_OOM_NONE;
 		return 0;
 	}
+	cgsi_hash_seed_init(); /* keyed by path: cgsi_path_hash() is seeded */
 	struct cgsi_oomtab *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;

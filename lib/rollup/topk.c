@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "rollup/cgtable.h" /* cgsi_hash_seed */
 #include "rollup/topk.h"
 #include "util/common.h"
 
@@ -84,15 +85,45 @@ static inline void key_load(uint64_t k[4], const void *key, size_t len)
 #endif
 }
 
-static inline uint32_t key_hash(const uint64_t k[4], uint32_t len)
+/* Seeded per process (cgsi_hash_seed, cgtable.c): each word XORed with
+ * its seed before its multiply, so which keys collide differs from run to
+ * run. Word 1's term has the seed's own product (key1_c1) taken out
+ * again: zero for a zero word, so that a key of less than 8 bytes hashes
+ * word 0 alone (key_hash_small: the hot case, one XOR more than an
+ * unseeded hash). A key of 16 bytes or less (wide false: words 2 and 3
+ * are zero) hashes its first two words only; wide must be len > 16. */
+#define KEY_C0 0x9e3779b97f4a7c15ull
+#define KEY_C1 0xc2b2ae3d27d4eb4full
+static inline uint32_t key_fin(uint64_t h, uint32_t len)
 {
-	uint64_t h = (k[0] * 0x9e3779b97f4a7c15ull) ^
-		     (k[1] * 0xc2b2ae3d27d4eb4full);
-	h ^= (k[2] * 0x165667b19e3779f9ull) ^ (k[3] * 0xd6e8feb86659fd93ull);
 	h ^= len;
 	h ^= h >> 31;
 	h *= 0x94d049bb133111ebull;
 	return (uint32_t)(h >> 32);
+}
+
+static inline uint64_t key_w0(const struct cgsi_topk *t, uint64_t k0)
+{
+	return (k0 ^ t->seed0) * KEY_C0; /* t->seed0: cgsi_hash_seed.key[0] */
+}
+
+static inline uint32_t key_hash(const struct cgsi_topk *t, const uint64_t k[4],
+				uint32_t len, bool wide)
+{
+	const uint64_t *s = cgsi_hash_seed.key;
+	uint64_t h = key_w0(t, k[0]) ^ ((k[1] ^ s[1]) * KEY_C1) ^
+		     cgsi_hash_seed.key1_c1;
+	if (wide)
+		h ^= ((k[2] ^ s[2]) * 0x165667b19e3779f9ull) ^
+		     ((k[3] ^ s[3]) * 0xd6e8feb86659fd93ull);
+	return key_fin(h, len);
+}
+
+/* key_hash() of a key of less than 8 bytes (k[1] == 0) */
+static inline uint32_t key_hash_small(const struct cgsi_topk *t, uint64_t k0,
+				      uint32_t len)
+{
+	return key_fin(key_w0(t, k0), len);
 }
 
 /* Equal lengths mean equal zero padding: a key of 16 bytes or less needs
@@ -211,6 +242,7 @@ static void ix_remove(struct cgsi_topk *t, uint32_t h, uint32_t si)
 
 int cgsi_topk_init(struct cgsi_topk *t, uint32_t cap)
 {
+	cgsi_hash_seed_init();
 	memset(t, 0, sizeof(*t));
 	if (!cap || cap > CGSI_TOPK_CAP_MAX)
 		return -EINVAL;
@@ -229,6 +261,7 @@ int cgsi_topk_init(struct cgsi_topk *t, uint32_t cap)
 	t->cap = cap;
 	t->mask = nix - 1;
 	t->bcap = cap;
+	t->seed0 = cgsi_hash_seed.key[0];
 	return 0;
 }
 
@@ -294,12 +327,15 @@ add_key(struct cgsi_topk *t, const unsigned char *p, uint32_t len, uint64_t w,
 	bool wide)
 {
 	uint64_t k[4] = { 0, 0, 0, 0 };
+	uint32_t h;
 	if (!wide) {
 		if (len < 8) {
 			k[0] = key_small(p, len);
+			h = key_hash_small(t, k[0], len);
 		} else {
 			k[0] = ld64(p);
 			k[1] = key_tail(p, 8, len - 8);
+			h = key_hash(t, k, len, false);
 		}
 	} else {
 		k[0] = ld64(p);
@@ -310,8 +346,8 @@ add_key(struct cgsi_topk *t, const unsigned char *p, uint32_t len, uint64_t w,
 			k[2] = ld64(p + 16);
 			k[3] = key_tail(p, 24, len - 24);
 		}
+		h = key_hash(t, k, len, len > 16); /* big endian: any len */
 	}
-	uint32_t h = key_hash(k, len);
 	int64_t si = ix_find(t, k, len, h);
 	if (cgs_unlikely(si < 0)) {
 		add_new(t, k[0], k[1], k[2], k[3], (uint64_t)h << 32 | len, w);
@@ -479,7 +515,7 @@ int cgsi_topk_get(const struct cgsi_topk *t, const void *key, size_t len,
 		return 0;
 	uint64_t k[4];
 	key_load(k, key, len);
-	int64_t si = ix_find(t, k, (uint32_t)len, key_hash(k, (uint32_t)len));
+	int64_t si = ix_find(t, k, (uint32_t)len, key_hash(t, k, (uint32_t)len, len > 16));
 	if (si < 0)
 		return 0;
 	entry_of(e, &t->slots[si]);

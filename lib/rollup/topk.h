@@ -85,6 +85,7 @@ struct cgsi_topk {
 	uint32_t bcap;  /* B of (4) */
 	uint64_t total; /* W */
 	uint64_t floor; /* F */
+	uint64_t seed0; /* cgsi_hash_seed.key[0], beside the hot fields */
 };
 
 /* One entry of a listing. key is NUL-terminated after len bytes (which

@@ -18,7 +18,7 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(find "$prefix" -name libcgstats.pc -printf '%h\n' | head -1)
 libdir=${libdir%/pkgconfig}
 for f in include/cgstats.h sbin/taskstat-collect share/man/man8/taskstat-collect.8 \
-	sbin/taskstat-top share/man/man1/taskstat-top.1; do
+	bin/taskstat-top share/man/man1/taskstat-top.1; do
 	test -e "$prefix/$f" || { echo "FAIL: $f not installed"; exit 1; }
 done
 test -x "$prefix/sbin/taskstat-query" && test -e "$prefix/share/man/man8/taskstat-query.8" ||
