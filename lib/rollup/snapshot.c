@@ -320,16 +320,16 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 		k->self_delta.hiwater_rss_kb_max = n->ivl_rss;
 		k->self_delta.hiwater_vm_kb_max = n->ivl_vm;
 	}
-	if (n->has_carry) {
+	struct cgsi_carry *c = n->carry;
+	if (c) {
 		struct snap_sub *u = e->sub = mem_alloc(m, sizeof(*u));
 		if (!u)
 			return false;
-		u->subtree = n->carry;
+		u->subtree = c->carry;
 		cgsi_counters_add(&u->subtree, &n->cum);
-		cgsi_counters_sub(&u->subtree_delta, &n->carry,
-				  &n->carry_base);
-		u->subtree_delta.hiwater_rss_kb_max = n->carry_ivl_rss;
-		u->subtree_delta.hiwater_vm_kb_max = n->carry_ivl_vm;
+		cgsi_counters_sub(&u->subtree_delta, &c->carry, &c->carry_base);
+		u->subtree_delta.hiwater_rss_kb_max = c->ivl_rss;
+		u->subtree_delta.hiwater_vm_kb_max = c->ivl_vm;
 		if (!idle)
 			cgsi_counters_add(&u->subtree_delta, &k->self_delta);
 	}
@@ -345,9 +345,9 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 		n->base = n->cum;
 		n->ivl_rss = n->ivl_vm = 0;
 	}
-	if (advance && n->has_carry) {
-		n->carry_base = n->carry;
-		n->carry_ivl_rss = n->carry_ivl_vm = 0;
+	if (advance && c) {
+		c->carry_base = c->carry;
+		c->ivl_rss = c->ivl_vm = 0;
 	}
 	return true;
 }
