@@ -26,6 +26,18 @@ void buf_reset(struct buf *b)
 		b->p[0] = '\0';
 }
 
+void buf_fit(struct buf *b)
+{
+	if (b->cap <= 2 * b->len + BUF_FIT_SLACK)
+		return;
+	size_t cap = b->len + b->len / 8 + 1;
+	char *p = realloc(b->p, cap);
+	if (!p)
+		return; /* kept as it was */
+	b->p = p;
+	b->cap = cap;
+}
+
 bool buf_reserve(struct buf *b, size_t more)
 {
 	if (b->len + more + 1 <= b->cap)

@@ -18,6 +18,12 @@ struct buf {
 void buf_init(struct buf *b);
 void buf_free(struct buf *b);
 void buf_reset(struct buf *b);
+/* After b was filled: give back what is far more than it holds now (cap
+ * above twice len plus BUF_FIT_SLACK), keeping an eighth of room. A
+ * buffer filled every interval keeps its size while what it holds stays
+ * about the same, and shrinks after it fell (cgroups retired). */
+#define BUF_FIT_SLACK (1u << 20)
+void buf_fit(struct buf *b);
 bool buf_reserve(struct buf *b, size_t more);
 void buf_add(struct buf *b, const void *p, size_t n);
 void buf_puts(struct buf *b, const char *s);

@@ -105,7 +105,10 @@ struct tsc {
 	int wake_fd;               /* eventfd: a listener thread hit an error */
 	int out_err, cap_err;      /* first write error (-errno), 0: none */
 	uint64_t seq;
-	struct buf snap;           /* main thread's formatting buffer */
+	struct buf snap;           /* main thread's formatting buffer: the
+				    * main output, the JSON line of json */
+	struct buf promw;          /* ... and of the Prometheus text: each
+				    * kind keeps a buffer of its size */
 	/* replay: counters as last recorded, plus what replay itself saw */
 	struct cap_counters rec_ctr;
 	uint64_t replay_malformed;

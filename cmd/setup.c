@@ -230,6 +230,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	buf_init(&c->prom);
 	buf_init(&c->json);
 	buf_init(&c->snap);
+	buf_init(&c->promw);
 
 	enum tsc_format fmt = o->format;
 	if (fmt == TSC_FMT_AUTO)
@@ -331,6 +332,7 @@ void tsc_teardown(struct tsc *c)
 	buf_free(&c->prom);
 	buf_free(&c->json);
 	buf_free(&c->snap);
+	buf_free(&c->promw);
 	free(c->hostinfo);
 	c->hostinfo = NULL;
 	priv_user_free(&c->user);

@@ -195,7 +195,8 @@ static void write_out(struct tsc *c, enum tsc_out k, const void *p,
 		out_recovered(c, k);
 }
 
-static void write_locked(struct tsc *c, enum tsc_out k, struct buf *b)
+/* b to output k; b kept as it is. */
+static void write_kept(struct tsc *c, enum tsc_out k, const struct buf *b)
 {
 	pthread_mutex_t *m = k == TSC_OUT_OUTPUT ? &c->out_lock : &c->cap_lock;
 
@@ -205,6 +206,11 @@ static void write_locked(struct tsc *c, enum tsc_out k, struct buf *b)
 	if (!__atomic_load_n(&c->out_err, __ATOMIC_ACQUIRE))
 		write_out(c, k, b->p, b->len, b->oom);
 	pthread_mutex_unlock(m);
+}
+
+static void write_locked(struct tsc *c, enum tsc_out k, struct buf *b)
+{
+	write_kept(c, k, b);
 	buf_reset(b);
 }
 
@@ -259,14 +265,16 @@ char *tsc_json_copy(struct tsc *c, size_t *len)
 	return copy_locked(c, &c->json, len);
 }
 
-/* Put what c->snap holds (from snapshot generation gen) in *keep, for
- * readers on other threads. */
-static void swap_locked(struct tsc *c, struct buf *keep, uint64_t gen)
+/* Put what *work holds (from snapshot generation gen) in *keep, for
+ * readers on other threads; *work gets keep's old buffer to fill next. */
+static void swap_locked(struct tsc *c, struct buf *keep, struct buf *work,
+			uint64_t gen)
 {
+	buf_fit(work);
 	pthread_mutex_lock(&c->prom_lock);
 	struct buf t = *keep;
-	*keep = c->snap;
-	c->snap = t;
+	*keep = *work;
+	*work = t;
 	c->text_gen = gen;
 	pthread_mutex_unlock(&c->prom_lock);
 }
@@ -451,6 +459,22 @@ static void retire_removed(struct tsc *c)
 	}
 }
 
+/* A capture's counters record after a snapshot line. */
+static void write_capture_counters(struct tsc *c, const struct snap_info *in,
+				   uint64_t time_ns)
+{
+	struct cap_counters ctr = {
+		.time_ns = time_ns, .dropped = in->dropped,
+		.malformed = in->malformed, .enobufs = in->enobufs,
+	};
+	struct buf b;
+
+	buf_init(&b);
+	cap_encode_counters(&b, &ctr);
+	write_locked(c, TSC_OUT_RECORD, &b);
+	buf_free(&b);
+}
+
 /* Also used before the first interval (seq 0) to fill /metrics. */
 int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 {
@@ -481,23 +505,21 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	in.cgroups_filtered = view.filtered;
 	in.prom_max_series = c->o->prom_max_series;
 
+	/* JSON lines: the main output's line is /snapshot's, kept for it
+	 * instead of made again (a second text of ~1.6 KB per cgroup) */
+	bool json_made = false;
 	if (c->seq > 0 && c->out) { /* no main output: taskstat-top */
 		tsc_flush_all(c); /* events before the snapshot that counts them */
 		buf_reset(&c->snap);
 		c->out->snapshot(&c->snap, &in, s);
-		write_locked(c, TSC_OUT_OUTPUT, &c->snap);
-		if (c->cap_fd >= 0) {
-			struct cap_counters ctr = {
-				.time_ns = time_ns, .dropped = in.dropped,
-				.malformed = in.malformed, .enobufs = in.enobufs,
-			};
-			cap_encode_counters(&c->snap, &ctr);
-			write_locked(c, TSC_OUT_RECORD, &c->snap);
-		}
+		write_kept(c, TSC_OUT_OUTPUT, &c->snap);
+		json_made = c->json_on && c->out == &out_jsonl_ops;
+		if (c->cap_fd >= 0)
+			write_capture_counters(c, &in, time_ns);
 	}
 	if (c->prom_on) {
-		buf_reset(&c->snap);
-		size_t cut = out_prom(&c->snap, &in, s);
+		buf_reset(&c->promw);
+		size_t cut = out_prom(&c->promw, &in, s);
 		if (cut && !c->prom_cut_said) {
 			tsc_err("--prom-max-series %llu: %zu of %zu cgroups "
 				"left out of the Prometheus text (the fewest "
@@ -509,19 +531,25 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 		}
 		if (c->o->textfile) {
 			/* a failure leaves the last complete version */
-			r = write_textfile(c->o->textfile, &c->snap);
+			r = write_textfile(c->o->textfile, &c->promw);
 			if (r < 0)
 				out_failed(c, TSC_OUT_TEXTFILE, r);
 			else
 				out_recovered(c, TSC_OUT_TEXTFILE);
 		}
 		if (c->listen_fd >= 0)
-			swap_locked(c, &c->prom, in.snapshot_gen);
+			swap_locked(c, &c->prom, &c->promw, in.snapshot_gen);
+		else
+			buf_fit(&c->promw);
 	}
 	if (c->json_on) {
-		buf_reset(&c->snap);
-		out_jsonl_ops.snapshot(&c->snap, &in, s);
-		swap_locked(c, &c->json, in.snapshot_gen);
+		if (!json_made) {
+			buf_reset(&c->snap);
+			out_jsonl_ops.snapshot(&c->snap, &in, s);
+		}
+		swap_locked(c, &c->json, &c->snap, in.snapshot_gen);
+	} else {
+		buf_fit(&c->snap);
 	}
 	tsc_view_free(&view);
 	cgs_snapshot_free(s);

@@ -92,6 +92,10 @@ int cgsi_cgtab_init(struct cgsi_cgtab *t)
 static void node_free(struct cgsi_cgnode *n)
 {
 	free(n->x);
+	if (n->carry) {
+		free(n->carry->x);
+		free(n->carry);
+	}
 	if (n->comms) {
 		cgsi_topk_fini(&n->comms[0]);
 		cgsi_topk_fini(&n->comms[1]);

@@ -13,20 +13,29 @@
 #include "rollup/extra.h"
 #include "rollup/topk.h"
 
+/* What a node holds of its retired descendants, made with the first one
+ * retired into it (retire.c): most nodes never have one. */
+struct cgsi_carry {
+	struct cgs_counters carry;      /* retired descendants, cumulative */
+	struct cgs_counters carry_base; /* carry at the last baseline */
+	uint64_t ivl_rss, ivl_vm;       /* their peaks since the baseline */
+	struct cgsi_xpair *x; /* carry | carry_base, every word (extra.h);
+			       * NULL while no descendant retired into it had
+			       * extra sets; owned */
+};
+
 struct cgsi_cgnode {
 	struct cgsi_cgnode *hnext;      /* hash chain */
 	struct cgsi_cgnode *prev, *next; /* every node of the shard */
 	struct cgsi_cgnode *older;      /* previous incarnation of the path */
 	struct cgs_counters cum;        /* self, cumulative */
 	struct cgs_counters base;       /* cum at the last delta baseline */
-	struct cgs_counters carry;      /* retired descendants, cumulative */
-	struct cgs_counters carry_base; /* carry at the last baseline */
 	uint64_t ivl_rss, ivl_vm;       /* self peaks since the baseline */
-	uint64_t carry_ivl_rss, carry_ivl_vm;
+	struct cgsi_carry *carry; /* retired descendants; NULL: none; owned */
 	uint64_t inferred, inferred_base; /* records attributed by inference */
-	struct cgsi_x4 *x;   /* signal counts and histograms in the order
-			      * cum, base, carry, carry_base (extra.h);
-			      * NULL until needed; owned */
+	struct cgsi_xpair *x; /* histograms and signal counts, cum | base
+			       * (extra.h): NULL until needed, the
+			       * histogram words only until `sigs`; owned */
 	uint64_t xnz[CGSI_XMASKS]; /* which words of x's cum may not be 0
 				    * (cgsi_nz_mark()): here, not in x, for
 				    * a snapshot to know which lines of x to
@@ -60,10 +69,9 @@ struct cgsi_cgnode {
 	bool in_order;       /* placed in the shard's path-ordered list by a
 			      * snapshot (new nodes are appended) */
 	bool sigs;           /* its extra sets may hold signal counts (an
-			      * exit by signal, or a retired child's);
-			      * until then they are zero from `sig` on */
-	bool has_carry;      /* a descendant was retired into carry (until
-			      * then carry and carry_base are zero) */
+			      * exit by signal, or a retired child's), and
+			      * x has every word; until then they are zero
+			      * from `sig` on and x stops there */
 	bool attributed;     /* got a record by attribution, not only by
 			      * cgs_rollup_account_path() (a replay's
 			      * paths are not this host's cgroups) */

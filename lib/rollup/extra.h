@@ -32,22 +32,29 @@ struct cgsi_xset {
 #define CGSI_XMASKS ((CGSI_XSET_WORDS + 63) / 64)
 
 /*
- * The four sets of a node (cum, base, carry, carry_base), in two pairs
- * interleaved word by word: word i of cum beside word i of its baseline
- * base, of carry beside carry_base. A snapshot reads both words of a pair
- * (the set and its delta since the baseline), and so one cache line per
- * word it reads instead of two a set (1.7 KB) apart. Which words of cum
- * may not be zero the node keeps beside its pointer to these (nz,
- * cgsi_nz_mark()): a snapshot reads only those, a few cache lines instead
- * of a whole set (most words of a cgroup's sets stay zero).
+ * A node's sets come in pairs interleaved word by word: word i of a set
+ * beside word i of its baseline (cum | base; carry | carry_base). A
+ * snapshot reads both words of a pair (the set and its delta since the
+ * baseline), and so one cache line per word it reads instead of two a set
+ * (1.7 KB) apart. Which words of cum may not be zero the node keeps beside
+ * its pointer to these (nz, cgsi_nz_mark()): a snapshot reads only those,
+ * a few cache lines instead of a whole set (most words of a cgroup's sets
+ * stay zero).
+ *
+ * Made when first needed, and only as wide as needed: a node's cum pair
+ * holds the histogram words only (CGSI_XPAIR_BYTES(false), 1,344 bytes)
+ * until its first signal count (an exit by signal, or a retired child's),
+ * then all of them (3,392); its carry pair is made (full) with the first
+ * descendant retired into it (cgtable.h, struct cgsi_carry).
  */
 struct cgsi_xpair {
 	uint64_t w[CGSI_XSET_WORDS][2]; /* [i][0] a set's, [i][1] its base */
 };
 
-struct cgsi_x4 {
-	struct cgsi_xpair cum, carry; /* cum | base, carry | carry_base */
-};
+/* Words of a set: every one, or the histogram words only; bytes of a
+ * pair of such sets. */
+#define CGSI_XWORDS(full) ((full) ? CGSI_XSET_WORDS : CGSI_XSET_HIST_WORDS)
+#define CGSI_XPAIR_BYTES(full) (CGSI_XWORDS(full) * sizeof(uint64_t[2]))
 
 /* Word `word` of a node's cum may not be zero now: its bit in nz (bit
  * i % 64 of nz[i / 64], set when the word is first added to). */
@@ -76,15 +83,15 @@ uint64_t cgsi_hist_le_ns(unsigned b);
 #define CGSI_XW_SUM(k) ((size_t)CGS_HIST__COUNT * CGSI_HIST_BUCKETS + (k))
 #define CGSI_XW_SIG(sig) (CGSI_XSET_HIST_WORDS + (size_t)(sig))
 
-/* Word `word` of a node's cumulative set. */
-static inline uint64_t *cgsi_x4_cum(struct cgsi_x4 *x, size_t word)
+/* Word `word` of a node's cumulative set (of its cum | base pair). */
+static inline uint64_t *cgsi_x4_cum(struct cgsi_xpair *x, size_t word)
 {
-	return &x->cum.w[word][0];
+	return &x->w[word][0];
 }
 
 /* One observation v (us) of histogram k in a node's cumulative set, its
  * sum grown by sum_ns; the words marked in the node's nz. */
-static inline void cgsi_x4_one(struct cgsi_x4 *x, uint64_t *nz,
+static inline void cgsi_x4_one(struct cgsi_xpair *x, uint64_t *nz,
 			       enum cgs_hist_kind k, uint64_t us,
 			       uint64_t sum_ns)
 {
@@ -96,7 +103,7 @@ static inline void cgsi_x4_one(struct cgsi_x4 *x, uint64_t *nz,
 }
 
 /* Observe one task record in a node's cumulative set (hot path). */
-static inline void cgsi_x4_observe(struct cgsi_x4 *x, uint64_t *nz,
+static inline void cgsi_x4_observe(struct cgsi_xpair *x, uint64_t *nz,
 				   const struct cgs_record *r)
 {
 	uint64_t cpu = r->utime_us + r->stime_us;

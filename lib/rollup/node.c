@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A cgroup node's extras, made when the node is: its command summaries
- * and OOM baseline. Its histogram and signal sets (6.6 KB) are not: the
- * accounting path allocates them with the node's first record
- * (cgsi_node_x()), so an ancestor that only groups (no exit of its own)
- * never has them; NULL sets read as zeros everywhere (snap_extra.c,
- * retire.c, oom.c). */
+ * and OOM baseline. Its histogram and signal sets are not: the
+ * accounting path allocates the histogram words (1,344 bytes) with the
+ * node's first record (cgsi_node_x()), so an ancestor that only groups
+ * (no exit of its own) never has them, and widens them to the signal
+ * counts (3,392 bytes) at its first exit by signal (cgsi_node_widen());
+ * NULL sets read as zeros everywhere (snap_extra.c, retire.c, oom.c),
+ * and the signal words as zeros while !n->sigs. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "rollup/rollup_int.h"
 
@@ -36,4 +39,18 @@ void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 	if (r->o.comms)
 		n->comms = cgsi_comms_new(r->o.comms);
 	cgsi_oom_baseline(r, s, n);
+}
+
+struct cgsi_xpair *cgsi_node_widen(struct cgsi_cgnode *n)
+{
+	if (n->sigs)
+		return n->x;
+	struct cgsi_xpair *x = realloc(n->x, CGSI_XPAIR_BYTES(true));
+	if (!x)
+		return NULL;
+	size_t had = n->x ? CGSI_XPAIR_BYTES(false) : 0;
+	memset((char *)x + had, 0, CGSI_XPAIR_BYTES(true) - had);
+	n->x = x;
+	n->sigs = true;
+	return x;
 }

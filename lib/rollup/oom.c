@@ -201,7 +201,7 @@ void cgsi_oom_baseline(struct cgs_rollup *r, struct cgsi_rshard *s,
 void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 		     struct cgsi_cgnode *n)
 {
-	if (!r->oom || n->unknown || !n->attributed || !n->x ||
+	if (!r->oom || n->unknown || !n->attributed || !n->sigs ||
 	    *cgsi_x4_cum(n->x, CGSI_XW_SIG(SIGKILL)) <= n->oom_sigkills)
 		return;
 	n->oom_sigkills = *cgsi_x4_cum(n->x, CGSI_XW_SIG(SIGKILL));

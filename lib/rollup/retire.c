@@ -103,6 +103,42 @@ static bool judge(struct cgs_rollup *r, unsigned si, struct cgsi_cgnode *n,
 	return true;
 }
 
+/* The retired n's counts to its parent p's carry (made on first need):
+ * carry += cum + carry, carry_base += base + carry_base, the peaks since
+ * the baselines kept. -ENOMEM leaves p as it was. */
+static int carry_into(struct cgsi_cgnode *p, const struct cgsi_cgnode *n)
+{
+	if (!p->carry && !(p->carry = calloc(1, sizeof(*p->carry))))
+		return -ENOMEM;
+	struct cgsi_carry *pc = p->carry, *nc = n->carry;
+	if (n->x && ((!pc->x && !(pc->x = calloc(1, sizeof(*pc->x)))) ||
+		     !cgsi_node_x(p) || (n->sigs && !cgsi_node_widen(p))))
+		return -ENOMEM;
+	cgsi_counters_add(&pc->carry, &n->cum);
+	cgsi_counters_add(&pc->carry_base, &n->base);
+	uint64_t rss = n->ivl_rss, vm = n->ivl_vm;
+	if (nc) {
+		cgsi_counters_add(&pc->carry, &nc->carry);
+		cgsi_counters_add(&pc->carry_base, &nc->carry_base);
+		rss = CGS_MAX(rss, nc->ivl_rss);
+		vm = CGS_MAX(vm, nc->ivl_vm);
+	}
+	pc->ivl_rss = CGS_MAX(pc->ivl_rss, rss);
+	pc->ivl_vm = CGS_MAX(pc->ivl_vm, vm);
+	if (!n->x)
+		return 0;
+	uint64_t(*d)[2] = pc->x->w;
+	const uint64_t(*c)[2] = n->x->w;
+	for (size_t i = 0; i < CGSI_XWORDS(n->sigs); i++)
+		for (int j = 0; j < 2; j++)
+			d[i][j] += c[i][j];
+	if (nc && nc->x)
+		for (size_t i = 0; i < CGSI_XSET_WORDS; i++)
+			for (int j = 0; j < 2; j++)
+				d[i][j] += nc->x->w[i][j];
+	return 0;
+}
+
 static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 		  struct cgsi_cgnode *n, uint64_t now)
 {
@@ -118,26 +154,8 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 	free(pp);
 	if (!p)
 		return -ENOMEM;
-	p->has_carry = true;
-	cgsi_counters_add(&p->carry, &n->cum);
-	cgsi_counters_add(&p->carry_base, &n->base);
-	if (n->has_carry) {
-		cgsi_counters_add(&p->carry, &n->carry);
-		cgsi_counters_add(&p->carry_base, &n->carry_base);
-	}
-	p->carry_ivl_rss = CGS_MAX(p->carry_ivl_rss,
-				   CGS_MAX(n->ivl_rss, n->carry_ivl_rss));
-	p->carry_ivl_vm = CGS_MAX(p->carry_ivl_vm,
-				  CGS_MAX(n->ivl_vm, n->carry_ivl_vm));
-	if (n->x && cgsi_node_x(p)) {
-		/* carry += cum + carry, carry_base += base + carry_base */
-		uint64_t(*d)[2] = p->x->carry.w;
-		const uint64_t(*c)[2] = n->x->cum.w, (*cc)[2] = n->x->carry.w;
-		for (size_t i = 0; i < CGSI_XSET_WORDS; i++)
-			for (int j = 0; j < 2; j++)
-				d[i][j] += c[i][j] + cc[i][j];
-		p->sigs = p->sigs || n->sigs;
-	}
+	if (carry_into(p, n) < 0)
+		return -ENOMEM;
 	/* what the parent already reported does not change */
 	s->kgen++; /* the kernel source's id cache may point at n */
 	cgsi_oom_forget(r, n);

@@ -297,7 +297,7 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 		bool by_signal = cgsi_wstatus(rec->exit_status, &sig) >=
 				 CGS_EXIT_SIGNALED;
 		/* signal counts: the node's extra sets, made on first need */
-		if (cgs_unlikely(by_signal) && cgsi_node_x(n)) {
+		if (cgs_unlikely(by_signal) && cgsi_node_xs(n)) {
 			(*cgsi_x4_cum(n->x, CGSI_XW_SIG(sig)))++;
 			cgsi_nz_mark(n->xnz, CGSI_XW_SIG(sig));
 			n->sigs = true;

@@ -149,13 +149,23 @@ void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 struct cgsi_topk *cgsi_comms_new(uint32_t cap);
 void cgsi_comms_free(struct cgsi_topk *c);
 
-/* The node's extra sets, allocated on first need (NULL on ENOMEM); inline:
- * the accounting path asks for them. */
-static inline struct cgsi_x4 *cgsi_node_x(struct cgsi_cgnode *n)
+/* The node's extra sets, allocated on first need (NULL on ENOMEM), the
+ * histogram words only; inline: the accounting path asks for them. */
+static inline struct cgsi_xpair *cgsi_node_x(struct cgsi_cgnode *n)
 {
 	if (!n->x)
-		n->x = calloc(1, sizeof(*n->x));
+		n->x = calloc(1, CGSI_XPAIR_BYTES(false));
 	return n->x;
+}
+
+/* node.c: n's extra sets with every word (the signal counts too): made or
+ * widened, n->sigs set. NULL on ENOMEM (n unchanged). */
+struct cgsi_xpair *cgsi_node_widen(struct cgsi_cgnode *n);
+
+/* The same, for a signal count (the cheap test inline). */
+static inline struct cgsi_xpair *cgsi_node_xs(struct cgsi_cgnode *n)
+{
+	return n->sigs ? n->x : cgsi_node_widen(n);
 }
 
 /* OOM counting from the cgroups' own counters (oom.c). */

@@ -149,14 +149,22 @@ static bool xset_make(struct xref *d, bool full, struct snap_mem *m)
 
 /* Dense subtree sets, the first w words, of a node with retired
  * descendants: sub = carry + cum, subd = carry - carry_base (the self
- * delta is added after); with `advance` carry_base = carry. */
+ * delta is added after); with `advance` carry_base = carry. cp: the
+ * carry pair (NULL: zeros). */
 static void xpair_subtree(struct cgsi_xset *sub, struct cgsi_xset *subd,
-			  struct cgsi_x4 *x, size_t w, bool advance)
+			  const struct cgsi_xpair *x, struct cgsi_xpair *cp,
+			  size_t w, bool advance)
 {
 	uint64_t *s = (uint64_t *)sub, *d = (uint64_t *)subd;
-	uint64_t(*c)[2] = x->carry.w;
+	if (!cp) {
+		for (size_t i = 0; i < w; i++)
+			s[i] = x->w[i][0];
+		memset(d, 0, w * sizeof(*d));
+		return;
+	}
+	uint64_t(*c)[2] = cp->w;
 	for (size_t i = 0; i < w; i++) {
-		s[i] = c[i][0] + x->cum.w[i][0];
+		s[i] = c[i][0] + x->w[i][0];
 		d[i] = c[i][0] - c[i][1];
 		if (advance)
 			c[i][1] = c[i][0];
@@ -177,10 +185,10 @@ bool cgsi_snap_copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	bool full = n->sigs;
 	struct xref *o = e->xs;
 	uint64_t self[XMASKS_MAX], delta[XMASKS_MAX];
-	xpair_masks(&n->x->cum, n->xnz, full, self, delta);
-	if (!xpair_pack(&o[CGS_SET_SELF], &n->x->cum, self, full, false,
+	xpair_masks(n->x, n->xnz, full, self, delta);
+	if (!xpair_pack(&o[CGS_SET_SELF], n->x, self, full, false,
 			false, m) ||
-	    (!idle && !xpair_pack(&o[CGS_SET_SELF_DELTA], &n->x->cum, delta,
+	    (!idle && !xpair_pack(&o[CGS_SET_SELF_DELTA], n->x, delta,
 				  full, true, advance, m)))
 		return false;
 	if (!e->sub)
@@ -189,7 +197,7 @@ bool cgsi_snap_copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	    !xset_make(&o[CGS_SET_SUBTREE_DELTA], full, m))
 		return false;
 	xpair_subtree(o[CGS_SET_SUBTREE].p, o[CGS_SET_SUBTREE_DELTA].p, n->x,
-		      xwords(full), advance);
+		      n->carry ? n->carry->x : NULL, xwords(full), advance);
 	xref_add(o[CGS_SET_SUBTREE_DELTA].p, o[CGS_SET_SELF_DELTA]);
 	return true;
 }

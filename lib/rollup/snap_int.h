@@ -11,9 +11,13 @@
 #include "rollup/rollup_int.h"
 
 /* A cgroup's own counters (what cgs_cgroup_stats.self, self_delta point
- * to), one per copied node, in the shard's chunk. */
+ * to), one per copied node, in the shard's chunk; the delta apart, in the
+ * snapshot's mem, only where it is not zero (most cgroups are idle
+ * between two snapshots: 480 bytes a cgroup not kept). */
 struct snap_self {
-	struct cgs_counters self, self_delta;
+	struct cgs_counters self;
+	struct cgs_counters *self_delta; /* NULL or stale where the entry's
+					  * zd: zeros */
 	bool merged; /* self is a sum of entries, not the node's cum */
 };
 
@@ -126,7 +130,8 @@ struct sent {
 	unsigned depth;
 	uint64_t ino;
 	bool unknown, superseded, gone, folded;
-	bool zd; /* k->self_delta is not written: zeros (zero_counters) */
+	bool zd; /* k->self_delta is not this snapshot's: zeros
+		  * (zero_counters) */
 	bool node_ino; /* ino is the node's (not found by a stat since) */
 	struct snap_self *k; /* NULL: an added ancestor (zeros) */
 	struct snap_sub *sub; /* NULL: the subtree sets equal k's */
@@ -217,6 +222,21 @@ static inline void prefetch_range(const void *p, size_t bytes)
 		__builtin_prefetch((const char *)p + o);
 }
 
+/* e's self delta, written: to be added to (NULL on ENOMEM). */
+static inline struct cgs_counters *own_delta(struct sent *e,
+					     struct snap_mem *m)
+{
+	if (e->zd || !e->k->self_delta) {
+		struct cgs_counters *d = mem_alloc(m, sizeof(*d));
+		if (!d)
+			return NULL;
+		memset(d, 0, sizeof(*d));
+		e->k->self_delta = d;
+		e->zd = false;
+	}
+	return e->k->self_delta;
+}
+
 /* e's extra sets `set` (enum cgs_counter_set), p NULL: zeros. */
 static inline struct xref x_set(const struct sent *e, int set)
 {
@@ -237,7 +257,7 @@ static inline void prefetch_x(const struct cgsi_cgnode *n)
 		return;
 	for (size_t k = 0; k < xmasks(n->sigs); k++)
 		for (uint64_t c = n->xnz[k]; c; c &= c - 1) {
-			const void *w = n->x->cum.w[k * 64 +
+			const void *w = n->x->w[k * 64 +
 						   (unsigned)__builtin_ctzll(c)];
 			__builtin_prefetch(w);
 			__asm__ volatile("" : : "r"(w));

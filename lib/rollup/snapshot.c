@@ -155,17 +155,7 @@ static bool same_cgroup(const struct sent *a, const struct sent *b)
 
 static const struct cgs_counters *self_delta_of(const struct sent *e)
 {
-	return e->zd ? &zero_counters : &e->k->self_delta;
-}
-
-/* e's self delta, written: to be added to. */
-static struct cgs_counters *own_delta(struct sent *e)
-{
-	if (e->zd) {
-		memset(&e->k->self_delta, 0, sizeof(e->k->self_delta));
-		e->zd = false;
-	}
-	return &e->k->self_delta;
+	return e->zd || !e->k->self_delta ? &zero_counters : e->k->self_delta;
 }
 
 /* e's subtree sets: its own, or its self sets. */
@@ -208,8 +198,12 @@ static int add_k(struct sent *d, const struct sent *s, struct snap_mem *m)
 	}
 	cgsi_counters_add(&d->k->self, &s->k->self);
 	d->k->merged = true;
-	if (!s->zd)
-		cgsi_counters_add(own_delta(d), &s->k->self_delta);
+	if (!s->zd && s->k->self_delta) {
+		struct cgs_counters *dd = own_delta(d, m);
+		if (!dd)
+			return -ENOMEM;
+		cgsi_counters_add(dd, s->k->self_delta);
+	}
 	if (!xset_addto(&d->xs[CGS_SET_SELF], s->xs[CGS_SET_SELF], m) ||
 	    !xset_addto(&d->xs[CGS_SET_SELF_DELTA], s->xs[CGS_SET_SELF_DELTA],
 			m))
@@ -316,22 +310,25 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	n->snap_key = node_key(n);
 	e->zd = idle; /* and ivl_rss, ivl_vm are 0: set by records only */
 	if (!idle) {
-		cgsi_counters_sub(&k->self_delta, &n->cum, &n->base);
-		k->self_delta.hiwater_rss_kb_max = n->ivl_rss;
-		k->self_delta.hiwater_vm_kb_max = n->ivl_vm;
+		struct cgs_counters *d = k->self_delta = mem_alloc(m, sizeof(*d));
+		if (!d)
+			return false;
+		cgsi_counters_sub(d, &n->cum, &n->base);
+		d->hiwater_rss_kb_max = n->ivl_rss;
+		d->hiwater_vm_kb_max = n->ivl_vm;
 	}
-	if (n->has_carry) {
+	struct cgsi_carry *c = n->carry;
+	if (c) {
 		struct snap_sub *u = e->sub = mem_alloc(m, sizeof(*u));
 		if (!u)
 			return false;
-		u->subtree = n->carry;
+		u->subtree = c->carry;
 		cgsi_counters_add(&u->subtree, &n->cum);
-		cgsi_counters_sub(&u->subtree_delta, &n->carry,
-				  &n->carry_base);
-		u->subtree_delta.hiwater_rss_kb_max = n->carry_ivl_rss;
-		u->subtree_delta.hiwater_vm_kb_max = n->carry_ivl_vm;
+		cgsi_counters_sub(&u->subtree_delta, &c->carry, &c->carry_base);
+		u->subtree_delta.hiwater_rss_kb_max = c->ivl_rss;
+		u->subtree_delta.hiwater_vm_kb_max = c->ivl_vm;
 		if (!idle)
-			cgsi_counters_add(&u->subtree_delta, &k->self_delta);
+			cgsi_counters_add(&u->subtree_delta, k->self_delta);
 	}
 	e->inferred = n->inferred;
 	e->inferred_d = n->inferred - n->inferred_base;
@@ -345,9 +342,9 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 		n->base = n->cum;
 		n->ivl_rss = n->ivl_vm = 0;
 	}
-	if (advance && n->has_carry) {
-		n->carry_base = n->carry;
-		n->carry_ivl_rss = n->carry_ivl_vm = 0;
+	if (advance && c) {
+		c->carry_base = c->carry;
+		c->ivl_rss = c->ivl_vm = 0;
 	}
 	return true;
 }
@@ -767,8 +764,8 @@ static void fill_entry(struct cgs_snapshot *snap, size_t i, struct sent *e,
 	c->inferred = e->inferred;
 	c->inferred_delta = e->inferred_d;
 	k->self.sz = sizeof(struct cgs_counters);
-	if (!e->zd)
-		k->self_delta.sz = k->self.sz;
+	if (!e->zd && k->self_delta)
+		k->self_delta->sz = k->self.sz;
 	if (e->sub)
 		e->sub->subtree.sz = e->sub->subtree_delta.sz = k->self.sz;
 	e->k = k;

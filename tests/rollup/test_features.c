@@ -576,6 +576,77 @@ static void retire_case(unsigned flags)
 	cgs_rollup_free(r);
 }
 
+/* ---- 2b. extra sets made when first needed (issue 22 point 3) ---------- */
+
+/* The node of path in shard 0 (internals). */
+static struct cgsi_cgnode *node_of(struct cgs_rollup *r, const char *path)
+{
+	size_t len = strlen(path);
+	return cgsi_cgtab_find(&r->shards[0].cgs, path, len,
+			       cgsi_path_hash(path, len));
+}
+
+/* A cgroup's histogram words come with its first record, its signal
+ * words with its first exit by signal (the histograms kept), its carry
+ * with the first descendant retired into it; what the snapshots show is
+ * the same as if all had been there from the start. */
+static void test_lazy_sets(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 1, CGS_ROLLUP_HISTOGRAMS);
+	struct cgs_record a = proc_exit(100, 0);
+	a.etime_us = 3000;
+	put(r, 0, "/l", &a);
+	put(r, 0, "/l/c", &a);
+	struct cgsi_cgnode *n = node_of(r, "/l");
+	assert_non_null(n);
+	assert_non_null(n->x);
+	assert_false(n->sigs);
+	assert_null(n->carry);
+	assert_null(node_of(r, "/")); /* nothing accounted there: no node */
+	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	assert_int_equal(hist(s, idx(s, "/l"), CGS_SET_SELF,
+			      CGS_HIST_LIFETIME).count, 1);
+	cgs_snapshot_free(s);
+
+	/* a kill: widened, the histogram kept, the signal counted */
+	struct cgs_record k = proc_exit(101, SIGKILL);
+	k.etime_us = 3000;
+	put(r, 0, "/l", &k);
+	put(r, 0, "/l/c", &k);
+	assert_true(n->sigs);
+	assert_null(n->carry);
+	s = snap(r, 0, false, 0);
+	struct view v, d;
+	view_of(s, "/l", CGS_SET_SELF, true, &v);
+	assert_int_equal(v.h[CGS_HIST_LIFETIME].count, 2);
+	assert_int_equal(v.h[CGS_HIST_LIFETIME].sum_ns, 6000000);
+	assert_int_equal(v.sig.n[SIGKILL], 1);
+	assert_int_equal(v.o.clean, 1);
+	view_of(s, "/l", CGS_SET_SELF_DELTA, true, &d);
+	assert_int_equal(d.h[CGS_HIST_LIFETIME].count, 1);
+	assert_int_equal(d.sig.n[SIGKILL], 1);
+	struct view sub;
+	view_of(s, "/l", CGS_SET_SUBTREE, true, &sub);
+	cgs_snapshot_free(s);
+
+	/* /l/c goes: /l's carry is made, its subtree unchanged */
+	fp_rmdir(&F, "/l/c");
+	assert_int_equal(retire_graced(r), 1);
+	assert_non_null(n->carry);
+	assert_non_null(n->carry->x);
+	s = snap(r, 0, false, 0);
+	struct view sub2;
+	view_of(s, "/l", CGS_SET_SUBTREE, true, &sub2);
+	want_view_eq(&sub2, &sub, "/l subtree after retiring /l/c");
+	assert_int_equal(sub2.sig.n[SIGKILL], 2);
+	assert_int_equal(sub2.h[CGS_HIST_LIFETIME].count, 4);
+	view_of(s, "/l", CGS_SET_SUBTREE_DELTA, true, &d);
+	want_view_zero(&d, "/l subtree delta after retiring /l/c");
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
 static void test_retire_kept(void **state)
 {
 	(void)state;
@@ -1611,6 +1682,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_retire_kept_nohist, &F),
 		fp_unit_test(test_retire_split, &F),
 		fp_unit_test(test_retire_consumer, &F),
+		fp_unit_test(test_lazy_sets, &F),
 		fp_unit_test(test_hist_buckets, &F),
 		fp_unit_test(test_hist_api, &F),
 		fp_unit_test(test_comms_exact, &F),
