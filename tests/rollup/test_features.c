@@ -604,7 +604,7 @@ static void test_lazy_sets(void **state)
 	assert_false(n->sigs);
 	assert_null(n->carry);
 	assert_null(node_of(r, "/")); /* nothing accounted there: no node */
-	struct cgs_snapshot *s = snap(r, 0, false, 0);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	assert_int_equal(hist(s, idx(s, "/l"), CGS_SET_SELF,
 			      CGS_HIST_LIFETIME).count, 1);
 	cgs_snapshot_free(s);
@@ -616,7 +616,7 @@ static void test_lazy_sets(void **state)
 	put(r, 0, "/l/c", &k);
 	assert_true(n->sigs);
 	assert_null(n->carry);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	struct view v, d;
 	view_of(s, "/l", CGS_SET_SELF, true, &v);
 	assert_int_equal(v.h[CGS_HIST_LIFETIME].count, 2);
@@ -635,7 +635,7 @@ static void test_lazy_sets(void **state)
 	assert_int_equal(retire_graced(r), 1);
 	assert_non_null(n->carry);
 	assert_non_null(n->carry->x);
-	s = snap(r, 0, false, 0);
+	s = cgt_snap(r, 0, false, 0);
 	struct view sub2;
 	view_of(s, "/l", CGS_SET_SUBTREE, true, &sub2);
 	want_view_eq(&sub2, &sub, "/l subtree after retiring /l/c");
