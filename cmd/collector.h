@@ -118,6 +118,7 @@ struct tsc {
 	uint64_t http_start_mono_ns; /* when --listen started serving */
 	bool prom_cut_said;        /* --prom-max-series cut: told once */
 	struct tsc_notify notify;  /* the service manager (Type=notify) */
+	const char *check_item;    /* --check: the item being tried */
 };
 
 /* setup.c: validate every option against the system before registering
@@ -125,6 +126,15 @@ struct tsc {
  * option, TSC_EXIT_ERROR for a runtime error (printed). */
 int tsc_setup(struct tsc *c, struct tsc_opts *o);
 void tsc_teardown(struct tsc *c);
+
+/* check.c: --check. tsc_check_ok prints "ok ITEM: what" (c->check_item)
+ * on stdout, only with --check. tsc_check runs after tsc_setup: the rest
+ * of what a run would do before collecting; it returns the exit status,
+ * 0 or TSC_EXIT_ERROR, as tsc_check_failed does for setup's status. */
+void tsc_check_ok(struct tsc *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int tsc_check(struct tsc *c);
+int tsc_check_failed(struct tsc *c, int status);
 
 /* sink.c */
 int tsc_shards_init(struct tsc *c, unsigned n);

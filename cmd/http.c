@@ -549,7 +549,7 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 	if (pthread_create(&h->watchdog, NULL, watchdog, h) == 0)
 		h->watchdog_on = true;
 	else
-		tsc_err("--listen: no request deadline "
+		tsc_warn("--listen: no request deadline "
 			"(cannot start its thread); only the %u s idle "
 			"timeout applies\n", HTTP_IDLE_S);
 	c->http = h;

@@ -244,6 +244,9 @@ static int live_loop(struct tsc *c, int sigfd)
 		if (now >= next_snap) {
 			c->seq++;
 			tsc_snapshot(c, tsc_real_ns(), false);
+			tsc_debug("snapshot %llu written in %.1f ms\n",
+				  (unsigned long long)c->seq,
+				  (double)(tsc_mono_ns() - now) / 1e6);
 			next_snap += iv;
 			if (next_snap <= now) /* we were late: don't burst */
 				next_snap = now + iv;
@@ -288,7 +291,7 @@ static int live_stop(struct tsc *c, int err)
 	for (unsigned i = 0; i < c->nshards; i++)
 		too_big += c->shards[i].cap_too_big;
 	if (too_big)
-		tsc_err("--record: %llu records too large for "
+		tsc_warn("--record: %llu records too large for "
 			"the capture format were not recorded\n",
 			(unsigned long long)too_big);
 	return tsc_stop_status(c, status);

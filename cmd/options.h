@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "log.h"
+
 enum tsc_format { TSC_FMT_AUTO = 0, TSC_FMT_TABLE, TSC_FMT_JSONL, TSC_FMT_CSV };
 
 /* --attribution: auto = the kernel source where it loads, else exact */
@@ -65,6 +67,8 @@ struct tsc_opts {
 	bool retire_after_set;
 	uint64_t retire_max;
 	bool retire_max_set;
+	int log_level;          /* -q, -v, --log-level: enum tsc_log_level */
+	bool check;             /* --check: try the setup, collect nothing */
 };
 
 /* Default --prom-max-series (see taskstat-collect(8) for why). */
@@ -91,11 +95,10 @@ struct tsc_opts {
  * (taskstat-top, taskstat-query), which sets it first. */
 extern const char *tsc_prog;
 
-/* A message on stderr after the running command's name (tsc_prog): what
+/* An error on stderr after the running command's name (tsc_prog): what
  * the commands sharing tsc_core say (taskstat-top's standalone mode says
- * "taskstat-top: ..."). fmt is a string literal. */
-#define tsc_err(fmt, ...)                                                     \
-	fprintf(stderr, "%s: " fmt, tsc_prog, ##__VA_ARGS__)
+ * "taskstat-top: ..."); log.h has the other levels. */
+#define tsc_err(fmt, ...) tsc_log(TSC_LOG_ERROR, fmt, ##__VA_ARGS__)
 
 /*
  * Print "PROG: <opt>: <message>" to stderr and return TSC_EXIT_USAGE. opt

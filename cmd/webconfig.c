@@ -337,6 +337,14 @@ bool tsc_webcfg_check(struct tsc_webcfg *w, const char *user,
 	return ok;
 }
 
+void tsc_webcfg_describe(const struct tsc_webcfg *w, char *out,
+			 size_t outlen)
+{
+	snprintf(out, outlen, "%s, %u basic auth user%s",
+		 w->tls ? "TLS" : "plain HTTP", w->nusers,
+		 w->nusers == 1 ? "" : "s");
+}
+
 void tsc_webcfg_free(struct tsc_webcfg *w)
 {
 	if (!w)

@@ -56,4 +56,9 @@ bool tsc_webcfg_check(struct tsc_webcfg *w, const char *user,
 
 void tsc_webcfg_free(struct tsc_webcfg *w);
 
+/* One line saying what w does ("TLS, 2 basic auth users"), for --check
+ * and the reload message. */
+void tsc_webcfg_describe(const struct tsc_webcfg *w, char *out,
+			 size_t outlen);
+
 #endif
