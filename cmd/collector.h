@@ -63,6 +63,17 @@ struct tsc_ostate {
 	uint64_t said_ns;  /* last message about it (monotonic), 0: none */
 };
 
+/* --web-config's reloads (webreload.c). */
+struct tsc_webstate {
+	pthread_mutex_t lock;  /* c->web: the main thread swaps it, the HTTP
+				* thread takes references (tsc_web_get) */
+	uint64_t ok, failed;   /* reloads (atomic: read by /metrics) */
+	bool last_ok;          /* the last load succeeded (atomic) */
+	uint64_t last_ok_s;    /* CLOCK_REALTIME s of it (atomic) */
+	uint64_t stamp;        /* tsc_webcfg_stamp of the files loaded */
+	uint64_t next_poll_ns; /* monotonic: when to look at them again */
+};
+
 struct tsc {
 	struct tsc_opts *o;
 	const struct out_ops *out; /* --format, resolved */
@@ -101,7 +112,8 @@ struct tsc {
 	struct buf json;           /* last snapshot as a JSON line */
 	bool json_on;              /* keep it (/snapshot, taskstat-top) */
 	struct http *http;
-	struct tsc_webcfg *web;    /* --web-config, else NULL */
+	struct tsc_webcfg *web;    /* --web-config, else NULL (webstate) */
+	struct tsc_webstate webstate;
 	int wake_fd;               /* eventfd: a listener thread hit an error */
 	int out_err, cap_err;      /* first write error (-errno), 0: none */
 	uint64_t seq;
@@ -165,6 +177,20 @@ void tsc_reopen(struct tsc *c);
 /* Cut failing outputs back to their last complete write, report output
  * errors; TSC_EXIT_OUTPUT if there were any, else 0. */
 int tsc_outputs_finish(struct tsc *c);
+
+/* webreload.c: --web-config loaded again, by SIGHUP (tsc_web_reload)
+ * or when its files changed (tsc_web_poll, at most once a second, from
+ * the main loop, which wakes by tsc_web_deadline); a file that does not
+ * load keeps the old configuration, said and counted. */
+void tsc_web_loaded(struct tsc *c);
+void tsc_web_reload(struct tsc *c, const char *why);
+void tsc_web_poll(struct tsc *c, uint64_t now_ns);
+uint64_t tsc_web_deadline(const struct tsc *c);
+/* A reference to the current configuration (NULL: none), for the HTTP
+ * thread; drop it with tsc_webcfg_free. */
+struct tsc_webcfg *tsc_web_get(struct tsc *c);
+/* The reload series, appended to /metrics; bytes written (< len). */
+size_t tsc_web_metrics(struct tsc *c, char *buf, size_t len);
 
 /* live_open.c: listener, rollup, privileges (printed); 0 or -errno. */
 int tsc_live_open(struct tsc *c);

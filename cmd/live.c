@@ -225,13 +225,16 @@ static int live_loop(struct tsc *c, int sigfd)
 			until = next_flush;
 		if (tsc_notify_deadline(&c->notify) < until)
 			until = tsc_notify_deadline(&c->notify);
+		if (tsc_web_deadline(c) < until)
+			until = tsc_web_deadline(c);
 		r = wait_until(c, sigfd, until);
 		if (r < 0) {
 			tsc_err("poll: %s\n", strerror(-r));
 			return r;
 		}
-		if (r == SIGHUP) { /* logrotate: reopen, go on */
+		if (r == SIGHUP) { /* logrotate: reopen; reload certificates */
 			tsc_reopen(c);
+			tsc_web_reload(c, "SIGHUP");
 			continue;
 		}
 		if (r > 0 || tsc_output_error(c))
@@ -239,6 +242,7 @@ static int live_loop(struct tsc *c, int sigfd)
 		now = tsc_mono_ns();
 		/* the loop's own pulse: a loop stuck anywhere stops it */
 		tsc_notify_watchdog(&c->notify, now);
+		tsc_web_poll(c, now);
 		if (now >= deadline)
 			return 0;
 		if (now >= next_snap) {

@@ -291,6 +291,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	pthread_mutex_init(&c->out_lock, NULL);
 	pthread_mutex_init(&c->cap_lock, NULL);
 	pthread_mutex_init(&c->prom_lock, NULL);
+	pthread_mutex_init(&c->webstate.lock, NULL);
 	buf_init(&c->prom);
 	buf_init(&c->json);
 	buf_init(&c->snap);
@@ -360,6 +361,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 		r = tsc_webcfg_load(o->web_config, &c->web, err, sizeof(err));
 		if (r < 0)
 			return tsc_usage_error("--web-config", "%s", err);
+		tsc_web_loaded(c);
 		tsc_webcfg_describe(c->web, err, sizeof(err));
 		tsc_check_ok(c, "%s: %s", o->web_config, err);
 	}
@@ -385,6 +387,7 @@ void tsc_teardown(struct tsc *c)
 	tsc_http_stop(c);
 	tsc_webcfg_free(c->web);
 	c->web = NULL;
+	pthread_mutex_destroy(&c->webstate.lock);
 	cgs_listener_close(c->l);
 	c->l = NULL;
 	cgs_rollup_free(c->rollup);
