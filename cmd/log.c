@@ -99,6 +99,14 @@ static size_t lines(int level, const char *msg, size_t len, char *out,
 	return n;
 }
 
+size_t tsc_log_line(int level, char *buf, size_t len, const char *msg,
+		    size_t mlen)
+{
+	if (!tsc_log_on(level) || len < 2)
+		return 0;
+	return lines(level, msg, mlen, buf, len);
+}
+
 size_t tsc_log_format(int level, char *buf, size_t len, const char *fmt,
 		      va_list ap)
 {

@@ -53,6 +53,9 @@ void tsc_vlog(int level, const char *fmt, va_list ap);
  */
 size_t tsc_log_format(int level, char *buf, size_t len, const char *fmt,
 		      va_list ap);
+/* The same for a message already formatted (msg, mlen bytes). */
+size_t tsc_log_line(int level, char *buf, size_t len, const char *msg,
+		    size_t mlen);
 
 /* Whether stderr is the journal (JOURNAL_STREAM), decided at the first
  * message; tsc_log_redetect() decides again (tests, after dup2). */

@@ -64,8 +64,9 @@ static const char usage[] =
 "\n"
 "Export:\n"
 "  -l, --listen ADDR:PORT        serve Prometheus text at /metrics\n"
-"      --web-config FILE         HTTPS and basic authentication for\n"
-"                                --listen (Prometheus web config YAML)\n"
+"      --web-config FILE         HTTPS, mTLS and basic authentication for\n"
+"                                --listen (Prometheus web config YAML);\n"
+"                                reloaded on SIGHUP or when it changes\n"
 "      --textfile PATH           write the same text atomically to PATH\n"
 "      --prom-comms              export the --comms commands as series with\n"
 "                                a comm label (mind the cardinality)\n"
@@ -113,7 +114,8 @@ static const char usage[] =
 "  -h, --help                    this text\n"
 "  -V, --version                 version\n"
 "\n"
-"SIGHUP reopens --output and --record (log rotation).\n"
+"SIGHUP reopens --output and --record (log rotation) and reloads\n"
+"--web-config.\n"
 "Exit status: 0 after a clean stop, 1 on a runtime error, 2 for an invalid\n"
 "option, 3 when writing an output failed. See taskstat-collect(8).\n";
 
