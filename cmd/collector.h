@@ -63,6 +63,17 @@ struct tsc_ostate {
 	uint64_t said_ns;  /* last message about it (monotonic), 0: none */
 };
 
+/* --web-config's reloads (webreload.c). */
+struct tsc_webstate {
+	pthread_mutex_t lock;  /* c->web: the main thread swaps it, the HTTP
+				* thread takes references (tsc_web_get) */
+	uint64_t ok, failed;   /* reloads (atomic: read by /metrics) */
+	bool last_ok;          /* the last load succeeded (atomic) */
+	uint64_t last_ok_s;    /* CLOCK_REALTIME s of it (atomic) */
+	uint64_t stamp;        /* tsc_webcfg_stamp of the files loaded */
+	uint64_t next_poll_ns; /* monotonic: when to look at them again */
+};
+
 struct tsc {
 	struct tsc_opts *o;
 	const struct out_ops *out; /* --format, resolved */
@@ -101,7 +112,8 @@ struct tsc {
 	struct buf json;           /* last snapshot as a JSON line */
 	bool json_on;              /* keep it (/snapshot, taskstat-top) */
 	struct http *http;
-	struct tsc_webcfg *web;    /* --web-config, else NULL */
+	struct tsc_webcfg *web;    /* --web-config, else NULL (webstate) */
+	struct tsc_webstate webstate;
 	int wake_fd;               /* eventfd: a listener thread hit an error */
 	int out_err, cap_err;      /* first write error (-errno), 0: none */
 	uint64_t seq;
@@ -121,6 +133,7 @@ struct tsc {
 	uint64_t http_start_mono_ns; /* when --listen started serving */
 	bool prom_cut_said;        /* --prom-max-series cut: told once */
 	struct tsc_notify notify;  /* the service manager (Type=notify) */
+	const char *check_item;    /* --check: the item being tried */
 };
 
 /* setup.c: validate every option against the system before registering
@@ -128,6 +141,15 @@ struct tsc {
  * option, TSC_EXIT_ERROR for a runtime error (printed). */
 int tsc_setup(struct tsc *c, struct tsc_opts *o);
 void tsc_teardown(struct tsc *c);
+
+/* check.c: --check. tsc_check_ok prints "ok ITEM: what" (c->check_item)
+ * on stdout, only with --check. tsc_check runs after tsc_setup: the rest
+ * of what a run would do before collecting; it returns the exit status,
+ * 0 or TSC_EXIT_ERROR, as tsc_check_failed does for setup's status. */
+void tsc_check_ok(struct tsc *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int tsc_check(struct tsc *c);
+int tsc_check_failed(struct tsc *c, int status);
 
 /* sink.c */
 int tsc_shards_init(struct tsc *c, unsigned n);
@@ -158,6 +180,20 @@ void tsc_reopen(struct tsc *c);
 /* Cut failing outputs back to their last complete write, report output
  * errors; TSC_EXIT_OUTPUT if there were any, else 0. */
 int tsc_outputs_finish(struct tsc *c);
+
+/* webreload.c: --web-config loaded again, by SIGHUP (tsc_web_reload)
+ * or when its files changed (tsc_web_poll, at most once a second, from
+ * the main loop, which wakes by tsc_web_deadline); a file that does not
+ * load keeps the old configuration, said and counted. */
+void tsc_web_loaded(struct tsc *c);
+void tsc_web_reload(struct tsc *c, const char *why);
+void tsc_web_poll(struct tsc *c, uint64_t now_ns);
+uint64_t tsc_web_deadline(const struct tsc *c);
+/* A reference to the current configuration (NULL: none), for the HTTP
+ * thread; drop it with tsc_webcfg_free. */
+struct tsc_webcfg *tsc_web_get(struct tsc *c);
+/* The reload series, appended to /metrics; bytes written (< len). */
+size_t tsc_web_metrics(struct tsc *c, char *buf, size_t len);
 
 /* live_open.c: listener, rollup, privileges (printed); 0 or -errno. */
 int tsc_live_open(struct tsc *c);

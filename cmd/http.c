@@ -64,6 +64,7 @@
 
 struct hconn {
 	struct hconn *prev, *next;
+	struct tsc_webcfg *web; /* TLS: the configuration of its session */
 	int fd;
 	bool busy;         /* a request is being answered */
 	bool cut;          /* shut down by us */
@@ -73,7 +74,8 @@ struct hconn {
 struct http {
 	struct MHD_Daemon *d;
 	struct tsc *c;
-	struct tsc_webcfg *web;       /* NULL: plain HTTP, no auth */
+	struct tsc_webcfg *web0;      /* the configuration started with */
+	bool tls;                     /* HTTPS (a reload cannot change it) */
 	pthread_mutex_t lock;         /* conns, nconn, the counters */
 	pthread_cond_t cond;
 	bool stopping;
@@ -165,6 +167,38 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
+static struct hconn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/* A new TLS connection gets the current configuration (reloaded
+ * certificates, client CA, min_version), before its handshake. */
+static int tls_setup(struct http *h, struct MHD_Connection *conn,
+		     struct hconn *hc)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+
+	hc->web = tsc_web_get(h->c);
+	if (!ci || !ci->tls_session || !hc->web)
+		return -EIO;
+	return tsc_webcfg_session(hc->web, ci->tls_session);
+}
+
+/* mTLS, behind the handshake's own check. */
+static bool peer_ok(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	struct hconn *hc = conn_of(conn);
+
+	return ci && ci->tls_session && hc && hc->web &&
+	       tsc_webcfg_peer_ok(hc->web, ci->tls_session);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn,
 			  void **socket_ctx,
 			  enum MHD_ConnectionNotificationCode what)
@@ -183,6 +217,11 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 		}
 		hc->fd = ci->connect_fd;
 		hc->since_ns = tsc_mono_ns();
+		if (h->tls && tls_setup(h, conn, hc) < 0) {
+			/* never served with the start's configuration */
+			shutdown(hc->fd, SHUT_RDWR);
+			hc->cut = true;
+		}
 		pthread_mutex_lock(&h->lock);
 		hc->prev = h->head.prev;
 		hc->next = &h->head;
@@ -199,16 +238,10 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 		hc->next->prev = hc->prev;
 		h->nconn--;
 		pthread_mutex_unlock(&h->lock);
+		tsc_webcfg_free(hc->web);
 		free(hc);
 		*socket_ctx = NULL;
 	}
-}
-
-static struct hconn *conn_of(struct MHD_Connection *conn)
-{
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
-		conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	return ci ? ci->socket_context : NULL;
 }
 
 static void set_busy(struct http *h, struct MHD_Connection *conn, bool busy)
@@ -301,19 +334,29 @@ static enum MHD_Result unauthorized(struct MHD_Connection *conn)
 	return ret;
 }
 
+static void auth_failed(struct http *h)
+{
+	pthread_mutex_lock(&h->lock);
+	h->auth_failed++;
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Basic authentication, with the configuration of now. */
 static bool authorized(struct http *h, struct MHD_Connection *conn)
 {
-	char *pass = NULL;
-	char *user = MHD_basic_auth_get_username_password(conn, &pass);
-	bool ok = user && pass && tsc_webcfg_check(h->web, user, pass);
+	struct tsc_webcfg *w = tsc_web_get(h->c);
+	char *pass = NULL, *user = NULL;
+	bool ok = !w || !w->nusers;
 
-	MHD_free(user);
-	MHD_free(pass);
 	if (!ok) {
-		pthread_mutex_lock(&h->lock);
-		h->auth_failed++;
-		pthread_mutex_unlock(&h->lock);
+		user = MHD_basic_auth_get_username_password(conn, &pass);
+		ok = user && pass && tsc_webcfg_check(w, user, pass);
+		MHD_free(user);
+		MHD_free(pass);
+		if (!ok)
+			auth_failed(h);
 	}
+	tsc_webcfg_free(w);
 	return ok;
 }
 
@@ -348,7 +391,8 @@ static char *add_http_metrics(struct http *h, char *body, size_t *len)
 		HP "connections_cut_total{reason=\"deadline\"} %llu\n"
 		HP "connections_cut_total{reason=\"shed\"} %llu\n"
 		"# HELP " HP "auth_failures_total Requests refused for a "
-		"missing or wrong user name or password.\n"
+		"missing or wrong user name or password, or a client "
+		"certificate missing or not valid (mTLS).\n"
 		"# TYPE " HP "auth_failures_total counter\n"
 		HP "auth_failures_total %llu\n"
 		"# HELP " HP "memory_trims_total Times the heap was given "
@@ -369,11 +413,15 @@ static char *add_http_metrics(struct http *h, char *body, size_t *len)
 		(unsigned long long)log_blocked);
 	if (k < 0 || (size_t)k >= sizeof(add))
 		return body;
-	char *nb = realloc(body, *len + (size_t)k + 1);
+	char web[1024];
+	size_t wk = tsc_web_metrics(h->c, web, sizeof(web));
+	char *nb = realloc(body, *len + (size_t)k + wk + 1);
 	if (!nb)
 		return body;
-	memcpy(nb + *len, add, (size_t)k + 1);
-	*len += (size_t)k;
+	memcpy(nb + *len, add, (size_t)k);
+	memcpy(nb + *len + (size_t)k, web, wk);
+	*len += (size_t)k + wk;
+	nb[*len] = '\0';
 	return nb;
 }
 
@@ -433,9 +481,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	(void)upload_data_size;
 	(void)req_cls;
 	set_busy(h, conn, true);
+	if (h->tls && !peer_ok(conn)) {
+		auth_failed(h);
+		return text(conn, MHD_HTTP_FORBIDDEN, "client certificate "
+			    "required\n");
+	}
 	if (is_health(url) && (head || !strcmp(method, MHD_HTTP_METHOD_GET)))
 		return health(conn, is_ready(url), c);
-	if (h->web && h->web->nusers && !authorized(h, conn))
+	if (!authorized(h, conn))
 		return unauthorized(conn);
 	if (!head && strcmp(method, MHD_HTTP_METHOD_GET))
 		return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -472,6 +525,7 @@ static unsigned conn_limit(void)
 
 static void http_free(struct http *h)
 {
+	tsc_webcfg_free(h->web0);
 	httplog_free(&h->log);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->cond);
@@ -493,7 +547,8 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 	}
 	h->c = c;
 	c->http_start_mono_ns = tsc_mono_ns();
-	h->web = c->web;
+	h->web0 = tsc_webcfg_ref(c->web);
+	h->tls = c->web && c->web->tls;
 	h->head.next = h->head.prev = &h->head;
 	/* keep a quarter free for the connections that shed others */
 	h->limit = limit;
@@ -517,7 +572,7 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 	/* setup's backlog is small: a burst of connections must wait in
 	 * the kernel's queue, not be refused or delayed by SYN retries */
 	listen(c->listen_fd, HTTP_BACKLOG);
-	bool tls = h->web && h->web->tls;
+	bool tls = h->tls;
 	if (tls)
 		flags |= MHD_USE_TLS;
 	struct MHD_OptionItem ops[] = {
@@ -533,9 +588,11 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_POOL_BYTES, NULL },
 		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h },
 		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h },
+		/* the start's key pair: each connection gets the current
+		 * one (tls_setup), MHD needs one to start */
 		{ tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0,
-		  tls ? h->web->cert_pem : NULL },
-		{ MHD_OPTION_HTTPS_MEM_KEY, 0, tls ? h->web->key_pem : NULL },
+		  tls ? h->web0->cert_pem : NULL },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, tls ? h->web0->key_pem : NULL },
 		{ MHD_OPTION_END, 0, NULL },
 	};
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,
@@ -549,7 +606,7 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 	if (pthread_create(&h->watchdog, NULL, watchdog, h) == 0)
 		h->watchdog_on = true;
 	else
-		tsc_err("--listen: no request deadline "
+		tsc_warn("--listen: no request deadline "
 			"(cannot start its thread); only the %u s idle "
 			"timeout applies\n", HTTP_IDLE_S);
 	c->http = h;

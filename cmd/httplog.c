@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* httplog.h: libmicrohttpd's messages, rate-limited, never blocking. */
+/* httplog.h: libmicrohttpd's messages, rate-limited, never blocking, at
+ * warning level (log.h formats them: "<4>" on the journal). */
 #include "httplog.h"
 
 #include <stdio.h>
@@ -8,8 +9,8 @@
 
 #include "collector.h"
 
-#define PREFIX_FMT "%s: --listen: "
 #define LINE_MAX_BYTES 512 /* <= PIPE_BUF: a pipe takes it whole */
+#define LEVEL TSC_LOG_WARNING /* a refused or broken connection */
 
 void httplog_init(struct httplog *hl)
 {
@@ -34,26 +35,29 @@ static void put(struct httplog *hl, const char *line, size_t len)
 /* Under hl->lock. */
 static void summary(struct httplog *hl, uint64_t now_ns)
 {
-	char line[LINE_MAX_BYTES];
+	char msg[LINE_MAX_BYTES], line[LINE_MAX_BYTES];
 	uint64_t n;
 
 	if (!ratelimit_summary(&hl->rl, now_ns, &n))
 		return;
-	int k = snprintf(line, sizeof(line), PREFIX_FMT "%llu more "
+	int k = snprintf(msg, sizeof(msg), "--listen: %llu more "
 			 "libmicrohttpd messages not printed (at most %u a "
-			 "second; taskstat_collector_http_log_suppressed_total)"
-			 "\n", tsc_prog, (unsigned long long)n,
-			 RATELIMIT_PER_S);
-	if (k > 0 && (size_t)k < sizeof(line))
-		put(hl, line, (size_t)k);
+			 "second; taskstat_collector_http_log_suppressed_total)",
+			 (unsigned long long)n, RATELIMIT_PER_S);
+	size_t len = k > 0 && (size_t)k < sizeof(msg) ?
+		     tsc_log_line(LEVEL, line, sizeof(line), msg, (size_t)k) : 0;
+	if (len)
+		put(hl, line, len);
 }
 
 void httplog_cb(void *cls, const char *fmt, va_list ap)
 {
 	struct httplog *hl = cls;
-	char line[LINE_MAX_BYTES];
+	char msg[LINE_MAX_BYTES - 64], line[LINE_MAX_BYTES];
 	uint64_t now = tsc_mono_ns();
 
+	if (!tsc_log_on(LEVEL)) /* --log-level error: not counted either */
+		return;
 	pthread_mutex_lock(&hl->lock);
 	summary(hl, now);
 	if (!ratelimit_allow(&hl->rl, now)) {
@@ -62,19 +66,23 @@ void httplog_cb(void *cls, const char *fmt, va_list ap)
 	}
 	pthread_mutex_unlock(&hl->lock);
 	/* formatted unlocked: only this thread's buffer */
-	int k = snprintf(line, sizeof(line), PREFIX_FMT, tsc_prog);
-	if (k < 0 || (size_t)k >= sizeof(line))
-		return;
-	int m = vsnprintf(line + k, sizeof(line) - (size_t)k, fmt, ap);
+	int k = snprintf(msg, sizeof(msg), "--listen: ");
+	int m = vsnprintf(msg + k, sizeof(msg) - (size_t)k, fmt, ap);
 	if (m < 0)
 		return;
-	size_t len = (size_t)k + (size_t)m;
-	if (len >= sizeof(line)) /* cut: keep room for the newline */
-		len = sizeof(line) - 1;
-	while (len > (size_t)k && (line[len - 1] == '\n' ||
-				   line[len - 1] == '\0'))
-		len--;
-	line[len++] = '\n';
+	size_t mlen = (size_t)k + (size_t)m;
+	if (mlen >= sizeof(msg)) /* cut */
+		mlen = sizeof(msg) - 1;
+	while (mlen > (size_t)k && (msg[mlen - 1] == '\n' ||
+				    msg[mlen - 1] == '\0'))
+		mlen--;
+	/* one line: the journal takes a line per message */
+	for (size_t i = (size_t)k; i < mlen; i++)
+		if (msg[i] == '\n')
+			msg[i] = ' ';
+	size_t len = tsc_log_line(LEVEL, line, sizeof(line), msg, mlen);
+	if (!len)
+		return;
 	pthread_mutex_lock(&hl->lock);
 	put(hl, line, len);
 	pthread_mutex_unlock(&hl->lock);

@@ -225,13 +225,16 @@ static int live_loop(struct tsc *c, int sigfd)
 			until = next_flush;
 		if (tsc_notify_deadline(&c->notify) < until)
 			until = tsc_notify_deadline(&c->notify);
+		if (tsc_web_deadline(c) < until)
+			until = tsc_web_deadline(c);
 		r = wait_until(c, sigfd, until);
 		if (r < 0) {
 			tsc_err("poll: %s\n", strerror(-r));
 			return r;
 		}
-		if (r == SIGHUP) { /* logrotate: reopen, go on */
+		if (r == SIGHUP) { /* logrotate: reopen; reload certificates */
 			tsc_reopen(c);
+			tsc_web_reload(c, "SIGHUP");
 			continue;
 		}
 		if (r > 0 || tsc_output_error(c))
@@ -239,11 +242,15 @@ static int live_loop(struct tsc *c, int sigfd)
 		now = tsc_mono_ns();
 		/* the loop's own pulse: a loop stuck anywhere stops it */
 		tsc_notify_watchdog(&c->notify, now);
+		tsc_web_poll(c, now);
 		if (now >= deadline)
 			return 0;
 		if (now >= next_snap) {
 			c->seq++;
 			tsc_snapshot(c, tsc_real_ns(), false);
+			tsc_debug("snapshot %llu written in %.1f ms\n",
+				  (unsigned long long)c->seq,
+				  (double)(tsc_mono_ns() - now) / 1e6);
 			next_snap += iv;
 			if (next_snap <= now) /* we were late: don't burst */
 				next_snap = now + iv;
@@ -288,7 +295,7 @@ static int live_stop(struct tsc *c, int err)
 	for (unsigned i = 0; i < c->nshards; i++)
 		too_big += c->shards[i].cap_too_big;
 	if (too_big)
-		tsc_err("--record: %llu records too large for "
+		tsc_warn("--record: %llu records too large for "
 			"the capture format were not recorded\n",
 			(unsigned long long)too_big);
 	return tsc_stop_status(c, status);

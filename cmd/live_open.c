@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "collector.h"
 #include "delayacct.h"
@@ -25,12 +26,15 @@ static int open_listener(struct tsc *c)
 	lo.shards = c->o->shards;
 	lo.rcvbuf = c->o->rcvbuf;
 	lo.flags = c->o->no_tgid ? CGS_NO_TGID : 0;
+	c->check_item = "listener";
 	r = cgs_listener_open(&c->l, &lo);
 	if (r < 0) {
 		tsc_err("%s\n", cgs_strerror(r));
 		return r;
 	}
 	c->nshards = cgs_listener_shards(c->l);
+	tsc_check_ok(c, "%u socket%s registered", c->nshards,
+		     c->nshards == 1 ? "" : "s");
 	c->rcvbuf = calloc(c->nshards, sizeof(*c->rcvbuf));
 	c->shard_cpus = calloc(c->nshards, sizeof(*c->shard_cpus));
 	if (!c->rcvbuf || !c->shard_cpus || tsc_shards_init(c, c->nshards)) {
@@ -60,20 +64,28 @@ static void say_attribution(struct tsc *c, enum cgs_attribution asked)
 
 	cgs_rollup_totals(c->rollup, &t);
 	if (t.attribution == CGS_ATTRIBUTION_KERNEL)
-		tsc_err("attribution: kernel (each task's "
+		tsc_check_ok(c, "kernel (BPF program loaded)");
+	else if (asked == CGS_ATTRIBUTION_AUTO)
+		tsc_check_ok(c, "exact (/proc fallback: %s)",
+			     cgs_rollup_kernel_error(c->rollup));
+	else
+		tsc_check_ok(c, "%s (/proc)", c->o->fast_attribution ?
+			     "fast" : "exact");
+	if (t.attribution == CGS_ATTRIBUTION_KERNEL)
+		tsc_info("attribution: kernel (each task's "
 			"cgroup at exit, from BPF; rings of %llu KiB per "
 			"shard)\n", (unsigned long long)t.kernel_ringbuf / 1024);
 	else if (asked == CGS_ATTRIBUTION_AUTO)
-		tsc_err("attribution: exact (/proc fallback: "
+		tsc_info("attribution: exact (/proc fallback: "
 			"%s)\n", cgs_rollup_kernel_error(c->rollup));
 	else
-		tsc_err("attribution: %s (/proc)\n",
+		tsc_info("attribution: %s (/proc)\n",
 			c->o->fast_attribution ? "fast" : "exact");
 	if (!c->o->no_fork_events &&
 	    cgs_rollup_attribution(c->rollup) == CGS_ATTRIBUTION_PROC) {
 		struct cgs_rollup_totals ft = { .sz = sizeof(ft) };
 		if (cgs_rollup_totals(c->rollup, &ft) == 0 && !ft.fork_tracking)
-			tsc_err("warning: cannot track forks "
+			tsc_warn("warning: cannot track forks "
 				"(proc connector unavailable); exits whose "
 				"parent is gone too will be unattributed\n");
 	}
@@ -105,6 +117,7 @@ static int open_rollup(struct tsc *c)
 	ro.comms = c->o->comms ? TSC_COMMS_SUMMARY(c->o->comms) : 0;
 	ro.errbuf = why;
 	ro.errbuf_len = sizeof(why);
+	c->check_item = "attribution";
 	cgs_rollup_free(c->rollup);
 	c->rollup = NULL;
 	r = cgs_rollup_new(&c->rollup, &ro);
@@ -133,6 +146,19 @@ static int check_delayacct(struct tsc *c)
 {
 	int r, on = tsc_delayacct_read();
 
+	c->check_item = "delayacct";
+	if (c->o->check) { /* nothing written */
+		if (c->o->enable_delayacct && on != 1 &&
+		    access("/proc/sys/kernel/task_delayacct", W_OK) < 0) {
+			tsc_err("--enable-delayacct: cannot write "
+				"kernel.task_delayacct: %m\n");
+			return -EACCES;
+		}
+		tsc_check_ok(c, "kernel.task_delayacct is %d%s", on,
+			     c->o->enable_delayacct && on != 1 ?
+			     " (--enable-delayacct would set it to 1)" : "");
+		return 0;
+	}
 	if (c->o->enable_delayacct && on != 1) {
 		r = tsc_delayacct_enable();
 		if (r < 0) {
@@ -141,16 +167,16 @@ static int check_delayacct(struct tsc *c)
 				strerror(-r));
 			return r;
 		}
-		tsc_err("--enable-delayacct: set "
+		tsc_info("--enable-delayacct: set "
 			"kernel.task_delayacct=1 (it stays on after exit)\n");
 		on = tsc_delayacct_read();
 	}
 	if (on == 0)
-		tsc_err("warning: kernel.task_delayacct is 0: "
+		tsc_warn("warning: kernel.task_delayacct is 0: "
 			"delays are counted only for tasks started after it "
 			"is enabled (--enable-delayacct)\n");
 	else if (on < 0 && on != -ENOENT)
-		tsc_err("warning: kernel.task_delayacct: %s\n",
+		tsc_warn("warning: kernel.task_delayacct: %s\n",
 			strerror(-on));
 	return 0;
 }
@@ -162,7 +188,7 @@ static void open_notify(struct tsc *c)
 	int r = tsc_notify_open(&c->notify);
 
 	if (r < 0)
-		tsc_err("NOTIFY_SOCKET: %s; the service manager will not "
+		tsc_warn("NOTIFY_SOCKET: %s; the service manager will not "
 			"be told that the collector is ready\n",
 			strerror(-r));
 }
@@ -175,16 +201,22 @@ static int shed_privileges(struct tsc *c)
 	char err[256];
 	int r;
 
+	c->check_item = "privileges";
 	if (c->drop) {
 		r = priv_drop(&c->user, err, sizeof(err));
 		if (r < 0)
 			tsc_err("--user %s: %s\n", c->o->user,
 				err);
+		else
+			tsc_check_ok(c, "became %s, every capability "
+				     "dropped", c->o->user);
 		return r;
 	}
 	r = priv_shed_caps(err, sizeof(err));
 	if (r < 0)
 		tsc_err("%s\n", err);
+	else
+		tsc_check_ok(c, "capabilities shed");
 	return r;
 }
 
@@ -197,7 +229,7 @@ int tsc_live_open(struct tsc *c)
 		r = open_listener(c);
 	if (!r)
 		r = open_rollup(c);
-	if (!r)
+	if (!r && !c->o->check) /* --check: no READY=1 */
 		open_notify(c);
 	if (!r)
 		r = shed_privileges(c);

@@ -5,12 +5,23 @@
  * invalid option (always before anything is registered).
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "collector.h"
 #include "signals.h"
+
+/* --check anywhere: a command line it rejects exits 1 too */
+static bool wants_check(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--check"))
+			return true;
+	return false;
+}
 
 int main(int argc, char **argv)
 {
@@ -26,16 +37,23 @@ int main(int argc, char **argv)
 	r = tsc_parse_options(argc, argv, &o);
 	if (r) {
 		tsc_opts_free(&o);
+		if (r != TSC_PARSE_DONE && wants_check(argc, argv)) {
+			puts("FAIL options (the reason is on stderr)");
+			return TSC_EXIT_ERROR;
+		}
 		return r == TSC_PARSE_DONE ? 0 : r;
 	}
+	tsc_log_max = o.log_level;
 	int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd < 0) {
-		perror(PROG ": signalfd");
+		tsc_err("signalfd: %m\n");
 		return TSC_EXIT_ERROR;
 	}
 	tsc_export = &tsc_http_export; /* --listen, --web-config */
 	r = tsc_setup(&c, &o);
-	if (!r)
+	if (o.check)
+		r = r ? tsc_check_failed(&c, r) : tsc_check(&c);
+	else if (!r)
 		r = o.replay ? tsc_replay(&c, sigfd) : tsc_live(&c, sigfd);
 	tsc_teardown(&c);
 	tsc_opts_free(&o);

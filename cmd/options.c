@@ -62,8 +62,9 @@ static const char usage[] =
 "\n"
 "Export:\n"
 "  -l, --listen ADDR:PORT        serve Prometheus text at /metrics\n"
-"      --web-config FILE         HTTPS and basic authentication for\n"
-"                                --listen (Prometheus web config YAML)\n"
+"      --web-config FILE         HTTPS, mTLS and basic authentication for\n"
+"                                --listen (Prometheus web config YAML);\n"
+"                                reloaded on SIGHUP or when it changes\n"
 "      --textfile PATH           write the same text atomically to PATH\n"
 "      --prom-comms              export the --comms commands as series with\n"
 "                                a comm label (mind the cardinality)\n"
@@ -97,10 +98,22 @@ static const char usage[] =
 "\n"
 "  -u, --user NAME               drop to NAME and all capabilities once\n"
 "                                the listeners are registered\n"
+"      --check                   validate the options and --web-config, try\n"
+"                                what the run needs (listener, attribution\n"
+"                                source, outputs, socket), print one line\n"
+"                                per item; exit 0 if all are ok, else 1\n"
+"  -q, --quiet                   print errors only (--log-level error)\n"
+"  -v, --verbose                 one level more than so far (repeatable;\n"
+"                                from the default: debug)\n"
+"      --log-level error|warning|info|debug\n"
+"                                messages printed (default info); on the\n"
+"                                journal (JOURNAL_STREAM) with priority\n"
+"                                prefixes\n"
 "  -h, --help                    this text\n"
 "  -V, --version                 version\n"
 "\n"
-"SIGHUP reopens --output and --record (log rotation).\n"
+"SIGHUP reopens --output and --record (log rotation) and reloads\n"
+"--web-config.\n"
 "Exit status: 0 after a clean stop, 1 on a runtime error, 2 for an invalid\n"
 "option, 3 when writing an output failed. See taskstat-collect(8).\n";
 
@@ -111,6 +124,7 @@ enum {
 enum { OPT_FORCE = 1024 }; /* issue 13 */
 enum { OPT_CGROUP = 1088, OPT_EXCLUDE_CGROUP, OPT_PROM_MAX_SERIES };
 enum { OPT_RETIRE_AFTER = 1152, OPT_RETIRE_MAX }; /* issue 28 */
+enum { OPT_LOG_LEVEL = 1216, OPT_CHECK }; /* issue 25, h-ops */
 
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -137,6 +151,10 @@ static const struct option longopts[] = {
 	{ "retire-max", required_argument, NULL, OPT_RETIRE_MAX },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "user", required_argument, NULL, 'u' },
+	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -376,6 +394,22 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 		return set_name("--replay", arg, "file name", &o->replay);
 	case 'u':
 		return set_name("--user", arg, "user name", &o->user);
+	case OPT_CHECK:
+		o->check = true;
+		return 0;
+	case 'q': /* the last of -q, -v and --log-level counts */
+		o->log_level = TSC_LOG_ERROR;
+		return 0;
+	case 'v':
+		o->log_level = o->log_level < TSC_LOG_WARNING ? TSC_LOG_WARNING
+			       : o->log_level < TSC_LOG_INFO ? TSC_LOG_INFO
+			       : TSC_LOG_DEBUG;
+		return 0;
+	case OPT_LOG_LEVEL:
+		o->log_level = tsc_log_level_parse(arg);
+		return o->log_level < 0 ? tsc_usage_error("--log-level",
+			"unknown level '%s' (error, warning, info or debug)",
+			arg) : 0;
 	}
 	return set_export_option(c, arg, o);
 }
@@ -464,7 +498,8 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 	o->prom_max_series = TSC_PROM_MAX_SERIES;
 	o->retire_after_ns = TSC_RETIRE_AFTER_S * 1000000000ull;
 	o->retire_max = TSC_RETIRE_MAX;
-	r = tsc_getopt_run(argc, argv, ":f:o:i:d:el:u:hV", longopts, usage,
+	o->log_level = TSC_LOG_INFO;
+	r = tsc_getopt_run(argc, argv, ":f:o:i:d:el:u:qvhV", longopts, usage,
 			   PROG, set_option_fn, o);
 	if (!r)
 		r = tsc_no_operands(argc, argv);

@@ -11,6 +11,7 @@
 
 #include "optparse.h"
 #include "usage.h"
+#include "log.h"
 
 enum tsc_format { TSC_FMT_AUTO = 0, TSC_FMT_TABLE, TSC_FMT_JSONL, TSC_FMT_CSV };
 
@@ -68,6 +69,8 @@ struct tsc_opts {
 	bool retire_after_set;
 	uint64_t retire_max;
 	bool retire_max_set;
+	int log_level;          /* -q, -v, --log-level: enum tsc_log_level */
+	bool check;             /* --check: try the setup, collect nothing */
 };
 
 /* Default --prom-max-series (see taskstat-collect(8) for why). */

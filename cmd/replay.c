@@ -144,7 +144,7 @@ int tsc_replay(struct tsc *c, int sigfd)
 		status = 1;
 	}
 	if (cap_skipped(c->replay))
-		tsc_err("--replay: skipped %llu records of "
+		tsc_warn("--replay: skipped %llu records of "
 			"unknown types\n",
 			(unsigned long long)cap_skipped(c->replay));
 	/* With --listen, keep serving the result until told to stop. */

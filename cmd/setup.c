@@ -32,6 +32,57 @@ static int open_out(const char *path, int *fd)
 	return *fd < 0 ? -errno : 0;
 }
 
+/* --check: could path be opened for writing? Neither truncated nor left
+ * behind; *size: what is in it (-1: it does not exist). 0 or -errno. */
+static int probe_out(const char *path, long long *size)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+
+	*size = -1;
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			unlink(path);
+	} else if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		*size = st.st_size;
+	}
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* --check: --output and --record, as open_files would find them. */
+static int probe_files(struct tsc *c, const struct tsc_opts *o)
+{
+	long long size;
+	int r;
+
+	if (o->output) {
+		c->check_item = "output";
+		r = probe_out(o->output, &size);
+		if (r < 0)
+			return tsc_usage_error("--output", "%s: %s", o->output,
+					       strerror(-r));
+		tsc_check_ok(c, "%s: writable", o->output);
+	}
+	if (o->record) {
+		c->check_item = "record";
+		r = probe_out(o->record, &size);
+		if (r < 0)
+			return tsc_usage_error("--record", "%s: %s", o->record,
+					       strerror(-r));
+		if (size > 0 && !o->force)
+			return tsc_usage_error("--record", "%s: a file that is "
+					       "not empty is there (--force)",
+					       o->record);
+		tsc_check_ok(c, "%s: writable%s", o->record, size > 0 ?
+			     " (--force: would be replaced)" : "");
+	}
+	return 0;
+}
+
 /* --record: an existing capture is not truncated unless forced (an empty
  * file, a FIFO or a device is fine). 0, -EEXIST or -errno. */
 static int open_capture(const char *path, bool force, int *fd)
@@ -133,20 +184,36 @@ static int bind_listen(struct tsc_opts *o, int *out)
 	return 0;
 }
 
-/* Print where the metrics are served (port 0 picks a free port). */
-static void say_listen(int fd, bool tls)
+/* "http[s]://HOST:PORT" of the bound socket (port 0 picks a free one),
+ * or "" */
+static void listen_url(int fd, bool tls, char *out, size_t outlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	char host[NI_MAXHOST], serv[NI_MAXSERV];
 
+	*out = '\0';
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
 	    getnameinfo((struct sockaddr *)&ss, len, host, sizeof(host), serv,
 			sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV))
 		return;
 	bool v6 = strchr(host, ':') != NULL;
-	tsc_err("serving metrics on http%s://%s%s%s:%s/metrics\n",
-		tls ? "s" : "", v6 ? "[" : "", host, v6 ? "]" : "", serv);
+	snprintf(out, outlen, "http%s://%s%s%s:%s", tls ? "s" : "",
+		 v6 ? "[" : "", host, v6 ? "]" : "", serv);
+}
+
+/* Print where the metrics are served, or (--check) would be. */
+static void say_listen(struct tsc *c)
+{
+	char url[NI_MAXHOST + NI_MAXSERV + 16];
+
+	listen_url(c->listen_fd, c->web && c->web->tls, url, sizeof(url));
+	if (!*url)
+		return;
+	if (c->o->check)
+		tsc_check_ok(c, "%s/metrics: bound", url);
+	else
+		tsc_info("serving metrics on %s/metrics\n", url);
 }
 
 /* The hierarchy: a throw-away rollup proves it can be used. */
@@ -181,6 +248,8 @@ static int probe_rollup(struct tsc *c, const struct tsc_opts *o)
 static int open_files(struct tsc *c, const struct tsc_opts *o)
 {
 	int r;
+	if (o->check)
+		return probe_files(c, o);
 	if (o->output) {
 		struct stat st;
 		if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
@@ -227,6 +296,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	pthread_mutex_init(&c->out_lock, NULL);
 	pthread_mutex_init(&c->cap_lock, NULL);
 	pthread_mutex_init(&c->prom_lock, NULL);
+	pthread_mutex_init(&c->webstate.lock, NULL);
 	buf_init(&c->prom);
 	buf_init(&c->json);
 	buf_init(&c->snap);
@@ -238,12 +308,17 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 							  : TSC_FMT_JSONL;
 	c->out = formats[fmt];
 
+	c->check_item = "options";
+	tsc_check_ok(c, "valid");
 	if (o->replay) {
+		c->check_item = "replay";
 		r = cap_open(&c->replay, o->replay, err, sizeof(err));
 		if (r < 0)
 			return tsc_usage_error("--replay", "%s: %s", o->replay,
 					       err);
+		tsc_check_ok(c, "%s: a capture", o->replay);
 	}
+	c->check_item = "cpus";
 	if (!o->replay && o->cpus) {
 		r = cgs_cpulist_validate(o->cpus, err, sizeof(err));
 		if (r < 0)
@@ -254,35 +329,52 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 					       o->cpus);
 	}
 	if (o->user) {
+		c->check_item = "user";
 		r = priv_lookup(o->user, &c->user, err, sizeof(err));
 		if (r < 0)
 			return tsc_usage_error("--user", "%s", err);
 		c->drop = true;
+		tsc_check_ok(c, "%s: uid %u, gid %u", o->user,
+			     (unsigned)c->user.uid, (unsigned)c->user.gid);
 	}
 	if (o->textfile) {
 		struct probe p = { o->textfile };
+		c->check_item = "textfile";
 		r = priv_run_as(c->drop ? &c->user : NULL, probe_textfile, &p);
 		if (r < 0)
 			return tsc_usage_error("--textfile", "%s: %s%s",
 					       o->textfile, strerror(-r), c->drop ?
 					       " (as the --user)" : "");
+		tsc_check_ok(c, "%s: its directory is writable%s",
+			     o->textfile, c->drop ? " by the --user" : "");
 	}
 
+	c->check_item = "hierarchy";
 	r = probe_rollup(c, o);
 	if (r)
 		return r;
 	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
+	tsc_check_ok(c, "%s", c->hierarchy ? c->hierarchy : "?");
 
 	if (o->listen) {
+		c->check_item = "listen";
 		r = bind_listen(o, &c->listen_fd);
 		if (r)
 			return r;
 	}
 	if (o->web_config) { /* before --user: the key may be root's only */
+		c->check_item = "web-config";
 		r = tsc_export->webcfg_load(o->web_config, &c->web, err,
 					    sizeof(err));
 		if (r < 0)
 			return tsc_usage_error("--web-config", "%s", err);
+		tsc_web_loaded(c);
+		tsc_webcfg_describe(c->web, err, sizeof(err));
+		tsc_check_ok(c, "%s: %s", o->web_config, err);
+	}
+	if (o->listen && o->check) {
+		c->check_item = "listen";
+		say_listen(c);
 	}
 	/* Files last: a rejected command line leaves none behind. */
 	r = open_files(c, o);
@@ -290,8 +382,8 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 		return r;
 	tsc_ostate_init(c, TSC_OUT_OUTPUT, c->out_fd);
 	c->ost[TSC_OUT_TEXTFILE].on = o->textfile != NULL;
-	if (o->listen)
-		say_listen(c->listen_fd, c->web && c->web->tls);
+	if (o->listen && !o->check)
+		say_listen(c);
 	c->prom_on = o->listen || o->textfile;
 	c->json_on = o->listen != NULL; /* GET /snapshot */
 	return 0;
@@ -304,6 +396,7 @@ void tsc_teardown(struct tsc *c)
 		tsc_export->webcfg_free(c->web);
 	}
 	c->web = NULL;
+	pthread_mutex_destroy(&c->webstate.lock);
 	cgs_listener_close(c->l);
 	c->l = NULL;
 	cgs_rollup_free(c->rollup);

@@ -126,12 +126,12 @@ static void out_failed(struct tsc *c, enum tsc_out k, int err)
 	if (!say_now(st))
 		return;
 	if (st->seekable)
-		tsc_err("%s: %s: write failed: %s; retrying "
+		tsc_warn("%s: %s: write failed: %s; retrying "
 			"from byte %lld, the end of the last complete %s\n",
 			out_opt[k], out_path(c, k), strerror(-err), st->good,
 			k == TSC_OUT_RECORD ? "record" : "line");
 	else
-		tsc_err("%s: %s: write failed: %s; retrying\n",
+		tsc_warn("%s: %s: write failed: %s; retrying\n",
 			out_opt[k], out_path(c, k), strerror(-err));
 }
 
@@ -144,7 +144,7 @@ static void out_recovered(struct tsc *c, enum tsc_out k)
 	st->failing = false;
 	if (!say_now(st))
 		return;
-	tsc_err("%s: %s: writing again (%llu failed writes "
+	tsc_info("%s: %s: writing again (%llu failed writes "
 		"so far)\n", out_opt[k], out_path(c, k),
 		(unsigned long long)__atomic_load_n(&st->errors,
 						    __ATOMIC_RELAXED));
@@ -450,7 +450,7 @@ static void retire_removed(struct tsc *c)
 	c->removed_waiting = res.waiting;
 	trim_after_retiring(c, res.retired);
 	if (res.unserved && !c->unserved_said) {
-		tsc_err("%s: %llu removed cgroups retired before a scrape "
+		tsc_warn("%s: %llu removed cgroups retired before a scrape "
 			"fetched their final counts, counted in "
 			"taskstat_collector_retired_unserved_total (said "
 			"once)\n", res.forced ? "--retire-max" :
@@ -498,7 +498,7 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 		return r;
 	fill_info(c, &in, s, time_ns, final);
 	if (tsc_view_make(c->o, s, &view) < 0)
-		tsc_err("--cgroup: out of memory: this snapshot shows every "
+		tsc_warn("--cgroup: out of memory: this snapshot shows every "
 			"cgroup\n");
 	in.shown = view.idx;
 	in.nshown = view.n;
@@ -521,7 +521,7 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 		buf_reset(&c->promw);
 		size_t cut = out_prom(&c->promw, &in, s);
 		if (cut && !c->prom_cut_said) {
-			tsc_err("--prom-max-series %llu: %zu of %zu cgroups "
+			tsc_warn("--prom-max-series %llu: %zu of %zu cgroups "
 				"left out of the Prometheus text (the fewest "
 				"task exits first), counted in "
 				"taskstat_collector_cgroups_not_exported\n",
@@ -634,7 +634,7 @@ static void reopen_one(struct tsc *c, enum tsc_out k)
 		buf_free(&b);
 	}
 	pthread_mutex_unlock(m);
-	tsc_err("%s: reopened %s\n", out_opt[k], path);
+	tsc_info("%s: reopened %s\n", out_opt[k], path);
 }
 
 void tsc_reopen(struct tsc *c)

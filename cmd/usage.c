@@ -13,12 +13,12 @@ const char *tsc_prog = PROG;
 
 int tsc_usage_error(const char *opt, const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fprintf(stderr, "%s: %s: ", tsc_prog, opt);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	tsc_err("%s: %s\n", opt, msg);
 	return TSC_EXIT_USAGE;
 }

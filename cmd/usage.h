@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#include "log.h"
+
 #define PROG "taskstat-collect"
 
 #define TSC_EXIT_ERROR 1 /* a runtime error */
@@ -19,11 +21,11 @@
  * (taskstat-top, taskstat-query), which sets it first. */
 extern const char *tsc_prog;
 
-/* A message on stderr after the running command's name (tsc_prog): what
- * the commands sharing tsc_core say (taskstat-top's standalone mode says
- * "taskstat-top: ..."). fmt is a string literal. */
-#define tsc_err(fmt, ...)                                                     \
-	fprintf(stderr, "%s: " fmt, tsc_prog, ##__VA_ARGS__)
+/* An error on stderr after the running command's name (tsc_prog): what
+ * the commands sharing tsc_util say (taskstat-top's standalone mode says
+ * "taskstat-top: ..."); log.h has the other levels and the journal's
+ * priority prefixes. fmt is a string literal. */
+#define tsc_err(fmt, ...) tsc_log(TSC_LOG_ERROR, fmt, ##__VA_ARGS__)
 
 /*
  * Print "PROG: <opt>: <message>" to stderr and return TSC_EXIT_USAGE. opt

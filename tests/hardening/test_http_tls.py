@@ -104,6 +104,7 @@ with col:
     check(code == "200", "after the plain-HTTP attempt: %s" % code)
     st = col.stderr()
 
+TLSK = "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
 bad = [("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key"
         "\n  client_auth_type: RequireAndVerifyClientCert\n",
         "client_auth_type"),
@@ -111,7 +112,17 @@ bad = [("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key"
        ("tls_server_config:\n  cert_file: nope.crt\n  key_file: server.key\n",
         "nope.crt"),
        ("tls_server_config: [1, 2\n", "web"),
-       ("http_server_config:\n  http2: false\n", "http_server_config")]
+       ("http_server_config:\n  http2: false\n", "http_server_config"),
+       # issue 25: mTLS and min_version, checked at load
+       (TLSK + "  min_version: TLS14\n", "min_version"),
+       (TLSK + "  client_auth_type: Sometimes\n", "Sometimes"),
+       (TLSK + "  client_ca_file: server.crt\n", "client_ca_file"),
+       (TLSK + "  client_ca_file: nope-ca.crt\n"
+        "  client_auth_type: RequireAndVerifyClientCert\n", "nope-ca.crt"),
+       (TLSK + "  client_auth_type: VerifyClientCertIfGiven\n",
+        "client_ca_file"),
+       ("tls_server_config:\n  cert_file: server.crt\n"
+        "  key_file: server.crt\n", "key_file")]
 for text, want in bad:
     with open(cfg, "w") as f:
         f.write(text)
