@@ -4,6 +4,7 @@
 #define TSC_COLLECTOR_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -107,6 +108,12 @@ struct tsc {
 	bool unserved_said;        /* the first of them: told once */
 	uint64_t retired_untrimmed; /* cgroups retired since the last */
 	uint64_t trim_ns;          /* malloc_trim() (monotonic), 0: none */
+	/* the workload view (workloads.c), NULL: off */
+	struct cgs_identity_src *ident;
+	struct cgs_workloads *wl;
+	atomic_bool prom_served;   /* a scrape took the text since the last
+				    * snapshot (http threads set it) */
+	bool wl_err_said;
 	struct buf prom;           /* last Prometheus text */
 	bool prom_on;
 	struct buf json;           /* last snapshot as a JSON line */

@@ -89,6 +89,19 @@ static const char usage[] =
 "      --force                   let --record replace an existing capture\n"
 "      --replay FILE             read a capture instead of listening\n"
 "\n"
+"Workloads (names from the node's runtime state, restarts folded):\n"
+"      --no-identity             name no container or pod from the\n"
+"                                runtimes' files (systemd units only)\n"
+"      --no-workloads            no workload view (no taskstat_workload_*\n"
+"                                series, no names on JSON rows)\n"
+"      --containerd-state DIR    containerd's state (default /run/containerd)\n"
+"      --crio-storage DIR        CRI-O's (default /run/containers/storage)\n"
+"      --docker-root DIR         Docker's (default /var/lib/docker)\n"
+"      --kubelet-logs DIR        the kubelet's pods/ and containers/ log\n"
+"                                folders (default /var/log)\n"
+"      --workload-retire SECONDS a workload's series go this long after its\n"
+"                                last cgroup (default 900)\n"
+"\n"
 "Cgroups shown (every per-cgroup output; totals count all):\n"
 "      --cgroup GLOB             only cgroups whose path matches GLOB\n"
 "                                (fnmatch(3); '*' also matches '/');\n"
@@ -152,6 +165,15 @@ static const struct option longopts[] = {
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "user", required_argument, NULL, 'u' },
 	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "no-identity", no_argument, NULL, TSC_OPT_NO_IDENTITY },
+	{ "no-workloads", no_argument, NULL, TSC_OPT_NO_WORKLOADS },
+	{ "containerd-state", required_argument, NULL,
+	  TSC_OPT_CONTAINERD_STATE },
+	{ "crio-storage", required_argument, NULL, TSC_OPT_CRIO_STORAGE },
+	{ "docker-root", required_argument, NULL, TSC_OPT_DOCKER_ROOT },
+	{ "kubelet-logs", required_argument, NULL, TSC_OPT_KUBELET_LOGS },
+	{ "workload-retire", required_argument, NULL,
+	  TSC_OPT_WORKLOAD_RETIRE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -405,6 +427,8 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 			       : o->log_level < TSC_LOG_INFO ? TSC_LOG_INFO
 			       : TSC_LOG_DEBUG;
 		return 0;
+	case TSC_OPT_NO_IDENTITY ... TSC_OPT_WORKLOAD_RETIRE:
+		return tsc_identity_option(c, arg, o);
 	case OPT_LOG_LEVEL:
 		o->log_level = tsc_log_level_parse(arg);
 		return o->log_level < 0 ? tsc_usage_error("--log-level",

@@ -70,8 +70,25 @@ struct tsc_opts {
 	uint64_t retire_max;
 	bool retire_max_set;
 	int log_level;          /* -q, -v, --log-level: enum tsc_log_level */
+	/* the workload view (opt_identity.c): names from the runtimes' state,
+	 * restarts folded; roots NULL: the library's defaults */
+	struct tsc_ident_opts {
+		bool off;            /* --no-identity: units only */
+		bool no_workloads;   /* --no-workloads: no view at all */
+		const char *containerd, *crio, *docker, *kubelet_logs;
+		uint64_t retire_ns;  /* --workload-retire; 0: 900 s */
+	} ident;
 	bool check;             /* --check: try the setup, collect nothing */
 };
+
+/* The workload view's options (opt_identity.c). */
+enum {
+	TSC_OPT_NO_IDENTITY = 1280, TSC_OPT_NO_WORKLOADS,
+	TSC_OPT_CONTAINERD_STATE, TSC_OPT_CRIO_STORAGE, TSC_OPT_DOCKER_ROOT,
+	TSC_OPT_KUBELET_LOGS, TSC_OPT_WORKLOAD_RETIRE,
+};
+/* One of them: 0 or TSC_EXIT_USAGE; -1 for another option. */
+int tsc_identity_option(int c, const char *arg, struct tsc_opts *o);
 
 /* Default --prom-max-series (see taskstat-collect(8) for why). */
 #define TSC_PROM_MAX_SERIES 100000u

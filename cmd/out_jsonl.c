@@ -33,11 +33,31 @@ static void kv_str(struct buf *b, const char *k, const char *s)
 	}
 }
 
+/* The names the workload view has for the cgroup (the runtimes' state):
+ * "container" is taken by the id (below), so the name is container_name. */
+static void identity(struct buf *b, const struct snap_info *in,
+		     const char *path)
+{
+	struct cgs_workload_view v = { .sz = sizeof(v) };
+	if (!in->workloads || cgs_workloads_find(in->workloads, path, &v) < 0)
+		return;
+	kv_str(b, "workload_kind", cgs_workload_kind_name(v.kind));
+	const struct { const char *k, *v; } kv[] = {
+		{ "namespace", v.k8s_namespace }, { "pod", v.pod },
+		{ "container_name", v.container }, { "image", v.image },
+	};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		if (*kv[i].v)
+			kv_str(b, kv[i].k, kv[i].v);
+}
+
 /* What the path names (cgs_workload_from_path): only the members it
  * has, so an absent key means "the path does not say". */
-static void workload(struct buf *b, const char *path)
+static void workload(struct buf *b, const struct snap_info *in,
+		     const char *path)
 {
 	CGS_OPTS(cgs_workload, w);
+	identity(b, in, path);
 	if (cgs_workload_from_path(path, &w) <= 0)
 		return;
 	const struct { const char *k, *v; } kv[] = {
@@ -275,7 +295,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		kv_u64(b, "depth", g->depth);
 		key(b, "removed");
 		buf_puts(b, g->removed ? "true" : "false");
-		workload(b, g->path);
+		workload(b, in, g->path);
 		counters(b, g);
 		kv_u64(b, "inferred", g->inferred);
 		kv_u64(b, "inferred_delta", g->inferred_delta);

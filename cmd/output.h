@@ -64,6 +64,9 @@ struct snap_info {
 	 * --retire-max, and those waiting for one now */
 	uint64_t retired_unserved, retired_forced, removed_waiting;
 	uint64_t snapshot_gen;     /* the library's generation of it */
+	/* the workload view as of this snapshot (names on JSON rows), NULL:
+	 * off */
+	const struct cgs_workloads *workloads;
 };
 
 /* Number of cgroups shown, and the snapshot index of the k-th of them. */

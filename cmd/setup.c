@@ -17,6 +17,7 @@
 
 #include "collector.h"
 #include "output.h"
+#include "workloads.h"
 #include "webconfig.h"
 
 /* --format once resolved: the only place the formats are told apart. */
@@ -355,6 +356,14 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 		return r;
 	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
 	tsc_check_ok(c, "%s", c->hierarchy ? c->hierarchy : "?");
+	c->check_item = "workloads";
+	r = tsc_workloads_open(c);
+	if (r < 0) {
+		tsc_err("workload view: %s\n", strerror(-r));
+		return TSC_EXIT_ERROR;
+	}
+	tsc_check_ok(c, "%s", !c->wl ? "off" : c->ident ? "named from the "
+		     "runtimes' state and systemd units" : "systemd units");
 
 	if (o->listen) {
 		c->check_item = "listen";
@@ -399,6 +408,7 @@ void tsc_teardown(struct tsc *c)
 	pthread_mutex_destroy(&c->webstate.lock);
 	cgs_listener_close(c->l);
 	c->l = NULL;
+	tsc_workloads_close(c);
 	cgs_rollup_free(c->rollup);
 	c->rollup = NULL;
 	cap_close(c->replay);

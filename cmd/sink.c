@@ -23,6 +23,7 @@
 #include "filter.h"
 #include "memtrim.h"
 #include "output.h"
+#include "workloads.h"
 
 uint64_t tsc_mono_ns(void)
 {
@@ -257,6 +258,7 @@ static char *copy_locked(struct tsc *c, const struct buf *b, size_t *len)
 
 char *tsc_prom_copy(struct tsc *c, size_t *len)
 {
+	atomic_store(&c->prom_served, true); /* see tsc_workloads_update() */
 	return copy_locked(c, &c->prom, len);
 }
 
@@ -496,7 +498,9 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	r = cgs_rollup_snapshot(c->rollup, &so, &s);
 	if (r < 0)
 		return r;
+	tsc_workloads_update(c, s);
 	fill_info(c, &in, s, time_ns, final);
+	in.workloads = c->wl;
 	if (tsc_view_make(c->o, s, &view) < 0)
 		tsc_warn("--cgroup: out of memory: this snapshot shows every "
 			"cgroup\n");
@@ -520,6 +524,7 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	if (c->prom_on) {
 		buf_reset(&c->promw);
 		size_t cut = out_prom(&c->promw, &in, s);
+		tsc_workloads_prom(&c->promw, c);
 		if (cut && !c->prom_cut_said) {
 			tsc_warn("--prom-max-series %llu: %zu of %zu cgroups "
 				"left out of the Prometheus text (the fewest "

@@ -99,9 +99,10 @@ void cgs_workloads_free(struct cgs_workloads *w);
 /**
  * cgs_workloads_update() - Fold one snapshot in.
  * @w: The view.
- * @snap: The next snapshot of one rollup (feed every snapshot, in order:
- *	the view adds each cgroup's self_delta, so one skipped is lost to
- *	it); taken without filters. Not kept.
+ * @snap: The next snapshot of one rollup, taken without folding (feed
+ *	every snapshot, in order: the view adds a cgroup's self counters when
+ *	it first sees it, then its self_delta, so a snapshot skipped is lost
+ *	to it; the first may have no deltas). Not kept.
  * @now_ms: The caller's clock (monotonic ms), for retirement and holds.
  *
  * A cgroup seen for the first time is named once (the identity source's

@@ -290,10 +290,11 @@ static int32_t name_cgroup(struct cgs_workloads *w, const char *path,
 	return i;
 }
 
-static void add_signals(struct wl *x, const struct cgs_snapshot *s, size_t i)
+static void add_signals(struct wl *x, const struct cgs_snapshot *s, size_t i,
+			enum cgs_counter_set set)
 {
 	struct cgs_signal_counts sc = { .sz = sizeof(sc) };
-	if (cgs_snapshot_signals(s, i, CGS_SET_SELF_DELTA, &sc) < 0)
+	if (cgs_snapshot_signals(s, i, set, &sc) < 0)
 		return;
 	if (!x->signals) {
 		x->signals = calloc(CGS_SIGNAL_SLOTS, sizeof(uint64_t));
@@ -311,7 +312,8 @@ static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 	if (!st || !st->path || st->path[0] != '/')
 		return 0;
 	struct cg *c = w->capc ? cg_slot(w, st->path) : NULL;
-	if (!c || !c->path) {
+	bool first = !c || !c->path;
+	if (first) {
 		if (w->nc >= w->o.max_cgroups) {
 			w->n.over_limit++;
 			return 0;
@@ -333,10 +335,14 @@ static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 	struct wl *x = &w->w[c->wl];
 	x->live++;
 	x->last_ms = now;
-	if (st->self_delta) {
-		cgsi_counters_add(&x->total, st->self_delta);
-		if (st->self_delta->exit_signaled)
-			add_signals(x, s, i);
+	/* first sight: everything the cgroup has (it is new, or the view
+	 * came after it); then what each snapshot added */
+	const struct cgs_counters *d = first ? st->self : st->self_delta;
+	if (d) {
+		cgsi_counters_add(&x->total, d);
+		if (d->exit_signaled)
+			add_signals(x, s, i, first ? CGS_SET_SELF
+					 : CGS_SET_SELF_DELTA);
 	}
 	return 0;
 }

@@ -20,76 +20,23 @@ libraries ldd names. The collector writes every exit record (--events):
 Skips (77) without runc, or where it cannot start a container here
 (no mount namespaces, a container without the privileges), saying why."""
 import collections
-import json
 import os
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
 from tsc_e2e import (Cgroups, Collector, arg, check, exits_written,  # noqa
-                     need_live, skip)
+                     need_live)
+from runc_util import bundle, need_runc, probe, runc, v1_leftovers  # noqa
 
 B = arg(1, "taskstat-collect")
 need_live(B)
-RUNC = shutil.which("runc")
-if not RUNC:
-    skip("runc not installed (apt-get install runc)")
+need_runc()
 TRUES = 100
 WANT = {"cgsr-sh": 1, "cgsr-seq": 1, "cgsr-true": TRUES}
 SCRIPT = ("i=0; while [ $i -lt %d ]; do cgsr-true; i=$((i + 1)); done; "
           "cgsr-seq 1 1 >/dev/null" % TRUES)
-
-
-def rootfs(d):
-    """Copy sh, true, seq (as cgsr-*) and their libraries (ldd) into d."""
-    for prog in ("sh", "true", "seq"):
-        src = os.path.realpath(shutil.which(prog))
-        out = subprocess.run(["ldd", src], capture_output=True,
-                             text=True).stdout
-        for f in re.findall(r"(/\S+) \(0x", out):
-            dst = os.path.join(d, f.lstrip("/"))
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            shutil.copy2(f, dst)
-        os.makedirs(os.path.join(d, "bin"), exist_ok=True)
-        shutil.copy2(src, os.path.join(d, "bin", "cgsr-" + prog))
-
-
-def bundle(d, cgpath, script):
-    """An OCI bundle in d: `runc spec`'s defaults, our process and
-    cgroup."""
-    os.makedirs(os.path.join(d, "rootfs"), exist_ok=True)
-    rootfs(os.path.join(d, "rootfs"))
-    subprocess.run([RUNC, "spec"], cwd=d, check=True)
-    with open(os.path.join(d, "config.json")) as f:
-        c = json.load(f)
-    c["process"]["terminal"] = False
-    c["process"]["args"] = ["/bin/cgsr-sh", "-c", script]
-    c["process"]["env"] = ["PATH=/bin:/usr/bin"]
-    c["linux"]["cgroupsPath"] = cgpath
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(c, f)
-
-
-def runc(d, name):
-    return subprocess.run([RUNC, "run", "--bundle", d, name],
-                          stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=60)
-
-
-def v1_leftovers(name):
-    """runc makes the container's cgroup in every v1 hierarchy too and
-    removes only that: remove the parents it made there."""
-    for h in os.listdir("/sys/fs/cgroup"):
-        d = os.path.join("/sys/fs/cgroup", h, name)
-        if h != "unified" and os.path.isdir(d):
-            for sub in sorted((os.path.join(p, x) for p, ds, _ in os.walk(d)
-                               for x in ds), key=len, reverse=True):
-                os.rmdir(sub)
-            os.rmdir(d)
 
 
 def run(cg, attribution, tmp):
@@ -123,13 +70,7 @@ def run(cg, attribution, tmp):
 
 with tempfile.TemporaryDirectory() as tmp, Cgroups("runc") as cg:
     try:
-        # can runc start a container here at all?
-        probe = os.path.join(tmp, "probe")
-        bundle(probe, cg.path("probe"), "true")
-        r = runc(probe, "cgs-runc-probe-%d" % os.getpid())
-        if r.returncode != 0:
-            skip("runc cannot start a container here: " +
-                 (r.stderr.strip().splitlines() or ["?"])[-1])
+        probe(tmp, cg.path("probe"))  # can runc start one here at all?
         got = run(cg, "auto", tmp)
         if any(src == "kernel" for (_, _, src) in got):
             for (comm, own, src), n in got.items():

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The collector's workload view: the library's identity resolver and
+ * workload view (cgs_identity_*, cgs_workloads_*) made at setup, fed every
+ * snapshot, and its Prometheus families (taskstat_workload_*): one set
+ * of series per workload (namespace/pod/container, or unit) that carries
+ * on across the container's restarts.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "collector.h"
+#include "escape.h"
+#include "workloads.h"
+
+int tsc_workloads_open(struct tsc *c)
+{
+	const struct tsc_ident_opts *o = &c->o->ident;
+	if (o->no_workloads)
+		return 0;
+	if (c->o->depth) { /* folded paths name no container */
+		tsc_debug("--depth: no workload view (it needs every cgroup "
+			 "unfolded)\n");
+		return 0;
+	}
+	if (!o->off && !c->o->replay) { /* a capture's paths: not this host's */
+		struct cgs_identity_opts io = {
+			.sz = sizeof(io), .containerd_state = o->containerd,
+			.crio_storage = o->crio, .docker_root = o->docker,
+			.kubelet_logs = o->kubelet_logs,
+		};
+		int r = cgs_identity_new(&io, &c->ident);
+		if (r < 0)
+			return r;
+	}
+	struct cgs_workloads_opts wo = {
+		.sz = sizeof(wo), .identity = c->ident,
+		.retire_after_ms = o->retire_ns / 1000000u,
+	};
+	return cgs_workloads_new(&wo, &c->wl);
+}
+
+void tsc_workloads_close(struct tsc *c)
+{
+	cgs_workloads_free(c->wl);
+	c->wl = NULL;
+	cgs_identity_free(c->ident);
+	c->ident = NULL;
+}
+
+void tsc_workloads_update(struct tsc *c, const struct cgs_snapshot *s)
+{
+	if (!c->wl)
+		return;
+	/* a scrape served the text made before: the zeros of the workloads
+	 * new in it were seen, their counts may show now */
+	if (atomic_exchange(&c->prom_served, false))
+		cgs_workloads_served(c->wl);
+	int r = cgs_workloads_update(c->wl, s, tsc_mono_ns() / 1000000u);
+	if (r < 0 && !c->wl_err_said) {
+		tsc_warn("workload view: %s (counted again next snapshot)\n",
+			 strerror(-r));
+		c->wl_err_said = true;
+	}
+}
+
+static void label(struct buf *b, bool *first, const char *k, const char *v)
+{
+	if (!*v)
+		return;
+	buf_puts(b, *first ? "{" : ",");
+	*first = false;
+	buf_puts(b, k);
+	buf_puts(b, "=\"");
+	esc_prom_label(b, v, strlen(v));
+	buf_putc(b, '"');
+}
+
+/* "taskstat_workload_<name>{kind=...,namespace=...,...", no closing brace */
+static void open_series(struct buf *b, const char *name,
+			const struct cgs_workload_view *v)
+{
+	bool first = true;
+	buf_puts(b, "taskstat_workload_");
+	buf_puts(b, name);
+	label(b, &first, "kind", cgs_workload_kind_name(v->kind));
+	label(b, &first, "namespace", v->k8s_namespace);
+	label(b, &first, "pod", v->pod);
+	label(b, &first, "container", v->container);
+	label(b, &first, "unit", v->unit);
+}
+
+static void value(struct buf *b, uint64_t x)
+{
+	buf_putc(b, ' ');
+	buf_u64(b, x);
+	buf_putc(b, '\n');
+}
+
+static void family(struct buf *b, const char *name, const char *type,
+		   const char *help)
+{
+	buf_printf(b, "# HELP taskstat_workload_%s %s\n"
+		   "# TYPE taskstat_workload_%s %s\n", name, help, name, type);
+}
+
+typedef void write_fn(struct buf *b, const struct cgs_workload_view *v);
+
+static void w_info(struct buf *b, const struct cgs_workload_view *v)
+{
+	open_series(b, "info", v);
+	if (*v->image) {
+		buf_puts(b, ",image=\"");
+		esc_prom_label(b, v->image, strlen(v->image));
+		buf_putc(b, '"');
+	}
+	buf_puts(b, "} 1\n");
+}
+
+static void w_exits(struct buf *b, const struct cgs_workload_view *v)
+{
+	static const char *const names[5] = { "clean", "exit_nonzero",
+		"signaled", "core_dumped", "oom_killed" };
+	const struct cgs_counters *t = v->total;
+	uint64_t sig = t->exit_signaled - t->exit_core_dumped;
+	uint64_t oom = t->oom_kills < sig ? t->oom_kills : sig;
+	uint64_t x[5] = { t->exit_clean, t->exit_nonzero, sig - oom,
+			  t->exit_core_dumped, oom };
+	for (int k = 0; k < 5; k++) { /* every outcome from 0 on */
+		open_series(b, "process_exits_total", v);
+		buf_printf(b, ",outcome=\"%s\"}", names[k]);
+		value(b, x[k]);
+	}
+}
+
+static void w_signals(struct buf *b, const struct cgs_workload_view *v)
+{
+	for (int s = 1; v->signals && s < CGS_SIGNAL_SLOTS; s++) {
+		if (!v->signals[s])
+			continue;
+		open_series(b, "process_signals_total", v);
+		buf_printf(b, ",signal=\"%s\"}", cgs_signal_name(s));
+		value(b, v->signals[s]);
+	}
+}
+
+static void w_cpu(struct buf *b, const struct cgs_workload_view *v)
+{
+	open_series(b, "cpu_seconds_total", v);
+	buf_printf(b, ",mode=\"user\"} %.6f\n", v->total->utime_us / 1e6);
+	open_series(b, "cpu_seconds_total", v);
+	buf_printf(b, ",mode=\"system\"} %.6f\n", v->total->stime_us / 1e6);
+}
+
+static void w_tasks(struct buf *b, const struct cgs_workload_view *v)
+{
+	open_series(b, "task_exits_total", v);
+	buf_putc(b, '}');
+	value(b, v->total->tasks);
+}
+
+static void w_cgroups(struct buf *b, const struct cgs_workload_view *v)
+{
+	open_series(b, "cgroups_total", v);
+	buf_putc(b, '}');
+	value(b, v->cgroups_seen);
+}
+
+static const struct {
+	const char *name, *type, *help;
+	write_fn *write;
+} families[] = {
+	{ "info", "gauge", "A workload (namespace/pod/container from the "
+	  "node's runtime state, or a systemd unit) and its image; its "
+	  "series carry on across the container's restarts.", w_info },
+	{ "process_exits_total", "counter", "Process exits of the workload, "
+	  "every cgroup it had, by exclusive outcome (clean, exit_nonzero, "
+	  "signaled, core_dumped, oom_killed); 0 from its first sample.",
+	  w_exits },
+	{ "process_signals_total", "counter", "Process exits of the workload "
+	  "by terminating signal (once non-zero).", w_signals },
+	{ "cpu_seconds_total", "counter", "CPU time of the workload's exited "
+	  "tasks, by mode.", w_cpu },
+	{ "task_exits_total", "counter", "Task (thread and process) exit "
+	  "records of the workload.", w_tasks },
+	{ "cgroups_total", "counter", "Cgroups the workload has had: its "
+	  "container's restarts + 1.", w_cgroups },
+};
+
+size_t tsc_workloads_prom(struct buf *b, const struct tsc *c)
+{
+	size_t n = cgs_workloads_count(c->wl);
+	if (!n)
+		return 0;
+	for (size_t f = 0; f < sizeof(families) / sizeof(*families); f++) {
+		family(b, families[f].name, families[f].type,
+		       families[f].help);
+		for (size_t i = 0; i < n; i++) {
+			struct cgs_workload_view v = { .sz = sizeof(v) };
+			if (cgs_workloads_get(c->wl, i, &v) == 0)
+				families[f].write(b, &v);
+		}
+	}
+	return n;
+}
