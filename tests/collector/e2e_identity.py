@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Workload identity and restarts folded, with real containers (runc).
+
+    e2e_identity.py COLLECTOR
+
+A pod laid out as the kubelet's systemd cgroup driver and containerd's CRI
+lay it out (kubepods.slice/kubepods-burstable.slice/kubepods-burstable-
+pod<uid>.slice/cri-containerd-<id>.scope, below a private cgroup2 tree;
+runc's cgroupsPath makes the directories), its container's OCI spec with
+the CRI annotations in the containerd task state folder the collector is
+pointed at (--containerd-state). The container crashes three times, as in
+CrashLoopBackOff: each restart a new container id and a new cgroup, each
+run's child killed by SIGSEGV. Checked:
+ - every JSON row of the three cgroups names namespace, pod,
+   container_name and image;
+ - one workload series set (namespace/pod/container) counts the three
+   crashes: process_exits_total{outcome="signaled"} 3,
+   process_signals_total{signal="SIGSEGV"} 3, cgroups_total 3;
+ - its first sample is 0 (the workload is new), so increase() counts the
+   first crash;
+ - the kubelet's log link alone names a container whose spec is gone.
+Skips (77) without runc or where it cannot start a container here."""
+import os
+import re
+import secrets
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from tsc_e2e import (Cgroups, Collector, arg, check, need_live,  # noqa
+                     port_from_stderr, scrape, strict_json_lines)
+from runc_util import bundle, need_runc, probe, runc, v1_leftovers  # noqa
+
+B = arg(1, "taskstat-collect")
+need_live(B)
+need_runc()
+UID = "0b5c1d6e-7f80-4a91-b2c3-%012x" % (os.getpid() & 0xffffffffffff)
+POD = ("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s"
+       ".slice" % UID.replace("-", "_"))
+# a child shell killed by SIGSEGV (PID 1 of the container ignores it)
+CRASH = "cgsr-true; cgsr-sh -c 'kill -SEGV $$'; exit 1"
+LABELS = 'kind="container",namespace="prod",pod="shop-7d9f",container="web"'
+
+
+def spec_annotations(cid):
+    return {
+        "io.kubernetes.cri.container-type": "container",
+        "io.kubernetes.cri.container-name": "web",
+        "io.kubernetes.cri.sandbox-id": "f" * 64,
+        "io.kubernetes.cri.sandbox-name": "shop-7d9f",
+        "io.kubernetes.cri.sandbox-namespace": "prod",
+        "io.kubernetes.cri.sandbox-uid": UID,
+        "io.kubernetes.cri.image-name": "registry.example/shop:1.4",
+    }
+
+
+def value(text, name, labels):
+    m = re.search(r"^taskstat_workload_%s\{%s\} (\S+)$" %
+                  (re.escape(name), re.escape(labels)), text, re.M)
+    return None if m is None else float(m.group(1))
+
+
+def run_container(tmp, cg, cid, state):
+    """One run of the container, its spec where containerd keeps it."""
+    d = os.path.join(state, "io.containerd.runtime.v2.task", "k8s.io", cid)
+    cgpath = cg.path(POD + "/cri-containerd-%s.scope" % cid)
+    bundle(d, cgpath, CRASH, spec_annotations(cid))
+    r = runc(d, "cgs-id-%d-%s" % (os.getpid(), cid[:8]))
+    check(r.returncode == 1, "runc run: exit %d (want the script's 1): %s"
+          % (r.returncode, r.stderr.strip()))
+    return cgpath
+
+
+def wait_for(hostport, name, labels, want, timeout=15):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        text = scrape(hostport)
+        v = value(text, name, labels)
+        if v is not None and v >= want:
+            return text, v
+        time.sleep(0.3)
+    return text, v
+
+
+with tempfile.TemporaryDirectory() as tmp, Cgroups("ident") as cg:
+    try:
+        probe(tmp, cg.path("probe"))
+        state = os.path.join(tmp, "containerd")
+        logs = os.path.join(tmp, "log")
+        os.makedirs(os.path.join(logs, "containers"))
+        os.makedirs(os.path.join(logs, "pods"))
+        out = os.path.join(tmp, "out.jsonl")
+        with Collector(B, ["--listen", "127.0.0.1:0", "-i", "0.5", "-f",
+                           "jsonl", "-o", out, "--containerd-state", state,
+                           "--kubelet-logs", logs]) as col:
+            hp = port_from_stderr(col)
+            paths, first = [], None
+            for k in range(3):
+                cid = secrets.token_hex(32)
+                paths.append(run_container(tmp, cg, cid, state))
+                if k == 0:  # the first sample the workload has: 0
+                    t0 = time.time()
+                    while first is None and time.time() - t0 < 15:
+                        first = value(scrape(hp), "process_exits_total",
+                                      LABELS + ',outcome="signaled"')
+                        time.sleep(0.2)
+                    check(first == 0, "the new workload's first sample is "
+                          "%r, want 0" % first)
+                text, v = wait_for(hp, "process_exits_total",
+                                   LABELS + ',outcome="signaled"', k + 1)
+                check(v == k + 1, "after %d crashes the workload counts %r"
+                      % (k + 1, v))
+            sig = value(text, "process_signals_total",
+                        LABELS + ',signal="SIGSEGV"')
+            check(sig == 3, "SIGSEGV exits of the workload: %r, want 3" % sig)
+            check(value(text, "cgroups_total", LABELS) == 3,
+                  "cgroups_total: %r, want 3" %
+                  value(text, "cgroups_total", LABELS))
+            check(re.search(r'^taskstat_workload_info\{%s,image="registry'
+                            r'\.example/shop:1\.4"\} 1$' % re.escape(LABELS),
+                            text, re.M), "no workload_info with the image")
+            # the kubelet's log link alone: no spec for this one
+            cid = secrets.token_hex(32)
+            open(os.path.join(logs, "containers", "shop-7d9f_prod_side-%s"
+                              ".log" % cid), "w").close()
+            d = os.path.join(tmp, "nospec")
+            cgpath = cg.path(POD + "/cri-containerd-%s.scope" % cid)
+            bundle(d, cgpath, "cgsr-true")
+            r = runc(d, "cgs-id-%d-side" % os.getpid())
+            check(r.returncode == 0, "runc run: %s" % r.stderr.strip())
+            side = 'kind="container",namespace="prod",pod="shop-7d9f",' \
+                   'container="side"'
+            text, v = wait_for(hp, "task_exits_total", side, 1)
+            check(v is not None and v >= 1, "the kubelet's link named no "
+                  "workload: %r" % v)
+            time.sleep(1.2)
+        rows = {}
+        with open(out, "rb") as f:
+            for o in strict_json_lines(f.read()):
+                for g in o.get("cgroups", []):
+                    rows[g["cgroup"]] = g
+        for p in paths:
+            g = rows.get(p)
+            check(g is not None, "no JSON row of %s" % p)
+            want = {"namespace": "prod", "pod": "shop-7d9f",
+                    "container_name": "web",
+                    "image": "registry.example/shop:1.4",
+                    "workload_kind": "container"}
+            for k, w in want.items():
+                check(g.get(k) == w, "%s: %s is %r, want %r" %
+                      (p, k, g.get(k), w))
+        print("3 crashes in 3 cgroups: one workload, signaled 3, SIGSEGV 3,"
+              " first sample 0; JSON rows named; kubelet link named 'side'")
+    finally:
+        v1_leftovers(cg.name)
+print("OK")
