@@ -47,6 +47,8 @@ struct tsc_opts {
 	bool no_histograms;     /* --no-histograms */
 	bool prom_comms;        /* --prom-comms */
 	bool prom_workload_labels; /* unit, slice, ... on per-cgroup series */
+	bool prom_full;         /* --prom-level full (default lean) */
+	bool prom_parents;      /* --prom-parents */
 	bool force;             /* --force: --record may replace a capture */
 	/* --cgroup / --exclude-cgroup GLOB, each repeatable: fnmatch(3)
 	 * patterns on the cgroup path (argv strings; the arrays are owned) */

@@ -144,6 +144,16 @@ static int by_index(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
+/* Lean without --prom-parents: only cgroups with exits of their own (an
+ * ancestor without has only zeros: leaving it out loses nothing). */
+static bool prom_exported(const struct snap_info *in,
+			  const struct cgs_snapshot *s, size_t i)
+{
+	const struct cgs_counters *c = cgs_snapshot_get(s, i)->self;
+	return !in->prom_lean || in->prom_parents || c->tasks ||
+	       c->oom_kills;
+}
+
 /*
  * The cgroups whose series are written (in *keep, snapshot order) within
  * in->prom_max_series: all shown when they fit; else by self task exits,
@@ -164,8 +174,11 @@ static int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
 	*cut_series = 0;
 	if (!k)
 		return -ENOMEM;
-	for (size_t j = 0; j < m; j++)
-		k[j] = snap_index(in, j);
+	size_t shown = m;
+	m = 0;
+	for (size_t j = 0; j < shown; j++)
+		if (prom_exported(in, s, snap_index(in, j)))
+			k[m++] = snap_index(in, j);
 	*keep = k;
 	*nkeep = m;
 	if (!in->prom_max_series || !m)

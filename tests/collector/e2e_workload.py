@@ -148,7 +148,7 @@ try:
               "hostile labels: %s" % series[hpe])
         # every per-cgroup family carries them, not only one
         for m in ("taskstat_process_exits_total", "taskstat_delays_total",
-                  "taskstat_inferred_records_total"):
+                  "taskstat_process_lifetime_seconds_count"):
             lab = prom_labels(data.decode(), m)
             key = cg.path("docker/" + ID)
             check(lab.get(key, {}).get("container_id") == "docker://" + ID,
