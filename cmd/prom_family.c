@@ -197,15 +197,18 @@ static uint64_t in_bucket(const struct cgs_hist *h, unsigned j)
 }
 
 /* Whether bucket j is written: always in full (arg < CGS_HIST__COUNT); in
- * lean only +Inf and both bounds of every bucket that holds an
- * observation. The rest hold none, so quantiles are those of the full
- * buckets; per-bucket counts never decrease, so a bound appears with the
- * first observation next to it and stays. */
+ * lean only +Inf, the upper bound of every bucket that holds an
+ * observation and the lower bound of one that follows empty buckets (not
+ * of the lowest: histogram_quantile() takes 0 for the lowest bucket's
+ * lower bound, as for any histogram). Quantiles are those of the full
+ * buckets but in the lowest non-empty one; per-bucket counts never
+ * decrease, so a bound appears with the first observation next to it and
+ * stays. */
 static bool bucket_shown(const struct prom_family *f, const struct cgs_hist *h,
 			 unsigned j)
 {
 	return f->arg < CGS_HIST__COUNT || j + 1 >= h->nbuckets ||
-	       in_bucket(h, j) || in_bucket(h, j + 1);
+	       in_bucket(h, j) || (in_bucket(h, j + 1) && h->cumulative[j]);
 }
 
 static int hist_of(const struct prom_family *f, const struct cgs_snapshot *s,
@@ -313,24 +316,60 @@ static void write_inferred(struct buf *b, const struct prom_family *f,
 	buf_putc(b, '\n');
 }
 
+/* --- lean --prom-workload-labels: the labels once per cgroup ------------- */
+
+static bool info_on(const struct snap_info *in)
+{
+	return in->workload_labels;
+}
+
+static size_t info_series(const struct prom_family *f,
+			  const struct snap_info *in,
+			  const struct cgs_snapshot *s, size_t i)
+{
+	(void)f, (void)in;
+	CGS_OPTS(cgs_workload, w);
+	return cgs_workload_from_path(cgs_snapshot_get(s, i)->path, &w) > 0;
+}
+
+static void write_info(struct buf *b, const struct prom_family *f,
+		       const struct prom_ctx *c, size_t x)
+{
+	if (!c->info || !info_series(f, c->in, c->s, c->keep[x]))
+		return; /* no workload label */
+	buf_puts(b, PROM_PREFIX);
+	buf_puts(b, f->name);
+	cglabel(b, c->info, x);
+	buf_puts(b, "} 1\n");
+}
+
+static const struct prom_family info_family = {
+	"cgroup_info", "gauge",
+	"1 for each exported cgroup with workload labels (lean "
+	"--prom-workload-labels: unit, slice, container_id, pod_uid, "
+	"qos_class here, not on every series; join on cgroup).", "",
+	PROM_SET_LEAN, "* on (cgroup) group_left(...) to label other series",
+	false, 0, 1, info_on, info_series, write_info,
+};
+
 /* --- the table ------------------------------------------------------------ */
 
 static const char *const read_sum =
 	"rate() per cgroup; sum() over cgroups is the host's";
 
-#define DELAYS(set, lean)                                                  \
-	{ "delays_total", "counter",                                        \
-	  "Delays exited tasks waited, by class (delay accounting).", "",   \
-	  set, read_sum, false, 0 | (lean), CGS_DELAY__COUNT, NULL,         \
-	  delay_series, write_delays },                                     \
+#define DELAY_SECONDS(set, lean)                                           \
 	{ "delay_seconds_total", "counter",                                 \
 	  "Time exited tasks spent waiting, by class (delay accounting).", \
 	  "seconds", set, read_sum, false, 1 | (lean), CGS_DELAY__COUNT,    \
 	  NULL, delay_series, write_delays }
 
 static const struct prom_family fixed_families[] = {
-	DELAYS(PROM_SET_FULL, 0),
-	DELAYS(PROM_SET_LEAN, 2), /* the classes seen non-zero */
+	{ "delays_total", "counter",
+	  "Delays exited tasks waited, by class (delay accounting).", "",
+	  PROM_SET_FULL, read_sum, false, 0, CGS_DELAY__COUNT, NULL,
+	  delay_series, write_delays },
+	DELAY_SECONDS(PROM_SET_FULL, 0),
+	DELAY_SECONDS(PROM_SET_LEAN, 2), /* the classes seen non-zero */
 	{ "process_outcomes_total", "counter",
 	  "Process exits of the cgroup by outcome: clean (status 0), "
 	  "exit_nonzero, signaled (core_dumped is a part of it), oom_kills "
@@ -382,10 +421,11 @@ static unsigned field_sets(const char *prom)
 	return PROM_SET_FULL;
 }
 
-/* Distributions of the lean set (with sparse buckets, see bucket_shown) */
+/* The distribution of the lean set (with sparse buckets, see
+ * bucket_shown); run-queue delay is there as delay_seconds_total */
 static bool hist_lean(enum cgs_hist_kind k)
 {
-	return k == CGS_HIST_PROC_LIFETIME || k == CGS_HIST_CPU_DELAY;
+	return k == CGS_HIST_PROC_LIFETIME;
 }
 
 static struct prom_family hist_family(int k, bool lean)
@@ -423,9 +463,10 @@ static void build(void)
 	for (size_t f = 0; f < tsc_nfields; f++)
 		nf += tsc_fields[f].prom != NULL;
 	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2;
-	struct prom_family *t = calloc(n, sizeof(*t)), *p = t;
+	struct prom_family *t = calloc(n + 1, sizeof(*t)), *p = t;
 	if (!t)
 		return;
+	*p++ = info_family;
 	for (size_t f = 0; f < tsc_nfields; f++) {
 		const struct cfield *fd = &tsc_fields[f];
 		if (!fd->prom)

@@ -37,6 +37,9 @@ struct prom_ctx {
 	const struct cglabels *L; /* labels of keep[x], x < n */
 	const size_t *keep;       /* snapshot indices of the exported cgroups */
 	size_t n;
+	/* lean --prom-workload-labels: every workload label of keep[x], for
+	 * taskstat_cgroup_info (L has cgroup, and unit if not a container) */
+	const struct cglabels *info;
 };
 
 /* Sets a family belongs to (a bit each): --prom-level full writes the
