@@ -76,7 +76,7 @@ printf '%-16s %7s %8s %6s %10s %10s %9s %7s %3s %10s\n' config series \
 for ((k = 0; k < n; k++)); do
 	url=http://127.0.0.1:$((PORT + k))/metrics
 	curl -s "$url" > "$tmp/m"
-	[ -n "${KEEP:-}" ] && cp "$tmp/m" "$KEEP/${names[k]}.prom"
+	if [ -n "${KEEP:-}" ]; then cp "$tmp/m" "$KEEP/${names[k]}.prom"; cp "$tmp/${names[k]}.log" "$KEEP/"; fi
 	gz=$(curl -s -H 'Accept-Encoding: gzip' "$url" | wc -c)
 	grep "^taskstat_[a-z_]*{cgroup=\"$R/" "$tmp/m" > "$tmp/node" || true
 	series=$(wc -l < "$tmp/node")
