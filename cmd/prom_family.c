@@ -196,7 +196,7 @@ static uint64_t in_bucket(const struct cgs_hist *h, unsigned j)
 	return h->cumulative[j] - (j ? h->cumulative[j - 1] : 0);
 }
 
-/* Whether bucket j is written: always in full (arg < CGS_HIST__COUNT); in
+/* Whether bucket j is written: always in full; in
  * lean only +Inf, the upper bound of every bucket that holds an
  * observation and the lower bound of one that follows empty buckets (not
  * of the lowest: histogram_quantile() takes 0 for the lowest bucket's
@@ -207,7 +207,7 @@ static uint64_t in_bucket(const struct cgs_hist *h, unsigned j)
 static bool bucket_shown(const struct prom_family *f, const struct cgs_hist *h,
 			 unsigned j)
 {
-	return f->arg < CGS_HIST__COUNT || j + 1 >= h->nbuckets ||
+	return (f->sets & PROM_SET_FULL) || j + 1 >= h->nbuckets ||
 	       in_bucket(h, j) || (in_bucket(h, j + 1) && h->cumulative[j]);
 }
 
@@ -215,8 +215,7 @@ static int hist_of(const struct prom_family *f, const struct cgs_snapshot *s,
 		   size_t i, struct cgs_hist *h)
 {
 	return cgs_snapshot_hist(s, i, CGS_SET_SELF,
-				 (enum cgs_hist_kind)(f->arg % CGS_HIST__COUNT),
-				 h);
+				 (enum cgs_hist_kind)f->arg, h);
 }
 
 static size_t hist_series(const struct prom_family *f,
@@ -438,7 +437,7 @@ static struct prom_family hist_family(int k, bool lean)
 		       "bucket bound appears with the first observation next "
 		       "to it"
 		     : "histogram_quantile() over rate() of the buckets",
-		true, k + (lean ? CGS_HIST__COUNT : 0), CGS_HIST_SLOTS + 2,
+		true, k, CGS_HIST_SLOTS + 2,
 		hist_on, hist_series, write_hist,
 	};
 }
