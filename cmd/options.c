@@ -118,7 +118,7 @@ enum {
 enum { OPT_FORCE = 1024 }; /* issue 13 */
 enum { OPT_CGROUP = 1088, OPT_EXCLUDE_CGROUP, OPT_PROM_MAX_SERIES };
 enum { OPT_RETIRE_AFTER = 1152, OPT_RETIRE_MAX }; /* issue 28 */
-enum { OPT_PROM_LEVEL = 1216, OPT_PROM_PARENTS }; /* issue 22 */
+enum { OPT_PROM_LEVEL = 1280, OPT_PROM_PARENTS }; /* issue 22 (1216: h-ops) */
 
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
