@@ -71,6 +71,11 @@ static const char usage[] =
 "      --prom-workload-labels    add the labels unit, slice, container_id,\n"
 "                                pod_uid and qos_class (from each cgroup's\n"
 "                                path) to every per-cgroup series\n"
+"      --prom-level lean|full    per-cgroup series: lean (default, about\n"
+"                                20 per cgroup with exits of its own) or\n"
+"                                full (129 with distributions, 41 without)\n"
+"      --prom-parents            lean: export ancestors without exits of\n"
+"                                their own too (full always does)\n"
 "      --prom-max-series N       per-cgroup series at most (default 100000,\n"
 "                                0: no limit); past it the cgroups with the\n"
 "                                fewest task exits are left out, counted\n"
@@ -138,6 +143,8 @@ enum { OPT_FORCE = 1024 }; /* issue 13 */
 enum { OPT_CGROUP = 1088, OPT_EXCLUDE_CGROUP, OPT_PROM_MAX_SERIES };
 enum { OPT_RETIRE_AFTER = 1152, OPT_RETIRE_MAX }; /* issue 28 */
 enum { OPT_LOG_LEVEL = 1216, OPT_CHECK }; /* issue 25, h-ops */
+enum { OPT_PROM_LEVEL = 1280, OPT_PROM_PARENTS }; /* issue 22 */
+/* 1344: the workload view's (options.h) */
 
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -160,6 +167,8 @@ static const struct option longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "exclude-cgroup", required_argument, NULL, OPT_EXCLUDE_CGROUP },
 	{ "prom-max-series", required_argument, NULL, OPT_PROM_MAX_SERIES },
+	{ "prom-level", required_argument, NULL, OPT_PROM_LEVEL },
+	{ "prom-parents", no_argument, NULL, OPT_PROM_PARENTS },
 	{ "retire-after", required_argument, NULL, OPT_RETIRE_AFTER },
 	{ "retire-max", required_argument, NULL, OPT_RETIRE_MAX },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
@@ -299,6 +308,15 @@ static int set_export_option(int c, const char *arg, struct tsc_opts *o)
 		return set_name("--textfile", arg, "path", &o->textfile);
 	case OPT_PROM_WORKLOAD_LABELS:
 		o->prom_workload_labels = true;
+		return 0;
+	case OPT_PROM_LEVEL:
+		if (strcmp(arg, "lean") && strcmp(arg, "full"))
+			return tsc_usage_error("--prom-level", "'%s': lean or "
+					       "full", arg);
+		o->prom_full = arg[0] == 'f';
+		return 0;
+	case OPT_PROM_PARENTS:
+		o->prom_parents = true;
 		return 0;
 	case OPT_PROM_MAX_SERIES:
 		r = set_uint("--prom-max-series", arg, 0, 1000000000, &v);
@@ -482,6 +500,10 @@ static int check_combination(const struct tsc_opts *o)
 		return tsc_usage_error("--prom-workload-labels", "has no "
 				       "meaning without --listen or "
 				       "--textfile");
+	if ((o->prom_full || o->prom_parents) && !o->listen && !o->textfile)
+		return tsc_usage_error(o->prom_full ? "--prom-level" :
+				       "--prom-parents", "has no meaning "
+				       "without --listen or --textfile");
 	if (o->prom_max_series_set && !o->listen && !o->textfile)
 		return tsc_usage_error("--prom-max-series", "has no meaning "
 				       "without --listen or --textfile");

@@ -51,6 +51,8 @@ struct tsc_opts {
 	bool no_histograms;     /* --no-histograms */
 	bool prom_comms;        /* --prom-comms */
 	bool prom_workload_labels; /* unit, slice, ... on per-cgroup series */
+	bool prom_full;         /* --prom-level full (default lean) */
+	bool prom_parents;      /* --prom-parents */
 	bool force;             /* --force: --record may replace a capture */
 	/* --cgroup / --exclude-cgroup GLOB, each repeatable: fnmatch(3)
 	 * patterns on the cgroup path (argv strings; the arrays are owned) */
@@ -83,7 +85,7 @@ struct tsc_opts {
 
 /* The workload view's options (opt_identity.c). */
 enum {
-	TSC_OPT_NO_IDENTITY = 1280, TSC_OPT_NO_WORKLOADS,
+	TSC_OPT_NO_IDENTITY = 1344, TSC_OPT_NO_WORKLOADS,
 	TSC_OPT_CONTAINERD_STATE, TSC_OPT_CRIO_STORAGE, TSC_OPT_DOCKER_ROOT,
 	TSC_OPT_KUBELET_LOGS, TSC_OPT_WORKLOAD_RETIRE,
 };

@@ -27,8 +27,12 @@ static void wl_label(struct buf *b, const char *k, const char *v)
 	buf_putc(b, '"');
 }
 
+/* The labels of the exported cgroups: cgroup, then the workload labels
+ * (WL_ALL), or (WL_LEAN) only a unit that is not a container's. */
+enum { WL_NONE, WL_ALL, WL_LEAN };
+
 static bool cglabels_make(struct cglabels *L, const struct cgs_snapshot *s,
-			  const size_t *idx, size_t n, bool workload)
+			  const size_t *idx, size_t n, int workload)
 {
 	buf_init(&L->text);
 	L->off = calloc(n + 1, sizeof(*L->off));
@@ -41,7 +45,11 @@ static bool cglabels_make(struct cglabels *L, const struct cgs_snapshot *s,
 		esc_prom_label(&L->text, path, strlen(path));
 		buf_putc(&L->text, '"');
 		CGS_OPTS(cgs_workload, w);
-		if (workload && cgs_workload_from_path(path, &w) > 0) {
+		if (workload == WL_LEAN &&
+		    cgs_workload_from_path(path, &w) > 0 && !*w.container_id)
+			wl_label(&L->text, "unit", w.unit);
+		if (workload == WL_ALL &&
+		    cgs_workload_from_path(path, &w) > 0) {
 			wl_label(&L->text, "unit", w.unit);
 			wl_label(&L->text, "slice", w.slice);
 			wl_label(&L->text, "container_id", w.container_id);
@@ -144,6 +152,16 @@ static int by_index(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
+/* Lean without --prom-parents: only cgroups with exits of their own (an
+ * ancestor without has only zeros: leaving it out loses nothing). */
+static bool prom_exported(const struct snap_info *in,
+			  const struct cgs_snapshot *s, size_t i)
+{
+	const struct cgs_counters *c = cgs_snapshot_get(s, i)->self;
+	return !in->prom_lean || in->prom_parents || c->tasks ||
+	       c->oom_kills;
+}
+
 /*
  * The cgroups whose series are written (in *keep, snapshot order) within
  * in->prom_max_series: all shown when they fit; else by self task exits,
@@ -164,8 +182,11 @@ static int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
 	*cut_series = 0;
 	if (!k)
 		return -ENOMEM;
-	for (size_t j = 0; j < m; j++)
-		k[j] = snap_index(in, j);
+	size_t shown = m;
+	m = 0;
+	for (size_t j = 0; j < shown; j++)
+		if (prom_exported(in, s, snap_index(in, j)))
+			k[m++] = snap_index(in, j);
 	*keep = k;
 	*nkeep = m;
 	if (!in->prom_max_series || !m)
@@ -338,15 +359,21 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 {
 	size_t *keep = NULL, n = 0, cut = 0;
 	uint64_t cut_series = 0;
-	struct cglabels L;
+	struct cglabels L, I;
+	/* lean: the workload labels once per cgroup, in taskstat_cgroup_info */
+	bool info = in->prom_lean && in->workload_labels;
 
 	buf_init(&L.text);
-	L.off = NULL;
+	buf_init(&I.text);
+	L.off = I.off = NULL;
 	if (prom_keep(in, s, &keep, &n, &cut, &cut_series) < 0 ||
-	    !cglabels_make(&L, s, keep, n, in->workload_labels)) {
+	    !cglabels_make(&L, s, keep, n, !in->workload_labels ? WL_NONE :
+			   info ? WL_LEAN : WL_ALL) ||
+	    (info && !cglabels_make(&I, s, keep, n, WL_ALL))) {
 		/* as any other allocation failure of the text: truncated */
 		b->oom = true;
 		cglabels_free(&L);
+		cglabels_free(&I);
 		free(keep);
 		return 0;
 	}
@@ -355,7 +382,7 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 	if (!fam)
 		b->oom = true;
 	struct prom_ctx ctx = { .in = in, .s = s, .L = &L, .keep = keep,
-				.n = n };
+				.n = n, .info = info ? &I : NULL };
 	for (size_t k = 0; fam && k < nf; k++) {
 		if (!prom_family_on(&fam[k], in))
 			continue;
@@ -365,6 +392,7 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 	}
 
 	cglabels_free(&L);
+	cglabels_free(&I);
 	free(keep);
 	out_prom_attribution(b, in);
 	out_prom_health(b, in, s, cut, cut_series);

@@ -48,6 +48,9 @@ struct snap_info {
 	unsigned comms;         /* --comms: commands shown per cgroup, 0: off */
 	bool prom_comms;        /* --prom-comms */
 	bool workload_labels; /* Prometheus: --prom-workload-labels */
+	/* --prom-level lean (the default; false: full, today's set) and
+	 * --prom-parents (lean: ancestors without exits exported too) */
+	bool prom_lean, prom_parents;
 	uint64_t start_ns;      /* the collector's start, CLOCK_REALTIME */
 	/* failed writes per output ("output", "record", "textfile"), -1:
 	 * no such output in this run */

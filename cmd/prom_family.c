@@ -37,13 +37,6 @@ static size_t one(const struct prom_family *f, const struct snap_info *in,
 	return 1;
 }
 
-static size_t fixed(const struct prom_family *f, const struct snap_info *in,
-		    const struct cgs_snapshot *s, size_t i)
-{
-	(void)in, (void)s, (void)i;
-	return f->max_series;
-}
-
 /* --- one series per counter field (tsc_fields) -------------------------- */
 
 static void write_field(struct buf *b, const struct prom_family *f,
@@ -56,17 +49,38 @@ static void write_field(struct buf *b, const struct prom_family *f,
 	buf_putc(b, '\n');
 }
 
-/* --- delays, by class --------------------------------------------------- */
+/* --- delays, by class (arg: 1 seconds, else counts; | 2: lean, a class
+ * from its first non-zero value on: cumulative, so it stays) ----------- */
+
+static bool delay_shown(const struct prom_family *f,
+			const struct cgs_delay_sum *d)
+{
+	return !(f->arg & 2) || d->count || d->total_ns;
+}
+
+static size_t delay_series(const struct prom_family *f,
+			   const struct snap_info *in,
+			   const struct cgs_snapshot *s, size_t i)
+{
+	(void)in;
+	const struct cgs_counters *self = cgs_snapshot_get(s, i)->self;
+	size_t n = 0;
+	for (int k = 0; k < CGS_DELAY__COUNT; k++)
+		n += delay_shown(f, &self->delay[k]);
+	return n;
+}
 
 static void write_delays(struct buf *b, const struct prom_family *f,
 			 const struct prom_ctx *c, size_t x)
 {
 	const struct cgs_counters *self = cg(c, x)->self;
 	for (int k = 0; k < CGS_DELAY__COUNT; k++) {
+		if (!delay_shown(f, &self->delay[k]))
+			continue;
 		series_open(b, f->name, NULL, c, x);
 		buf_printf(b, ",class=\"%s\"} ",
 			   cgs_delay_name((enum cgs_delay_class)k));
-		if (f->arg)
+		if (f->arg & 1)
 			buf_fixed(b, self->delay[k].total_ns, 9);
 		else
 			buf_u64(b, self->delay[k].count);
@@ -93,6 +107,40 @@ static void write_outcomes(struct buf *b, const struct prom_family *f,
 		series_open(b, f->name, NULL, c, x);
 		buf_printf(b, ",outcome=\"%s\"} ", tsc_outcomes[k].name);
 		buf_u64(b, ofield_get(cg(c, x)->self, &tsc_outcomes[k]));
+		buf_putc(b, '\n');
+	}
+}
+
+/* --- lean: process exits by exclusive outcome ---------------------------- */
+
+/* Each process exit in one outcome: signaled without the core dumps and
+ * the OOM kills (SIGKILL, no core), so that sum() over outcome is the
+ * process exits. With oom_source "cgroup" the kills are the cgroup's own
+ * counter: at most the signal exits left, so no outcome goes negative. */
+static void outcomes_excl(const struct cgs_counters *c, bool oom,
+			  uint64_t v[5])
+{
+	uint64_t sig = c->exit_signaled - c->exit_core_dumped;
+	v[0] = c->exit_clean;
+	v[1] = c->exit_nonzero;
+	v[3] = c->exit_core_dumped;
+	v[4] = oom ? (c->oom_kills < sig ? c->oom_kills : sig) : 0;
+	v[2] = sig - v[4];
+}
+
+static void write_outcomes_excl(struct buf *b, const struct prom_family *f,
+				const struct prom_ctx *c, size_t x)
+{
+	static const char *const names[5] = { "clean", "exit_nonzero",
+		"signaled", "core_dumped", "oom_killed" };
+	uint64_t v[5];
+	outcomes_excl(cg(c, x)->self, c->in->oom_source != NULL, v);
+	for (size_t k = 0; k < 5; k++) {
+		if (k == 4 && !c->in->oom_source)
+			continue;
+		series_open(b, f->name, NULL, c, x);
+		buf_printf(b, ",outcome=\"%s\"} ", names[k]);
+		buf_u64(b, v[k]);
 		buf_putc(b, '\n');
 	}
 }
@@ -142,26 +190,57 @@ static bool hist_on(const struct snap_info *in)
 	return in->histograms;
 }
 
+/* Observations in bucket j alone. */
+static uint64_t in_bucket(const struct cgs_hist *h, unsigned j)
+{
+	return h->cumulative[j] - (j ? h->cumulative[j - 1] : 0);
+}
+
+/* Whether bucket j is written: always in full; in
+ * lean only +Inf, the upper bound of every bucket that holds an
+ * observation and the lower bound of one that follows empty buckets (not
+ * of the lowest: histogram_quantile() takes 0 for the lowest bucket's
+ * lower bound, as for any histogram). Quantiles are those of the full
+ * buckets but in the lowest non-empty one; per-bucket counts never
+ * decrease, so a bound appears with the first observation next to it and
+ * stays. */
+static bool bucket_shown(const struct prom_family *f, const struct cgs_hist *h,
+			 unsigned j)
+{
+	return (f->sets & PROM_SET_FULL) || j + 1 >= h->nbuckets ||
+	       in_bucket(h, j) || (in_bucket(h, j + 1) && h->cumulative[j]);
+}
+
+static int hist_of(const struct prom_family *f, const struct cgs_snapshot *s,
+		   size_t i, struct cgs_hist *h)
+{
+	return cgs_snapshot_hist(s, i, CGS_SET_SELF,
+				 (enum cgs_hist_kind)f->arg, h);
+}
+
 static size_t hist_series(const struct prom_family *f,
 			  const struct snap_info *in,
 			  const struct cgs_snapshot *s, size_t i)
 {
 	(void)in;
 	CGS_OPTS(cgs_hist, h);
-	if (cgs_snapshot_hist(s, i, CGS_SET_SELF, (enum cgs_hist_kind)f->arg,
-			      &h) < 0)
+	if (hist_of(f, s, i, &h) < 0)
 		return 0;
-	return h.nbuckets + 2;
+	size_t n = 2;
+	for (unsigned j = 0; j < h.nbuckets; j++)
+		n += bucket_shown(f, &h, j);
+	return n;
 }
 
 static void write_hist(struct buf *b, const struct prom_family *f,
 		       const struct prom_ctx *c, size_t x)
 {
 	CGS_OPTS(cgs_hist, h);
-	if (cgs_snapshot_hist(c->s, c->keep[x], CGS_SET_SELF,
-			      (enum cgs_hist_kind)f->arg, &h) < 0)
+	if (hist_of(f, c->s, c->keep[x], &h) < 0)
 		return;
 	for (unsigned j = 0; j < h.nbuckets; j++) {
+		if (!bucket_shown(f, &h, j))
+			continue;
 		series_open(b, f->name, "_bucket", c, x);
 		buf_puts(b, ",le=\"");
 		hist_le_put(b, h.le_ns[j]);
@@ -216,29 +295,80 @@ static void write_comms(struct buf *b, const struct prom_family *f,
 
 /* --- records whose cgroup was inferred ----------------------------------- */
 
+/* lean: from the first inferred record on */
+static size_t inferred_series(const struct prom_family *f,
+			      const struct snap_info *in,
+			      const struct cgs_snapshot *s, size_t i)
+{
+	(void)f, (void)in;
+	return cgs_snapshot_get(s, i)->inferred != 0;
+}
+
 static void write_inferred(struct buf *b, const struct prom_family *f,
 			   const struct prom_ctx *c, size_t x)
 {
+	if (f->series != one && !cg(c, x)->inferred)
+		return;
 	series_open(b, f->name, NULL, c, x);
 	buf_puts(b, "} ");
 	buf_u64(b, cg(c, x)->inferred);
 	buf_putc(b, '\n');
 }
 
+/* --- lean --prom-workload-labels: the labels once per cgroup ------------- */
+
+static bool info_on(const struct snap_info *in)
+{
+	return in->workload_labels;
+}
+
+static size_t info_series(const struct prom_family *f,
+			  const struct snap_info *in,
+			  const struct cgs_snapshot *s, size_t i)
+{
+	(void)f, (void)in;
+	CGS_OPTS(cgs_workload, w);
+	return cgs_workload_from_path(cgs_snapshot_get(s, i)->path, &w) > 0;
+}
+
+static void write_info(struct buf *b, const struct prom_family *f,
+		       const struct prom_ctx *c, size_t x)
+{
+	if (!c->info || !info_series(f, c->in, c->s, c->keep[x]))
+		return; /* no workload label */
+	buf_puts(b, PROM_PREFIX);
+	buf_puts(b, f->name);
+	cglabel(b, c->info, x);
+	buf_puts(b, "} 1\n");
+}
+
+static const struct prom_family info_family = {
+	"cgroup_info", "gauge",
+	"1 for each exported cgroup with workload labels (lean "
+	"--prom-workload-labels: unit, slice, container_id, pod_uid, "
+	"qos_class here, not on every series; join on cgroup).", "",
+	PROM_SET_LEAN, "* on (cgroup) group_left(...) to label other series",
+	false, 0, 1, info_on, info_series, write_info,
+};
+
 /* --- the table ------------------------------------------------------------ */
 
 static const char *const read_sum =
 	"rate() per cgroup; sum() over cgroups is the host's";
 
+#define DELAY_SECONDS(set, lean)                                           \
+	{ "delay_seconds_total", "counter",                                 \
+	  "Time exited tasks spent waiting, by class (delay accounting).", \
+	  "seconds", set, read_sum, false, 1 | (lean), CGS_DELAY__COUNT,    \
+	  NULL, delay_series, write_delays }
+
 static const struct prom_family fixed_families[] = {
 	{ "delays_total", "counter",
 	  "Delays exited tasks waited, by class (delay accounting).", "",
-	  PROM_SET_FULL, read_sum, false, 0, CGS_DELAY__COUNT, NULL, fixed,
-	  write_delays },
-	{ "delay_seconds_total", "counter",
-	  "Time exited tasks spent waiting, by class (delay accounting).",
-	  "seconds", PROM_SET_FULL, read_sum, false, 1, CGS_DELAY__COUNT, NULL,
-	  fixed, write_delays },
+	  PROM_SET_FULL, read_sum, false, 0, CGS_DELAY__COUNT, NULL,
+	  delay_series, write_delays },
+	DELAY_SECONDS(PROM_SET_FULL, 0),
+	DELAY_SECONDS(PROM_SET_LEAN, 2), /* the classes seen non-zero */
 	{ "process_outcomes_total", "counter",
 	  "Process exits of the cgroup by outcome: clean (status 0), "
 	  "exit_nonzero, signaled (core_dumped is a part of it), oom_kills "
@@ -248,16 +378,69 @@ static const struct prom_family fixed_families[] = {
 	  write_outcomes },
 	{ "process_signals_total", "counter",
 	  "Process exits of the cgroup by the signal that ended them.", "",
-	  PROM_SET_FULL, "a series appears at its first exit by that signal",
+	  PROM_SET_BOTH, "a series appears at its first exit by that signal",
 	  false, 0, CGS_SIGNAL_SLOTS - 1, NULL, signal_series, write_signals },
 };
 
-static const struct prom_family inferred_family = {
-	"inferred_records_total", "counter",
-	"Records of the cgroup whose cgroup was inferred from a parent or "
-	"fork ancestor (the /proc fallback's guesses).", "", PROM_SET_FULL,
-	"0 with the kernel source", false, 0, 1, NULL, one, write_inferred,
+/* lean: instead of process_exits_total and process_outcomes_total */
+static const struct prom_family outcome_family = {
+	"process_exits_total", "counter",
+	"Process exits (last thread of a process) in the cgroup itself, by "
+	"outcome, each in one: clean (status 0), exit_nonzero, signaled (by "
+	"a signal, no core dump, not an OOM kill), core_dumped, oom_killed "
+	"(OOM killer victims, as collector_oom_source says).", "",
+	PROM_SET_LEAN, "sum without (outcome) is the process exits", false,
+	0, 5, NULL, outcome_series, write_outcomes_excl,
 };
+
+static const struct prom_family inferred_families[] = {
+	{ "inferred_records_total", "counter",
+	  "Records of the cgroup whose cgroup was inferred from a parent or "
+	  "fork ancestor (the /proc fallback's guesses).", "", PROM_SET_FULL,
+	  "0 with the kernel source", false, 0, 1, NULL, one, write_inferred },
+	{ "inferred_records_total", "counter",
+	  "Records of the cgroup whose cgroup was inferred from a parent or "
+	  "fork ancestor (the /proc fallback's guesses; from the first on).",
+	  "", PROM_SET_LEAN, "absent with the kernel source", false, 0, 1,
+	  NULL, inferred_series, write_inferred },
+};
+
+/* The per-field families of the lean set; the others are full only. */
+static unsigned field_sets(const char *prom)
+{
+	static const char *const lean[] = {
+		"task_exits_total", "user_cpu_seconds_total",
+		"system_cpu_seconds_total", "minor_page_faults_total",
+		"major_page_faults_total", "storage_read_bytes_total",
+		"storage_write_bytes_total", "peak_rss_bytes",
+	};
+	for (size_t k = 0; k < sizeof(lean) / sizeof(lean[0]); k++)
+		if (!strcmp(prom, lean[k]))
+			return PROM_SET_BOTH;
+	return PROM_SET_FULL;
+}
+
+/* The distribution of the lean set (with sparse buckets, see
+ * bucket_shown); run-queue delay is there as delay_seconds_total */
+static bool hist_lean(enum cgs_hist_kind k)
+{
+	return k == CGS_HIST_PROC_LIFETIME;
+}
+
+static struct prom_family hist_family(int k, bool lean)
+{
+	return (struct prom_family){
+		hist_prom_name((enum cgs_hist_kind)k), "histogram",
+		hist_prom_help((enum cgs_hist_kind)k), "seconds",
+		lean ? PROM_SET_LEAN : PROM_SET_FULL,
+		lean ? "histogram_quantile() over rate() of the buckets; a "
+		       "bucket bound appears with the first observation next "
+		       "to it"
+		     : "histogram_quantile() over rate() of the buckets",
+		true, k, CGS_HIST_SLOTS + 2,
+		hist_on, hist_series, write_hist,
+	};
+}
 
 static const char *field_unit(enum funit u)
 {
@@ -278,10 +461,11 @@ static void build(void)
 			       sizeof(fixed_families[0]);
 	for (size_t f = 0; f < tsc_nfields; f++)
 		nf += tsc_fields[f].prom != NULL;
-	size_t n = nf + nfixed + CGS_HIST__COUNT + 2 + 1;
-	struct prom_family *t = calloc(n, sizeof(*t)), *p = t;
+	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2;
+	struct prom_family *t = calloc(n + 1, sizeof(*t)), *p = t;
 	if (!t)
 		return;
+	*p++ = info_family;
 	for (size_t f = 0; f < tsc_nfields; f++) {
 		const struct cfield *fd = &tsc_fields[f];
 		if (!fd->prom)
@@ -289,11 +473,13 @@ static void build(void)
 		bool peak = fd->flags & F_PEAK;
 		*p++ = (struct prom_family){
 			fd->prom, peak ? "gauge" : "counter", fd->help,
-			field_unit(fd->unit), PROM_SET_FULL,
+			field_unit(fd->unit), field_sets(fd->prom),
 			peak ? "the largest of the cgroup's exited tasks"
 			     : read_sum,
 			false, (int)f, 1, NULL, one, write_field,
 		};
+		if (!strcmp(fd->prom, outcome_family.name))
+			*p++ = outcome_family;
 	}
 	for (size_t k = 0; k < nfixed; k++) {
 		*p = fixed_families[k];
@@ -301,19 +487,16 @@ static void build(void)
 			p->max_series = tsc_noutcomes;
 		p++;
 	}
-	for (int k = 0; k < CGS_HIST__COUNT; k++)
-		*p++ = (struct prom_family){
-			hist_prom_name((enum cgs_hist_kind)k), "histogram",
-			hist_prom_help((enum cgs_hist_kind)k), "seconds",
-			PROM_SET_FULL,
-			"histogram_quantile() over rate() of the buckets", true,
-			k, CGS_HIST_SLOTS + 2, hist_on, hist_series, write_hist,
-		};
+	for (int k = 0; k < CGS_HIST__COUNT; k++) {
+		*p++ = hist_family(k, false);
+		if (hist_lean((enum cgs_hist_kind)k))
+			*p++ = hist_family(k, true);
+	}
 	*p++ = (struct prom_family){
 		"comm_cpu_seconds_total", "counter",
 		"CPU time of exited tasks of the cgroup's top commands "
 		"(--comms; a lower bound; comm=\"" TSC_OTHER_COMMS
-		"\" the rest).", "seconds", PROM_SET_FULL,
+		"\" the rest).", "seconds", PROM_SET_BOTH,
 		"a lower bound per command; the set of commands changes",
 		false, CGS_COMMS_BY_CPU, 0, comms_on, comm_series, write_comms,
 	};
@@ -321,12 +504,13 @@ static void build(void)
 		"comm_process_exits_total", "counter",
 		"Process exits of the cgroup's top commands (--comms; a lower "
 		"bound; comm=\"" TSC_OTHER_COMMS "\" the rest).", "",
-		PROM_SET_FULL,
+		PROM_SET_BOTH,
 		"a lower bound per command; the set of commands changes",
 		false, CGS_COMMS_BY_EXITS, 0, comms_on, comm_series,
 		write_comms,
 	};
-	*p++ = inferred_family;
+	*p++ = inferred_families[0];
+	*p++ = inferred_families[1];
 	table = t;
 	ntable = (size_t)(p - t);
 }

@@ -37,11 +37,16 @@ struct prom_ctx {
 	const struct cglabels *L; /* labels of keep[x], x < n */
 	const size_t *keep;       /* snapshot indices of the exported cgroups */
 	size_t n;
+	/* lean --prom-workload-labels: every workload label of keep[x], for
+	 * taskstat_cgroup_info (L has cgroup, and unit if not a container) */
+	const struct cglabels *info;
 };
 
-/* Sets a family belongs to (a bit each): today every family is in the
- * one set written; lean/full sets plug in here. */
+/* Sets a family belongs to (a bit each): --prom-level full writes the
+ * PROM_SET_FULL families, lean (the default) the PROM_SET_LEAN ones. */
 #define PROM_SET_FULL (1u << 0)
+#define PROM_SET_LEAN (1u << 1)
+#define PROM_SET_BOTH (PROM_SET_FULL | PROM_SET_LEAN)
 
 struct prom_family {
 	const char *name; /* metric name without PROM_PREFIX */
@@ -71,10 +76,12 @@ struct prom_family {
  * thread-safe, never freed. NULL on ENOMEM. */
 const struct prom_family *prom_families(size_t *n);
 
-/* Whether family f is written in this run. */
+/* Whether family f is written in this run (its level, then its own). */
 static inline bool prom_family_on(const struct prom_family *f,
 				  const struct snap_info *in)
 {
+	if (!(f->sets & (in->prom_lean ? PROM_SET_LEAN : PROM_SET_FULL)))
+		return false;
 	return !f->on || f->on(in);
 }
 

@@ -333,6 +333,8 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 	in->interval_ns = c->o->interval_ns;
 	in->top = c->o->top;
 	in->workload_labels = c->o->prom_workload_labels;
+	in->prom_lean = !c->o->prom_full;
+	in->prom_parents = c->o->prom_parents;
 	in->start_ns = c->start_ns;
 	in->snapshot_gen = t ? t->snapshot_gen : 0;
 	in->retired_unserved = c->retired_unserved;

@@ -167,9 +167,10 @@ try:
               "table with --cgroup: %s" % last)
 
         # --prom-max-series: measure each cgroup's series, then cut
+        # (full: the series of every cgroup, ancestors included)
         allp = os.path.join(tmp, "all.prom")
         replay(cap, ["-f", "jsonl", "--textfile", allp,
-                     "--prom-max-series", "0"])
+                     "--prom-level", "full", "--prom-max-series", "0"])
         with open(allp, "rb") as f:
             per = prom_series(f.read())
         ours = {rel: per[cg.path(rel)] for rel in WORK}
@@ -178,7 +179,8 @@ try:
         limit = ours["a/x"] + ours["a/y"] + ours["b"] - 1
         cutp = os.path.join(tmp, "cut.prom")
         r = replay(cap, ["-f", "jsonl", "--textfile", cutp, "--cgroup",
-                         cg.path() + "/*", "--prom-max-series", str(limit)])
+                         cg.path() + "/*", "--prom-level", "full",
+                         "--prom-max-series", str(limit)])
         check("--prom-max-series" in r.err, "no word of the cut: %s" % r.err)
         with open(cutp, "rb") as f:
             cut = f.read()
@@ -199,7 +201,7 @@ try:
         hostp = os.path.join(tmp, "host.prom")
         limit = sum(per.values()) // 2
         replay(cap, ["-f", "jsonl", "--textfile", hostp,
-                     "--prom-max-series", str(limit)])
+                     "--prom-level", "full", "--prom-max-series", str(limit)])
         with open(hostp, "rb") as f:
             host = f.read()
         promcheck(host, "host textfile cut by --prom-max-series")

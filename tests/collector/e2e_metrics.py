@@ -69,11 +69,18 @@ try:
             check(value(text, "taskstat_task_exits_total", p) == w.tasks,
                   "task_exits_total{%s} = %s" %
                   (p, value(text, "taskstat_task_exits_total", p)))
-            check(value(text, "taskstat_process_exits_total", p) ==
-                  w.processes, "process_exits_total")
-            # self values only: the parent has none of its own
-            check(value(text, "taskstat_task_exits_total", cg.path()) == 0,
-                  "parent cgroup carries child counts (not self values)")
+            # lean (the default): one exclusive outcome per process exit
+            outs = dict(re.findall(r'^taskstat_process_exits_total\{cgroup='
+                                   r'"%s",outcome="(\w+)"\} (\S+)$' %
+                                   re.escape(p), text, re.M))
+            check(sum(float(v) for v in outs.values()) == w.processes and
+                  {"clean", "exit_nonzero", "signaled",
+                   "core_dumped"} <= set(outs), "process_exits_total %s" %
+                  outs)
+            # self values only: the parent has none of its own, and lean
+            # does not export a cgroup without exits of its own
+            check(value(text, "taskstat_task_exits_total", cg.path()) is
+                  None, "parent cgroup exported without exits of its own")
             for m in ("taskstat_collector_records_total",
                       "taskstat_collector_dropped_total",
                       "taskstat_collector_unattributed_total",

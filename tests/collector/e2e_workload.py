@@ -105,10 +105,14 @@ try:
         hostile = cg.mkdir(HOSTILE)
         tf = os.path.join(tmp, "wl.prom")
         plain = os.path.join(tmp, "plain.prom")
+        lean = os.path.join(tmp, "lean.prom")
         with Collector(B, ["-f", "jsonl", "-i", "0.3", "--textfile", tf,
-                           "--prom-workload-labels"]) as col, \
+                           "--prom-workload-labels", "--prom-level",
+                           "full"]) as col, \
                 Collector(B, ["-f", "jsonl", "-i", "0.3", "--textfile",
-                              plain]) as col2:
+                              plain]) as col2, \
+                Collector(B, ["-f", "jsonl", "-i", "0.3", "--textfile",
+                              lean, "--prom-workload-labels"]):
             for rel in SHAPES:
                 workload(dirs[rel], procs=1)
             workload(hostile, procs=1)
@@ -148,11 +152,29 @@ try:
               "hostile labels: %s" % series[hpe])
         # every per-cgroup family carries them, not only one
         for m in ("taskstat_process_exits_total", "taskstat_delays_total",
-                  "taskstat_inferred_records_total"):
+                  "taskstat_process_lifetime_seconds_count"):
             lab = prom_labels(data.decode(), m)
             key = cg.path("docker/" + ID)
             check(lab.get(key, {}).get("container_id") == "docker://" + ID,
                   "%s without container_id: %s" % (m, lab.get(key)))
+        # lean (the default): every label once, on taskstat_cgroup_info;
+        # the series have cgroup, and unit unless it is a container's
+        with open(lean, "rb") as f:
+            ldata = f.read()
+        promcheck(ldata, "lean --prom-workload-labels textfile")
+        info = prom_labels(ldata.decode(), "taskstat_cgroup_info")
+        lser = prom_labels(ldata.decode(), "taskstat_task_exits_total")
+        for rel, want in SHAPES.items():
+            wantp = {k: want[k] for k in PROM_KEYS if k in want}
+            have = {k: v for k, v in info.get(cg.path(rel), {}).items()
+                    if k != "cgroup"}
+            check(have == wantp, "lean %s: info labels %s, want %s" %
+                  (rel, have, wantp))
+            unit = ({"unit": want["unit"]} if "unit" in want and
+                    "container_id" not in want else {})
+            have = {k: v for k, v in lser[cg.path(rel)].items()
+                    if k != "cgroup"}
+            check(have == unit, "lean %s: series labels %s" % (rel, have))
         with open(plain, "rb") as f:
             pdata = f.read()
         promcheck(pdata, "plain textfile")

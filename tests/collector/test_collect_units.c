@@ -774,6 +774,74 @@ static void t_prom_max_series(void **st)
 	cgs_rollup_free(r);
 }
 
+/* The sum of the values of metric's series of cgroup path. */
+static uint64_t sum_of(const char *text, const char *metric, const char *path)
+{
+	char needle[160];
+	uint64_t v = 0;
+	int n = snprintf(needle, sizeof(needle), "\n%s{cgroup=\"%s\"", metric,
+			 path);
+	for (const char *l = strstr(text, needle); l;
+	     l = strstr(l + 1, needle))
+		v += strtoull(strchr(l + n, ' ') + 1, NULL, 10);
+	return v;
+}
+
+/* --prom-level lean: only cgroups with exits of their own, counted as
+ * written, exclusive outcomes; --prom-parents adds the ancestors */
+static void t_prom_lean(void **st)
+{
+	struct cgs_rollup *r;
+	struct cgs_snapshot *s = test_snapshot(&r);
+	size_t n = cgs_snapshot_count(s), exported = 0, total = 0;
+	struct snap_info in;
+	struct buf b;
+	(void)st;
+
+	buf_init(&b);
+	test_info(&in, s);
+	in.prom_lean = true;
+	assert_int_equal(out_prom(&b, &in, s), 0);
+	buf_putc(&b, '\0');
+	for (size_t i = 0; i < n; i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		size_t k = series_of(b.p, g->path);
+		if (!g->self->tasks) {
+			if (k)
+				fail_msg("%s: no exits, %zu series", g->path, k);
+			continue;
+		}
+		if (k != prom_cgroup_series(&in, s, i))
+			fail_msg("%s: %zu series written, %zu counted",
+				 g->path, k, prom_cgroup_series(&in, s, i));
+		assert_int_equal(sum_of(b.p, "taskstat_process_exits_total",
+					g->path), g->self->processes);
+		exported++;
+		total += k;
+	}
+	assert_int_equal(exported, NCG);
+	assert_true(total <= 30 * exported);
+	assert_int_equal(series_of(b.p, "/a"), 0);
+	assert_non_null(strstr(b.p, "{cgroup=\"/c\",outcome=\"oom_killed\"} 0\n"));
+	assert_non_null(strstr(b.p, "{cgroup=\"/c\",outcome=\"signaled\"} 1\n"));
+	assert_null(strstr(b.p, "taskstat_process_outcomes_total"));
+	assert_null(strstr(b.p, "taskstat_delays_total"));
+	assert_null(strstr(b.p, "taskstat_task_lifetime_seconds"));
+	assert_non_null(strstr(b.p, "taskstat_process_lifetime_seconds_bucket"
+				    "{cgroup=\"/c\",le=\"+Inf\"} 10\n"));
+	in.prom_parents = true;
+	buf_reset(&b);
+	assert_int_equal(out_prom(&b, &in, s), 0);
+	buf_putc(&b, '\0');
+	assert_true(series_of(b.p, "/a") > 0);
+	assert_int_equal(series_of(b.p, "/a"),
+			 prom_cgroup_series(&in, s, find_cg(s, "/a")));
+
+	buf_free(&b);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
 /* memtrim: after a burst, not during it, and not more often than
  * MEMTRIM_EVERY_NS. */
 static void t_memtrim(void **state)
@@ -889,6 +957,7 @@ int main(void)
 		cmocka_unit_test(t_filter_match),
 		fp_unit_test(t_filter_outputs, &F),
 		fp_unit_test(t_prom_max_series, &F),
+		fp_unit_test(t_prom_lean, &F),
 		cmocka_unit_test(t_memtrim),
 		cmocka_unit_test(t_ratelimit),
 		cmocka_unit_test(t_http_gzip),
