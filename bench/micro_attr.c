@@ -119,7 +119,7 @@ static int run_case(const char *kase, const struct cgsb_cgchain *c)
 		}
 		t1 = cgsb_now();
 		ns[r] = (t1 - t0) * 1e9 / (double)iters;
-		cgs_rollup_totals(ru, &t);
+		cgs_rollup_get_totals(ru, &t);
 		cgs_rollup_free(ru);
 	}
 	snprintf(extra, sizeof(extra),

@@ -318,7 +318,7 @@ int main(int argc, char **argv)
 		cgsb_feed(r, &msgs[i]);
 	double t1 = cgsb_now();
 	CGS_OPTS(cgs_rollup_totals, t);
-	cgs_rollup_totals(r, &t);
+	cgs_rollup_get_totals(r, &t);
 	double ns[1] = { (t1 - t0) * 1e9 / (double)(fed ? fed : 1) };
 	char extra[512];
 	snprintf(extra, sizeof(extra),

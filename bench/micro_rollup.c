@@ -294,7 +294,7 @@ static void run_once(bool churn, unsigned j, unsigned shards, long n,
 	*agg = worst * 1e9 / (double)(n * shards);
 	*cpu = cpus * 1e9 / (double)(n * shards);
 	tot->sz = sizeof(*tot);
-	cgs_rollup_totals(r, tot);
+	cgs_rollup_get_totals(r, tot);
 	cgs_rollup_free(r);
 }
 

@@ -118,7 +118,7 @@ static double run(unsigned n, struct cgs_rollup_totals *t, double *cpu_ns)
 	*cpu_ns = cpu * 1e9 / ((double)iters * n);
 	pthread_barrier_destroy(&start);
 	t->sz = sizeof(*t);
-	cgs_rollup_totals(ru, t);
+	cgs_rollup_get_totals(ru, t);
 	cgs_rollup_free(ru);
 	return (double)iters * n / (t1 - t0);
 }

@@ -62,7 +62,7 @@ static void say_attribution(struct tsc *c, enum cgs_attribution asked)
 {
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 
-	cgs_rollup_totals(c->rollup, &t);
+	cgs_rollup_get_totals(c->rollup, &t);
 	if (t.attribution == CGS_ATTRIBUTION_KERNEL)
 		tsc_check_ok(c, "kernel (BPF program loaded)");
 	else if (asked == CGS_ATTRIBUTION_AUTO)
@@ -84,7 +84,7 @@ static void say_attribution(struct tsc *c, enum cgs_attribution asked)
 	if (!c->o->no_fork_events &&
 	    cgs_rollup_attribution(c->rollup) == CGS_ATTRIBUTION_PROC) {
 		struct cgs_rollup_totals ft = { .sz = sizeof(ft) };
-		if (cgs_rollup_totals(c->rollup, &ft) == 0 && !ft.fork_tracking)
+		if (cgs_rollup_get_totals(c->rollup, &ft) == 0 && !ft.fork_tracking)
 			tsc_warn("warning: cannot track forks "
 				"(proc connector unavailable); exits whose "
 				"parent is gone too will be unattributed\n");

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 
 	CGS_OPTS(cgs_rollup_totals, t);
 	CGS_OPTS(cgs_loss, loss);
-	cgs_rollup_totals(r, &t);
+	cgs_rollup_get_totals(r, &t);
 	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
 	printf("refused %llu\ndropped %llu\ndiscarded %llu\n",
 	       (unsigned long long)t.refused, (unsigned long long)loss.dropped,

@@ -6,7 +6,9 @@ Compares two abidw dumps (baseline = the release, new = this build) by the
 rules of include/cgstats.h, which abidiff alone cannot tell apart from a
 break: a struct whose first member is `sz` may grow at its end. Fails on:
 - a released function symbol gone, or moved to another version node;
-- a released function whose return or parameter types changed;
+- a released function whose return or parameter types changed (a
+  function kept under its old name as an alias of a new one is checked
+  under both names);
 - a released struct member gone, moved, or of another type; a struct that
   shrank; a struct without a leading sz that changed size (it is embedded
   or used in arrays, so its size is part of the ABI);
@@ -33,9 +35,19 @@ class Corpus:
         for sym in root.iter("elf-symbol"):
             if sym.get("type") == "func-type" and sym.get("is-defined") == "yes":
                 self.symbols[sym.get("name")] = sym.get("version") or ""
+        # an alias (an old name kept for a renamed function, lib/) is the
+        # same function: its signature is checked under each name
+        aliases = {}
+        for sym in root.iter("elf-symbol"):
+            ver = sym.get("version")
+            key = sym.get("name") + ("@@" + ver if ver else "")
+            aliases[key] = [a.split("@")[0] for a in
+                            (sym.get("alias") or "").split(",") if a]
         for fn in root.iter("function-decl"):
             if fn.get("elf-symbol-id"):
                 self.funcs[fn.get("name")] = fn
+                for a in aliases.get(fn.get("elf-symbol-id"), []):
+                    self.funcs.setdefault(a, fn)
         self.structs = {}
         self.enums = {}
         for el in self.types.values():

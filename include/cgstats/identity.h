@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libcgstats: workload identity from the node's own runtime state
- * (namespace, pod, container, image), without API server credentials.
- * Included by <cgstats.h>; not meant to be included alone.
+ * <cgstats/identity.h>: workload identity from the node's own runtime
+ * state (namespace, pod, container, image), without API server
+ * credentials. Part of <cgstats.h>.
  */
 #ifndef CGSTATS_IDENTITY_H
 #define CGSTATS_IDENTITY_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include "common.h"
 
 #ifdef __cplusplus
 extern "C" {

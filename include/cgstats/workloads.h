@@ -1,24 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libcgstats: the workload view. Per-cgroup totals folded by workload
- * (Kubernetes namespace/pod/container, Docker Compose service or container,
- * systemd unit), so a container's successive cgroups (one per restart) add
- * up in one set of counters. Included by <cgstats.h>; not meant to be
- * included alone.
+ * <cgstats/workloads.h>: the workload view. Per-cgroup totals folded by
+ * workload (Kubernetes namespace/pod/container, Docker Compose service or
+ * container, systemd unit), so a container's successive cgroups (one per
+ * restart) add up in one set of counters. Part of <cgstats.h>.
  */
 #ifndef CGSTATS_WORKLOADS_H
 #define CGSTATS_WORKLOADS_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include "identity.h"
+#include "snapshot.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-struct cgs_snapshot;
-struct cgs_counters;
-struct cgs_identity_src;
 
 /* What a workload is. */
 enum cgs_workload_kind {

@@ -4,7 +4,7 @@
 #include "rollup/wstatus.h"
 #include "util/common.h"
 
-CGS_EXPORT enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig)
+CGS_EXPORT enum cgs_exit_outcome cgs_exit_classify(uint32_t status, int *sig)
 {
 	unsigned s;
 	enum cgs_exit_outcome o = cgsi_wstatus(status, &s);
@@ -12,6 +12,10 @@ CGS_EXPORT enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig)
 		*sig = (int)s;
 	return o;
 }
+
+/* 1.1's name (CGSTATS_1.1), the same function: <cgstats/deprecated.h> */
+CGS_EXPORT enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig)
+	__attribute__((alias("cgs_exit_classify")));
 
 /* Linux's numbers (x86, arm and most others); realtime signals from 34,
  * glibc's SIGRTMIN (32 and 33 are reserved by the C library). */

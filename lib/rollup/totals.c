@@ -90,8 +90,8 @@ void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
 /* `cgroups` here counts cgroup nodes per shard (a cgroup seen by k shards
  * counts k times, removed incarnations count until retired); a snapshot's
  * totals count distinct cgroups. */
-CGS_EXPORT int cgs_rollup_totals(struct cgs_rollup *r,
-				 struct cgs_rollup_totals *out)
+CGS_EXPORT int cgs_rollup_get_totals(struct cgs_rollup *r,
+				     struct cgs_rollup_totals *out)
 {
 	if (!r || !out || !CGSI_OUT_OK(out))
 		return -EINVAL;
@@ -107,3 +107,8 @@ CGS_EXPORT int cgs_rollup_totals(struct cgs_rollup *r,
 	add_kernel_stats(&t, r);
 	return cgsi_out_copy(out, &t, sizeof(t));
 }
+
+/* 1.0's name (CGSTATS_1.0), the same function: <cgstats/deprecated.h> */
+CGS_EXPORT int cgs_rollup_totals(struct cgs_rollup *r,
+				 struct cgs_rollup_totals *out)
+	__attribute__((alias("cgs_rollup_get_totals")));

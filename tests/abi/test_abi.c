@@ -7,6 +7,7 @@
  * "Older" and "newer" structs are simulated by the sz the caller passes:
  * what the library sees of a caller is its pointer and its sz.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -236,13 +237,13 @@ static void test_rollup_reads_only_sz(void **state)
 	const size_t tsz = offsetof(struct cgs_rollup_totals, via_cache);
 	memset(&t, GUARD, sizeof(t));
 	t.t.sz = tsz;
-	assert_int_equal(cgs_rollup_totals(r, &t.t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t.t), 0);
 	assert_int_equal(t.t.sz, tsz);
 	assert_int_equal(t.t.records, 1);
 	for (size_t i = tsz; i < sizeof(t.b); i++)
 		assert_int_equal(t.b[i], GUARD);
 	t.t.sz = 0;
-	assert_int_equal(cgs_rollup_totals(r, &t.t), -EINVAL);
+	assert_int_equal(cgs_rollup_get_totals(r, &t.t), -EINVAL);
 	cgs_rollup_free(r);
 }
 
@@ -334,6 +335,32 @@ static void test_delay_capacity(void **state)
 	assert_null(cgs_delay_name((enum cgs_delay_class)CGS_DELAY_SLOTS));
 }
 
+/*
+ * Functions renamed in 1.2 keep their old names at their old versions, as
+ * aliases (<cgstats/deprecated.h>): programs linked against 1.0 or 1.1 run
+ * on, and sources written against them still compile.
+ */
+static void test_old_names(void **state)
+{
+	(void)state;
+	void *get = dlvsym(RTLD_DEFAULT, "cgs_rollup_get_totals", "CGSTATS_1.2");
+	void *old = dlvsym(RTLD_DEFAULT, "cgs_rollup_totals", "CGSTATS_1.0");
+	assert_non_null(get);
+	assert_ptr_equal(get, old);
+	get = dlvsym(RTLD_DEFAULT, "cgs_exit_classify", "CGSTATS_1.2");
+	old = dlvsym(RTLD_DEFAULT, "cgs_exit_outcome", "CGSTATS_1.1");
+	assert_non_null(get);
+	assert_ptr_equal(get, old);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	int sig = -1;
+	/* killed by SIGSEGV (11), core dumped (0x80) */
+	assert_int_equal(cgs_exit_outcome(0x8b, &sig), CGS_EXIT_CORE_DUMPED);
+	assert_int_equal(sig, 11);
+	assert_int_equal(cgs_rollup_totals(NULL, NULL), -EINVAL);
+#pragma GCC diagnostic pop
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_opts_newer_caller),
 		cmocka_unit_test(test_delay_capacity),
 		cmocka_unit_test(test_reserved_slots),
+		cmocka_unit_test(test_old_names),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

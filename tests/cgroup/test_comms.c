@@ -576,7 +576,7 @@ static void threads(enum cgs_attribution a)
 	struct tally *tmt = tally_new(rel_mt);
 	struct tally *tq = tally_new(rel_q);
 	struct cgs_rollup_totals t0 = { .sz = sizeof(t0) };
-	cgs_rollup_totals(pl.r, &t0);
+	cgs_rollup_get_totals(pl.r, &t0);
 	/* mtquick runs and is reaped before a record is read */
 	release(gq, pq);
 	reap(pq);

@@ -139,7 +139,7 @@ int main(void)
 	if (cgt_listener_drain(l, 300, &loss))
 		return 1;
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
-	cgs_rollup_totals(rollup, &t);
+	cgs_rollup_get_totals(rollup, &t);
 	uint64_t n = atomic_load(&tally.seen), good = atomic_load(&tally.ok);
 	uint64_t kids = atomic_load(&children);
 	uint64_t want = CHILDREN + 2; /* children, the thread, the parent */

@@ -167,7 +167,7 @@ int main(void)
 		pthread_join(th, NULL);
 	}
 	struct cgs_rollup_totals t1 = { .sz = sizeof(t1) };
-	cgs_rollup_totals(rollup, &t1);
+	cgs_rollup_get_totals(rollup, &t1);
 	uint64_t thread_forks = t1.fork_events - t0.fork_events;
 	printf("fork events during %d thread creations: %llu\n", THREADS,
 	       (unsigned long long)thread_forks);
@@ -211,7 +211,7 @@ int main(void)
 	if (cgt_listener_drain(l, 300, &loss))
 		return 1;
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
-	cgs_rollup_totals(rollup, &t);
+	cgs_rollup_get_totals(rollup, &t);
 	uint64_t n = atomic_load(&tally.seen), good = atomic_load(&tally.ok);
 	uint64_t unk = atomic_load(&tally.unknown);
 	uint64_t want = (uint64_t)WORKERS * ROUNDS * 5 + WORKERS;

@@ -328,7 +328,7 @@ static void test_discarded_and_rollup_for(void **state)
 	assert_int_equal(cgs_rollup_account(r, 0, &rec, NULL), 0);
 	assert_int_equal(cgs_rollup_account(r, 1, &rec, NULL), -EINVAL);
 	CGS_OPTS(cgs_rollup_totals, t);
-	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	assert_int_equal(t.records, 1);
 	assert_int_equal(t.refused, 1);
 	cgs_rollup_free(r);

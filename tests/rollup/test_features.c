@@ -290,10 +290,10 @@ static void test_outcome_classify(void **state)
 	};
 	for (size_t i = 0; i < NELEM(cases); i++) {
 		int sig = -1;
-		assert_int_equal(cgs_exit_outcome(cases[i].status, &sig),
+		assert_int_equal(cgs_exit_classify(cases[i].status, &sig),
 				 cases[i].want);
 		assert_int_equal(sig, cases[i].sig);
-		assert_int_equal(cgs_exit_outcome(cases[i].status, NULL),
+		assert_int_equal(cgs_exit_classify(cases[i].status, NULL),
 				 cases[i].want);
 	}
 

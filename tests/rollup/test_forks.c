@@ -40,7 +40,7 @@ static const char *exit_of(struct cgs_rollup *r, uint32_t pid, uint32_t ppid,
 static struct cgs_rollup_totals totals(struct cgs_rollup *r)
 {
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
-	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	return t;
 }
 

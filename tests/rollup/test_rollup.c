@@ -468,7 +468,7 @@ static void test_attribution_paths(void **state)
 						  600, 1, i);
 		assert_string_equal(acct(r, 0, &rec), "/svc");
 	}
-	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	assert_int_equal(t.proc_reads, 1);
 	assert_int_equal(t.via_proc, 1);
 	assert_int_equal(t.via_cache, 49);
@@ -482,7 +482,7 @@ static void test_attribution_paths(void **state)
 		rec = fp_record(CGS_KIND_TGID, 0, 700 + c, 0, c);
 		assert_string_equal(acct(r, 0, &rec), "/svc");
 	}
-	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	assert_int_equal(t.via_parent, 10);
 	assert_int_equal(t.proc_reads, 11);
 	assert_int_equal(t.via_cache, 59);
@@ -492,7 +492,7 @@ static void test_attribution_paths(void **state)
 	assert_string_equal(acct(r, 0, &orphan), CGS_UNKNOWN_CGROUP);
 	struct cgs_record nopid = fp_record(CGS_KIND_THREAD, 0, 0, 0, 1);
 	assert_string_equal(acct(r, 0, &nopid), CGS_UNKNOWN_CGROUP);
-	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	assert_int_equal(t.unattributed, 2);
 	assert_int_equal(t.records, 72);
 	struct cgs_snapshot *s = snap(r, 0, false);
@@ -503,7 +503,7 @@ static void test_attribution_paths(void **state)
 	cgs_snapshot_free(s);
 	/* a short totals struct gets only its own size */
 	struct { size_t sz; uint64_t records; } small = { sizeof(small), 0 };
-	assert_int_equal(cgs_rollup_totals(r, (struct cgs_rollup_totals *)&small),
+	assert_int_equal(cgs_rollup_get_totals(r, (struct cgs_rollup_totals *)&small),
 			 0);
 	assert_int_equal(small.records, 72);
 	cgs_rollup_free(r);
@@ -633,7 +633,7 @@ static void test_move(void **state)
 	F.now_ms += 10;
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	assert_string_equal(acct(r, 0, &th), "/m2");
-	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	assert_int_equal(t.proc_reads, 2);
 	/* revalidation of a process already reaped keeps its last cgroup */
 	fp_reap(&F, 3000);
@@ -675,13 +675,13 @@ static void test_move(void **state)
 	/* once reaped, the entry answers without syscalls until grace ends */
 	fp_reap(&F, 3100);
 	struct cgs_rollup_totals t0 = { .sz = sizeof(t0) }, t2 = t0;
-	assert_int_equal(cgs_rollup_totals(r, &t0), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t0), 0);
 	F.now_ms += 1001;
 	assert_string_equal(acct(r, 0, &t1), "/n2"); /* stale: one read */
 	assert_string_equal(acct(r, 0, &t1), "/n2");
 	F.now_ms += 400;
 	assert_string_equal(acct(r, 0, &t1), "/n2");
-	assert_int_equal(cgs_rollup_totals(r, &t2), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t2), 0);
 	assert_int_equal(t2.proc_reads, t0.proc_reads + 1);
 	cgs_rollup_free(r);
 }
@@ -952,7 +952,7 @@ static void test_removed_retire(void **state)
 	F.now_ms += 2001;
 	assert_int_equal(cgs_rollup_retire_removed(r), 1);
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
-	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	assert_int_equal(t.cache_entries, 0);
 	s = snap(r, 0, false);
 	assert_null(find(s, "/rm/child", true));
@@ -1068,7 +1068,7 @@ static void test_churn_bounded(void **state)
 			max_entries = r->shards[0].cache.count;
 	}
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
-	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	/* at most grace (2000 ms) worth of dead processes, plus slack for
 	 * the incremental sweep */
 	printf("churn: max entries %u, capacity %u, final entries %llu\n",
@@ -1080,7 +1080,7 @@ static void test_churn_bounded(void **state)
 	/* after the grace period everything dies with its processes */
 	F.now_ms += 2001;
 	assert_true(cgs_rollup_retire_removed(r) >= 0);
-	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	assert_int_equal(t.cache_entries, 2); /* the live parents 1 and 7 */
 	struct cgs_snapshot *s = snap(r, 0, false);
 	assert_int_equal(find(s, "/live", false)->self->tasks +
@@ -1600,7 +1600,7 @@ static void test_refused(void **state)
 	ev.shard = 0;
 	assert_int_equal(cgs_rollup_account_exit(&ev, r), 0);
 	CGS_OPTS(cgs_rollup_totals, t);
-	assert_int_equal(cgs_rollup_totals(r, &t), 0);
+	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	assert_int_equal(t.refused, 4);
 	assert_int_equal(t.records, 1);
 	cgs_rollup_free(r);

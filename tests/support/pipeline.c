@@ -113,7 +113,7 @@ int cgt_forks_rollup_open(struct cgs_rollup **r, struct cgs_listener *l,
 		return 1;
 	}
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
-	cgs_rollup_totals(*r, &t);
+	cgs_rollup_get_totals(*r, &t);
 	if (!t.fork_tracking) {
 		fprintf(stderr, "FAIL: fork tracking unavailable as root "
 			"(no proc connector?)\n");

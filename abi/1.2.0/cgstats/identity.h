@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * <cgstats/identity.h>: workload identity from the node's own runtime
+ * state (namespace, pod, container, image), without API server
+ * credentials. Part of <cgstats.h>.
+ */
+#ifndef CGSTATS_IDENTITY_H
+#define CGSTATS_IDENTITY_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CGS_ID_NAME_LEN 256   /* Kubernetes names: at most 253 bytes */
+#define CGS_ID_IMAGE_LEN 512  /* an image reference, with its digest */
+#define CGS_ID_SOURCE_LEN 16  /* "containerd", "cri-o", "docker", ... */
+#define CGS_ID_UID_LEN 48     /* a pod UID: 36 bytes */
+#define CGS_ID_CID_LEN 80     /* a container id: 64 hex digits */
+
+/*
+ * Who a cgroup's tasks belong to, as the node's runtime state says. Every
+ * string member is NUL-terminated, "" when no source said; values are
+ * valid UTF-8 without control bytes (a value that is not is dropped and
+ * counted, never passed on).
+ */
+struct cgs_identity {
+	size_t sz;                           /* sizeof(struct cgs_identity) */
+	char k8s_namespace[CGS_ID_NAME_LEN]; /* the pod's namespace */
+	char pod[CGS_ID_NAME_LEN];           /* the pod's name */
+	char container[CGS_ID_NAME_LEN];     /* Kubernetes: the container's
+					      * name in the pod spec; Docker:
+					      * the container's name */
+	char image[CGS_ID_IMAGE_LEN];        /* the image as the spec names it */
+	char pod_uid[CGS_ID_UID_LEN];        /* with dashes */
+	char container_id[CGS_ID_CID_LEN];   /* 64 hex digits */
+	char project[CGS_ID_NAME_LEN];       /* Docker Compose project */
+	char service[CGS_ID_NAME_LEN];       /* Docker Compose service */
+	char source[CGS_ID_SOURCE_LEN];      /* which source named it:
+					      * "containerd", "cri-o",
+					      * "docker", "kubelet" or "" */
+	uint32_t sandbox;                    /* 1: the pod's sandbox (pause)
+					      * container, not a workload */
+};
+
+/* Where the runtimes keep their state; NULL or "" takes the default. */
+struct cgs_identity_opts {
+	size_t sz;                  /* sizeof(struct cgs_identity_opts) */
+	const char *containerd_state; /* default "/run/containerd" */
+	const char *crio_storage;     /* default "/run/containers/storage" */
+	const char *docker_root;      /* default "/var/lib/docker" */
+	const char *kubelet_logs;     /* default "/var/log" (its pods/ and
+				       * containers/ folders) */
+	size_t max_file_bytes;      /* the largest state file read; 0: 1 MiB */
+	size_t max_dir_entries;     /* entries scanned per log folder look-up;
+				     * 0: 65,536 */
+};
+
+/* What the look-ups found, by source and by reason (monotonic). */
+struct cgs_identity_counts {
+	size_t sz;              /* sizeof(struct cgs_identity_counts) */
+	uint64_t lookups;       /* cgs_identity_resolve() calls */
+	uint64_t named;         /* ... that returned a name */
+	uint64_t unnamed;       /* ... that found no source naming the cgroup */
+	uint64_t by_source[5];  /* named by: containerd, cri-o, docker,
+				 * kubelet (log folders), pod (the pod's
+				 * folder only) */
+	uint64_t too_big;       /* files over max_file_bytes */
+	uint64_t not_regular;   /* FIFOs, devices, symlinked state files,
+				 * symlink loops on their way */
+	uint64_t loop;          /* log folders behind a symlink loop, paths
+				 * too long */
+	uint64_t io_error;      /* other read errors (EACCES among them) */
+	uint64_t bad_json;      /* not JSON, not UTF-8, or nested too deep */
+	uint64_t bad_value;     /* names too long or with control bytes */
+	uint64_t dir_truncated; /* log folders larger than max_dir_entries */
+};
+
+struct cgs_identity_src;
+
+/**
+ * cgs_identity_new() - Make a resolver of workload names.
+ * @opts: Roots and bounds (may be NULL: all defaults); copied, its strings
+ *	too, so the caller may free them on return.
+ * @out: Receives the resolver; the caller frees it with cgs_identity_free().
+ *
+ * Reads nothing yet. A root that does not exist is not an error: that
+ * runtime is not on this node.
+ *
+ * Context: Any thread; allocates.
+ * Return: 0, -EINVAL (NULL @out, @opts->sz too small), -ENOMEM.
+ */
+int cgs_identity_new(const struct cgs_identity_opts *opts,
+		     struct cgs_identity_src **out);
+
+/**
+ * cgs_identity_free() - Free a resolver.
+ * @src: From cgs_identity_new(); NULL is a no-op.
+ */
+void cgs_identity_free(struct cgs_identity_src *src);
+
+/**
+ * cgs_identity_resolve() - Name the workload a cgroup belongs to.
+ * @src: The resolver.
+ * @cgroup_path: The cgroup's path as /proc/PID/cgroup shows it.
+ * @out: Receives the names (sz set by the caller); cleared first.
+ *
+ * Takes the container id and pod UID from the path
+ * (cgs_workload_from_path()), then asks the first source that knows, in
+ * this order: containerd's CRI (the container's OCI spec in its task
+ * state), CRI-O (its userdata/config.json), Docker (config.v2.json), the
+ * kubelet's /var/log/containers link of the container id, and for the pod
+ * the kubelet's /var/log/pods folder of its UID. Reads at most a few files
+ * of at most max_file_bytes each, opened without following a final
+ * symlink and without blocking; scans at most max_dir_entries per folder.
+ * Call it when the cgroup appears (the runtimes delete their state when a
+ * container ends), never per record.
+ *
+ * Context: One thread at a time per resolver; reads files; no lock held.
+ * Return: The number of non-empty names in @out (0: nothing known, which
+ *	is also the answer for cgroups that are not containers or pods),
+ *	-EINVAL (NULL argument, @out->sz too small).
+ */
+int cgs_identity_resolve(struct cgs_identity_src *src,
+			 const char *cgroup_path, struct cgs_identity *out);
+
+/**
+ * cgs_identity_get_counts() - What the resolver's look-ups found.
+ * @src: The resolver.
+ * @out: Receives the counts (sz set by the caller).
+ *
+ * Context: The resolver's thread (the counts are plain).
+ * Return: 0, -EINVAL.
+ */
+int cgs_identity_get_counts(const struct cgs_identity_src *src,
+			    struct cgs_identity_counts *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CGSTATS_IDENTITY_H */
