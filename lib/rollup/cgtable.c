@@ -23,6 +23,7 @@
  * outputs do not depend on the seed.
  */
 struct cgsi_hash_seed cgsi_hash_seed;
+#define FNV_BASIS 1469598103934665603ull
 static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
 
 static void seed_init(void)
@@ -42,7 +43,7 @@ static void seed_init(void)
 			s[i] = z ^ (z >> 31);
 		}
 	}
-	cgsi_hash_seed.path = s[0];
+	cgsi_hash_seed.path = FNV_BASIS ^ s[0];
 	for (int i = 0; i < 4; i++)
 		cgsi_hash_seed.key[i] = s[1 + i];
 	cgsi_hash_seed.key1_c1 = s[2] * 0xc2b2ae3d27d4eb4full; /* topk.c */
@@ -60,8 +61,7 @@ __attribute__((constructor)) static void seed_at_load(void)
 
 uint64_t cgsi_path_hash(const char *p, size_t len)
 {
-	/* FNV-1a from a seeded offset basis */
-	uint64_t h = 1469598103934665603ull ^ cgsi_hash_seed.path;
+	uint64_t h = cgsi_hash_seed.path; /* FNV-1a, seeded offset basis */
 	for (size_t i = 0; i < len; i++) {
 		h ^= (unsigned char)p[i];
 		h *= 1099511628211ull;

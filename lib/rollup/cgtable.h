@@ -87,8 +87,8 @@ struct cgsi_cgtab {
 	struct cgsi_cgnode *first, *last;
 };
 
-/* The per-process hash seeds (cgtable.c): path for cgsi_path_hash(), key
- * for the topk index. cgsi_hash_seed_init() sets them once (also done at
+/* The per-process hash seeds (cgtable.c): path for cgsi_path_hash() (the
+ * FNV offset basis XOR its seed), key for the topk index. cgsi_hash_seed_init() sets them once (also done at
  * load and by cgsi_cgtab_init()). */
 struct cgsi_hash_seed {
 	uint64_t path;

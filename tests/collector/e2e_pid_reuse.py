@@ -6,8 +6,8 @@ wrong answer, with either attribution source.
     e2e_pid_reuse.py COLLECTOR [PAIRS]
 
 PAIRS times (default 100): a child joins first/, exits and is reaped;
-ns_last_pid is set back so that the next child, which joins second/, gets
-the same pid. The collector writes every exit record (--events); each
+the next child, which joins second/, is given the same pid (clone3's
+set_tid, or ns_last_pid set back). The collector writes every exit record (--events); each
 pid's two process exits (told apart by comm, which each child sets: not
 by lifetime, as a cgroup.procs write can take longer than the second
 child's 50 ms) are compared with the cgroups they ran in, per source,
@@ -17,8 +17,19 @@ and printed as a table (bench/README.md "A pid handed out again at once").
    or counted as a guess (source "inferred"); never in the other child's
    cgroup, or anywhere else, as read from /proc ("proc"). The first child
    is reaped before its record is read, so /proc/<pid> is the second
-   child's (or, before it moved, the parent's cgroup)."""
+   child's (or, before it moved, the parent's cgroup).
+
+Robust to other processes forking meanwhile (a pid churn beside it):
+hand_on() forks the second child with the pid by clone3(set_tid), as
+CRIU does (ns_last_pid where that is refused), and retries while another
+process holds the pid; a second child that got another pid (ns_last_pid
+raced by another fork) exits before it sets its comm, and each pid's
+exits are picked by the children's comms, so that a process of the host
+that had the pid before or after (it is handed out again by the
+rewinds) is not mistaken for a child."""
 import collections
+import ctypes
+import errno
 import functools
 import os
 import signal
@@ -41,11 +52,17 @@ if not os.access(NS_LAST_PID, os.W_OK):
     skip(NS_LAST_PID + " is not writable here")
 
 
-def child(comm, cgdir, ready=None, go=None, life=0.0):
+def child(comm, cgdir, ready=None, go=None, life=0.0, want=None):
     """What a child of a pair runs: set comm, join cgdir, write a byte to
     `ready`, wait for the pipe `go` (read end, write end: closed here) to
-    be closed by the parent, live `life` s more."""
+    be closed by the parent, live `life` s more. A child that did not get
+    the pid `want` (another process of the host took it) only writes its
+    byte and exits: it never has a pair's comm."""
     def run():
+        if want is not None and os.getpid() != want:
+            if ready is not None:
+                os.write(ready, b"x")
+            return
         if go is not None:
             os.close(go[1])
         set_comm(COMM[comm].encode())
@@ -69,12 +86,85 @@ def started(fn):
     return pid
 
 
-def hand_on(a, fn):
-    """Fork fn with pid a (ns_last_pid set just before; another process
-    of the host may take it first: the pair is then left out)."""
-    with open(NS_LAST_PID, "w") as f:
-        f.write(str(a - 1))
-    return fork_child(fn)
+HAND_ON_TRIES = 50
+SYS_CLONE3 = 435  # the same number on every architecture
+_py = ctypes.pythonapi  # calls keep the GIL, as os.fork() does
+_py.syscall.restype = ctypes.c_long
+_py.syscall.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_size_t]
+
+
+class CloneArgs(ctypes.Structure):
+    """struct clone_args up to set_tid_size (CLONE_ARGS_SIZE_VER1)."""
+    _fields_ = [(f, ctypes.c_uint64) for f in (
+        "flags", "pidfd", "child_tid", "parent_tid", "exit_signal", "stack",
+        "stack_size", "tls", "set_tid", "set_tid_size")]
+
+
+def fork_with_pid(a, fn):
+    """fork_child(fn) as pid a, by clone3() with set_tid (Linux 5.5, as
+    CRIU restores pids): the pid or nothing, whatever else forks on the
+    host meanwhile. The child, like os.fork()'s, runs Python after
+    PyOS_AfterFork_Child(). Returns the pid, or -errno (-EEXIST: a holds
+    a process; -ENOSYS, -EPERM, -EINVAL: no set_tid here)."""
+    tid = (ctypes.c_int * 1)(a)
+    ca = CloneArgs(exit_signal=signal.SIGCHLD,
+                   set_tid=ctypes.addressof(tid), set_tid_size=1)
+    _py.PyOS_BeforeFork()
+    r = _py.syscall(SYS_CLONE3, ctypes.addressof(ca), ctypes.sizeof(ca))
+    if r == 0:
+        _py.PyOS_AfterFork_Child()
+        try:
+            fn()
+            os._exit(0)
+        except BaseException as e:
+            sys.stderr.write("child: %r\n" % (e,))
+            os._exit(99)
+    err = _errno() if r < 0 else 0  # before anything else may set it
+    _py.PyOS_AfterFork_Parent()
+    return -err if r < 0 else r
+
+
+_libc = ctypes.CDLL(None)
+_libc.__errno_location.restype = ctypes.POINTER(ctypes.c_int)
+
+
+def _errno():
+    """errno of the last call (ctypes.pythonapi does not save it)."""
+    return _libc.__errno_location()[0]
+
+
+def hand_on(a, fn, ready=None):
+    """Fork fn (made by child(..., want=a)) with pid a. clone3(set_tid)
+    where it can; else ns_last_pid, set just before a fork: another
+    process of the host may fork in between (that child does not get a,
+    exits at once, after its byte on `ready` if given, is reaped, and it
+    is tried again). Either way a may still be held by a short-lived
+    process of the host (the rewinds hand pids out again): tried again
+    after a pause, HAND_ON_TRIES times at most; then the pair is left out
+    (the pid returned is not a). Returns the child's pid."""
+    b = -1
+    for t in range(HAND_ON_TRIES):
+        b = fork_with_pid(a, fn) if hand_on.clone3 else -errno.ENOSYS
+        if b == a:
+            return b
+        if b == -errno.EEXIST:
+            time.sleep(0.002 * (t + 1))
+            continue
+        if b < 0:
+            hand_on.clone3 = False
+            with open(NS_LAST_PID, "w") as f:
+                f.write(str(a - 1))
+            b = fork_child(fn)
+            if b == a:
+                return b
+            if ready is not None:
+                os.read(ready, 1)
+            reap(b)
+        time.sleep(0.002 * (t + 1))
+    return -1
+
+
+hand_on.clone3 = True
 
 
 def reap(pid):
@@ -89,11 +179,13 @@ def pairs_run(col, first, second, n):
         a = fork_child(child("first", first))
         reap(a)
         r, w = os.pipe()
-        b = hand_on(a, child("second", second, ready=w, life=0.05))
+        b = hand_on(a, child("second", second, ready=w, life=0.05, want=a),
+                    ready=r)
         os.close(w)
-        os.read(r, 1)
+        os.read(r, 1)  # b"" (every writer gone) when b < 0
         os.close(r)
-        reap(b)
+        if b > 0:
+            reap(b)
         pairs.append((a, b))
     return pairs
 
@@ -122,32 +214,37 @@ def lagged_run(col, first, second, n, life, stopped):
         for a in firsts:
             reap(a)
         time.sleep(stopped)
-        pairs = [(a, hand_on(a, child("second", second))) for a in firsts]
+        pairs = [(a, hand_on(a, child("second", second, want=a)))
+                 for a in firsts]
         for a, b in pairs:  # zombies, all of them
-            os.waitid(os.P_PID, b, os.WEXITED | os.WNOWAIT)
+            if b > 0:
+                os.waitid(os.P_PID, b, os.WEXITED | os.WNOWAIT)
     finally:
         os.kill(col.p.pid, signal.SIGCONT)
     exits_written(col, COMM["first"], n)
     for a, b in pairs:
-        reap(b)
+        if b > 0:
+            reap(b)
     return pairs
 
 
 def where(cg, objs, pairs):
     """Counter of (child, cgroup it was counted in, source) over the pids
-    both children had."""
+    both children had. A pid's exits are those of the children's comms:
+    other processes of the host may have had the pid too."""
     byp = collections.defaultdict(list)
     for e in objs:
-        if e.get("type") == "exit" and e["kind"] == "process":
+        if (e.get("type") == "exit" and e["kind"] == "process" and
+                e["comm"] in COMM.values()):
             byp[e["pid"]].append(e)
     out = collections.Counter()
     for a, b in pairs:
         recs = byp.get(a, [])
         if a != b or len(recs) != 2:
-            continue  # the pid went elsewhere, or a third process had it
+            continue  # the pid went elsewhere, or two pairs had it
         by = {e["comm"]: e for e in recs}
         if sorted(by) != sorted(COMM.values()):
-            continue  # not our two children
+            continue  # not one exit of each child
         for who in COMM:
             e = by[COMM[who]]
             got = "(elsewhere)"
