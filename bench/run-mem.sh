@@ -3,9 +3,10 @@
 # they are removed and retired (issue 22 point 3). Root, hybrid cgroups.
 # e.g. bench/run-mem.sh build/cmd/taskstat-collect 20000 19201
 # usage: run-mem.sh BIN N PORT; the JSON lines go to $MEM_OUT (default
-# /dev/null: 20,000 cgroups write 33 MB a second).
+# /dev/null: 20,000 cgroups write 33 MB a second); the cgroups below
+# /sys/fs/cgroup/unified/$MEM_CG (default mem-r).
 BIN=$1 N=$2 PORT=$3 OUT=${MEM_OUT:-/dev/null}
-P=/sys/fs/cgroup/unified/mem-r
+P=/sys/fs/cgroup/unified/${MEM_CG:-mem-r}
 mkdir -p $P
 rss(){ awk '/VmRSS/{print $2/1024}' /proc/$CP/status; }
 $BIN --listen 127.0.0.1:$PORT --interval 1 --retire-after 5 -o $OUT 2>${TMPDIR:-/tmp}/mem-coll.err & CP=$!
