@@ -74,7 +74,7 @@ def run_container(tmp, cg, cid, state):
     return cgpath
 
 
-def wait_for(hostport, name, labels, want, timeout=15):
+def wait_for(hostport, name, labels, want, timeout=30):
     t0 = time.time()
     while time.time() - t0 < timeout:
         text = scrape(hostport)
@@ -103,7 +103,7 @@ with tempfile.TemporaryDirectory() as tmp, Cgroups("ident") as cg:
                 paths.append(run_container(tmp, cg, cid, state))
                 if k == 0:  # the first sample the workload has: 0
                     t0 = time.time()
-                    while first is None and time.time() - t0 < 15:
+                    while first is None and time.time() - t0 < 30:
                         first = value(scrape(hp), "process_exits_total",
                                       LABELS + ',outcome="signaled"')
                         time.sleep(0.2)
