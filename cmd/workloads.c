@@ -6,6 +6,7 @@
  * of series per workload (namespace/pod/container, or unit) that carries
  * on across the container's restarts.
  */
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -144,6 +145,21 @@ static void w_signals(struct buf *b, const struct cgs_workload_view *v)
 	}
 }
 
+/* The crash signals (those of the rules' TaskstatCrashLoop). */
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+				     SIGABRT, SIGSYS, SIGTRAP };
+
+static void w_crashes(struct buf *b, const struct cgs_workload_view *v)
+{
+	uint64_t n = 0;
+	for (size_t k = 0; v->signals && k < sizeof(crash_signals) /
+					      sizeof(*crash_signals); k++)
+		n += v->signals[crash_signals[k]];
+	open_series(b, "crashes_total", v);
+	buf_putc(b, '}');
+	value(b, n);
+}
+
 static void w_cpu(struct buf *b, const struct cgs_workload_view *v)
 {
 	open_series(b, "cpu_seconds_total", v);
@@ -179,6 +195,9 @@ static const struct {
 	  w_exits },
 	{ "process_signals_total", "counter", "Process exits of the workload "
 	  "by terminating signal (once non-zero).", w_signals },
+	{ "crashes_total", "counter", "Process exits of the workload by a "
+	  "crash signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS, "
+	  "SIGTRAP); 0 from its first sample.", w_crashes },
 	{ "cpu_seconds_total", "counter", "CPU time of the workload's exited "
 	  "tasks, by mode.", w_cpu },
 	{ "task_exits_total", "counter", "Task (thread and process) exit "
