@@ -109,16 +109,6 @@ static void mark_exit(struct cgs_rollup *r, struct cgsi_pentry *e,
 	cgsi_deaths_mark(&r->deaths, key, now);
 }
 
-static void repoint(struct cgsi_pentry *e, struct cgsi_cgnode *n)
-{
-	if (n == e->cg)
-		return;
-	if (e->cg)
-		e->cg->refs--;
-	n->refs++;
-	e->cg = n;
-}
-
 static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 				      struct cgsi_rshard *s,
 				      struct cgsi_pentry *e, uint32_t key,
@@ -270,7 +260,7 @@ static struct cgsi_cgnode *ancestor_cg(struct cgs_rollup *r,
 	struct cgsi_pcache_policy pol = { &r->deaths, now, r->o.grace_ms };
 	if (e) {
 		if (!cgsi_pentry_dead(e, &r->deaths, &since)) {
-			repoint(e, cg);
+			cgsi_pentry_repoint(&s->cache, e, cg);
 			e->resolved_ms = now;
 		}
 	} else if ((e = cgsi_pcache_insert(&s->cache, h->pid, cg, &pol))) {
@@ -379,8 +369,8 @@ static size_t peer_entry(struct cgs_rollup *r, struct cgsi_rshard *o,
 	struct cgsi_pentry *e = cgsi_pcache_find(&o->cache, key);
 	uint64_t since;
 	*dead_ms = 0;
-	if (!e || e->inferred || !e->cg || e->cg->unknown ||
-	    e->cg->len >= size)
+	const struct cgsi_cgnode *cg = e ? e->cg : NULL;
+	if (!e || e->inferred || !cg || cg->unknown || cg->len >= size)
 		return 0;
 	if (cgsi_pentry_dead(e, &r->deaths, &since)) {
 		uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, key));
@@ -399,9 +389,9 @@ static size_t peer_entry(struct cgs_rollup *r, struct cgsi_rshard *o,
 			*dead_ms = died;
 		}
 	}
-	memcpy(buf, e->cg->path, e->cg->len + 1);
-	*ino = e->cg->ino;
-	return e->cg->len;
+	memcpy(buf, cg->path, cg->len + 1);
+	*ino = cg->ino;
+	return cg->len;
 }
 
 /*
@@ -623,15 +613,16 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 				      uint64_t now, bool count)
 {
 	int n = read_proc(r, s, key);
-	if (n >= 0 && v1_exit_root(r, s, n) && e->cg && !e->cg->unknown &&
-	    e->cg->len > 1)
+	const struct cgsi_cgnode *was = e->cg;
+	if (n >= 0 && v1_exit_root(r, s, n) && was && !was->unknown &&
+	    was->len > 1)
 		n = -ESRCH; /* most likely exiting: keep what was seen */
 	if (n >= 0 && rec &&
 	    pid_reused(r, s, rec, key, rec->kind == CGS_KIND_PROCESS))
 		n = -ENOENT;
 	struct cgsi_cgnode *cg = n >= 0 ? intern_read(r, s, n, now) : NULL;
 	if (cg) {
-		repoint(e, cg);
+		cgsi_pentry_repoint(&s->cache, e, cg);
 		e->inferred = 0;
 		s->last_inferred = false;
 		if (count)

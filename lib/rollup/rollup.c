@@ -29,6 +29,13 @@ static uint64_t coarse_ms(void *ctx)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* The process cache's references (retire.c keeps a referenced node). */
+static void node_ref(void *node, int delta)
+{
+	struct cgsi_cgnode *n = node;
+	n->refs += (uint32_t)delta;
+}
+
 static int shard_init(struct cgs_rollup *r, struct cgsi_rshard *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -36,7 +43,7 @@ static int shard_init(struct cgs_rollup *r, struct cgsi_rshard *s)
 	int rc = pthread_mutex_init(&s->lock, NULL);
 	if (rc)
 		return -rc;
-	if ((rc = cgsi_pcache_init(&s->cache, 1024)) < 0)
+	if ((rc = cgsi_pcache_init(&s->cache, 1024, node_ref)) < 0)
 		return rc;
 	if ((rc = cgsi_cgtab_init(&s->cgs)) < 0)
 		return rc;

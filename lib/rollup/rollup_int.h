@@ -10,7 +10,7 @@
 #include "attribute/deaths.h"
 #include "attribute/forks.h"
 #include "attribute/mounts.h"
-#include "rollup/pcache.h"
+#include "attribute/pcache.h"
 #include "rollup/cgtable.h"
 #include "util/common.h"
 
