@@ -75,8 +75,9 @@ int cgsi_attr_open(struct cgsi_attr *a, const struct cgsi_attr_cfg *c)
 		struct cgsi_ashard *s = &a->sh[i];
 		memset(s, 0, sizeof(*s));
 		s->idx = i;
-		if ((rc = cgsi_pcache_init(&s->cache, 1024, c->ops->ref)) < 0)
+		if ((rc = cgsi_pcache_init(&s->cache, 1024)) < 0)
 			return rc;
+		s->cache.ref = c->ops->ref;
 		a->nshards = i + 1;
 	}
 	/* the kernel source first: with it, fork tracking would only serve

@@ -50,8 +50,7 @@
 #include "attribute/pcache.h"
 #include "util/common.h"
 
-int cgsi_pcache_init(struct cgsi_pcache *c, uint32_t cap,
-		     void (*ref)(void *node, int delta))
+int cgsi_pcache_init(struct cgsi_pcache *c, uint32_t cap)
 {
 	uint32_t n = 64;
 	while (n < cap)
@@ -61,7 +60,6 @@ int cgsi_pcache_init(struct cgsi_pcache *c, uint32_t cap,
 	if (!c->slot)
 		return -ENOMEM;
 	c->mask = n - 1;
-	c->ref = ref;
 	return 0;
 }
 

@@ -45,8 +45,8 @@ struct cgsi_pcache_policy {
 	uint64_t now, grace_ms;
 };
 
-int cgsi_pcache_init(struct cgsi_pcache *c, uint32_t cap,
-		     void (*ref)(void *node, int delta));
+/* An empty cache; its owner then sets c->ref. */
+int cgsi_pcache_init(struct cgsi_pcache *c, uint32_t cap);
 void cgsi_pcache_fini(struct cgsi_pcache *c);
 
 static inline uint32_t cgsi_pcache_hash(const struct cgsi_pcache *c,
