@@ -145,7 +145,7 @@ static inline uint64_t node_link(const struct cgsi_fork_node *n)
 	return n ? n->link : 0;
 }
 
-/* Backward-shift deletion of idx[i] (as in rollup/pcache.c). */
+/* Backward-shift deletion of idx[i] (as in pcache.c). */
 static void idx_remove(struct cgsi_forks *f, uint32_t i)
 {
 	for (uint32_t j = (i + 1) & f->imask;; j = (j + 1) & f->imask) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Path -> node on the slow path, telling cgroup incarnations apart by
- * their directory inode. */
+ * their directory inode; and what attribution (attr.h) asks of the
+ * rollup: a node is its key. */
 #include "rollup/rollup_int.h"
 
 struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
@@ -69,3 +70,39 @@ struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
 	cgsi_node_created(r, s, n);
 	return n;
 }
+
+static void *attr_intern(void *ctx, unsigned shard, const char *path,
+			 size_t len, unsigned flags, uint64_t now)
+{
+	struct cgs_rollup *r = ctx;
+	return cgsi_intern(r, &r->shards[shard], path, len, now, flags);
+}
+
+static void *attr_intern_id(void *ctx, unsigned shard, const char *path,
+			    size_t len, uint64_t id, uint64_t now)
+{
+	struct cgs_rollup *r = ctx;
+	return cgsi_intern_id(r, &r->shards[shard], path, len, id, now);
+}
+
+static const char *attr_path(const void *node, size_t *len, uint64_t *ino)
+{
+	const struct cgsi_cgnode *n = node;
+	*len = n->len;
+	*ino = n->ino;
+	return n->path;
+}
+
+/* The process cache's references (retire.c keeps a referenced node). */
+static void attr_ref(void *node, int delta)
+{
+	struct cgsi_cgnode *n = node;
+	n->refs += (uint32_t)delta;
+}
+
+const struct cgsi_attr_ops cgsi_rollup_attr_ops = {
+	.intern = attr_intern,
+	.intern_id = attr_intern_id,
+	.path = attr_path,
+	.ref = attr_ref,
+};

@@ -104,7 +104,7 @@ static int walk_one(const char *dir, const struct stat *st, int type,
 
 int cgsi_oom_open(struct cgs_rollup *r)
 {
-	if (r->ksrc) {
+	if (r->at.ksrc) {
 		r->oom_source = CGS_OOM_KERNEL;
 		return 0;
 	}

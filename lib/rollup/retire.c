@@ -157,7 +157,8 @@ static int retire(struct cgs_rollup *r, struct cgsi_rshard *s,
 	if (carry_into(p, n) < 0)
 		return -ENOMEM;
 	/* what the parent already reported does not change */
-	s->kgen++; /* the kernel source's id cache may point at n */
+	/* the kernel source's id cache may point at n */
+	cgsi_attr_node_retired(&r->at, (unsigned)(s - r->shards));
 	cgsi_oom_forget(r, n);
 	if (s->check_at == n)
 		s->check_at = n->next;
@@ -281,9 +282,7 @@ static void lock_all(struct cgs_rollup *r, uint64_t now)
 		struct cgsi_rshard *s = &r->shards[i];
 		pthread_mutex_lock(&s->lock);
 		/* drop expired cache entries first: they hold references */
-		struct cgsi_pcache_policy pol = { &r->deaths, now,
-						  r->o.grace_ms };
-		cgsi_pcache_sweep(&s->cache, s->cache.mask + 1, &pol);
+		cgsi_attr_sweep(&r->at, i, now);
 	}
 }
 

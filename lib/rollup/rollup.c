@@ -12,10 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/types.h>
-
-#include "attribute/bpf/exitcg_abi.h"
-#include "attribute/ksrc.h"
 #include "util/cpulist.h"
 #include "rollup/counters.h"
 #include "rollup/rollup_int.h"
@@ -36,8 +32,6 @@ static int shard_init(struct cgs_rollup *r, struct cgsi_rshard *s)
 	int rc = pthread_mutex_init(&s->lock, NULL);
 	if (rc)
 		return -rc;
-	if ((rc = cgsi_pcache_init(&s->cache, 1024)) < 0)
-		return rc;
 	if ((rc = cgsi_cgtab_init(&s->cgs)) < 0)
 		return rc;
 	s->unknown = cgsi_cgtab_add(&s->cgs, CGS_UNKNOWN_CGROUP,
@@ -54,23 +48,8 @@ static int shard_init(struct cgs_rollup *r, struct cgsi_rshard *s)
 
 static void shard_fini(struct cgsi_rshard *s)
 {
-	cgsi_pcache_fini(&s->cache);
 	cgsi_cgtab_fini(&s->cgs);
 	pthread_mutex_destroy(&s->lock);
-}
-
-/* Fork tracking is best effort: without the connector (no privilege, old
- * kernel) the rollup works as without the flag; totals say which. */
-static void track_forks(struct cgs_rollup *r, bool connect)
-{
-	struct cgsi_forks *f = calloc(1, sizeof(*f));
-	if (!f)
-		return;
-	if (cgsi_forks_open(f, r->proc_root, connect, cgsi_rollup_now(r)) < 0) {
-		free(f);
-		return;
-	}
-	r->forks = f;
 }
 
 CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
@@ -81,12 +60,7 @@ CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
 		shard_fini(&r->shards[i]);
 	free(r->shards);
 	free(r->listener_cpus);
-	cgsi_ksrc_close(r->ksrc);
-	if (r->forks) {
-		cgsi_forks_close(r->forks);
-		free(r->forks);
-	}
-	cgsi_deaths_fini(&r->deaths);
+	cgsi_attr_close(&r->at);
 	cgsi_oom_close(r);
 	cgsi_snap_pool_close(r->snap_pool);
 	pthread_mutex_destroy(&r->snap_lock);
@@ -133,6 +107,38 @@ static int refuse(struct cgs_rollup *r)
 	return -EINVAL;
 }
 
+/* Attribution per the options (attr.h), each shard bound to its lock
+ * and unknown bucket. */
+static int attr_open(struct cgs_rollup *r, const struct cgsi_rollup_iopts *io)
+{
+	struct cgsi_attr_cfg c = {
+		.ops = &cgsi_rollup_attr_ops,
+		.ctx = r,
+		.proc_root = r->proc_root,
+		.mount = &r->mount,
+		.nshards = r->nshards,
+		.want = r->o.attribution,
+		.shard_cpus = r->o.shard_cpus,
+		.kernel_ringbuf = r->o.kernel_ringbuf,
+		.kernel_wait_ms = r->o.kernel_wait_ms,
+		.want_comm = r->o.comms > 0,
+		.track_forks = !!(r->o.flags & CGS_ROLLUP_TRACK_FORKS),
+		.forks_injected = io && io->forks_injected,
+		.fast = !!(r->o.flags & CGS_ROLLUP_FAST_ATTRIBUTION),
+		.grace_ms = r->o.grace_ms,
+		.revalidate_ms = r->o.revalidate_ms,
+		.now = cgsi_rollup_now(r),
+	};
+	r->o.shard_cpus = NULL; /* not kept */
+	int rc = cgsi_attr_open(&r->at, &c);
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < r->nshards; i++)
+		cgsi_attr_bind(&r->at, i, &r->shards[i].lock,
+			       r->shards[i].unknown);
+	return 0;
+}
+
 CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
 			      const struct cgs_rollup_opts *opts)
 {
@@ -170,7 +176,6 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 		r->o.clock_ms = coarse_ms;
 	rc = -ENOMEM;
 	r->proc_root = strdup(r->o.proc_root ? r->o.proc_root : "/proc");
-	r->clk_tck = sysconf(_SC_CLK_TCK);
 	if (!r->proc_root)
 		goto fail;
 	if (r->o.mountinfo)
@@ -200,22 +205,14 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 			goto fail;
 		}
 	}
-	/* the kernel source first: with it, fork tracking would only serve
-	 * the rare record whose entry was lost */
-	if ((rc = cgsi_kernel_open(r)) < 0) {
+	if ((rc = attr_open(r, io)) < 0) {
 		if (opts && opts->sz >= offsetof(struct cgs_rollup_opts,
 						 errbuf_len) + sizeof(size_t) &&
-		    opts->errbuf && opts->errbuf_len)
-			snprintf(opts->errbuf, opts->errbuf_len, "%s", r->kerr);
+		    opts->errbuf && opts->errbuf_len && r->at.kerr[0])
+			snprintf(opts->errbuf, opts->errbuf_len, "%s",
+				 r->at.kerr);
 		goto fail;
 	}
-	/* bounded whatever pid_max (deaths.h); small with the kernel source */
-	if ((rc = cgsi_deaths_init(&r->deaths, r->proc_root,
-				   r->ksrc ? CGSI_DEATHS_SLOTS_KERNEL
-					   : CGSI_DEATHS_SLOTS)) < 0)
-		goto fail;
-	if ((r->o.flags & CGS_ROLLUP_TRACK_FORKS) && !r->ksrc)
-		track_forks(r, !(io && io->forks_injected));
 	if ((rc = cgsi_oom_open(r)) < 0)
 		goto fail;
 	rc = -ENOMEM;
@@ -260,11 +257,11 @@ static const char *proc_comm(struct cgs_rollup *r, struct cgsi_rshard *s,
 }
 
 static void comm_of(struct cgs_rollup *r, struct cgsi_rshard *s,
-		    const struct cgs_record *rec, const struct cgsi_kinfo *ki,
-		    bool kernel, uint64_t now, struct acct_info *ai)
+		    const struct cgs_record *rec, const char *kcomm,
+		    uint64_t now, struct acct_info *ai)
 {
-	if (kernel && ki->comm[0])
-		ai->comm = ki->comm; /* the group leader's, at exit */
+	if (kcomm)
+		ai->comm = kcomm; /* the kernel's: the group leader's, at exit */
 	else if (!rec->tgid || rec->pid == rec->tgid)
 		ai->comm = rec->comm; /* the leader's own record */
 	else
@@ -354,37 +351,21 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 	}
 	struct cgsi_rshard *s = &r->shards[shard];
 	uint64_t now = cgsi_rollup_now(r);
-	struct cgsi_kinfo ki;
-	bool found = false;
-	ki.cgid = 0;
-	ki.flags = 0;
-	ki.comm[0] = '\0';
-	/* outside the shard lock: it may wait (bounded) for the entry */
-	if (r->ksrc && rec->kind != CGS_KIND_TGID)
-		found = cgsi_ksrc_lookup(r->ksrc, shard, rec, &ki);
-	else if (cgs_unlikely(!r->ksrc && r->nshards > 1 &&
-			      now >= __atomic_load_n(&r->sweep_next,
-						     __ATOMIC_RELAXED)))
-		cgsi_fallback_sweep_others(r, shard, now);
-	pthread_mutex_lock(&s->lock);
-	struct cgsi_cgnode *n = NULL;
-	enum cgs_source src = CGS_SOURCE_NONE;
-	if (r->ksrc &&
-	    !(n = cgsi_kernel_node(r, s, rec, found, ki.cgid, now, &src)))
-		s->st.kernel_fallback++;
-	if (!n)
-		n = cgsi_fallback_node(r, s, rec, now, &src);
+	struct cgsi_attr_ans at;
+	/* returns with s->lock held; the node key is the node */
+	cgsi_attr_resolve(&r->at, shard, rec, now, &at);
+	struct cgsi_cgnode *n = at.node;
 	struct acct_info ai = {
-		.inferred = src == CGS_SOURCE_INFERRED,
-		.oom = src == CGS_SOURCE_KERNEL && (ki.flags & CGSK_F_OOM),
+		.inferred = at.how == CGS_SOURCE_INFERRED,
+		.oom = at.oom,
 	};
 	if (r->o.comms && rec->kind != CGS_KIND_TGID)
-		comm_of(r, s, rec, &ki, src == CGS_SOURCE_KERNEL, now, &ai);
+		comm_of(r, s, rec, at.comm, now, &ai);
 	account_node(r, s, n, rec, &ai);
 	n->attributed = true;
 	pthread_mutex_unlock(&s->lock);
 	if (src_out)
-		*src_out = src;
+		*src_out = at.how;
 	if (path_out)
 		*path_out = n->path;
 	return 0;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Rollup internals shared by attribution, accounting and snapshots. */
+/* Rollup internals shared by accounting, interning and snapshots. */
 #ifndef CGS_ROLLUP_INT_H
 #define CGS_ROLLUP_INT_H
 
@@ -7,83 +7,48 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "attribute/deaths.h"
-#include "attribute/forks.h"
+#include "attribute/attr.h"
 #include "attribute/mounts.h"
-#include "rollup/pcache.h"
 #include "rollup/cgtable.h"
 #include "util/common.h"
 
+/* What the shard counted (attribution's own counters: attr.h). */
 struct cgsi_rshard_stats {
-	uint64_t records, via_cache, via_proc, via_parent, proc_reads,
-		via_ancestor, via_fork_parent, inferred, via_kernel,
-		kernel_fallback, comm_own, oom_unreadable;
-	uint64_t peer_waits; /* fallback.c seen_elsewhere(): waited for a
-			     * busy shard's lock (not exported) */
+	uint64_t records, inferred, comm_own, oom_unreadable;
 };
 
-/* Kernel source: cgroup id -> node, direct-mapped per shard; `gen` is the
- * shard's kgen when filled (retiring a node bumps kgen). */
-#define CGSI_KCACHE_SIZE 512
 struct cgsi_oomtab;
 
 /* Largest cgs_rollup_opts.comms. */
 #define CGSI_COMMS_MAX 4096u
-
-struct cgsi_kcache_ent {
-	uint64_t id;
-	struct cgsi_cgnode *n;
-	uint64_t gen;
-};
 
 /* One writer's state. Only that writer and snapshots (under `lock`) touch
  * it; aligned so two shards never share a cache line. */
 struct cgsi_rshard {
 	pthread_mutex_t lock;
 	struct cgs_rollup *r;
-	struct cgsi_pcache cache;
 	struct cgsi_cgtab cgs;
 	struct cgsi_cgnode *unknown;
 	struct cgsi_rshard_stats st;
-	bool deleted;            /* the last /proc read said " (deleted)" */
-	bool exited;             /* ... and its process had exited (zombie) */
-	bool last_inferred;      /* fallback.c: its answer was inferred */
-	uint64_t reval_next;     /* next background revalidation step */
-	uint64_t reval_last;     /* when the last step ran (0: none yet) */
-	uint64_t reval_rem;      /* slots owed to the cursor, x revalidate_ms */
-	uint32_t reval_cursor;
-	uint64_t kgen;           /* bumped when a node is retired */
 	struct cgsi_cgnode *check_at; /* removal check: next node of the
 				       * round-robin slice (NULL: first) */
-	uint32_t k_last_tgid;    /* process exit last attributed by the kernel
-				  * source: its TGID record follows */
-	struct cgsi_cgnode *k_last_node;
-	uint64_t k_last_gen;
-	struct cgsi_kcache_ent kcache[CGSI_KCACHE_SIZE];
 	uint32_t comm_tgid;      /* the process whose command was last read */
 	uint64_t comm_ms;        /* when */
 	char comm[CGS_COMM_LEN + 1]; /* from /proc/<comm_tgid>/comm */
-	char text[16384];        /* /proc/<pid>/cgroup contents */
-	char path[PATH_MAX];     /* a parsed cgroup path */
-	char dir[PATH_MAX + 64]; /* its directory under the mount */
+	char dir[PATH_MAX + 64]; /* a cgroup's directory under the mount */
 } __attribute__((aligned(64)));
 
 struct cgs_rollup {
 	struct cgs_rollup_opts o;
 	char *proc_root;
-	long clk_tck; /* /proc/<pid>/stat ticks per second */
 	char *mountinfo;
 	struct cgsi_cg_mount mount;
-	struct cgsi_deaths deaths;
-	struct cgsi_forks *forks; /* CGS_ROLLUP_TRACK_FORKS, else NULL */
-	struct cgsi_ksrc *ksrc;   /* the kernel source, else NULL */
-	char kerr[320];           /* why the kernel source is not in use */
+	struct cgsi_attr at;      /* attribution: its kernel source
+				   * (at.ksrc), fork tracker (at.forks) */
 	uint64_t t0;
 	unsigned nshards;
 	struct cgsi_rshard *shards;
 	pthread_mutex_t snap_lock; /* serialises snapshots and retirement */
-	uint64_t sweep_next;       /* fallback: when a shard next steps the
-				    * others' background revalidation */
 	enum cgs_oom_source oom_source;
 	struct cgsi_oomtab *oom;   /* CGS_OOM_CGROUP: baselines per cgroup */
 	struct cgsi_snap_pool *snap_pool; /* the last freed snapshot's memory
@@ -115,10 +80,10 @@ static inline uint64_t cgsi_rollup_now(const struct cgs_rollup *r)
 	return c >= r->t0 ? c - r->t0 + 1 : 1;
 }
 
-/* cgsi_intern flags */
-#define CGSI_INTERN_PROC (1u << 0)    /* a live task is in this cgroup now */
-#define CGSI_INTERN_DELETED (1u << 1) /* /proc said " (deleted)" */
+/* What attribution asks of the rollup (intern.c): a node is its key. */
+extern const struct cgsi_attr_ops cgsi_rollup_attr_ops;
 
+/* cgsi_intern flags: CGSI_INTERN_PROC, CGSI_INTERN_DELETED (attr.h) */
 /*
  * Node for `path` in shard s (slow path): found or created. A cgroup
  * removed and created again under the same path gets a node of its own:
@@ -183,38 +148,6 @@ void cgsi_oom_update(struct cgs_rollup *r, struct cgsi_rshard *s,
 void cgsi_oom_forget(struct cgs_rollup *r, const struct cgsi_cgnode *n);
 /* Baselines held (tests). */
 size_t cgsi_oom_entries(struct cgs_rollup *r);
-
-/* Load the kernel source if opts ask for it (ksource.c): 0, or -errno when
- * CGS_ATTRIBUTION_KERNEL was asked and cannot be had (r->kerr says why). */
-int cgsi_kernel_open(struct cgs_rollup *r);
-
-/*
- * Attribution sources. The rollup asks them in order (cgs_rollup_account):
- * the kernel source, where loaded, then the /proc fallback; each answers
- * with a node of shard s and how it knows (*how), or NULL when it has no
- * answer. Both are called with s->lock held; the kernel source's lookup
- * (cgsi_ksrc_lookup, which may wait for an entry) runs before, unlocked,
- * and hands in found/cgid for thread and process records.
- */
-struct cgsi_cgnode *cgsi_kernel_node(struct cgs_rollup *r,
-				     struct cgsi_rshard *s,
-				     const struct cgs_record *rec, bool found,
-				     uint64_t cgid, uint64_t now,
-				     enum cgs_source *how);
-
-/* Fallback: step the background revalidation of the shards other than
- * `self` (those that get no records); called without any shard lock. */
-void cgsi_fallback_sweep_others(struct cgs_rollup *r, unsigned self,
-				uint64_t now);
-
-/* The /proc fallback (fallback.c, with fork ancestry from forks.c): never
- * NULL (the unknown bucket at worst, *how CGS_SOURCE_NONE). May drop and
- * retake s->lock (waiting for another shard's): the caller keeps no
- * pointer into shard s across the call. */
-struct cgsi_cgnode *cgsi_fallback_node(struct cgs_rollup *r,
-				       struct cgsi_rshard *s,
-				       const struct cgs_record *rec,
-				       uint64_t now, enum cgs_source *how);
 
 /*
  * Removal checks (snapshot time): a shard of n nodes has its directories

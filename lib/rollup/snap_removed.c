@@ -35,14 +35,14 @@ void cgsi_snap_check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 	s->check_at = want < cnt ? a->v[base + (start + want) % cnt].node
 				 : NULL;
-	if (!r->ksrc)
+	if (!r->at.ksrc)
 		return;
 	/* from the copies (e->gone is n->gone now): the nodes are cold in
 	 * the cache by now, the entries not */
 	for (size_t j = 0; j < cnt; j++) {
 		struct sent *e = &a->v[base + j];
 		if (!e->gone && e->node_ino && !e->unknown &&
-		    cgsi_ksrc_removed(r->ksrc, e->ino)) {
+		    cgsi_ksrc_removed(r->at.ksrc, e->ino)) {
 			e->gone = e->node->gone = true;
 			cgsi_node_seen_removed(e->node, now);
 		}

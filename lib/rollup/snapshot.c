@@ -696,8 +696,8 @@ static int copy_shards(struct cgs_rollup *r, struct cgs_snapshot *snap,
 	/* a pooled snapshot's chunks still hold what it copied */
 	uint64_t prev_gen = snap->gen;
 	snap->gen = ++r->snap_gen;
-	if (r->ksrc)
-		cgsi_ksrc_sync_ids(r->ksrc);
+	if (r->at.ksrc)
+		cgsi_ksrc_sync_ids(r->at.ksrc);
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_rshard *s = &r->shards[i];
 		size_t base = a->n, start = 0;

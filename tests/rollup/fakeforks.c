@@ -17,8 +17,8 @@ struct cgs_rollup *fp_forks_rollup(struct fakeproc *f, unsigned flags)
 	o.flags = flags;
 	assert_int_equal(cgsi_rollup_new(&r, &o, &io), 0);
 	if (flags & CGS_ROLLUP_TRACK_FORKS) {
-		assert_non_null(r->forks);
-		assert_int_equal(r->forks->fd, -1); /* injected: no socket */
+		assert_non_null(r->at.forks);
+		assert_int_equal(r->at.forks->fd, -1); /* injected: no socket */
 	}
 	return r;
 }
@@ -26,7 +26,7 @@ struct cgs_rollup *fp_forks_rollup(struct fakeproc *f, unsigned flags)
 void fp_fork(struct cgs_rollup *r, uint32_t parent, uint32_t child,
 	     uint64_t ago_ms)
 {
-	struct cgsi_forks *f = r->forks;
+	struct cgsi_forks *f = r->at.forks;
 	pthread_mutex_lock(&f->lock);
 	cgsi_forks_record_locked(f, parent, child,
 				 cgsi_rollup_now(r) - ago_ms);
@@ -35,7 +35,7 @@ void fp_fork(struct cgs_rollup *r, uint32_t parent, uint32_t child,
 
 void fp_lost(struct cgs_rollup *r, uint64_t n)
 {
-	pthread_mutex_lock(&r->forks->lock);
-	cgsi_forks_lost_locked(r->forks, n);
-	pthread_mutex_unlock(&r->forks->lock);
+	pthread_mutex_lock(&r->at.forks->lock);
+	cgsi_forks_lost_locked(r->at.forks, n);
+	pthread_mutex_unlock(&r->at.forks->lock);
 }

@@ -283,7 +283,7 @@ static void test_exact_mode(void **state)
 		F.now_ms += 50;
 		uint64_t reads = totals(r).proc_reads;
 		for (uint32_t pid = 1000; pid < 1100; pid++) {
-			if (r->forks)
+			if (r->at.forks)
 				fp_fork(r, 100, pid, 2);
 			fp_set(&F, pid, "/svc/moved");
 			assert_string_equal(exit_of(r, pid, 100, 1),

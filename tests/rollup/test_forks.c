@@ -241,7 +241,7 @@ static void test_disabled(void **state)
 {
 	(void)state;
 	struct cgs_rollup *r = fp_forks_rollup(&F, 0);
-	assert_null(r->forks);
+	assert_null(r->at.forks);
 	fp_set(&F, 100, "/svc");
 	assert_string_equal(exit_of(r, 300, 200, 10), CGS_UNKNOWN_CGROUP);
 	struct cgs_rollup_totals t = totals(r);
@@ -306,8 +306,8 @@ static void test_forgotten(void **state)
 	fp_set(&F, 210, "/sub");
 	fp_fork(r, 100, 220, 60);
 	filler(r, CGSI_FORKS_KEEP);
-	assert_int_equal(r->forks->nused, CGSI_FORKS_KEEP);
-	assert_int_equal(r->forks->evictions, 4);
+	assert_int_equal(r->at.forks->nused, CGSI_FORKS_KEEP);
+	assert_int_equal(r->at.forks->evictions, 4);
 	/* 300 and its parent 200 reaped and forgotten: unknown */
 	assert_string_equal(exit_of(r, 300, 200, 50), CGS_UNKNOWN_CGROUP);
 	/* 210's fork forgotten, 210 alive: its child is found */
@@ -322,7 +322,7 @@ static void test_forgotten(void **state)
 	struct cgs_rollup_totals t = totals(r);
 	assert_int_equal(t.fork_events, 4 + CGSI_FORKS_KEEP + 3);
 	assert_int_equal(t.unattributed, 2);
-	assert_int_equal(r->forks->nused, CGSI_FORKS_KEEP);
+	assert_int_equal(r->at.forks->nused, CGSI_FORKS_KEEP);
 	cgs_rollup_free(r);
 }
 

@@ -783,23 +783,23 @@ static void test_peer_busy(void **state)
 						 2);
 		assert_string_equal(acct(r, known, &th), own);
 		fp_reap(&F, pid);
-		uint64_t waits = r->shards[other].st.peer_waits;
+		uint64_t waits = r->at.sh[other].st.peer_waits;
 		struct busy b;
 		pthread_t t;
 		busy_start(&b, &t, r, known, 50);
 		expect_acct(r, other, &ex, own, CGS_SOURCE_PROC);
 		assert_int_equal(pthread_join(t, NULL), 0);
-		assert_int_equal(r->shards[other].st.peer_waits, waits + 1);
+		assert_int_equal(r->at.sh[other].st.peer_waits, waits + 1);
 	}
 	/* never read alive: straight to the parent, inferred, no wait */
 	struct cgs_record ex = fp_record(CGS_KIND_PROCESS, 3400, 3400, 1, 3);
-	uint64_t waits = r->shards[0].st.peer_waits;
+	uint64_t waits = r->at.sh[0].st.peer_waits;
 	struct busy b;
 	pthread_t t;
 	busy_start(&b, &t, r, 1, 50);
 	expect_acct(r, 0, &ex, "/parent", CGS_SOURCE_INFERRED);
 	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(r->shards[0].st.peer_waits, waits);
+	assert_int_equal(r->at.sh[0].st.peer_waits, waits);
 
 	/* Late thread records on a shard that never saw the process, after
 	 * its exit was accounted on the other one and it was reaped: its own
@@ -842,11 +842,11 @@ static void test_peer_busy(void **state)
 	fp_reap(&F, 3800);
 	struct cgs_record cx =
 		fp_record(CGS_KIND_PROCESS, 3810, 3810, 3800, 9);
-	uint64_t w1 = r->shards[1].st.peer_waits;
+	uint64_t w1 = r->at.sh[1].st.peer_waits;
 	busy_start(&b, &t, r, 0, 50);
 	expect_acct(r, 1, &cx, "/sup", CGS_SOURCE_INFERRED);
 	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(r->shards[1].st.peer_waits, w1 + 1);
+	assert_int_equal(r->at.sh[1].st.peer_waits, w1 + 1);
 	struct cgs_record nx =
 		fp_record(CGS_KIND_PROCESS, 3820, 3820, 3890, 10);
 	expect_acct(r, 1, &nx, "(unknown)", CGS_SOURCE_NONE);
@@ -876,7 +876,7 @@ static void test_reused_pid(void **state)
 	expect_acct(r, 0, &ex2, "/own", CGS_SOURCE_PROC);
 
 	/* a thread of a group 5 s old; the holder started 1 s ago */
-	uint64_t tck = (uint64_t)r->clk_tck;
+	uint64_t tck = (uint64_t)r->at.clk_tck;
 	uint64_t boot = cgsi_now_boot_ms();
 	fp_set(&F, 3620, "/holder");
 	fp_set_stat(&F, 3620, 'S', 0, (boot - 1000) * tck / 1000);
@@ -1061,11 +1061,11 @@ static void test_churn_bounded(void **state)
 		acct(r, 0, &th);
 		acct(r, 0, &ex);
 		F.now_ms += 1;
-		uint32_t cap = r->shards[0].cache.mask + 1;
+		uint32_t cap = r->at.sh[0].cache.mask + 1;
 		if (cap > max_cap)
 			max_cap = cap;
-		if (r->shards[0].cache.count > max_entries)
-			max_entries = r->shards[0].cache.count;
+		if (r->at.sh[0].cache.count > max_entries)
+			max_entries = r->at.sh[0].cache.count;
 	}
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);

@@ -2,7 +2,7 @@
 /*
  * The /proc fallback attribution source: which cgroup did the task of an
  * exit record belong to, found after the fact (used where the kernel
- * source, ksource.c, cannot load or has no verified entry).
+ * source, attr.c, cannot load or has no verified entry).
  *
  * 1. Process cache hit (per shard, see pcache.c): threads of a known live
  *    process cost a hash probe and one read of the shared death slot, no
@@ -45,31 +45,32 @@
  */
 #include <sys/stat.h>
 
+#include "attribute/attr.h"
 #include "attribute/mounts.h"
 #include "attribute/proc_cgroup.h"
 #include "attribute/proc_stat.h"
-#include "rollup/rollup_int.h"
+#include "util/common.h"
 
-static int read_proc(struct cgs_rollup *r, struct cgsi_rshard *s,
+static int read_proc(struct cgsi_attr *a, struct cgsi_ashard *s,
 		     uint32_t pid)
 {
 	s->st.proc_reads++;
-	int n = cgsi_proc_cgroup_read(r->proc_root, pid, r->mount.hier,
+	int n = cgsi_proc_cgroup_read(a->proc_root, pid, a->mount->hier,
 				      s->text, sizeof(s->text), s->path,
 				      sizeof(s->path), &s->deleted,
 				      &s->exited);
 	if (n >= 0)
-		cgsi_deaths_seen(&r->deaths, pid);
+		cgsi_deaths_seen(&a->deaths, pid);
 	/* " (deleted)" is also a legal cgroup name suffix: the kernel's
 	 * marker only if no live directory has the literal name (rare, slow
 	 * path: only when the suffix is there) */
 	static const char del[] = " (deleted)";
 	if (n >= 0 && s->deleted &&
 	    (size_t)n + sizeof(del) <= sizeof(s->path)) {
-		char dir[sizeof(r->mount.mnt) + sizeof(s->path)];
+		char dir[sizeof(a->mount->mnt) + sizeof(s->path)];
 		memcpy(s->path + n, del, sizeof(del));
 		struct stat st;
-		if (cgsi_cg_dir(&r->mount, s->path, dir, sizeof(dir)) >= 0 &&
+		if (cgsi_cg_dir(a->mount, s->path, dir, sizeof(dir)) >= 0 &&
 		    stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
 			s->deleted = false;
 			return n + (int)sizeof(del) - 1;
@@ -85,42 +86,41 @@ static int read_proc(struct cgs_rollup *r, struct cgsi_rshard *s,
  * cached process to the root, says nothing of where it ran. (cgroup2
  * keeps the real path, " (deleted)" once removed.)
  */
-static bool v1_exit_root(const struct cgs_rollup *r, const struct cgsi_rshard *s,
+static bool v1_exit_root(const struct cgsi_attr *a, const struct cgsi_ashard *s,
 			 int n)
 {
-	return n == 1 && s->path[0] == '/' && strcmp(r->mount.hier, "v2");
+	return n == 1 && s->path[0] == '/' && strcmp(a->mount->hier, "v2");
+}
+
+/* The owner's node of cgroup s->path (len bytes): by its id (inode)
+ * when known, else by path with CGSI_INTERN_* flags. */
+static void *intern(struct cgsi_attr *a, struct cgsi_ashard *s, size_t len,
+		    uint64_t ino, unsigned flags, uint64_t now)
+{
+	return ino ? a->ops->intern_id(a->ctx, s->idx, s->path, len, ino, now)
+		   : a->ops->intern(a->ctx, s->idx, s->path, len, flags, now);
 }
 
 /* Node of the path read_proc() just left in s->path (n bytes). */
-static struct cgsi_cgnode *intern_read(struct cgs_rollup *r,
-				       struct cgsi_rshard *s, int n,
-				       uint64_t now)
+static void *intern_read(struct cgsi_attr *a, struct cgsi_ashard *s, int n,
+			 uint64_t now)
 {
-	return cgsi_intern(r, s, s->path, (size_t)n, now,
-			   CGSI_INTERN_PROC |
-				   (s->deleted ? CGSI_INTERN_DELETED : 0));
+	return intern(a, s, (size_t)n, 0,
+		      CGSI_INTERN_PROC |
+			      (s->deleted ? CGSI_INTERN_DELETED : 0),
+		      now);
 }
 
-static void mark_exit(struct cgs_rollup *r, struct cgsi_pentry *e,
+static void mark_exit(struct cgsi_attr *a, struct cgsi_pentry *e,
 		      uint32_t key, uint64_t now)
 {
 	e->dead_ms = now;
 	e->reaped = 0;
-	cgsi_deaths_mark(&r->deaths, key, now);
+	cgsi_deaths_mark(&a->deaths, key, now);
 }
 
-static void repoint(struct cgsi_pentry *e, struct cgsi_cgnode *n)
-{
-	if (n == e->cg)
-		return;
-	if (e->cg)
-		e->cg->refs--;
-	n->refs++;
-	e->cg = n;
-}
-
-static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
-				      struct cgsi_rshard *s,
+static void *revalidate(struct cgsi_attr *a,
+				      struct cgsi_ashard *s,
 				      struct cgsi_pentry *e, uint32_t key,
 				      const struct cgs_record *rec,
 				      uint64_t now, bool count);
@@ -140,8 +140,8 @@ static bool dead_recheck(const struct cgsi_pentry *e, uint64_t now)
 			    now >= e->resolved_ms + CGSI_DEAD_RECHECK_MS);
 }
 
-static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
-					  struct cgsi_rshard *s,
+static void *seen_elsewhere(struct cgsi_attr *a,
+					  struct cgsi_ashard *s,
 					  const struct cgs_record *rec,
 					  uint32_t key, uint64_t now,
 					  bool *dropped, uint64_t *dead_ms);
@@ -151,20 +151,20 @@ static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
  * (reaped, this shard lagging behind) another shard's entry if one saw
  * it alive (seen_elsewhere(), which may drop s->lock: *dropped).
  */
-static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
-				     struct cgsi_rshard *s, uint32_t ppid,
+static void *parent_cg(struct cgsi_attr *a,
+				     struct cgsi_ashard *s, uint32_t ppid,
 				     uint64_t now, bool *dropped)
 {
 	if (!ppid)
 		return NULL;
-	struct cgsi_pcache_policy pol = { &r->deaths, now, r->o.grace_ms };
+	struct cgsi_pcache_policy pol = { &a->deaths, now, a->grace_ms };
 	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, ppid);
 	if (e) {
 		uint64_t since;
-		if (!cgsi_pentry_dead(e, &r->deaths, &since)) {
-			if (now < e->resolved_ms + r->o.revalidate_ms)
+		if (!cgsi_pentry_dead(e, &a->deaths, &since)) {
+			if (now < e->resolved_ms + a->revalidate_ms)
 				return e->cg;
-		} else if (now <= since + r->o.grace_ms) {
+		} else if (now <= since + a->grace_ms) {
 			/* the pid may be a new parent already (reuse) */
 			if (!e->dead_ms)
 				e->dead_ms = since ? since : now;
@@ -176,9 +176,9 @@ static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 		}
 	}
 	if (e)
-		return revalidate(r, s, e, ppid, NULL, now, false);
-	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, ppid));
-	int n = read_proc(r, s, ppid);
+		return revalidate(a, s, e, ppid, NULL, now, false);
+	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&a->deaths, ppid));
+	int n = read_proc(a, s, ppid);
 	if (n == -ENOENT) {
 		/* answered as a late thread record of the parent would be:
 		 * the child exited while the parent was there (else ac_ppid
@@ -186,11 +186,11 @@ static struct cgsi_cgnode *parent_cg(struct cgs_rollup *r,
 		struct cgs_record pr = { .kind = CGS_KIND_THREAD,
 					 .pid = ppid, .tgid = ppid };
 		uint64_t dead = 0;
-		return seen_elsewhere(r, s, &pr, ppid, now, dropped, &dead);
+		return seen_elsewhere(a, s, &pr, ppid, now, dropped, &dead);
 	}
 	if (n < 0)
 		return NULL;
-	struct cgsi_cgnode *cg = intern_read(r, s, n, now);
+	void *cg = intern_read(a, s, n, now);
 	if (!cg)
 		return NULL;
 	e = cgsi_pcache_insert(&s->cache, ppid, cg, &pol);
@@ -225,13 +225,13 @@ static uint64_t group_age_ms(const struct cgs_record *rec)
  * now: alive, /proc/<pid> not seen gone, fresh, and read from /proc after
  * the ancestor's own fork (else it may be a previous holder of the pid).
  */
-static bool hop_entry_ok(const struct cgs_rollup *r,
+static bool hop_entry_ok(const struct cgsi_attr *a,
 			 const struct cgsi_pentry *e,
 			 const struct cgsi_fork_hop *h, uint64_t now)
 {
 	uint64_t since;
-	return e && !cgsi_pentry_dead(e, &r->deaths, &since) && !e->gone &&
-	       now < e->resolved_ms + r->o.revalidate_ms &&
+	return e && !cgsi_pentry_dead(e, &a->deaths, &since) && !e->gone &&
+	       now < e->resolved_ms + a->revalidate_ms &&
 	       (h->seq ? (int32_t)((uint32_t)e->resolved_ms - h->when) >
 				 (int32_t)CGSI_FORKS_SLACK_MS
 		       : h->cache_ok);
@@ -242,18 +242,18 @@ static bool hop_entry_ok(const struct cgs_rollup *r,
  * the ancestor's fork, else /proc/<pid>/cgroup, which counts only if the
  * pid was not forked again meanwhile (re-checked after a drain).
  */
-static struct cgsi_cgnode *ancestor_cg(struct cgs_rollup *r,
-				       struct cgsi_rshard *s,
+static void *ancestor_cg(struct cgsi_attr *a,
+				       struct cgsi_ashard *s,
 				       const struct cgsi_fork_hop *h,
 				       uint64_t now)
 {
-	struct cgsi_forks *f = r->forks;
+	struct cgsi_forks *f = a->forks;
 	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, h->pid);
 	uint64_t since;
-	if (hop_entry_ok(r, e, h, now))
+	if (hop_entry_ok(a, e, h, now))
 		return e->cg;
-	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, h->pid));
-	int n = read_proc(r, s, h->pid);
+	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&a->deaths, h->pid));
+	int n = read_proc(a, s, h->pid);
 	if (n < 0)
 		return NULL;
 	pthread_mutex_lock(&f->lock);
@@ -262,15 +262,15 @@ static struct cgsi_cgnode *ancestor_cg(struct cgs_rollup *r,
 	pthread_mutex_unlock(&f->lock);
 	if (!same)
 		return NULL;
-	struct cgsi_cgnode *cg = intern_read(r, s, n, now);
+	void *cg = intern_read(a, s, n, now);
 	if (!cg)
 		return NULL;
 	/* cache it for the siblings (a dead entry still serves the late
 	 * records of the process it was resolved for: left alone) */
-	struct cgsi_pcache_policy pol = { &r->deaths, now, r->o.grace_ms };
+	struct cgsi_pcache_policy pol = { &a->deaths, now, a->grace_ms };
 	if (e) {
-		if (!cgsi_pentry_dead(e, &r->deaths, &since)) {
-			repoint(e, cg);
+		if (!cgsi_pentry_dead(e, &a->deaths, &since)) {
+			cgsi_pentry_repoint(&s->cache, e, cg);
 			e->resolved_ms = now;
 		}
 	} else if ((e = cgsi_pcache_insert(&s->cache, h->pid, cg, &pol))) {
@@ -281,13 +281,13 @@ static struct cgsi_cgnode *ancestor_cg(struct cgs_rollup *r,
 }
 
 /* Step 4: walk the fork ancestors of a reaped process. */
-static struct cgsi_cgnode *ancestors_cg(struct cgs_rollup *r,
-					struct cgsi_rshard *s,
+static void *ancestors_cg(struct cgsi_attr *a,
+					struct cgsi_ashard *s,
 					struct cgsi_fork_hop *hop, int n,
 					uint64_t now)
 {
 	for (int i = 0; i < n; i++) {
-		struct cgsi_cgnode *cg = ancestor_cg(r, s, &hop[i], now);
+		void *cg = ancestor_cg(a, s, &hop[i], now);
 		if (cg)
 			return cg;
 	}
@@ -308,12 +308,12 @@ static struct cgsi_cgnode *ancestors_cg(struct cgs_rollup *r,
  * revalidate_ms instead of one per child. A parent known dead or reaped:
  * NULL, resolve as without the flag.
  */
-static struct cgsi_cgnode *fork_parent_cg(struct cgs_rollup *r,
-					  struct cgsi_rshard *s,
+static void *fork_parent_cg(struct cgsi_attr *a,
+					  struct cgsi_ashard *s,
 					  const struct cgs_record *rec,
 					  uint32_t key, uint64_t now)
 {
-	struct cgsi_forks *f = r->forks;
+	struct cgsi_forks *f = a->forks;
 	struct cgsi_fork_hop h;
 	pthread_mutex_lock(&f->lock);
 	cgsi_forks_drain_locked(f, now);
@@ -322,12 +322,12 @@ static struct cgsi_cgnode *fork_parent_cg(struct cgs_rollup *r,
 	if (nhops < 1)
 		return NULL;
 	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, h.pid);
-	if (hop_entry_ok(r, e, &h, now))
+	if (hop_entry_ok(a, e, &h, now))
 		return e->cg;
 	uint64_t since;
-	if (e && (e->gone || cgsi_pentry_dead(e, &r->deaths, &since)))
+	if (e && (e->gone || cgsi_pentry_dead(e, &a->deaths, &since)))
 		return NULL;
-	return ancestor_cg(r, s, &h, now);
+	return ancestor_cg(a, s, &h, now);
 }
 
 /*
@@ -371,7 +371,7 @@ static bool started_by(const struct cgs_record *rec, uint64_t t,
  * the path's length (0: no such entry), *ino its cgroup's inode, *dead_ms
  * when the process died (0: alive as far as o knows).
  */
-static size_t peer_entry(struct cgs_rollup *r, struct cgsi_rshard *o,
+static size_t peer_entry(struct cgsi_attr *a, struct cgsi_ashard *o,
 			 const struct cgs_record *rec, uint32_t key,
 			 uint64_t now, char *buf, size_t size, uint64_t *ino,
 			 uint64_t *dead_ms)
@@ -379,11 +379,14 @@ static size_t peer_entry(struct cgs_rollup *r, struct cgsi_rshard *o,
 	struct cgsi_pentry *e = cgsi_pcache_find(&o->cache, key);
 	uint64_t since;
 	*dead_ms = 0;
-	if (!e || e->inferred || !e->cg || e->cg->unknown ||
-	    e->cg->len >= size)
+	size_t len = 0;
+	const char *path = NULL;
+	if (e && !e->inferred && e->cg && e->cg != o->unknown)
+		path = a->ops->path(e->cg, &len, ino);
+	if (!path || len >= size)
 		return 0;
-	if (cgsi_pentry_dead(e, &r->deaths, &since)) {
-		uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, key));
+	if (cgsi_pentry_dead(e, &a->deaths, &since)) {
+		uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&a->deaths, key));
 		uint32_t deaths = (gen - e->gen) & CGSI_DEATH_GEN_MASK;
 		uint64_t died = e->dead_ms ? e->dead_ms : since ? since : now;
 		if (rec->kind == CGS_KIND_PROCESS) {
@@ -392,16 +395,15 @@ static size_t peer_entry(struct cgs_rollup *r, struct cgsi_rshard *o,
 			 * once); it dies now, on this shard */
 			if (deaths)
 				return 0;
-		} else if (deaths > 1 || now > since + r->o.grace_ms ||
+		} else if (deaths > 1 || now > since + a->grace_ms ||
 			   group_started_after(rec, died, now)) {
 			return 0;
 		} else {
 			*dead_ms = died;
 		}
 	}
-	memcpy(buf, e->cg->path, e->cg->len + 1);
-	*ino = e->cg->ino;
-	return e->cg->len;
+	memcpy(buf, path, len + 1);
+	return len;
 }
 
 /*
@@ -418,39 +420,38 @@ static size_t peer_entry(struct cgs_rollup *r, struct cgsi_rshard *o,
  * order). Nothing of this shard is kept across the gap: the caller
  * re-finds its cache entry (miss()).
  */
-static struct cgsi_cgnode *seen_elsewhere(struct cgs_rollup *r,
-					  struct cgsi_rshard *s,
+static void *seen_elsewhere(struct cgsi_attr *a,
+					  struct cgsi_ashard *s,
 					  const struct cgs_record *rec,
 					  uint32_t key, uint64_t now,
 					  bool *dropped, uint64_t *dead_ms)
 {
-	if (r->nshards < 2 || !cgsi_deaths_was_seen(&r->deaths, key))
+	if (a->nshards < 2 || !cgsi_deaths_was_seen(&a->deaths, key))
 		return NULL;
 	char buf[sizeof(s->path)];
 	uint64_t ino = 0;
 	size_t len = 0;
-	for (unsigned i = 0; i < r->nshards && !len; i++) {
-		struct cgsi_rshard *o = &r->shards[i];
+	for (unsigned i = 0; i < a->nshards && !len; i++) {
+		struct cgsi_ashard *o = &a->sh[i];
 		if (o == s)
 			continue;
-		bool busy = pthread_mutex_trylock(&o->lock) != 0;
+		bool busy = pthread_mutex_trylock(o->lock) != 0;
 		if (busy) {
 			s->st.peer_waits++;
 			*dropped = true;
-			pthread_mutex_unlock(&s->lock);
-			pthread_mutex_lock(&o->lock);
+			pthread_mutex_unlock(s->lock);
+			pthread_mutex_lock(o->lock);
 		}
-		len = peer_entry(r, o, rec, key, now, buf, sizeof(buf), &ino,
+		len = peer_entry(a, o, rec, key, now, buf, sizeof(buf), &ino,
 				 dead_ms);
-		pthread_mutex_unlock(&o->lock);
+		pthread_mutex_unlock(o->lock);
 		if (busy)
-			pthread_mutex_lock(&s->lock);
+			pthread_mutex_lock(s->lock);
 	}
 	if (!len)
 		return NULL;
 	memcpy(s->path, buf, len + 1);
-	return ino ? cgsi_intern_id(r, s, s->path, len, ino, now)
-		   : cgsi_intern(r, s, s->path, len, now, 0);
+	return intern(a, s, len, ino, 0, now);
 }
 
 /*
@@ -505,54 +506,54 @@ static uint64_t started_by_boot_ms(const struct cgs_record *rec,
  * what the holder's /proc says.
  */
 #define CGSI_START_SLACK_MS 20u
-static bool pid_reused(struct cgs_rollup *r, struct cgsi_rshard *s,
+static bool pid_reused(struct cgsi_attr *a, struct cgsi_ashard *s,
 		       const struct cgs_record *rec, uint32_t key, bool pexit)
 {
 	uint64_t real_ms = cgsi_now_real_ns() / 1000000u;
 	uint64_t now = cgsi_now_boot_ms();
 	uint64_t by = 0, margin = 0;
-	if (r->clk_tck > 0 && (by = started_by_boot_ms(rec, now, real_ms)))
-		margin = 1000u / (uint64_t)r->clk_tck + CGSI_START_SLACK_MS;
+	if (a->clk_tck > 0 && (by = started_by_boot_ms(rec, now, real_ms)))
+		margin = 1000u / (uint64_t)a->clk_tck + CGSI_START_SLACK_MS;
 	if (pexit && s->exited && (!by || by + margin >= now))
 		return false;
 	struct cgsi_proc_stat st;
-	if (cgsi_proc_stat_read(r->proc_root, key, s->text, sizeof(s->text),
+	if (cgsi_proc_stat_read(a->proc_root, key, s->text, sizeof(s->text),
 				&st) < 0)
 		return true;
 	if (pexit && !(st.flags & CGSI_PF_EXITING))
 		return true;
 	if (!st.start_ticks || !by)
 		return false;
-	return st.start_ticks * 1000u / (uint64_t)r->clk_tck > by + margin;
+	return st.start_ticks * 1000u / (uint64_t)a->clk_tck > by + margin;
 }
 
-static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
+static void *miss(struct cgsi_attr *a, struct cgsi_ashard *s,
 				const struct cgs_record *rec, uint32_t key,
 				bool pexit, uint64_t now)
 {
-	struct cgsi_pcache_policy pol = { &r->deaths, now, r->o.grace_ms };
-	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&r->deaths, key));
-	struct cgsi_cgnode *cg = NULL;
+	struct cgsi_pcache_policy pol = { &a->deaths, now, a->grace_ms };
+	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&a->deaths, key));
+	void *cg = NULL;
 	bool born_dead = false;
 	bool via_fp = false, dropped = false;
 	uint64_t peer_dead = 0; /* seen_elsewhere(): when it died there */
 	int n = 0;
 	/* fast: only short lives (churn, where the read costs); a process
 	 * that lived longer had time to move, and its read is amortised */
-	if ((r->o.flags & CGS_ROLLUP_FAST_ATTRIBUTION) && pexit && r->forks &&
-	    life_ms(rec) < r->o.revalidate_ms &&
-	    (cg = fork_parent_cg(r, s, rec, key, now))) {
+	if (a->fast && pexit && a->forks &&
+	    life_ms(rec) < a->revalidate_ms &&
+	    (cg = fork_parent_cg(a, s, rec, key, now))) {
 		s->st.via_fork_parent++;
 		via_fp = true;
-	} else if ((n = read_proc(r, s, key)) >= 0 &&
-		   !(pexit && v1_exit_root(r, s, n) && (n = -ENOENT)) &&
-		   !(pid_reused(r, s, rec, key, pexit) && (n = -ENOENT)) &&
-		   (cg = intern_read(r, s, n, now))) {
+	} else if ((n = read_proc(a, s, key)) >= 0 &&
+		   !(pexit && v1_exit_root(a, s, n) && (n = -ENOENT)) &&
+		   !(pid_reused(a, s, rec, key, pexit) && (n = -ENOENT)) &&
+		   (cg = intern_read(a, s, n, now))) {
 		s->st.via_proc++;
-		if (r->forks)
-			cgsi_forks_maybe_drain(r->forks, now);
+		if (a->forks)
+			cgsi_forks_maybe_drain(a->forks, now);
 	} else if (n == -ENOENT &&
-		   (cg = seen_elsewhere(r, s, rec, key, now, &dropped,
+		   (cg = seen_elsewhere(a, s, rec, key, now, &dropped,
 					&peer_dead))) {
 		/* reaped, but another shard saw it alive: its own cgroup,
 		 * not its reaper's or parent's */
@@ -562,9 +563,9 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 		struct cgsi_fork_hop hop[CGSI_FORKS_MAX_HOPS];
 		int nhops = 0, first = 0;
 		uint32_t fp = 0;
-		if (r->forks && rec->kind != CGS_KIND_TGID) {
+		if (a->forks && rec->kind != CGS_KIND_TGID) {
 			/* catch up: this process's fork event is queued */
-			struct cgsi_forks *f = r->forks;
+			struct cgsi_forks *f = a->forks;
 			pthread_mutex_lock(&f->lock);
 			cgsi_forks_drain_locked(f, now);
 			fp = cgsi_forks_parent_locked(f, key, life_ms(rec), now);
@@ -580,14 +581,14 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 		bool use_ppid = !fp || (fp == rec->ppid && nhops > 0);
 		bool reaper = fp && fp != rec->ppid;
 		if (use_ppid &&
-		    (cg = parent_cg(r, s, rec->ppid, now, &dropped))) {
+		    (cg = parent_cg(a, s, rec->ppid, now, &dropped))) {
 			s->st.via_parent++;
 		} else if ((first = use_ppid && fp ? 1 : 0) < nhops &&
-			   (cg = ancestors_cg(r, s, hop + first, nhops - first,
+			   (cg = ancestors_cg(a, s, hop + first, nhops - first,
 					      now))) {
 			s->st.via_ancestor++;
 		} else if (reaper &&
-			   (cg = parent_cg(r, s, rec->ppid, now, &dropped))) {
+			   (cg = parent_cg(a, s, rec->ppid, now, &dropped))) {
 			s->st.via_parent++;
 		} else {
 			cg = s->unknown;
@@ -606,9 +607,9 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 		e->resolved_ms = now;
 		e->dead_ms = born_dead ? now : peer_dead;
 		if (pexit)
-			mark_exit(r, e, key, now);
+			mark_exit(a, e, key, now);
 	} else if (pexit) {
-		cgsi_deaths_mark(&r->deaths, key, now);
+		cgsi_deaths_mark(&a->deaths, key, now);
 	}
 	return cg;
 }
@@ -616,22 +617,24 @@ static struct cgsi_cgnode *miss(struct cgs_rollup *r, struct cgsi_rshard *s,
 /* Re-read /proc/<tgid>/cgroup for a cached entry; for a record of the
  * process (rec, else NULL), a holder of the pid that is provably another
  * process (pid_reused()) counts as the process reaped. */
-static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
-				      struct cgsi_rshard *s,
+static void *revalidate(struct cgsi_attr *a,
+				      struct cgsi_ashard *s,
 				      struct cgsi_pentry *e, uint32_t key,
 				      const struct cgs_record *rec,
 				      uint64_t now, bool count)
 {
-	int n = read_proc(r, s, key);
-	if (n >= 0 && v1_exit_root(r, s, n) && e->cg && !e->cg->unknown &&
-	    e->cg->len > 1)
+	int n = read_proc(a, s, key);
+	size_t was_len = 0;
+	uint64_t was_ino;
+	if (n >= 0 && v1_exit_root(a, s, n) && e->cg && e->cg != s->unknown &&
+	    a->ops->path(e->cg, &was_len, &was_ino) && was_len > 1)
 		n = -ESRCH; /* most likely exiting: keep what was seen */
 	if (n >= 0 && rec &&
-	    pid_reused(r, s, rec, key, rec->kind == CGS_KIND_PROCESS))
+	    pid_reused(a, s, rec, key, rec->kind == CGS_KIND_PROCESS))
 		n = -ENOENT;
-	struct cgsi_cgnode *cg = n >= 0 ? intern_read(r, s, n, now) : NULL;
+	void *cg = n >= 0 ? intern_read(a, s, n, now) : NULL;
 	if (cg) {
-		repoint(e, cg);
+		cgsi_pentry_repoint(&s->cache, e, cg);
 		e->inferred = 0;
 		s->last_inferred = false;
 		if (count)
@@ -640,7 +643,7 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
 		/* reaped before we looked again: its last known cgroup */
 		if (n == -ENOENT) {
 			uint64_t since;
-			if (!e->gone && !cgsi_pentry_dead(e, &r->deaths, &since))
+			if (!e->gone && !cgsi_pentry_dead(e, &a->deaths, &since))
 				e->reaped = 1;
 			e->gone = 1;
 			if (!e->dead_ms)
@@ -666,25 +669,25 @@ static struct cgsi_cgnode *revalidate(struct cgs_rollup *r,
  * (cgsi_fallback_sweep_others()).
  */
 #define CGSI_REVAL_STEP_MS 50u
-static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
+static void reval_sweep(struct cgsi_attr *a, struct cgsi_ashard *s,
 			uint64_t now);
 
-void cgsi_fallback_sweep_others(struct cgs_rollup *r, unsigned self,
+void cgsi_fallback_sweep_others(struct cgsi_attr *a, unsigned self,
 				uint64_t now)
 {
-	__atomic_store_n(&r->sweep_next, now + CGSI_REVAL_STEP_MS,
+	__atomic_store_n(&a->sweep_next, now + CGSI_REVAL_STEP_MS,
 			 __ATOMIC_RELAXED);
-	for (unsigned i = 0; i < r->nshards; i++) {
-		struct cgsi_rshard *o = &r->shards[i];
-		if (i == self || pthread_mutex_trylock(&o->lock))
+	for (unsigned i = 0; i < a->nshards; i++) {
+		struct cgsi_ashard *o = &a->sh[i];
+		if (i == self || pthread_mutex_trylock(o->lock))
 			continue; /* busy: its owner is stepping it */
 		if (now >= o->reval_next)
-			reval_sweep(r, o, now);
-		pthread_mutex_unlock(&o->lock);
+			reval_sweep(a, o, now);
+		pthread_mutex_unlock(o->lock);
 	}
 }
 
-static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
+static void reval_sweep(struct cgsi_attr *a, struct cgsi_ashard *s,
 			uint64_t now)
 {
 	/* the cursor moves by the time since the last step (cap slots per
@@ -699,8 +702,8 @@ static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
 	struct cgsi_pcache *c = &s->cache;
 	uint32_t cap = c->mask + 1;
 	uint64_t budget = (uint64_t)cap * (now - last) + s->reval_rem;
-	uint64_t n = budget / r->o.revalidate_ms;
-	s->reval_rem = budget % r->o.revalidate_ms;
+	uint64_t n = budget / a->revalidate_ms;
+	s->reval_rem = budget % a->revalidate_ms;
 	if (n >= cap) {
 		n = cap;
 		s->reval_rem = 0;
@@ -709,41 +712,41 @@ static void reval_sweep(struct cgs_rollup *r, struct cgsi_rshard *s,
 	 * step late at most): re-read at every visit unless read within the
 	 * last two steps (by a record), so that none is ever more than
 	 * revalidate_ms + two steps old, and none read twice per cycle */
-	uint64_t due = CGS_MIN(2 * CGSI_REVAL_STEP_MS, r->o.revalidate_ms);
+	uint64_t due = CGS_MIN(2 * CGSI_REVAL_STEP_MS, a->revalidate_ms);
 	for (uint64_t k = 0; k < n; k++) {
 		struct cgsi_pentry *e = &c->slot[s->reval_cursor];
 		s->reval_cursor = (s->reval_cursor + 1) & c->mask;
 		uint64_t since;
 		if (e->tgid && !e->gone && !e->inferred &&
 		    now >= e->resolved_ms + due &&
-		    !cgsi_pentry_dead(e, &r->deaths, &since))
-			revalidate(r, s, e, e->tgid, NULL, now, false);
+		    !cgsi_pentry_dead(e, &a->deaths, &since))
+			revalidate(a, s, e, e->tgid, NULL, now, false);
 	}
 }
 
-static struct cgsi_cgnode *attribute(struct cgs_rollup *r,
-				     struct cgsi_rshard *s,
+static void *attribute(struct cgsi_attr *a,
+				     struct cgsi_ashard *s,
 				     const struct cgs_record *rec, uint64_t now);
 
-struct cgsi_cgnode *cgsi_fallback_node(struct cgs_rollup *r,
-				       struct cgsi_rshard *s,
+void *cgsi_fallback_node(struct cgsi_attr *a,
+				       struct cgsi_ashard *s,
 				       const struct cgs_record *rec,
 				       uint64_t now, enum cgs_source *how)
 {
 	s->last_inferred = false;
-	struct cgsi_cgnode *n = attribute(r, s, rec, now);
-	*how = n->unknown ? CGS_SOURCE_NONE
+	void *n = attribute(a, s, rec, now);
+	*how = n == s->unknown ? CGS_SOURCE_NONE
 			  : s->last_inferred ? CGS_SOURCE_INFERRED
 					     : CGS_SOURCE_PROC;
 	return n;
 }
 
-static struct cgsi_cgnode *attribute(struct cgs_rollup *r,
-				     struct cgsi_rshard *s,
+static void *attribute(struct cgsi_attr *a,
+				     struct cgsi_ashard *s,
 				     const struct cgs_record *rec, uint64_t now)
 {
 	if (cgs_unlikely(now >= s->reval_next))
-		reval_sweep(r, s, now);
+		reval_sweep(a, s, now);
 	uint32_t key = rec->tgid ? rec->tgid : rec->pid;
 	bool pexit = rec->kind == CGS_KIND_PROCESS;
 	if (cgs_unlikely(!key))
@@ -751,33 +754,33 @@ static struct cgsi_cgnode *attribute(struct cgs_rollup *r,
 	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, key);
 	if (cgs_likely(e != NULL)) {
 		uint64_t since;
-		struct cgsi_cgnode *cg;
+		void *cg;
 		s->last_inferred = e->inferred;
-		if (cgs_likely(!cgsi_pentry_dead(e, &r->deaths, &since))) {
+		if (cgs_likely(!cgsi_pentry_dead(e, &a->deaths, &since))) {
 			/* inferred at fork time (fast attribution): never
 			 * the answer for a process that is still there */
 			if (cgs_unlikely(now >= e->resolved_ms +
-						       r->o.revalidate_ms ||
+						       a->revalidate_ms ||
 					 (e->inferred && !pexit))) {
-				cg = revalidate(r, s, e, key, rec, now, true);
+				cg = revalidate(a, s, e, key, rec, now, true);
 			} else {
 				s->st.via_cache++;
 				cg = e->cg;
 			}
 			if (pexit)
-				mark_exit(r, e, key, now);
+				mark_exit(a, e, key, now);
 			return cg;
 		}
 		/* Only seen gone from /proc (reaped before its records were
 		 * read: a re-read found it so), no exit accounted since, and
 		 * the record's process had started by then: this is that
 		 * process's exit, not that of a new one with the pid. */
-		if (pexit && e->reaped && now <= since + r->o.grace_ms &&
-		    cgsi_death_gen(cgsi_deaths_load(&r->deaths, key)) ==
+		if (pexit && e->reaped && now <= since + a->grace_ms &&
+		    cgsi_death_gen(cgsi_deaths_load(&a->deaths, key)) ==
 			    e->gen &&
 		    started_by(rec, e->dead_ms, now)) {
 			s->st.via_cache++;
-			mark_exit(r, e, key, now);
+			mark_exit(a, e, key, now);
 			return e->cg;
 		}
 		/* Dead: late records of it are answered for grace_ms, after
@@ -786,21 +789,21 @@ static struct cgsi_cgnode *attribute(struct cgs_rollup *r,
 		 * looked); the TGID record that follows a process exit in the
 		 * same message needs none. A second process exit is a new
 		 * process (a process exits once). */
-		if (!pexit && now <= since + r->o.grace_ms) {
+		if (!pexit && now <= since + a->grace_ms) {
 			if (!e->dead_ms)
 				e->dead_ms = since ? since : now;
 			if (group_started_after(rec, e->dead_ms, now)) {
 				/* not a late record: a process that reused the
 				 * pid after the death we saw */
 				cgsi_pcache_remove(&s->cache, e);
-				return miss(r, s, rec, key, pexit, now);
+				return miss(a, s, rec, key, pexit, now);
 			}
 			if (rec->kind != CGS_KIND_TGID && dead_recheck(e, now))
-				return revalidate(r, s, e, key, rec, now, true);
+				return revalidate(a, s, e, key, rec, now, true);
 			s->st.via_cache++;
 			return e->cg;
 		}
 		cgsi_pcache_remove(&s->cache, e);
 	}
-	return miss(r, s, rec, key, pexit, now);
+	return miss(a, s, rec, key, pexit, now);
 }

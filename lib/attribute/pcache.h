@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Per-shard process cache: tgid -> cgroup node. See pcache.c. */
-#ifndef CGS_ROLLUP_PCACHE_H
-#define CGS_ROLLUP_PCACHE_H
+/* Per-shard process cache: tgid -> cgroup node (an opaque reference the
+ * cache's owner gives, counted through its ref callback). See pcache.c. */
+#ifndef CGS_ATTRIBUTE_PCACHE_H
+#define CGS_ATTRIBUTE_PCACHE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "attribute/deaths.h"
-#include "rollup/cgtable.h"
 
 /* Entries not re-resolved for this long are dropped even if no exit was
  * seen for them (an exit record lost to an overrun must not pin an entry
  * until its pid comes round again). */
 #define CGSI_PCACHE_IDLE_MS 600000u
 
-/* A dead entry re-reads /proc at most this often (see resolve.c). */
+/* A dead entry re-reads /proc at most this often (see fallback.c). */
 #define CGSI_DEAD_RECHECK_MS 100u
 
 struct cgsi_pentry {
@@ -26,7 +26,7 @@ struct cgsi_pentry {
 				 * not from this process's own /proc */
 	uint32_t reaped : 1;    /* found gone by a re-read while alive as far
 				 * as known: its exit record may still come */
-	struct cgsi_cgnode *cg; /* holds a reference (cg->refs) */
+	void *cg;               /* the node: holds a reference (ref()) */
 	uint64_t resolved_ms;   /* cgroup last read from /proc (or inferred) */
 	uint64_t dead_ms;       /* 0: alive as far as this shard knows */
 };
@@ -36,6 +36,8 @@ struct cgsi_pcache {
 	uint32_t mask;   /* capacity - 1 */
 	uint32_t count;
 	uint32_t cursor; /* incremental sweep position */
+	/* take (+1) or drop (-1) a reference on a node (not NULL) */
+	void (*ref)(void *node, int delta);
 };
 
 struct cgsi_pcache_policy {
@@ -43,6 +45,7 @@ struct cgsi_pcache_policy {
 	uint64_t now, grace_ms;
 };
 
+/* An empty cache; its owner then sets c->ref. */
 int cgsi_pcache_init(struct cgsi_pcache *c, uint32_t cap);
 void cgsi_pcache_fini(struct cgsi_pcache *c);
 
@@ -70,8 +73,20 @@ static inline struct cgsi_pentry *cgsi_pcache_find(struct cgsi_pcache *c,
  * NULL on ENOMEM.
  */
 struct cgsi_pentry *cgsi_pcache_insert(struct cgsi_pcache *c, uint32_t tgid,
-				       struct cgsi_cgnode *cg,
+				       void *cg,
 				       const struct cgsi_pcache_policy *p);
+
+/* Point e at node n (not NULL), moving its reference. */
+static inline void cgsi_pentry_repoint(struct cgsi_pcache *c,
+				       struct cgsi_pentry *e, void *n)
+{
+	if (n == e->cg)
+		return;
+	if (e->cg)
+		c->ref(e->cg, -1);
+	c->ref(n, 1);
+	e->cg = n;
+}
 
 /* Drop an entry (releases its cgroup reference). Invalidates pointers. */
 void cgsi_pcache_remove(struct cgsi_pcache *c, struct cgsi_pentry *e);

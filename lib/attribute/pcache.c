@@ -47,7 +47,7 @@
  */
 #include <stdlib.h>
 
-#include "rollup/pcache.h"
+#include "attribute/pcache.h"
 #include "util/common.h"
 
 int cgsi_pcache_init(struct cgsi_pcache *c, uint32_t cap)
@@ -97,7 +97,7 @@ void cgsi_pcache_remove(struct cgsi_pcache *c, struct cgsi_pentry *e)
 {
 	uint32_t i = (uint32_t)(e - c->slot);
 	if (e->cg)
-		e->cg->refs--;
+		c->ref(e->cg, -1);
 	/* backward shift: pull later members of the probe run into the hole */
 	for (uint32_t j = (i + 1) & c->mask;; j = (j + 1) & c->mask) {
 		struct cgsi_pentry *f = &c->slot[j];
@@ -165,7 +165,7 @@ static int grow(struct cgsi_pcache *c)
 }
 
 struct cgsi_pentry *cgsi_pcache_insert(struct cgsi_pcache *c, uint32_t tgid,
-				       struct cgsi_cgnode *cg,
+				       void *cg,
 				       const struct cgsi_pcache_policy *p)
 {
 	cgsi_pcache_sweep(c, 2, p);
@@ -184,7 +184,7 @@ struct cgsi_pentry *cgsi_pcache_insert(struct cgsi_pcache *c, uint32_t tgid,
 	e->tgid = tgid;
 	e->cg = cg;
 	if (cg)
-		cg->refs++;
+		c->ref(cg, 1);
 	c->count++;
 	return e;
 }
