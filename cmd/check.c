@@ -44,12 +44,13 @@ static int check_web_as_user(struct tsc *c)
 	char err[512];
 
 	c->check_item = "web-config";
-	if (tsc_webcfg_load(c->o->web_config, &w, err, sizeof(err)) < 0) {
+	if (tsc_export->webcfg_load(c->o->web_config, &w, err,
+				    sizeof(err)) < 0) {
 		tsc_err("--web-config: as --user %s: %s (a reload by SIGHUP "
 			"would fail)\n", c->o->user, err);
 		return TSC_EXIT_ERROR;
 	}
-	tsc_webcfg_free(w);
+	tsc_export->webcfg_free(w);
 	tsc_check_ok(c, "%s: readable as the --user (reloads can read it)",
 		     c->o->web_config);
 	return 0;
@@ -82,12 +83,12 @@ int tsc_check(struct tsc *c)
 		return tsc_check_failed(c, TSC_EXIT_ERROR);
 	if (c->listen_fd >= 0) {
 		c->check_item = "http";
-		r = tsc_http_start(c, err, sizeof(err));
+		r = tsc_export->http_start(c, err, sizeof(err));
 		if (r < 0) {
 			tsc_err("--listen: %s\n", err);
 			return tsc_check_failed(c, TSC_EXIT_ERROR);
 		}
-		tsc_http_stop(c);
+		tsc_export->http_stop(c);
 		tsc_check_ok(c, "the HTTP%s server starts", c->web &&
 			     c->web->tls ? "S" : "");
 	}

@@ -234,6 +234,13 @@ struct tsc_export {
 	int (*webcfg_load)(const char *path, struct tsc_webcfg **out,
 			   char *err, size_t errlen);
 	void (*webcfg_free)(struct tsc_webcfg *w);
+	/* webreload.c and the config's one-line description */
+	void (*web_loaded)(struct tsc *c);
+	void (*web_describe)(const struct tsc_webcfg *w, char *out,
+			     size_t outlen);
+	void (*web_reload)(struct tsc *c, const char *why);
+	void (*web_poll)(struct tsc *c, uint64_t now_ns);
+	uint64_t (*web_deadline)(const struct tsc *c);
 };
 extern const struct tsc_export *tsc_export;
 extern const struct tsc_export tsc_http_export; /* export.c */

@@ -225,8 +225,8 @@ static int live_loop(struct tsc *c, int sigfd)
 			until = next_flush;
 		if (tsc_notify_deadline(&c->notify) < until)
 			until = tsc_notify_deadline(&c->notify);
-		if (tsc_web_deadline(c) < until)
-			until = tsc_web_deadline(c);
+		if (tsc_export && tsc_export->web_deadline(c) < until)
+			until = tsc_export->web_deadline(c);
 		r = wait_until(c, sigfd, until);
 		if (r < 0) {
 			tsc_err("poll: %s\n", strerror(-r));
@@ -234,7 +234,8 @@ static int live_loop(struct tsc *c, int sigfd)
 		}
 		if (r == SIGHUP) { /* logrotate: reopen; reload certificates */
 			tsc_reopen(c);
-			tsc_web_reload(c, "SIGHUP");
+			if (tsc_export)
+				tsc_export->web_reload(c, "SIGHUP");
 			continue;
 		}
 		if (r > 0 || tsc_output_error(c))
@@ -242,7 +243,8 @@ static int live_loop(struct tsc *c, int sigfd)
 		now = tsc_mono_ns();
 		/* the loop's own pulse: a loop stuck anywhere stops it */
 		tsc_notify_watchdog(&c->notify, now);
-		tsc_web_poll(c, now);
+		if (tsc_export)
+			tsc_export->web_poll(c, now);
 		if (now >= deadline)
 			return 0;
 		if (now >= next_snap) {

@@ -377,8 +377,8 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 					    sizeof(err));
 		if (r < 0)
 			return tsc_usage_error("--web-config", "%s", err);
-		tsc_web_loaded(c);
-		tsc_webcfg_describe(c->web, err, sizeof(err));
+		tsc_export->web_loaded(c);
+		tsc_export->web_describe(c->web, err, sizeof(err));
 		tsc_check_ok(c, "%s: %s", o->web_config, err);
 	}
 	if (o->listen && o->check) {
