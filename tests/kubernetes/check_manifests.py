@@ -102,8 +102,12 @@ def main():
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     check("metrics" in ports, "no metrics port")
     args = c["args"]
+    envs = {e["name"]: e.get("value") for e in c["env"]}
+    check(envs.get("METRICS_PORT") == str(ports["metrics"]),
+          "METRICS_PORT %r vs containerPort %d: keep them equal" %
+          (envs.get("METRICS_PORT"), ports["metrics"]))
     check("--listen" in args and args[args.index("--listen") + 1] ==
-          "$(POD_IP):%d" % ports["metrics"], "--listen vs port: %s" % args)
+          "$(POD_IP):$(METRICS_PORT)", "--listen vs port: %s" % args)
     check(any(e["name"] == "POD_IP" and e["valueFrom"]["fieldRef"][
         "fieldPath"] == "status.podIP" for e in c["env"]), "no POD_IP env")
 
@@ -150,7 +154,7 @@ def main():
         print("OK (the container command not run: %s)" % why)
         return
     cmd = c["command"] + [a.replace("$(POD_IP)", "127.0.0.1")
-                          .replace(":%d" % ports["metrics"], ":0")
+                          .replace(":$(METRICS_PORT)", ":0")
                           for a in args] + ["--duration", "2"]
     env = dict(os.environ, PATH=os.path.dirname(bin_) + ":" +
                os.environ.get("PATH", ""))
