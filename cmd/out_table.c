@@ -79,17 +79,28 @@ static void quantiles(struct buf *b, const struct cgs_snapshot *s, size_t i)
 #define WL_W 24 /* WORKLOAD column */
 
 /*
- * The WORKLOAD column: what cgs_workload_from_path() says, shortest first
- * choice: a container ("<runtime>:<12 hex>", "id:<12 hex>" when the
- * runtime is unknown), a pod ("pod:<first 8 of the UID>"), the unit, the
- * slice, or "-". Longer names are cut to the column with "...".
+ * The WORKLOAD column: the names the workload view found for a container
+ * or pod ("<namespace>/<pod>/<container>", "<namespace>/<pod>"), else what
+ * cgs_workload_from_path() says, shortest first choice: a container
+ * ("<runtime>:<12 hex>", "id:<12 hex>" when the runtime is unknown), a pod
+ * ("pod:<first 8 of the UID>"), the unit, the slice, or "-". Longer names
+ * are cut to the column with "...".
  */
-static void workload(struct buf *b, const char *path)
+static void workload(struct buf *b, const struct snap_info *in,
+		     const char *path)
 {
 	CGS_OPTS(cgs_workload, w);
-	char s[CGS_WL_NAME_LEN + 32];
+	struct cgs_workload_view v = { .sz = sizeof(v) };
+	char s[3 * CGS_ID_NAME_LEN + 32];
 
-	if (cgs_workload_from_path(path, &w) <= 0)
+	if (in->workloads && cgs_workloads_find(in->workloads, path, &v) == 0 &&
+	    (v.kind == CGS_WLK_CONTAINER || v.kind == CGS_WLK_POD))
+		snprintf(s, sizeof(s), "%s/%s%s%s", v.k8s_namespace, v.pod,
+			 *v.container ? "/" : "", v.container);
+	else if (v.kind == CGS_WLK_DOCKER && *v.container)
+		snprintf(s, sizeof(s), "%s%s%s", v.k8s_namespace,
+			 *v.k8s_namespace ? "/" : "", v.container);
+	else if (cgs_workload_from_path(path, &w) <= 0)
 		snprintf(s, sizeof(s), "-");
 	else if (w.container[0])
 		snprintf(s, sizeof(s), "%s:%.12s",
@@ -212,7 +223,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		if (in->histograms)
 			quantiles(b, s, v[i].i);
 		buf_printf(b, " %8llu  ", (unsigned long long)g->inferred);
-		workload(b, g->path);
+		workload(b, in, g->path);
 		esc_text(b, g->path, strlen(g->path));
 		buf_putc(b, '\n');
 		if (in->comms)

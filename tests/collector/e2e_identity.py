@@ -19,11 +19,13 @@ run's child killed by SIGSEGV. Checked:
    process_signals_total{signal="SIGSEGV"} 3, cgroups_total 3;
  - its first sample is 0 (the workload is new), so increase() counts the
    first crash;
- - the kubelet's log link alone names a container whose spec is gone.
+ - the kubelet's log link alone names a container whose spec is gone;
+ - the table's WORKLOAD column says namespace/pod/container.
 Skips (77) without runc or where it cannot start a container here."""
 import os
 import re
 import secrets
+import subprocess
 import sys
 import tempfile
 import time
@@ -99,7 +101,7 @@ with tempfile.TemporaryDirectory() as tmp, Cgroups("ident") as cg:
             hp = port_from_stderr(col)
             paths, first = [], None
             for k in range(3):
-                cid = secrets.token_hex(32)
+                cid = cid0 = secrets.token_hex(32)
                 paths.append(run_container(tmp, cg, cid, state))
                 if k == 0:  # the first sample the workload has: 0
                     t0 = time.time()
@@ -152,6 +154,18 @@ with tempfile.TemporaryDirectory() as tmp, Cgroups("ident") as cg:
             for k, w in want.items():
                 check(g.get(k) == w, "%s: %s is %r, want %r" %
                       (p, k, g.get(k), w))
+        # the table: a process of the last container's cgroup, again
+        d = cg.mkdir(POD + "/cri-containerd-%s.scope" % cid0)
+        with Collector(B, ["-f", "table", "-i", "0.5", "-d", "3", "--top",
+                           "0", "--containerd-state", state]) as col:
+            time.sleep(1)
+            subprocess.run(["sh", "-c", "echo $$ > %s/cgroup.procs; "
+                            "/bin/true" % d], check=True)
+            col.p.wait(timeout=30)
+        rows = [ln for ln in col.raw().decode().splitlines()
+                if ln.endswith("cri-containerd-%s.scope" % cid0)]
+        check(rows and " prod/shop-7d9f/web " in rows[-1],
+              "table: no WORKLOAD prod/shop-7d9f/web in %r" % rows[-1:])
         print("3 crashes in 3 cgroups: one workload, signaled 3, SIGSEGV 3,"
               " first sample 0; JSON rows named; kubelet link named 'side'")
     finally:
