@@ -112,7 +112,10 @@ with Cgroups("attr") as cg:
             os.unlink(tf)
     for want in ('taskstat_collector_attribution_source{source="kernel"} 1',
                  'taskstat_collector_attributed_total{via="kernel"}',
-                 "taskstat_collector_kernel_lost_total 0",
-                 "taskstat_inferred_records_total{"):
+                 "taskstat_collector_kernel_lost_total 0"):
         check(want in prom, "metrics lack %r" % want)
+    # taskstat_inferred_records_total: at the lean default only from a
+    # cgroup's first inferred record on (a record the kernel source had no
+    # entry for, on a busy host), so neither its presence nor its absence
+    # says anything here; test_collect_units checks the rule
     print("ok: metrics name the source")
