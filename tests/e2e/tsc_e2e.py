@@ -511,10 +511,13 @@ def churn_prom_counts(text, prefix):
     collector's gauges and counters {name: value} (taskstat_collector_
     stripped)."""
     got = {}
+    # process exits: one series at --prom-level full, at the lean default
+    # one per (exclusive) outcome, summed here
     for m in re.finditer(r'^taskstat_(task|process)_exits_total\{cgroup="(%s'
-                         r'/c\d+)"\} (\d+)$' % re.escape(prefix), text, re.M):
-        got.setdefault(m.group(2), [0, 0])[m.group(1) == "process"] = \
-            int(m.group(3))
+                         r'/c\d+)"(?:,outcome="\w+")?\} (\d+)$' %
+                         re.escape(prefix), text, re.M):
+        g = got.setdefault(m.group(2), [0, 0])
+        g[m.group(1) == "process"] += int(m.group(3))
     gauges = {m.group(1): float(m.group(2)) for m in re.finditer(
         r"^taskstat_collector_(\w+) (\S+)$", text, re.M)}
     return got, gauges
