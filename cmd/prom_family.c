@@ -117,8 +117,8 @@ static void write_outcomes(struct buf *b, const struct prom_family *f,
  * the OOM kills (SIGKILL, no core), so that sum() over outcome is the
  * process exits. With oom_source "cgroup" the kills are the cgroup's own
  * counter: at most the signal exits left, so no outcome goes negative. */
-static void outcomes_excl(const struct cgs_counters *c, bool oom,
-			  uint64_t v[5])
+void prom_outcomes_excl(const struct cgs_counters *c, bool oom,
+			uint64_t v[5])
 {
 	uint64_t sig = c->exit_signaled - c->exit_core_dumped;
 	v[0] = c->exit_clean;
@@ -134,7 +134,7 @@ static void write_outcomes_excl(struct buf *b, const struct prom_family *f,
 	static const char *const names[5] = { "clean", "exit_nonzero",
 		"signaled", "core_dumped", "oom_killed" };
 	uint64_t v[5];
-	outcomes_excl(cg(c, x)->self, c->in->oom_source != NULL, v);
+	prom_outcomes_excl(cg(c, x)->self, c->in->oom_source != NULL, v);
 	for (size_t k = 0; k < 5; k++) {
 		if (k == 4 && !c->in->oom_source)
 			continue;

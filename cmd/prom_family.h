@@ -94,4 +94,12 @@ void prom_process_metrics(struct buf *b);
 void prom_head(struct buf *b, const char *name, const char *type,
 	       const char *help);
 
+/*
+ * Process exits in exclusive outcomes (clean, exit_nonzero, signaled
+ * without core dumps and OOM kills, core_dumped, oom_killed), so that
+ * they add up to the process exits; oom: the OOM kills are counted.
+ */
+void prom_outcomes_excl(const struct cgs_counters *c, bool oom,
+			uint64_t v[5]);
+
 #endif

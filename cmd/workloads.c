@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "escape.h"
+#include "prom_family.h"
 #include "workloads.h"
 
 int tsc_workloads_open(struct tsc *c)
@@ -122,11 +123,9 @@ static void w_exits(struct buf *b, const struct cgs_workload_view *v)
 {
 	static const char *const names[5] = { "clean", "exit_nonzero",
 		"signaled", "core_dumped", "oom_killed" };
-	const struct cgs_counters *t = v->total;
-	uint64_t sig = t->exit_signaled - t->exit_core_dumped;
-	uint64_t oom = t->oom_kills < sig ? t->oom_kills : sig;
-	uint64_t x[5] = { t->exit_clean, t->exit_nonzero, sig - oom,
-			  t->exit_core_dumped, oom };
+	uint64_t x[5];
+	/* the per-cgroup lean rule; oom_kills is 0 where not counted */
+	prom_outcomes_excl(v->total, true, x);
 	for (int k = 0; k < 5; k++) { /* every outcome from 0 on */
 		open_series(b, "process_exits_total", v);
 		buf_printf(b, ",outcome=\"%s\"}", names[k]);

@@ -38,6 +38,7 @@ struct cgs_workloads {
 	struct cg *c;     /* open addressing by path; path NULL: free */
 	size_t capc, nc;
 	uint64_t gen;
+	size_t seen;      /* cgroups of this update (all of them: no sweep) */
 	uint32_t *order;  /* sorted indices into w, nw of them */
 	uint32_t *wh;     /* open addressing by key: index + 1, 0 free */
 	size_t capwh;
@@ -330,6 +331,7 @@ static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 		w->nc++;
 	}
 	c->gen = w->gen;
+	w->seen++;
 	if (c->wl < 0)
 		return 0;
 	struct wl *x = &w->w[c->wl];
@@ -349,15 +351,26 @@ static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 
 /* Drop cgroups not in this snapshot (rehashing the rest), then workloads
  * retired; workload indices are kept stable by remapping. */
+static bool retires(const struct cgs_workloads *w, const struct wl *x,
+		    uint64_t now)
+{
+	return !x->live && now - x->last_ms >= w->o.retire_after_ms;
+}
+
 static void sweep(struct cgs_workloads *w, uint64_t now)
 {
+	size_t gone = 0;
+	for (size_t i = 0; i < w->nw; i++)
+		gone += retires(w, &w->w[i], now);
+	if (!gone && w->seen == w->nc) /* the common case: nothing to do */
+		return;
 	int32_t *map = malloc((w->nw ? w->nw : 1) * sizeof(*map));
 	size_t nw = 0;
 	if (!map)
 		return;
 	for (size_t i = 0; i < w->nw; i++) {
 		struct wl *x = &w->w[i];
-		if (!x->live && now - x->last_ms >= w->o.retire_after_ms) {
+		if (retires(w, x, now)) {
 			wl_free(x);
 			w->n.retired++;
 			map[i] = -1;
@@ -367,8 +380,15 @@ static void sweep(struct cgs_workloads *w, uint64_t now)
 		w->w[nw++] = *x;
 	}
 	w->nw = nw;
-	if (w->capwh)
+	if (gone && w->capwh)
 		wh_build(w, w->nw); /* in place: fewer than before */
+	if (w->seen == w->nc) { /* no cgroup left: the table stands */
+		for (size_t i = 0; i < w->capc; i++)
+			if (w->c[i].path && w->c[i].wl >= 0)
+				w->c[i].wl = map[w->c[i].wl];
+		free(map);
+		return;
+	}
 	struct cg *old = w->c;
 	size_t ocap = w->capc;
 	w->c = calloc(ocap, sizeof(*w->c));
@@ -430,6 +450,7 @@ CGS_EXPORT int cgs_workloads_update(struct cgs_workloads *w,
 	if (!w || !s)
 		return -EINVAL;
 	w->gen++;
+	w->seen = 0;
 	for (size_t i = 0; i < w->nw; i++) {
 		w->w[i].live = 0;
 		if (w->w[i].held && now_ms >= w->w[i].hold_until)
