@@ -25,6 +25,7 @@
 
 #include "cgstats.h"
 #include "export/identity.h"
+#include "support/files.h"
 #include "support/skip.h"
 
 #define CID "4f3a1e0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f"
@@ -43,21 +44,13 @@ struct fx {
 	struct cgs_identity_src *src;
 };
 
-/* mkdir -p of the directory part of root/rel, then the file's bytes. */
+/* root/rel with the file's bytes (its folders made). */
 static void put_file(struct fx *f, const char *rel, const char *txt,
 		     size_t n)
 {
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s/%s", f->root, rel);
-	for (char *s = p + strlen(f->root) + 1; (s = strchr(s, '/')); s++) {
-		*s = '\0';
-		mkdir(p, 0755);
-		*s = '/';
-	}
-	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, txt, n), (ssize_t)n);
-	close(fd);
+	cgt_write_file(p, txt, n);
 }
 
 static void put_text(struct fx *f, const char *rel, const char *txt)

@@ -27,6 +27,7 @@
 
 #include "cgstats.h"
 #include "support/fakeproc.h"
+#include "support/files.h"
 #include "support/skip.h"
 
 #define UID "0b5c1d6e-7f80-4a91-b2c3-d4e5f6a7b8c9"
@@ -49,25 +50,14 @@ struct fx {
 	uint64_t now;
 };
 
-static void mkdirs(char *p)
-{
-	for (char *s = p + 1; (s = strchr(s, '/')); s++) {
-		*s = '\0';
-		mkdir(p, 0755);
-		*s = '/';
-	}
-}
-
 /* containerd's CRI task state for container cid of the pod, named name. */
 static void cri_state(struct fx *x, const char *cid, const char *name)
 {
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s/ctrd/io.containerd.runtime.v2.task/k8s.io/"
 		 "%s/config.json", x->f->root, cid);
-	mkdirs(p);
-	FILE *o = fopen(p, "w");
-	assert_non_null(o);
-	fprintf(o, "{\"annotations\":{"
+	char j[1024];
+	int n = snprintf(j, sizeof(j), "{\"annotations\":{"
 		"\"io.kubernetes.cri.container-type\":\"container\","
 		"\"io.kubernetes.cri.container-name\":\"%s\","
 		"\"io.kubernetes.cri.sandbox-name\":\"shop-7d9f\","
@@ -75,7 +65,8 @@ static void cri_state(struct fx *x, const char *cid, const char *name)
 		"\"io.kubernetes.cri.sandbox-uid\":\"" UID "\","
 		"\"io.kubernetes.cri.image-name\":\"shop:1.%c\"}}", name,
 		cid[0]);
-	fclose(o);
+	assert_true(n > 0 && (size_t)n < sizeof(j));
+	cgt_write_file(p, j, (size_t)n);
 }
 
 static int setup(void **state)
