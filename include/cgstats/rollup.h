@@ -387,6 +387,47 @@ struct cgs_rollup_totals {
 	 * snapshot of its rollup this is, 1, 2, ... in the order they were
 	 * made; what cgs_retire_opts.served takes */
 	uint64_t snapshot_gen;
+	/* (1.3) the kernel source: why each record of kernel_unmatched had
+	 * no kernel answer, one reason a record, so that with the kernel
+	 * source records = via_kernel + the sum of these ten */
+	uint64_t kmiss_lost;     /* its entry dropped, its CPU's ring full
+				  * (together at most kernel_lost) */
+	uint64_t kmiss_expired;  /* its entry expired or pushed out of the
+				  * join table before the record was read */
+	uint64_t kmiss_mismatch; /* entries of its thread id, none verified */
+	uint64_t kmiss_timeout;  /* still exiting when the wait ended */
+	uint64_t kmiss_no_entry; /* its task done, no entry and none lost:
+				  * exited before the program was attached
+				  * (start-up), or on a CPU no shard reads */
+	uint64_t kmiss_cgroup_gone; /* entry found; its cgroup removed before
+				     * its id's path was learnt (a walk after
+				     * the exit did not find it) */
+	uint64_t kmiss_cgroup_unwalked; /* entry found; its id unknown and
+					 * no walk since the exit (walks are
+					 * rate-limited) */
+	uint64_t kmiss_cgroup_purged; /* entry found; its removed cgroup's
+				       * path dropped already (see
+				       * kernel_cgroup_ids) */
+	uint64_t kmiss_group;    /* TGID records whose process record had no
+				  * kernel answer */
+	uint64_t kmiss_other;    /* path too long for the rollup, no memory */
+	/* (1.3) the kernel source's own state */
+	uint64_t kernel_cg_lost;     /* cgroup mkdir/rmdir events the program
+				      * could not queue (their ring full) */
+	uint64_t kernel_ring_queued; /* exit entries queued, unread, now */
+	uint64_t kernel_ring_peak;   /* most entries one CPU's ring held when
+				      * read (its fill level's high mark) */
+	uint64_t kernel_ring_slots;  /* entries per CPU ring */
+	uint64_t kernel_walks;       /* walks of the cgroup2 mount */
+	uint64_t kernel_walk_ms;     /* how long the last walk took */
+	/* 1 when sysctl kernel.bpf_stats_enabled is 1: the four below are
+	 * the programs' run time (ns) and run count since it was turned on
+	 * (bpf_prog_info run_time_ns, run_cnt); 0: not known, 0 */
+	uint64_t kernel_bpf_stats;
+	uint64_t kernel_bpf_exit_ns;     /* the sched_process_exit program */
+	uint64_t kernel_bpf_exit_runs;
+	uint64_t kernel_bpf_cgroup_ns;   /* the cgroup event programs */
+	uint64_t kernel_bpf_cgroup_runs;
 };
 
 /* How oom_kills are counted (totals.oom_source). */

@@ -118,17 +118,26 @@ void cgsi_attr_bind(struct cgsi_attr *a, unsigned i, pthread_mutex_t *lock,
 	a->sh[i].unknown = unknown;
 }
 
-static void *id_node(struct cgsi_attr *a, struct cgsi_ashard *s, uint64_t id,
-		     uint64_t now)
+/* The node of a verified entry's cgroup id, or NULL and *miss why. */
+static void *id_node(struct cgsi_attr *a, struct cgsi_ashard *s,
+		     const struct cgsi_kinfo *ki, uint64_t now,
+		     enum cgsi_kmiss *miss)
 {
+	uint64_t id = ki->cgid;
 	struct cgsi_kcache_ent *c =
 		&s->kcache[(id * 0x9E3779B97F4A7C15ull >> 40) %
 			   CGSI_KCACHE_SIZE];
 	if (cgs_likely(c->id == id && c->gen == s->kgen && c->n))
 		return c->n;
-	int len = cgsi_ksrc_path(a->ksrc, id, s->path, sizeof(s->path));
-	if (len < 0)
+	int len = cgsi_ksrc_path(a->ksrc, id, ki->exit_ns, s->path,
+				 sizeof(s->path));
+	if (len < 0) {
+		*miss = len == -ENOENT	 ? CGSI_KMISS_CG_GONE
+			: len == -EAGAIN ? CGSI_KMISS_CG_UNWALKED
+			: len == -ESTALE ? CGSI_KMISS_CG_PURGED
+					 : CGSI_KMISS_OTHER;
 		return NULL;
+	}
 	void *n = a->ops->intern_id(a->ctx, s->idx, s->path, (size_t)len, id,
 				    now);
 	if (n) {
@@ -136,29 +145,37 @@ static void *id_node(struct cgsi_attr *a, struct cgsi_ashard *s, uint64_t id,
 		c->n = n;
 		c->gen = s->kgen;
 	}
+	*miss = CGSI_KMISS_OTHER;
 	return n;
 }
 
 /* A TGID record rides in the message of its group's last exit,
- * accounted just before on this shard. */
+ * accounted just before on this shard. Each record without a node is
+ * counted under one reason (kmiss). */
 void *cgsi_attr_kernel_node(struct cgsi_attr *a, struct cgsi_ashard *s,
 			    const struct cgs_record *rec, bool found,
 			    uint64_t now, struct cgsi_attr_ans *ans)
 {
 	void *n = NULL;
+	enum cgsi_kmiss miss = CGSI_KMISS_GROUP;
 	if (rec->kind == CGS_KIND_TGID) {
 		if (s->k_last_tgid == rec->tgid && s->k_last_gen == s->kgen)
 			n = s->k_last_node;
 	} else if (found) {
-		n = id_node(a, s, ans->ki.cgid, now);
+		n = id_node(a, s, &ans->ki, now, &miss);
 		if (n && rec->kind == CGS_KIND_PROCESS) {
 			s->k_last_tgid = rec->tgid ? rec->tgid : rec->pid;
 			s->k_last_node = n;
 			s->k_last_gen = s->kgen;
 		}
+	} else {
+		miss = ans->ki.miss < CGSI_KMISS_N && ans->ki.miss
+			       ? (enum cgsi_kmiss)ans->ki.miss
+			       : CGSI_KMISS_OTHER;
 	}
 	if (!n) {
 		s->st.kernel_fallback++;
+		s->st.kmiss[miss]++;
 		return NULL;
 	}
 	s->st.via_kernel++;
@@ -186,6 +203,16 @@ void cgsi_attr_shard_totals(const struct cgsi_attr *a, unsigned i,
 	t->via_parent += s->st.via_parent;
 	t->via_kernel += s->st.via_kernel;
 	t->kernel_unmatched += s->st.kernel_fallback;
+	t->kmiss_lost += s->st.kmiss[CGSI_KMISS_LOST];
+	t->kmiss_expired += s->st.kmiss[CGSI_KMISS_EXPIRED];
+	t->kmiss_mismatch += s->st.kmiss[CGSI_KMISS_MISMATCH];
+	t->kmiss_timeout += s->st.kmiss[CGSI_KMISS_TIMEOUT];
+	t->kmiss_no_entry += s->st.kmiss[CGSI_KMISS_NO_ENTRY];
+	t->kmiss_cgroup_gone += s->st.kmiss[CGSI_KMISS_CG_GONE];
+	t->kmiss_cgroup_unwalked += s->st.kmiss[CGSI_KMISS_CG_UNWALKED];
+	t->kmiss_cgroup_purged += s->st.kmiss[CGSI_KMISS_CG_PURGED];
+	t->kmiss_group += s->st.kmiss[CGSI_KMISS_GROUP];
+	t->kmiss_other += s->st.kmiss[CGSI_KMISS_OTHER];
 	t->proc_reads += s->st.proc_reads;
 	t->cache_entries += s->cache.count;
 }
@@ -213,4 +240,15 @@ void cgsi_attr_totals(struct cgsi_attr *a, struct cgs_rollup_totals *t,
 	t->kernel_unresolved = k.unresolved;
 	t->kernel_ringbuf = k.ring_bytes;
 	t->kernel_cgroup_ids = cgsi_ksrc_ids(a->ksrc);
+	t->kernel_cg_lost = k.cg_lost;
+	t->kernel_ring_queued = k.ring_queued;
+	t->kernel_ring_peak = k.ring_peak;
+	t->kernel_ring_slots = k.ring_slots;
+	t->kernel_walks = k.walks;
+	t->kernel_walk_ms = k.walk_ms_last;
+	t->kernel_bpf_stats = k.bpf_stats;
+	t->kernel_bpf_exit_ns = k.bpf_exit_ns;
+	t->kernel_bpf_exit_runs = k.bpf_exit_cnt;
+	t->kernel_bpf_cgroup_ns = k.bpf_cg_ns;
+	t->kernel_bpf_cgroup_runs = k.bpf_cg_cnt;
 }

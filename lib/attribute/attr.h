@@ -61,6 +61,8 @@ struct cgsi_attr_stats {
 		via_fork_parent, via_kernel, kernel_fallback;
 	uint64_t peer_waits; /* fallback.c seen_elsewhere(): waited for a
 			     * busy shard's lock (not exported) */
+	uint64_t kmiss[CGSI_KMISS_N]; /* kernel_fallback by reason; they
+				       * add up to it */
 };
 
 /* Kernel source: cgroup id -> node, direct-mapped per shard; `gen` is the

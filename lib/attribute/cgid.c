@@ -161,6 +161,8 @@ static void purge(struct cgsi_cgid *m, uint64_t now_ms)
 			break;
 		struct cgsi_cgid_ent *e = find(m, q->id);
 		if (e && e->removed_ms == q->ms) {
+			m->purged_id[id_hash(q->id) % CGSI_CGID_PURGED_SLOTS] =
+				q->id;
 			free(e->path);
 			e->path = NULL; /* tombstone: keeps probe chains */
 			m->count--;
@@ -171,25 +173,35 @@ static void purge(struct cgsi_cgid *m, uint64_t now_ms)
 	}
 }
 
-/* Depth-first walk; `rel` is the path below the mount ("" at the top). */
+int cgsi_cgid_was_purged(const struct cgsi_cgid *m, uint64_t id)
+{
+	return id && m->purged_id[id_hash(id) % CGSI_CGID_PURGED_SLOTS] == id &&
+	       !find(m, id);
+}
+
+/* Add directory `rel` (below the mount, "" at the top) with inode ino. */
+static int walk_add(struct cgsi_cgid *m, uint64_t ino, const char *rel,
+		    size_t len)
+{
+	/* the path as /proc/<pid>/cgroup shows it: mount root + rel */
+	char full[PATH_MAX];
+	const char *root = m->mount->root;
+	bool slash = !strcmp(root, "/");
+	int k = snprintf(full, sizeof(full), "%s%s", slash ? "" : root,
+			 len ? rel : (slash ? "/" : ""));
+	if (m->tick && ++m->tick_n % CGSI_CGID_TICK_DIRS == 0)
+		m->tick(m->tick_ctx);
+	return k > 0 && (size_t)k < sizeof(full) &&
+	       cgsi_cgid_set(m, ino, full) == 0;
+}
+
+/* Depth-first walk of the subdirectories of dfd (`rel`, len bytes). A
+ * cgroup directory's nlink is 2 + its subdirectories (kernfs): a leaf is
+ * only stat'ed, without an open and a read of its ~30 files. */
 static int walk_dir(struct cgsi_cgid *m, int dfd, char *rel, size_t len,
 		    size_t cap, unsigned depth)
 {
-	struct stat st;
 	int n = 0;
-	if (fstat(dfd, &st) == 0) {
-		/* the path as /proc/<pid>/cgroup shows it: mount root + rel */
-		char full[PATH_MAX];
-		const char *root = m->mount->root;
-		bool slash = !strcmp(root, "/");
-		int k = snprintf(full, sizeof(full), "%s%s",
-				 slash ? "" : root, len ? rel : (slash ? "/" : ""));
-		if (k > 0 && (size_t)k < sizeof(full) &&
-		    cgsi_cgid_set(m, (uint64_t)st.st_ino, full) == 0)
-			n++;
-	}
-	if (depth > 64)
-		return n;
 	DIR *d = fdopendir(dfd);
 	if (!d) {
 		close(dfd);
@@ -201,15 +213,19 @@ static int walk_dir(struct cgsi_cgid *m, int dfd, char *rel, size_t len,
 		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2]))))
 			continue;
 		size_t nl = strlen(de->d_name);
-		if (len + 1 + nl + 1 > cap)
-			continue;
-		int c = openat(dirfd(d), de->d_name,
-			       O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (c < 0)
+		struct stat st;
+		if (len + 1 + nl + 1 > cap ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue; /* removed meanwhile */
 		rel[len] = '/';
 		memcpy(rel + len + 1, de->d_name, nl + 1);
-		n += walk_dir(m, c, rel, len + 1 + nl, cap, depth + 1);
+		n += walk_add(m, (uint64_t)st.st_ino, rel, len + 1 + nl);
+		int c = -1;
+		if (st.st_nlink != 2 && depth < 64)
+			c = openat(dirfd(d), de->d_name, O_RDONLY |
+				   O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (c >= 0)
+			n += walk_dir(m, c, rel, len + 1 + nl, cap, depth + 1);
 		rel[len] = '\0';
 	}
 	closedir(d);
@@ -218,8 +234,7 @@ static int walk_dir(struct cgsi_cgid *m, int dfd, char *rel, size_t len,
 
 int cgsi_cgid_walk(struct cgsi_cgid *m, uint64_t now_ms, int force)
 {
-	if (!force && m->last_walk_ms &&
-	    now_ms - m->last_walk_ms < CGSI_CGID_WALK_MS)
+	if (!force && m->last_walk_ms && now_ms < m->next_walk_ms)
 		return 0;
 	m->last_walk_ms = now_ms;
 	m->walks++;
@@ -229,5 +244,14 @@ int cgsi_cgid_walk(struct cgsi_cgid *m, uint64_t now_ms, int force)
 		return -errno;
 	char rel[PATH_MAX];
 	rel[0] = '\0';
-	return walk_dir(m, fd, rel, 0, sizeof(rel), 0);
+	struct stat st;
+	int n = 0;
+	if (fstat(fd, &st) == 0)
+		n += walk_add(m, (uint64_t)st.st_ino, rel, 0);
+	n += walk_dir(m, fd, rel, 0, sizeof(rel), 0);
+	uint64_t end = cgsi_now_mono_ms();
+	m->walk_ms_last = end > now_ms ? end - now_ms : 0;
+	m->next_walk_ms = end + CGS_MAX((uint64_t)CGSI_CGID_WALK_MS,
+					CGSI_CGID_WALK_COST * m->walk_ms_last);
+	return n;
 }

@@ -23,6 +23,18 @@
 #define CGSI_CGID_KEEP_MS 60000u
 #define CGSI_CGID_KEEP_MIN_MS 2000u
 #define CGSI_CGID_REMOVED_MAX 8192u
+/* A walk is not started again before CGSI_CGID_WALK_COST times its own
+ * length has passed since it ended (at least CGSI_CGID_WALK_MS): walks
+ * take at most ~1/CGSI_CGID_WALK_COST of the time, whatever the number of
+ * cgroups (a walk of 20,000 sibling cgroups takes ~0.1 s here). */
+#define CGSI_CGID_WALK_COST 10u
+/* Ids of dropped removed entries remembered (direct-mapped), so that a
+ * late record's unknown id says "purged" rather than "never learnt". */
+#define CGSI_CGID_PURGED_SLOTS 1024u
+/* The walk calls tick(tick_ctx) every this many directories (the kernel
+ * source reads its cgroup event ring there, so that a long walk cannot
+ * let it overflow). */
+#define CGSI_CGID_TICK_DIRS 256u
 
 struct cgsi_cgid_ent {
 	uint64_t id;        /* 0: free */
@@ -42,10 +54,16 @@ struct cgsi_cgid {
 	struct cgsi_cgid_rm *rq;  /* removed entries still held, a ring */
 	uint64_t rq_head, rq_tail;
 	uint32_t rq_mask;
-	uint64_t last_walk_ms;
+	uint64_t last_walk_ms;    /* when the last walk started */
+	uint64_t next_walk_ms;    /* no walk before this (unless forced) */
+	uint64_t walk_ms_last;    /* how long the last walk took */
 	uint64_t walks, events, unresolved;
 	uint64_t purged_early;    /* removed entries dropped before
 				   * CGSI_CGID_KEEP_MS (the cap) */
+	uint64_t purged_id[CGSI_CGID_PURGED_SLOTS]; /* 0: none */
+	void (*tick)(void *ctx);  /* during walks, or NULL */
+	void *tick_ctx;
+	unsigned tick_n;
 };
 
 int cgsi_cgid_init(struct cgsi_cgid *m, const struct cgsi_cg_mount *mount);
@@ -67,9 +85,14 @@ void cgsi_cgid_removed(struct cgsi_cgid *m, uint64_t id, uint64_t now_ms);
 /* 1 if id has an rmdir event (and is not purged yet), else 0. */
 int cgsi_cgid_is_removed(const struct cgsi_cgid *m, uint64_t id);
 
-/* Walk the mount (unless one ran less than CGSI_CGID_WALK_MS ago, or
- * force), adding every directory; purges entries removed long ago.
- * Returns the number of directories seen or -errno. */
+/* Whether id's entry was dropped (purged) lately: 1, else 0. */
+int cgsi_cgid_was_purged(const struct cgsi_cgid *m, uint64_t id);
+
+/* Walk the mount (unless the last one is too recent: CGSI_CGID_WALK_MS,
+ * CGSI_CGID_WALK_COST; or force), adding every directory; purges entries
+ * removed long ago. A directory without subdirectories (nlink 2) is
+ * stat'ed, not opened. Returns the number of directories seen (0: no
+ * walk) or -errno. */
 int cgsi_cgid_walk(struct cgsi_cgid *m, uint64_t now_ms, int force);
 
 #endif

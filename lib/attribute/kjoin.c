@@ -79,6 +79,8 @@ void cgsi_kjoin_add(struct cgsi_kjoin *j, const struct cgsi_kentry *e)
 	if (j->tail - j->head == j->cap) {
 		uint32_t pos = (uint32_t)(j->head & (j->cap - 1));
 		if (j->ring[pos].live) {
+			j->dropped[j->ring[pos].tid % CGSI_KJOIN_DROPPED] =
+				j->ring[pos].tid + 1;
 			unlink_pos(j, pos);
 			j->st.evicted++;
 		}
@@ -149,6 +151,15 @@ int64_t cgsi_kjoin_verify(const struct cgsi_kentry *e,
 	return (int64_t)gap;
 }
 
+bool cgsi_kjoin_has_tid(const struct cgsi_kjoin *j, uint32_t tid)
+{
+	for (uint32_t i = tid_hash(tid) & j->imask; j->index[i];
+	     i = (i + 1) & j->imask)
+		if (j->ring[j->index[i] - 1].tid == tid)
+			return true;
+	return false;
+}
+
 bool cgsi_kjoin_claim(struct cgsi_kjoin *j, const struct cgs_record *rec,
 		      int64_t real_off_ns, struct cgsi_kinfo *ki)
 {
@@ -196,6 +207,7 @@ uint32_t cgsi_kjoin_expire(struct cgsi_kjoin *j, uint64_t horizon_ns,
 		if (e->live) {
 			if (e->now_ns >= limit)
 				break;
+			j->dropped[e->tid % CGSI_KJOIN_DROPPED] = e->tid + 1;
 			unlink_pos(j, pos);
 			n++;
 		}

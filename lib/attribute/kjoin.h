@@ -48,6 +48,8 @@ struct cgsi_kentry {
 struct cgsi_kinfo {
 	uint64_t cgid;
 	uint32_t flags;
+	uint32_t miss;     /* no match: why (enum cgsi_kmiss, ksrc.h) */
+	uint64_t exit_ns;  /* the entry's CLOCK_MONOTONIC time */
 	char comm[16];
 };
 
@@ -56,12 +58,18 @@ static inline void cgsi_kinfo_of(struct cgsi_kinfo *ki,
 {
 	ki->cgid = e->cgid;
 	ki->flags = e->flags;
+	ki->exit_ns = e->now_ns;
 	memcpy(ki->comm, e->comm, sizeof(ki->comm));
 }
 
 struct cgsi_kjoin_stats {
 	uint64_t added, matched, expired, evicted, mismatched;
 };
+
+/* Tids of entries expired or evicted lately (direct-mapped, tid + 1; 0
+ * free): a record without an entry that finds its tid here came too late
+ * (slow path only). */
+#define CGSI_KJOIN_DROPPED 256u
 
 struct cgsi_kjoin {
 	struct cgsi_kentry *ring; /* cap entries, power of two */
@@ -71,6 +79,7 @@ struct cgsi_kjoin {
 	uint32_t count;           /* live entries */
 	uint64_t newest_matched_ns;
 	struct cgsi_kjoin_stats st;
+	uint32_t dropped[CGSI_KJOIN_DROPPED];
 };
 
 int cgsi_kjoin_init(struct cgsi_kjoin *j, uint32_t cap);
@@ -93,6 +102,16 @@ void cgsi_kjoin_add(struct cgsi_kjoin *j, const struct cgsi_kentry *e);
  */
 bool cgsi_kjoin_claim(struct cgsi_kjoin *j, const struct cgs_record *rec,
 		      int64_t real_off_ns, struct cgsi_kinfo *ki);
+
+/* Whether the table holds an entry of tid (verified or not). */
+bool cgsi_kjoin_has_tid(const struct cgsi_kjoin *j, uint32_t tid);
+
+/* Whether an entry of tid was expired or evicted lately. */
+static inline bool cgsi_kjoin_dropped(const struct cgsi_kjoin *j,
+				      uint32_t tid)
+{
+	return j->dropped[tid % CGSI_KJOIN_DROPPED] == tid + 1;
+}
 
 /* Expire entries taken more than age_ns before `horizon_ns` (their record
  * was dropped by the kernel, or went to a listener we don't have).

@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The kernel attribution source; see ksrc.h. */
-#include <linux/capability.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "attribute/ksrc.h"
-#include "attribute/proc_stat.h"
+#include "attribute/ksrc_util.h"
 #include "util/common.h"
 
 #ifndef CGS_HAVE_BPF
@@ -33,7 +31,8 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 {
 	return false;
 }
-int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len)
+int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, uint64_t exit_ns,
+		   char *buf, size_t len)
 {
 	return -ENOENT;
 }
@@ -77,6 +76,7 @@ struct kshard {
 	unsigned ncpus;
 	struct cgsi_kjoin join;
 	uint64_t waits, expired_calls;
+	uint64_t ring_peak;   /* most entries one ring held when consumed */
 	int64_t off;          /* CLOCK_REALTIME - CLOCK_MONOTONIC, cached */
 	uint32_t off_age;     /* lookups since off was read */
 } __attribute__((aligned(64)));
@@ -105,19 +105,8 @@ struct cgsi_ksrc {
 	bool reader_on;
 	_Atomic int reader_tried; /* reader_start() ran (first lookup) */
 	int stopfd;             /* eventfd: tells the reader to stop */
+	_Atomic uint64_t lost_charged; /* lost entries given as a reason */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int64_t real_off_ns(void)
-{
-	return (int64_t)cgsi_now_real_ns() - (int64_t)mono_ns();
-}
 
 /* Entry at ring index idx (cpu * nslots + position). */
 static void entry_of(struct cgsi_kentry *e, const struct cgsi_ksrc *k,
@@ -179,6 +168,8 @@ static void consume(struct cgsi_ksrc *k, struct kshard *s)
 		uint64_t t = c->tail;
 		if (t == h)
 			continue;
+		if (h - t > s->ring_peak)
+			s->ring_peak = h - t;
 		size_t base = (size_t)cpu * k->nslots;
 		for (; t != h; t++) {
 			struct cgsi_kentry e;
@@ -242,6 +233,16 @@ static int on_cg_event(void *ctx, void *data, size_t len)
 	else if (c.type == CGSK_EV_RMDIR)
 		cgsi_cgid_removed(&k->ids, c.id, k->now_ms);
 	return 0;
+}
+
+/* During a walk (idlock held, or at open before any lookup): read the
+ * cgroup events, so that a long walk beside a churn cannot let the ring
+ * overflow (nothing else reads it meanwhile). */
+static void walk_tick(void *ctx)
+{
+	struct cgsi_ksrc *k = ctx;
+	k->now_ms = cgsi_now_mono_ms();
+	ring_buffer__consume(k->cgrb);
 }
 
 /*
@@ -316,23 +317,6 @@ static void reader_stop(struct cgsi_ksrc *k)
 		close(k->stopfd);
 	k->stopfd = -1;
 }
-
-static bool have_cap(int cap)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-	memset(d, 0, sizeof(d));
-	if (syscall(SYS_capget, &h, d) < 0)
-		return false;
-	return d[cap / 32].effective & (1u << (cap % 32));
-}
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
 
 static char *load_log;
 static size_t load_log_len;
@@ -429,18 +413,6 @@ void cgsi_ksrc_close(struct cgsi_ksrc *k)
 	free(k);
 }
 
-static size_t page_round(size_t n)
-{
-	size_t p = (size_t)sysconf(_SC_PAGESIZE);
-	return (n + p - 1) / p * p;
-}
-
-static void *map_mmap(struct bpf_map *m, size_t len, int prot)
-{
-	void *p = mmap(NULL, len, prot, MAP_SHARED, bpf_map__fd(m), 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 /* Can the kernel source run here (cgroup2 mounted, BTF, privileges)?
  * The number of possible CPUs, or -errno with the reason in err. */
 static int ksrc_usable(const struct cgsi_cg_mount *m, unsigned nshards,
@@ -462,12 +434,12 @@ static int ksrc_usable(const struct cgsi_cg_mount *m, unsigned nshards,
 			 "(/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF)");
 		return -EOPNOTSUPP;
 	}
-	if (!have_cap(CAP_SYS_ADMIN) &&
-	    !(have_cap(CAP_BPF) && have_cap(CAP_PERFMON))) {
+	if (!cgsi_ksrc_have_cap(CAP_SYS_ADMIN) &&
+	    !(cgsi_ksrc_have_cap(CAP_BPF) && cgsi_ksrc_have_cap(CAP_PERFMON))) {
 		snprintf(err, errlen, "loading the BPF program needs CAP_BPF "
 			 "and CAP_PERFMON (or CAP_SYS_ADMIN)%s%s",
-			 have_cap(CAP_BPF) ? "; CAP_PERFMON is missing" : "",
-			 have_cap(CAP_PERFMON) ? "; CAP_BPF is missing" : "");
+			 cgsi_ksrc_have_cap(CAP_BPF) ? "; CAP_PERFMON is missing" : "",
+			 cgsi_ksrc_have_cap(CAP_PERFMON) ? "; CAP_BPF is missing" : "");
 		return -EPERM;
 	}
 	int ncpu = libbpf_num_possible_cpus();
@@ -506,16 +478,16 @@ static int ksrc_size_rings(struct cgsi_ksrc *k, size_t ring_bytes)
 static int ksrc_map(struct cgsi_ksrc *k, bool want_comm, char *lerr,
 		    size_t lerrlen)
 {
-	k->ctl_len = page_round(sizeof(struct cgsk_ctl) * k->ncpu);
-	k->slots_len = page_round(sizeof(struct cgsk_exit) *
+	k->ctl_len = cgsi_ksrc_page_round(sizeof(struct cgsk_ctl) * k->ncpu);
+	k->slots_len = cgsi_ksrc_page_round(sizeof(struct cgsk_exit) *
 				  (size_t)k->ncpu * k->nslots);
-	k->ctl = map_mmap(k->skel->maps.ctl, k->ctl_len,
+	k->ctl = cgsi_ksrc_mmap(k->skel->maps.ctl, k->ctl_len,
 			  PROT_READ | PROT_WRITE);
-	k->slots = map_mmap(k->skel->maps.slots, k->slots_len, PROT_READ);
+	k->slots = cgsi_ksrc_mmap(k->skel->maps.slots, k->slots_len, PROT_READ);
 	if (want_comm) {
-		k->comms_len = page_round(sizeof(struct cgsk_comm) *
+		k->comms_len = cgsi_ksrc_page_round(sizeof(struct cgsk_comm) *
 					  (size_t)k->ncpu * k->nslots);
-		k->comms = map_mmap(k->skel->maps.comms, k->comms_len,
+		k->comms = cgsi_ksrc_mmap(k->skel->maps.comms, k->comms_len,
 				    PROT_READ);
 	}
 	if (!k->ctl || !k->slots || (want_comm && !k->comms)) {
@@ -608,6 +580,8 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 		goto fail_nolog;
 	if ((rc = ksrc_load(k, want_comm, lerr, sizeof(lerr))))
 		goto fail;
+	k->ids.tick = walk_tick;
+	k->ids.tick_ctx = k;
 	rc = cgsi_cgid_walk(&k->ids, cgsi_now_mono_ms(), 1);
 	if (rc < 0) {
 		snprintf(lerr, sizeof(lerr), "walking %.200s: %s", m->mnt,
@@ -670,18 +644,29 @@ static uint64_t lost_now(struct cgsi_ksrc *k, unsigned shard)
 	return n;
 }
 
-/*
- * Whether task `tid` is past the tracepoint: a zombie (Z), dead (X) or
- * gone. sched_process_exit runs before exit_notify() makes it a zombie, so
- * a task still in another state has not published its entry yet. (A pid
- * reused meanwhile reads as "not done": the wait stays bounded.)
- */
-static bool task_done(uint32_t tid)
+/* Why a record found no entry (slow path: after the wait): entries of
+ * its tid that did not verify, the wait's end, a lost entry (exact
+ * counts: before a dropped tid, which may be an earlier task's of that
+ * pid), an entry of its tid expired or evicted, or none. */
+static enum cgsi_kmiss miss_reason(struct cgsi_ksrc *k,
+				   const struct cgs_record *rec,
+				   bool timed_out)
 {
-	char b[512];
-	struct cgsi_proc_stat st;
-	return cgsi_proc_stat_read("/proc", tid, b, sizeof(b), &st) < 0 ||
-	       strchr("ZXx", st.state);
+	bool seen = false, dropped = false;
+	for (unsigned i = 0; i < k->nshards; i++) {
+		struct kshard *o = &k->sh[i];
+		pthread_mutex_lock(&o->lock);
+		seen = seen || cgsi_kjoin_has_tid(&o->join, rec->pid);
+		dropped = dropped || cgsi_kjoin_dropped(&o->join, rec->pid);
+		pthread_mutex_unlock(&o->lock);
+	}
+	if (seen)
+		return CGSI_KMISS_MISMATCH;
+	if (timed_out)
+		return CGSI_KMISS_TIMEOUT;
+	if (cgsi_ksrc_charge_lost(k->ctl, k->ncpu, &k->lost_charged))
+		return CGSI_KMISS_LOST;
+	return dropped ? CGSI_KMISS_EXPIRED : CGSI_KMISS_NO_ENTRY;
 }
 
 bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
@@ -694,7 +679,7 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	/* the offset moves only when the clock is set: read it now and then
 	 * (and afresh before giving up on a record) */
 	if (!s->off_age++ || s->off_age > KSRC_CG_EVERY) {
-		s->off = real_off_ns();
+		s->off = cgsi_ksrc_real_off_ns();
 		s->off_age = 1;
 		if (!pthread_mutex_trylock(&k->idlock)) {
 			k->now_ms = cgsi_now_mono_ms();
@@ -714,7 +699,7 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		return true;
 	}
 	pthread_mutex_unlock(&s->lock);
-	s->off = off = real_off_ns();
+	s->off = off = cgsi_ksrc_real_off_ns();
 	s->off_age = 1;
 	if (claim_elsewhere(k, shard, rec, off, ki))
 		return true;
@@ -723,13 +708,13 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	 * The task itself tells which: until the tracepoint has run it is
 	 * neither a zombie nor gone. So wait while it is still exiting,
 	 * bounded; a task that is done (its entry lost) costs no wait. */
-	uint64_t t0 = mono_ns(), deadline = t0 + k->wait_us * 1000ull;
+	uint64_t t0 = cgsi_ksrc_mono_ns(), deadline = t0 + k->wait_us * 1000ull;
 	struct timespec nap = { 0, 50000 };
-	bool waited = false;
+	bool waited = false, timed_out = false;
 	unsigned naps = 0;
 	/* /proc is looked at every ~1 ms, the rings every ~50 us */
-	while (!ok && (naps++ % 20 || !task_done(rec->pid)) &&
-	       mono_ns() < deadline) {
+	while (!ok && (naps++ % 20 || !cgsi_ksrc_task_done(rec->pid)) &&
+	       !(timed_out = cgsi_ksrc_mono_ns() >= deadline)) {
 		waited = true;
 		nanosleep(&nap, NULL);
 		pthread_mutex_lock(&s->lock);
@@ -751,10 +736,31 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	pthread_mutex_lock(&s->lock);
 	s->waits += waited; /* a miss is counted by the caller's fallback */
 	pthread_mutex_unlock(&s->lock);
+	if (!ok)
+		ki->miss = miss_reason(k, rec, timed_out);
 	return ok;
 }
 
-int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len)
+/* An unknown id (idlock held): -ESTALE, -ENOENT or -EAGAIN (ksrc.h). A
+ * walk that started after the exit finds the cgroup or proves it gone,
+ * so none is made for an id that a walk since its exit did not find. */
+static const char *path_unknown(struct cgsi_ksrc *k, uint64_t id,
+				uint64_t exit_ns, uint64_t now_ms, int *rc)
+{
+	*rc = -ESTALE;
+	if (cgsi_cgid_was_purged(&k->ids, id))
+		return NULL;
+	*rc = -ENOENT;
+	if (k->ids.last_walk_ms * 1000000ull > exit_ns)
+		return NULL;
+	if (cgsi_cgid_walk(&k->ids, now_ms, 0) > 0)
+		return cgsi_cgid_get(&k->ids, id);
+	*rc = -EAGAIN;
+	return NULL;
+}
+
+int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, uint64_t exit_ns,
+		   char *buf, size_t len)
 {
 	int rc = -ENOENT;
 	pthread_mutex_lock(&k->idlock);
@@ -767,8 +773,8 @@ int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len)
 		ring_buffer__consume(k->cgrb);
 		p = cgsi_cgid_get(&k->ids, id);
 	}
-	if (!p && cgsi_cgid_walk(&k->ids, now_ms, 0) > 0)
-		p = cgsi_cgid_get(&k->ids, id);
+	if (!p)
+		p = path_unknown(k, id, exit_ns, now_ms, &rc);
 	if (p) {
 		size_t n = strlen(p);
 		if (n < len) {
@@ -796,15 +802,21 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 		out->expired += s->join.st.expired;
 		out->evicted += s->join.st.evicted;
 		out->waits += s->waits;
+		out->ring_peak = CGS_MAX(out->ring_peak, s->ring_peak);
 		pthread_mutex_unlock(&s->lock);
 		out->lost += lost_now(k, i);
 	}
+	out->ring_queued = cgsi_ksrc_queued(k->ctl, k->ncpu);
 	pthread_mutex_lock(&k->idlock);
 	ring_buffer__consume(k->cgrb);
 	out->unresolved = k->ids.unresolved;
+	out->walks = k->ids.walks;
+	out->walk_ms_last = k->ids.walk_ms_last;
 	pthread_mutex_unlock(&k->idlock);
 	out->cg_lost = __atomic_load_n(&k->skel->bss->cg_lost, __ATOMIC_RELAXED);
 	out->ring_bytes = k->ring_bytes;
+	out->ring_slots = k->nslots;
+	cgsi_ksrc_prog_stats(k->skel->obj, out);
 }
 
 void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k)

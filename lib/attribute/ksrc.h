@@ -37,6 +37,32 @@
 
 struct cgsi_ksrc;
 
+/* Why a record has no kernel answer: one reason a record (the lookup's
+ * in cgsi_kinfo.miss, the id's path's and the group record's in attr.c),
+ * so that records = via_kernel + the sum over reasons. */
+enum cgsi_kmiss {
+	CGSI_KMISS_NONE = 0,
+	CGSI_KMISS_LOST,       /* its entry dropped, its CPU's ring full */
+	CGSI_KMISS_EXPIRED,    /* its entry expired or was evicted before
+				* the record was read (read too late) */
+	CGSI_KMISS_MISMATCH,   /* entries of its tid, none verified */
+	CGSI_KMISS_TIMEOUT,    /* still exiting when the wait ended */
+	CGSI_KMISS_NO_ENTRY,   /* done, no entry and none lost: exited
+				* before the program was attached, or on a
+				* CPU no shard reads */
+	CGSI_KMISS_CG_GONE,    /* its cgroup removed before its id was
+				* learnt (not found by a walk after the
+				* exit, its mkdir event lost or none) */
+	CGSI_KMISS_CG_UNWALKED, /* its cgroup id unknown, no walk since the
+				 * exit (walks are rate-limited) */
+	CGSI_KMISS_CG_PURGED,  /* its cgroup's path dropped already
+				* (removed too long before the record) */
+	CGSI_KMISS_GROUP,      /* a TGID record whose process record had
+				* no kernel answer */
+	CGSI_KMISS_OTHER,      /* path too long, no memory */
+	CGSI_KMISS_N
+};
+
 struct cgsi_ksrc_stats {
 	uint64_t matched;       /* records joined with their kernel entry */
 	uint64_t lost;          /* entries the kernel could not queue (its
@@ -48,6 +74,17 @@ struct cgsi_ksrc_stats {
 	uint64_t unresolved;    /* ids without a known path */
 	uint64_t cg_lost;       /* cgroup events lost (ring full) */
 	uint64_t ring_bytes;    /* ring bytes per shard (all its CPUs) */
+	uint64_t ring_queued;   /* entries in the rings now, unread */
+	uint64_t ring_peak;     /* most entries one CPU's ring held when
+				 * read */
+	uint64_t ring_slots;    /* entries per CPU ring */
+	uint64_t walks;         /* walks of the cgroup2 mount */
+	uint64_t walk_ms_last;  /* how long the last one took */
+	/* kernel.bpf_stats_enabled = 1: the programs' run time and count
+	 * (else bpf_stats 0 and these 0) */
+	uint64_t bpf_stats;
+	uint64_t bpf_exit_ns, bpf_exit_cnt; /* sched_process_exit */
+	uint64_t bpf_cg_ns, bpf_cg_cnt;     /* the cgroup event programs */
 };
 
 /*
@@ -74,9 +111,14 @@ void cgsi_ksrc_close(struct cgsi_ksrc *k);
 bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		      const struct cgs_record *rec, struct cgsi_kinfo *ki);
 
-/* Path of a cgroup id into buf; returns its length, or -ENOENT when the
- * id is unknown even after a (rate-limited) walk. Thread-safe. */
-int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, char *buf, size_t len);
+/* Path of a cgroup id that a task had at exit_ns (CLOCK_MONOTONIC) into
+ * buf; returns its length, or when the id is unknown: -ESTALE (its entry
+ * was dropped: removed long ago), -ENOENT (not found by a walk that
+ * started after exit_ns: removed before it was learnt; no walk is made
+ * for it again), -EAGAIN (no walk since exit_ns, and none allowed yet:
+ * CGSI_CGID_WALK_COST). Thread-safe. */
+int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, uint64_t exit_ns,
+		   char *buf, size_t len);
 
 void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out);
 
