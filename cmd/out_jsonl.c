@@ -225,6 +225,38 @@ static void hist_bounds(struct buf *b, const struct cgs_snapshot *s)
 	buf_putc(b, ']');
 }
 
+/* The kernel source's own counters ("kernel_source", only while it
+ * attributes: never in replay). ~600 bytes a snapshot. */
+static void kernel_source(struct buf *b, const struct cgs_rollup_totals *t)
+{
+	buf_puts(b, ",\"kernel_source\":{\"unmatched_reasons\":{");
+	for (unsigned i = 0; i < TSC_KMISS_N; i++) {
+		if (i)
+			buf_putc(b, ',');
+		buf_printf(b, "\"%s\":", tsc_kmiss[i].name);
+		buf_u64(b, tsc_kmiss_get(t, i));
+	}
+	buf_putc(b, '}');
+	kv_u64(b, "unresolved", t->kernel_unresolved);
+	kv_u64(b, "cgroup_events_lost", t->kernel_cg_lost);
+	kv_u64(b, "ring_queued", t->kernel_ring_queued);
+	kv_u64(b, "ring_peak", t->kernel_ring_peak);
+	kv_u64(b, "ring_slots", t->kernel_ring_slots);
+	kv_u64(b, "cgroup_walks", t->kernel_walks);
+	kv_u64(b, "cgroup_walk_ms", t->kernel_walk_ms);
+	key(b, "bpf_stats");
+	if (!t->kernel_bpf_stats) {
+		buf_puts(b, "null}"); /* kernel.bpf_stats_enabled is 0 */
+		return;
+	}
+	buf_puts(b, "{\"exit_run_ns\":");
+	buf_u64(b, t->kernel_bpf_exit_ns);
+	kv_u64(b, "exit_runs", t->kernel_bpf_exit_runs);
+	kv_u64(b, "cgroup_run_ns", t->kernel_bpf_cgroup_ns);
+	kv_u64(b, "cgroup_runs", t->kernel_bpf_cgroup_runs);
+	buf_puts(b, "}}");
+}
+
 static void snapshot(struct buf *b, const struct snap_info *in,
 		     const struct cgs_snapshot *s)
 {
@@ -262,6 +294,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	kv_u64(b, "ancestor", in->via_ancestor);
 	kv_u64(b, "fork_parent", in->via_fork_parent);
 	buf_putc(b, '}');
+	if (in->kernel_on)
+		kernel_source(b, &in->ktot);
 	key(b, "fork_tracking");
 	buf_puts(b, in->fork_tracking ? "true" : "false");
 	kv_u64(b, "fork_drops", in->fork_drops);

@@ -76,6 +76,71 @@ static void collector(struct buf *b, const char *name, const char *type,
 	buf_putc(b, '\n');
 }
 
+/* The kernel source's own state, only while it attributes (replay and
+ * the /proc source: none of these). Cost: 22 series (24 with
+ * kernel.bpf_stats_enabled), ~3.5 KiB a scrape with HELP, none per
+ * cgroup. */
+static void kernel_self(struct buf *b, const struct snap_info *in)
+{
+	const struct cgs_rollup_totals *t = &in->ktot;
+	head(b, "collector_kernel_unmatched_reason_total", "counter",
+	     "Records without a kernel answer by why (one reason a record: "
+	     "they add up to collector_kernel_unmatched_total).");
+	for (unsigned i = 0; i < TSC_KMISS_N; i++) {
+		buf_printf(b, P "collector_kernel_unmatched_reason_total"
+			   "{reason=\"%s\"} ", tsc_kmiss[i].name);
+		buf_u64(b, tsc_kmiss_get(t, i));
+		buf_putc(b, '\n');
+	}
+	collector(b, "collector_kernel_unresolved_total", "counter",
+		  "Lookups of a cgroup id without a known path.",
+		  t->kernel_unresolved);
+	collector(b, "collector_kernel_cgroup_events_lost_total", "counter",
+		  "Cgroup mkdir/rmdir events the BPF program could not queue "
+		  "(their ring full).", t->kernel_cg_lost);
+	collector(b, "collector_kernel_ring_queued_entries", "gauge",
+		  "Exit entries in the kernel source's rings, not read yet.",
+		  t->kernel_ring_queued);
+	collector(b, "collector_kernel_ring_peak_entries", "gauge",
+		  "Most entries one CPU's ring held when read (of "
+		  "collector_kernel_ring_slots).", t->kernel_ring_peak);
+	collector(b, "collector_kernel_ring_slots", "gauge",
+		  "Entries each CPU's ring holds.", t->kernel_ring_slots);
+	collector(b, "collector_kernel_cgroup_walks_total", "counter",
+		  "Walks of the cgroup2 mount (start, unknown ids).",
+		  t->kernel_walks);
+	head(b, "collector_kernel_cgroup_walk_seconds", "gauge",
+	     "How long the last walk of the cgroup2 mount took.");
+	buf_puts(b, P "collector_kernel_cgroup_walk_seconds ");
+	buf_fixed(b, t->kernel_walk_ms, 3);
+	buf_putc(b, '\n');
+	collector(b, "collector_kernel_bpf_stats_enabled", "gauge",
+		  "1 if the kernel counts BPF run time (kernel.bpf_stats_enabled "
+		  "1): the BPF run time and count series are there (else "
+		  "absent).", t->kernel_bpf_stats);
+	if (!t->kernel_bpf_stats)
+		return;
+	head(b, "collector_kernel_bpf_run_seconds_total", "counter",
+	     "Run time of the BPF programs while kernel.bpf_stats_enabled "
+	     "is 1: exit (sched_process_exit), cgroup (mkdir/rmdir events).");
+	buf_puts(b, P "collector_kernel_bpf_run_seconds_total"
+		 "{program=\"exit\"} ");
+	buf_fixed(b, t->kernel_bpf_exit_ns, 9);
+	buf_puts(b, "\n" P "collector_kernel_bpf_run_seconds_total"
+		 "{program=\"cgroup\"} ");
+	buf_fixed(b, t->kernel_bpf_cgroup_ns, 9);
+	buf_putc(b, '\n');
+	head(b, "collector_kernel_bpf_runs_total", "counter",
+	     "Runs of the BPF programs while kernel.bpf_stats_enabled is 1: "
+	     "exit, cgroup.");
+	buf_puts(b, P "collector_kernel_bpf_runs_total{program=\"exit\"} ");
+	buf_u64(b, t->kernel_bpf_exit_runs);
+	buf_puts(b, "\n" P "collector_kernel_bpf_runs_total"
+		 "{program=\"cgroup\"} ");
+	buf_u64(b, t->kernel_bpf_cgroup_runs);
+	buf_putc(b, '\n');
+}
+
 /* The collector's own health across restarts and full disks. */
 static void out_prom_process(struct buf *b, const struct snap_info *in)
 {
@@ -280,6 +345,8 @@ static void out_prom_attribution(struct buf *b, const struct snap_info *in)
 		  "removed in the last minute, or past 8192 of those the last "
 		  "2 s), 0 without it.",
 		  in->kernel_cgroup_ids);
+	if (in->kernel_on)
+		kernel_self(b, in);
 	collector(b, "collector_fork_tracking", "gauge",
 		  "1 if fork events from the proc connector are used.",
 		  in->fork_tracking);

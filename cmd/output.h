@@ -11,6 +11,21 @@
 #include "cgstats.h"
 
 /* What a snapshot line says about the collector itself. */
+/* The kernel source's reasons for a record without its answer
+ * (cgs_rollup_totals.kmiss_*), as the outputs name them (sink.c). */
+#define TSC_KMISS_N 10
+struct tsc_kmiss {
+	const char *name;
+	size_t off; /* in struct cgs_rollup_totals */
+};
+extern const struct tsc_kmiss tsc_kmiss[TSC_KMISS_N];
+
+static inline uint64_t tsc_kmiss_get(const struct cgs_rollup_totals *t,
+				     unsigned i)
+{
+	return *(const uint64_t *)((const char *)t + tsc_kmiss[i].off);
+}
+
 struct snap_info {
 	uint64_t time_ns;      /* CLOCK_REALTIME (replay: recorded time) */
 	uint64_t seq;          /* 1, 2, ... */
@@ -31,6 +46,10 @@ struct snap_info {
 	uint64_t inferred;        /* records whose cgroup was inferred */
 	uint64_t kernel_ringbuf;  /* bytes per shard, 0: no kernel source */
 	uint64_t kernel_cgroup_ids; /* ids the kernel source has a path for */
+	/* the kernel source's own counters (kmiss_*, rings, walks, BPF run
+	 * time): kernel_on only while it attributes (never in replay) */
+	bool kernel_on;
+	struct cgs_rollup_totals ktot;
 	bool fork_tracking;
 	uint64_t fork_drops;
 	unsigned shards;

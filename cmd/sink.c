@@ -362,6 +362,10 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 		in->inferred = t->inferred;
 		in->kernel_ringbuf = t->kernel_ringbuf;
 		in->kernel_cgroup_ids = t->kernel_cgroup_ids;
+		in->kernel_on = !c->replay &&
+				t->attribution == CGS_ATTRIBUTION_KERNEL;
+		if (in->kernel_on)
+			in->ktot = *t;
 		in->histograms = t->histograms;
 		/* a replay's records come without the kernel's word on OOM
 		 * kills, and this host's cgroups are not the recording's */
@@ -680,3 +684,11 @@ int tsc_outputs_finish(struct tsc *c)
 	}
 	return status;
 }
+
+const struct tsc_kmiss tsc_kmiss[TSC_KMISS_N] = {
+#define K(f) { #f, offsetof(struct cgs_rollup_totals, kmiss_##f) }
+	K(lost), K(expired), K(mismatch), K(timeout), K(no_entry),
+	K(cgroup_gone), K(cgroup_unwalked), K(cgroup_purged), K(group),
+	K(other),
+#undef K
+};

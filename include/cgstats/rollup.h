@@ -420,9 +420,11 @@ struct cgs_rollup_totals {
 	uint64_t kernel_ring_slots;  /* entries per CPU ring */
 	uint64_t kernel_walks;       /* walks of the cgroup2 mount */
 	uint64_t kernel_walk_ms;     /* how long the last walk took */
-	/* 1 when sysctl kernel.bpf_stats_enabled is 1: the four below are
-	 * the programs' run time (ns) and run count since it was turned on
-	 * (bpf_prog_info run_time_ns, run_cnt); 0: not known, 0 */
+	/* 1 when the kernel counts BPF run time (sysctl
+	 * kernel.bpf_stats_enabled = 1, or BPF_ENABLE_STATS held by some
+	 * process): the four below are the programs' run time (ns) and run
+	 * count while it was on (bpf_prog_info run_time_ns, run_cnt); 0: not
+	 * known, all 0 */
 	uint64_t kernel_bpf_stats;
 	uint64_t kernel_bpf_exit_ns;     /* the sched_process_exit program */
 	uint64_t kernel_bpf_exit_runs;

@@ -87,10 +87,8 @@ void cgsi_ksrc_prog_stats(const struct bpf_object *obj,
 			  struct cgsi_ksrc_stats *out)
 {
 	char b[16];
-	if (cgsi_read_file("/proc/sys/kernel/bpf_stats_enabled", b,
-			   sizeof(b)) <= 0 || b[0] != '1')
-		return;
-	out->bpf_stats = 1;
+	bool on = cgsi_read_file("/proc/sys/kernel/bpf_stats_enabled", b,
+				 sizeof(b)) > 0 && b[0] == '1';
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, obj) {
 		struct bpf_prog_info info;
@@ -103,5 +101,10 @@ void cgsi_ksrc_prog_stats(const struct bpf_object *obj,
 		*(ex ? &out->bpf_exit_ns : &out->bpf_cg_ns) += info.run_time_ns;
 		*(ex ? &out->bpf_exit_cnt : &out->bpf_cg_cnt) += info.run_cnt;
 	}
+	/* the sysctl, or BPF_ENABLE_STATS held by some process (the sysctl
+	 * does not show that one): counts exist only while either is on */
+	out->bpf_stats = on || out->bpf_exit_cnt || out->bpf_cg_cnt;
+	if (!out->bpf_stats)
+		out->bpf_exit_ns = out->bpf_cg_ns = 0;
 }
 #endif

@@ -46,9 +46,11 @@ bool cgsi_ksrc_charge_lost(const struct cgsk_ctl *ctl, unsigned ncpu,
 			   _Atomic uint64_t *charged);
 /* Entries written and not read yet, all rings. */
 uint64_t cgsi_ksrc_queued(const struct cgsk_ctl *ctl, unsigned ncpu);
-/* With kernel.bpf_stats_enabled = 1: bpf_stats 1 and the run time and
- * count of obj's programs (bpf_prog_info run_time_ns, run_cnt): of the
- * exit program, and summed over the others (cgroup events). */
+/* The run time and count of obj's programs (bpf_prog_info run_time_ns,
+ * run_cnt): of the exit program, and summed over the others (cgroup
+ * events); bpf_stats 1 when the kernel counts them (sysctl
+ * kernel.bpf_stats_enabled = 1, or a BPF_ENABLE_STATS fd held by some
+ * process: then some count is not 0), else 0 and all 0. */
 void cgsi_ksrc_prog_stats(const struct bpf_object *obj,
 			  struct cgsi_ksrc_stats *out);
 
