@@ -173,6 +173,16 @@ long cgt_pipeline_pump(struct cgt_pipeline *p, long ms)
 	return total;
 }
 
+int cgt_pipeline_run(struct cgt_pipeline *p)
+{
+	int rc = cgs_listener_run(p->l, account_all, p, NULL);
+	if (rc < 0) {
+		fprintf(stderr, "listener run: %s\n", cgs_strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
 ssize_t cgt_snapshot_find(const struct cgs_snapshot *s, const char *path)
 {
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)

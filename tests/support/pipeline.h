@@ -76,6 +76,11 @@ int cgt_listener_drain(struct cgs_listener *l, long settle_ms,
  * after printing the error.
  */
 long cgt_pipeline_pump(struct cgt_pipeline *p, long ms);
+/* The listener's threads (cgs_listener_run) accounting every record
+ * into p->r as cgt_pipeline_pump() does (p->on_task from those threads);
+ * stopped by cgt_listener_drain() or cgt_pipeline_close(). 0, or 1
+ * after printing the error. */
+int cgt_pipeline_run(struct cgt_pipeline *p);
 /* Pump until the cgroup `path`'s self counters hold at least `tasks`
  * task records: 0; 1 after printing how many after timeout_ms; -1 on a
  * drain error. */
