@@ -182,7 +182,7 @@ int cgs_identity_get_counts(const struct cgs_identity_src *src,
  * the resolver's publishing. For a record's names on the hot path.
  *
  * Context: Any thread, one per @reader slot.
- * Return: The names' size (>= 0, as copied), -ENOENT when none is cached
+ * Return: 0 (@out filled), -ENOENT when none is cached
  *	(not a container, not named, or retired), -EINVAL.
  */
 int cgs_identity_cached(struct cgs_identity_src *src, unsigned reader,
