@@ -237,6 +237,26 @@ static const struct {
 	  "container's restarts + 1.", w_cgroups },
 };
 
+/* Containers looked up when their cgroup appeared, by result (issue 24):
+ * 4 series per collector. */
+static void identity_early(struct buf *b, const struct cgs_identity_counts *i)
+{
+	const struct { const char *r; uint64_t v; } f[] = {
+		{ "named", i->early_named }, { "unnamed", i->early_unnamed },
+		{ "gone_before", i->gone_before },
+		{ "queue_full", i->queue_full },
+	};
+	buf_puts(b, "# HELP taskstat_collector_identity_early_total Container "
+		 "and pod cgroups looked up when they appeared (cgroup mkdir), "
+		 "by result; gone_before and queue_full stay unnamed unless "
+		 "their first snapshot finds their state.\n"
+		 "# TYPE taskstat_collector_identity_early_total counter\n");
+	for (size_t k = 0; k < sizeof(f) / sizeof(*f); k++)
+		buf_printf(b, "taskstat_collector_identity_early_total"
+			   "{result=\"%s\"} %llu\n", f[k].r,
+			   (unsigned long long)f[k].v);
+}
+
 /* What naming found and what the view keeps: the collector's own. */
 static void self_metrics(struct buf *b, const struct tsc *c)
 {
@@ -274,6 +294,7 @@ static void self_metrics(struct buf *b, const struct tsc *c)
 		buf_printf(b, "taskstat_collector_identity_failures_total"
 			   "{reason=\"%s\"} %llu\n", f[k].r,
 			   (unsigned long long)f[k].v);
+	identity_early(b, &i);
 }
 
 size_t tsc_workloads_prom(struct buf *b, const struct tsc *c)
