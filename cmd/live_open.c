@@ -14,6 +14,7 @@
 
 #include "collector.h"
 #include "delayacct.h"
+#include "workloads.h"
 
 static int open_listener(struct tsc *c)
 {
@@ -235,6 +236,7 @@ int tsc_live_open(struct tsc *c)
 		r = shed_privileges(c);
 	if (r)
 		return r;
+	tsc_workloads_watch(c); /* its thread has the shed credentials */
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->wake_fd < 0) {
 		r = -errno;

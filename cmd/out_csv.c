@@ -32,6 +32,18 @@ static void workload(struct buf *b, const char *path)
 	}
 }
 
+/* The names columns, appended last: NID of them. */
+#define NID 4
+static void names(struct buf *b, const char *ns, const char *pod,
+		  const char *ctr, const char *image)
+{
+	const char *v[NID] = { ns, pod, ctr, image };
+	for (size_t i = 0; i < NID; i++) {
+		buf_putc(b, ',');
+		esc_csv(b, v[i], strlen(v[i]));
+	}
+}
+
 static void sep(struct buf *b, size_t n)
 {
 	while (n--)
@@ -71,7 +83,9 @@ static void header(struct buf *b)
 	for (size_t i = 0; i < tsc_noutcomes; i++)
 		buf_printf(b, ",%s", tsc_outcomes[i].name);
 	buf_puts(b, ",unit,slice,runtime,container,container_id,pod_uid,"
-		    "qos_class,cgroups_filtered\r\n");
+		    "qos_class,cgroups_filtered");
+	/* the runtimes' names (issue 24; "container" is the id's column) */
+	buf_puts(b, ",namespace,pod,container_name,image\r\n");
 }
 
 static void lead(struct buf *b, const char *type, const struct snap_info *in)
@@ -98,7 +112,9 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	buf_printf(b, ",%llu,%s", (unsigned long long)in->inferred,
 		   in->attribution ? in->attribution : "");
 	sep(b, tsc_noutcomes + NWL);
-	buf_printf(b, ",%llu\r\n", (unsigned long long)in->cgroups_filtered);
+	buf_printf(b, ",%llu", (unsigned long long)in->cgroups_filtered);
+	sep(b, NID);
+	buf_puts(b, "\r\n");
 	for (size_t j = 0, m = snap_shown(in, s); j < m; j++) {
 		const struct cgs_cgroup_stats *g =
 			cgs_snapshot_get(s, snap_index(in, j));
@@ -140,14 +156,22 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			buf_u64(b, ofield_get(g->self, &tsc_outcomes[k]));
 		}
 		workload(b, g->path);
-		buf_puts(b, ",\r\n");
+		buf_putc(b, ',');
+		struct cgs_workload_view v = { .sz = sizeof(v) };
+		if (in->workloads &&
+		    cgs_workloads_find(in->workloads, g->path, &v) == 0)
+			names(b, v.k8s_namespace, v.pod, v.container, v.image);
+		else
+			sep(b, NID);
+		buf_puts(b, "\r\n");
 	}
 }
 
 /* Event rows fill the counter columns they have (utime_s, stime_s, ...). */
 static void event(struct buf *b, const struct cgs_record *r,
 		  const char *cgroup, const char *source, uint64_t recv_ns,
-		  unsigned shard)
+		  unsigned shard,
+		  const struct cgs_identity *id)
 {
 	struct cgs_counters c;
 
@@ -204,6 +228,11 @@ static void event(struct buf *b, const struct cgs_record *r,
 	buf_u64(b, r->btime_s);
 	buf_printf(b, ",,%s", source ? source : "none");
 	sep(b, tsc_noutcomes + NWL + 1);
+	if (id)
+		names(b, id->k8s_namespace, id->pod,
+		      id->sandbox ? "" : id->container, id->image);
+	else
+		sep(b, NID);
 	buf_puts(b, "\r\n");
 	(void)shard;
 }

@@ -33,6 +33,19 @@ static void kv_str(struct buf *b, const char *k, const char *s)
 	}
 }
 
+/* namespace, pod, container_name, image: those not empty */
+static void names(struct buf *b, const char *ns, const char *pod,
+		  const char *ctr, const char *image)
+{
+	const struct { const char *k, *v; } kv[] = {
+		{ "namespace", ns }, { "pod", pod },
+		{ "container_name", ctr }, { "image", image },
+	};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		if (*kv[i].v)
+			kv_str(b, kv[i].k, kv[i].v);
+}
+
 /* The names the workload view has for the cgroup (the runtimes' state):
  * "container" is taken by the id (below), so the name is container_name. */
 static void identity(struct buf *b, const struct snap_info *in,
@@ -42,13 +55,7 @@ static void identity(struct buf *b, const struct snap_info *in,
 	if (!in->workloads || cgs_workloads_find(in->workloads, path, &v) < 0)
 		return;
 	kv_str(b, "workload_kind", cgs_workload_kind_name(v.kind));
-	const struct { const char *k, *v; } kv[] = {
-		{ "namespace", v.k8s_namespace }, { "pod", v.pod },
-		{ "container_name", v.container }, { "image", v.image },
-	};
-	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-		if (*kv[i].v)
-			kv_str(b, kv[i].k, kv[i].v);
+	names(b, v.k8s_namespace, v.pod, v.container, v.image);
 }
 
 /* What the path names (cgs_workload_from_path): only the members it
@@ -345,7 +352,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 
 static void event(struct buf *b, const struct cgs_record *r,
 		  const char *cgroup, const char *source, uint64_t recv_ns,
-		  unsigned shard)
+		  unsigned shard,
+		  const struct cgs_identity *id)
 {
 	buf_puts(b, "{\"type\":\"exit\",\"time\":");
 	buf_fixed(b, recv_ns, 9);
@@ -361,6 +369,9 @@ static void event(struct buf *b, const struct cgs_record *r,
 	kv_str(b, "comm", r->comm);
 	kv_str(b, "cgroup", cgroup ? cgroup : CGS_UNKNOWN_CGROUP);
 	kv_str(b, "source", source ? source : "none");
+	if (id) /* the names the snapshot rows have, from the cache */
+		names(b, id->k8s_namespace, id->pod,
+		      id->sandbox ? "" : id->container, id->image);
 	kv_u64(b, "exit_status", r->exit_status);
 	buf_printf(b, ",\"exit_code\":%d,\"signal\":%d,\"core\":%s",
 		   exit_code_of(r->exit_status), exit_signal_of(r->exit_status),

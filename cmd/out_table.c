@@ -238,7 +238,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 
 static void event(struct buf *b, const struct cgs_record *r,
 		  const char *cgroup, const char *source, uint64_t recv_ns,
-		  unsigned shard)
+		  unsigned shard, const struct cgs_identity *id)
 {
 	int code = exit_code_of(r->exit_status);
 	timestamp(b, recv_ns);
@@ -256,7 +256,18 @@ static void event(struct buf *b, const struct cgs_record *r,
 		   (unsigned long long)(r->stime_us % 1000000u));
 	const char *cg = cgroup ? cgroup : CGS_UNKNOWN_CGROUP;
 	esc_text(b, cg, strlen(cg));
-	buf_printf(b, " source %s\n", source ? source : "none");
+	buf_printf(b, " source %s", source ? source : "none");
+	if (id && id->k8s_namespace[0]) { /* as the WORKLOAD column */
+		buf_puts(b, " workload ");
+		esc_text(b, id->k8s_namespace, strlen(id->k8s_namespace));
+		buf_putc(b, '/');
+		esc_text(b, id->pod, strlen(id->pod));
+		if (id->container[0] && !id->sandbox) {
+			buf_putc(b, '/');
+			esc_text(b, id->container, strlen(id->container));
+		}
+	}
+	buf_putc(b, '\n');
 	(void)shard;
 }
 

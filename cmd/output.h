@@ -168,10 +168,11 @@ struct out_ops {
 	void (*prologue)(struct buf *b);
 	void (*snapshot)(struct buf *b, const struct snap_info *in,
 			 const struct cgs_snapshot *s);
-	/* On a listener thread, into that shard's buffer. */
+	/* On a listener thread, into that shard's buffer; id: the cgroup's
+	 * names (cgs_identity_cached()), NULL when none is known. */
 	void (*event)(struct buf *b, const struct cgs_record *r,
 		      const char *cgroup, const char *source, uint64_t recv_ns,
-		      unsigned shard);
+		      unsigned shard, const struct cgs_identity *id);
 };
 
 extern const struct out_ops out_table_ops, out_jsonl_ops, out_csv_ops;

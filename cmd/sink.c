@@ -219,7 +219,13 @@ void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 		     const struct cgs_record *r, const char *cgroup,
 		     const char *source, uint64_t recv_ns, unsigned shard)
 {
-	c->out->event(&s->ev, r, cgroup, source, recv_ns, shard);
+	/* the names the resolver found when the cgroup appeared: a look-up
+	 * in this shard's own table, no file read, no wait */
+	struct cgs_identity id = { .sz = sizeof(id) };
+	bool named = c->ident && cgroup &&
+		     cgs_identity_cached(c->ident, shard, cgroup, &id) == 0;
+	c->out->event(&s->ev, r, cgroup, source, recv_ns, shard,
+		      named ? &id : NULL);
 }
 
 void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force)

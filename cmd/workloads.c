@@ -6,14 +6,18 @@
  * of series per workload (namespace/pod/container, or unit) that carries
  * on across the container's restarts.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collector.h"
 #include "escape.h"
 #include "prom_family.h"
 #include "workloads.h"
+
+static unsigned tsc_id_readers(void);
 
 int tsc_workloads_open(struct tsc *c)
 {
@@ -30,6 +34,9 @@ int tsc_workloads_open(struct tsc *c)
 			.sz = sizeof(io), .containerd_state = o->containerd,
 			.crio_storage = o->crio, .docker_root = o->docker,
 			.kubelet_logs = o->kubelet_logs,
+			/* a table per listener shard (--events names):
+			 * shards beyond it share one, two by two */
+			.readers = tsc_id_readers(),
 		};
 		int r = cgs_identity_new(&io, &c->ident);
 		if (r < 0)
@@ -42,8 +49,33 @@ int tsc_workloads_open(struct tsc *c)
 	return cgs_workloads_new(&wo, &c->wl);
 }
 
+/* At most one reader table per CPU: a listener has a shard per CPU up to
+ * 16 by default. */
+static unsigned tsc_id_readers(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+void tsc_workloads_watch(struct tsc *c)
+{
+	if (!c->ident || !c->rollup)
+		return;
+	int r = cgs_rollup_identity(c->rollup, c->ident);
+	if (r == -EOPNOTSUPP)
+		tsc_debug("workload names: no kernel source, so containers "
+			  "are named at their first snapshot (a short one "
+			  "whose runtime state is gone by then stays "
+			  "unnamed)\n");
+	else if (r < 0)
+		tsc_warn("workload names at cgroup creation: %s (named at "
+			 "their first snapshot instead)\n", strerror(-r));
+}
+
 void tsc_workloads_close(struct tsc *c)
 {
+	if (c->rollup) /* the rollup's hook borrows c->ident */
+		cgs_rollup_identity(c->rollup, NULL);
 	cgs_workloads_free(c->wl);
 	c->wl = NULL;
 	cgs_identity_free(c->ident);
@@ -205,6 +237,26 @@ static const struct {
 	  "container's restarts + 1.", w_cgroups },
 };
 
+/* Containers looked up when their cgroup appeared, by result (issue 24):
+ * 4 series per collector. */
+static void identity_early(struct buf *b, const struct cgs_identity_counts *i)
+{
+	const struct { const char *r; uint64_t v; } f[] = {
+		{ "named", i->early_named }, { "unnamed", i->early_unnamed },
+		{ "gone_before", i->gone_before },
+		{ "queue_full", i->queue_full },
+	};
+	buf_puts(b, "# HELP taskstat_collector_identity_early_total Container "
+		 "and pod cgroups looked up when they appeared (cgroup mkdir), "
+		 "by result; gone_before and queue_full stay unnamed unless "
+		 "their first snapshot finds their state.\n"
+		 "# TYPE taskstat_collector_identity_early_total counter\n");
+	for (size_t k = 0; k < sizeof(f) / sizeof(*f); k++)
+		buf_printf(b, "taskstat_collector_identity_early_total"
+			   "{result=\"%s\"} %llu\n", f[k].r,
+			   (unsigned long long)f[k].v);
+}
+
 /* What naming found and what the view keeps: the collector's own. */
 static void self_metrics(struct buf *b, const struct tsc *c)
 {
@@ -242,6 +294,7 @@ static void self_metrics(struct buf *b, const struct tsc *c)
 		buf_printf(b, "taskstat_collector_identity_failures_total"
 			   "{reason=\"%s\"} %llu\n", f[k].r,
 			   (unsigned long long)f[k].v);
+	identity_early(b, &i);
 }
 
 size_t tsc_workloads_prom(struct buf *b, const struct tsc *c)

@@ -13,6 +13,9 @@ struct tsc;
 /* At setup: the view unless --no-workloads or --depth; 0 or -errno. */
 int tsc_workloads_open(struct tsc *c);
 void tsc_workloads_close(struct tsc *c);
+/* After privileges are shed: names containers when their cgroup appears
+ * (the kernel source's mkdir events: cgs_rollup_identity()). */
+void tsc_workloads_watch(struct tsc *c);
 /* Every snapshot (main thread), before the outputs are formatted. */
 void tsc_workloads_update(struct tsc *c, const struct cgs_snapshot *s);
 /* The taskstat_workload_* families; returns the workloads written. */

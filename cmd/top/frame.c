@@ -58,6 +58,23 @@ static int cgroup(struct json_object *g, struct top_cg *cg)
 	cg->removed = json_object_object_get_ex(g, "removed", &rm) &&
 		      json_object_get_boolean(rm);
 	json_object_object_get_ex(g, "outcomes", &out);
+	const char *ns = str(g, "namespace"), *pod = str(g, "pod"),
+		   *ctr = str(g, "container_name");
+	if ((ns && pod) || ctr) {
+		size_t n = 3 + (ns ? strlen(ns) : 0) + (pod ? strlen(pod) : 0) +
+			   (ctr ? strlen(ctr) : 0);
+		cg->workload = malloc(n);
+		if (!cg->workload) {
+			free(cg->path);
+			cg->path = NULL;
+			return -ENOMEM;
+		}
+		if (ns && pod)
+			snprintf(cg->workload, n, "%s/%s%s%s", ns, pod,
+				 ctr ? "/" : "", ctr ? ctr : "");
+		else
+			snprintf(cg->workload, n, "%s", ctr);
+	}
 	cg->cum[M_EXITS] = num(g, "tasks");
 	cg->cum[M_PROCS] = num(g, "processes");
 	cg->cum[M_CPU] = num(g, "utime_s") + num(g, "stime_s");
@@ -152,8 +169,10 @@ int top_frame_parse(const char *json, size_t len, struct top_frame *f,
 
 void top_frame_free(struct top_frame *f)
 {
-	for (size_t i = 0; i < f->n; i++)
+	for (size_t i = 0; i < f->n; i++) {
 		free(f->cg[i].path);
+		free(f->cg[i].workload);
+	}
 	free(f->cg);
 	memset(f, 0, sizeof(*f));
 }

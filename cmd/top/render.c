@@ -107,11 +107,32 @@ static size_t help(struct top_line *l, size_t max)
 	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]) && n < max; i++)
 		line(&l[n++], i ? TA_NORMAL : TA_HEAD, "%s", text[i]);
 	if (n < max)
-		line(&l[n++], TA_NORMAL, "  [N] NAME      the cgroup path");
+		line(&l[n++], TA_NORMAL, "  [N] NAME      the cgroup path (WORKLOAD, "
+		     "last: namespace/pod/container from the runtimes)");
 	for (int m = 0; m < M__COUNT && n < max; m++)
 		line(&l[n++], TA_NORMAL, "  [%c] %-9s %s", top_metrics[m].key,
 		     top_metrics[m].head, top_metrics[m].help);
 	return n;
+}
+
+/* The WORKLOAD column, last (issue 24): shown when a visible row has
+ * one, clipped to the width. */
+static bool any_workload(const struct top_view *v)
+{
+	for (size_t k = 0; k < v->nvis; k++)
+		if (v->rows[v->vis[k]].workload)
+			return true;
+	return false;
+}
+
+static void workload_cell(struct top_line *l, int pos, unsigned width,
+			  const char *w)
+{
+	size_t cap = sizeof(l->text);
+	if (width && width < cap)
+		cap = width + 1;
+	if (pos >= 0 && (size_t)pos + 2 < cap)
+		snprintf(l->text + pos, cap - (size_t)pos, "  %s", w);
 }
 
 /* The name cell: tree indentation and fold mark, or the path. */
@@ -178,6 +199,9 @@ size_t top_render(const struct top_view *v, const struct top_status *st,
 					(size_t)pos, "%*s%s",
 					COL_W - (m == v->sort), top_metrics[m].head,
 					m == v->sort ? "*" : "");
+	bool wl = any_workload(v);
+	if (wl)
+		workload_cell(&l[n], pos, width, "WORKLOAD");
 	l[n++].attr = TA_HEAD;
 
 	size_t rows = height ? height - n : v->nvis;
@@ -200,6 +224,9 @@ size_t top_render(const struct top_view *v, const struct top_status *st,
 			pos += snprintf(l[n].text + pos, sizeof(l[n].text) -
 					(size_t)pos, "%*s", COL_W, h);
 		}
+		if (wl)
+			workload_cell(&l[n], pos, width,
+				      r->workload ? r->workload : "-");
 		l[n++].attr = sel ? TA_SEL : TA_NORMAL;
 	}
 	return n;

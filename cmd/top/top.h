@@ -55,6 +55,9 @@ struct top_cg {
 	unsigned depth;
 	bool removed;
 	double cum[M__COUNT];
+	/* the runtimes' names of the JSON row (issue 24): "namespace/pod/
+	 * container", "namespace/pod" or a Docker name; NULL: none */
+	char *workload;
 };
 
 /* A snapshot as frame.c parsed it. */
@@ -84,6 +87,7 @@ void top_human(char *out, size_t n, double v, enum top_unit u);
 struct top_row {
 	const char *path;  /* owned by the frame */
 	const char *name;  /* last component in tree view, else the path */
+	const char *workload; /* owned by the frame, NULL: none */
 	unsigned depth;
 	int parent;        /* index, -1 for a root */
 	bool children;

@@ -92,6 +92,7 @@ static int build_rows(struct top_view *v)
 		const struct top_cg *c = &f->cg[i];
 		struct top_row *row = &v->rows[i];
 		row->path = c->path;
+		row->workload = c->workload;
 		row->depth = c->depth;
 		if (c->depth > v->deepest)
 			v->deepest = c->depth;

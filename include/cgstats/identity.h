@@ -55,6 +55,16 @@ struct cgs_identity_opts {
 	size_t max_file_bytes;      /* the largest state file read; 0: 1 MiB */
 	size_t max_dir_entries;     /* entries scanned per log folder look-up;
 				     * 0: 65,536 */
+	/* since 1.3: the cache of names (cgs_identity_cached()) */
+	unsigned readers;     /* threads calling cgs_identity_cached() at
+			       * once, one table each; 0: 1 */
+	size_t max_cached;    /* cgroups whose names are kept; 0: 16,384
+			       * (about 2.3 KiB each) */
+	size_t queue_len;     /* new cgroups waiting for their look-up
+			       * (cgs_rollup_identity()); 0: 256 */
+	uint64_t keep_ms;     /* names are kept this long after their cgroup
+			       * went (late records, the next snapshot);
+			       * 0: 300,000 */
 };
 
 /* What the look-ups found, by source and by reason (monotonic). */
@@ -75,6 +85,24 @@ struct cgs_identity_counts {
 	uint64_t bad_json;      /* not JSON, not UTF-8, or nested too deep */
 	uint64_t bad_value;     /* names too long or with control bytes */
 	uint64_t dir_truncated; /* log folders larger than max_dir_entries */
+	/* since 1.3: looking up cgroups when they appear
+	 * (cgs_rollup_identity()) and the cache */
+	uint64_t queued;        /* new container/pod cgroups queued at their
+				 * mkdir */
+	uint64_t queue_full;    /* ... not queued, the queue full: looked up
+				 * at their first snapshot, if still there */
+	uint64_t early_named;   /* named from the queue */
+	uint64_t early_unnamed; /* looked up from the queue, no source named
+				 * them (not a runtime's, or its state not
+				 * written yet: the snapshot asks again) */
+	uint64_t gone_before;   /* removed before their look-up came (their
+				 * rmdir was queued behind the mkdir) and no
+				 * source named them: unknown for good */
+	uint64_t cached;        /* names kept now */
+	uint64_t cache_full;    /* names not kept: max_cached reached */
+	uint64_t retired;       /* names dropped keep_ms after their cgroup */
+	uint64_t cache_hits;    /* cgs_identity_resolve() answered from the
+				 * cache (no file read) */
 };
 
 struct cgs_identity_src;
@@ -117,7 +145,11 @@ void cgs_identity_free(struct cgs_identity_src *src);
  * Call it when the cgroup appears (the runtimes delete their state when a
  * container ends), never per record.
  *
- * Context: One thread at a time per resolver; reads files; no lock held.
+ * A name found (here, or by the resolver thread when the cgroup
+ * appeared) is cached: asked again, it is answered without reading, also
+ * after the runtime deleted its state, until keep_ms after the cgroup went.
+ *
+ * Context: Any thread (since 1.3 a lock serialises look-ups); reads files.
  * Return: The number of non-empty names in @out (0: nothing known, which
  *	is also the answer for cgroups that are not containers or pods),
  *	-EINVAL (NULL argument, @out->sz too small).
@@ -130,11 +162,63 @@ int cgs_identity_resolve(struct cgs_identity_src *src,
  * @src: The resolver.
  * @out: Receives the counts (sz set by the caller).
  *
- * Context: The resolver's thread (the counts are plain).
+ * Context: Any thread.
  * Return: 0, -EINVAL.
  */
 int cgs_identity_get_counts(const struct cgs_identity_src *src,
 			    struct cgs_identity_counts *out);
+
+/**
+ * cgs_identity_cached() - The names of a cgroup, from the cache only.
+ * @src: The resolver.
+ * @reader: The caller's reader slot (0 <= @reader < opts.readers; larger
+ *	values wrap): one thread per slot at a time, e.g. a listener shard.
+ * @cgroup_path: The cgroup's path.
+ * @out: Receives the names (sz set by the caller).
+ *
+ * Reads no file and waits for no look-up: answers what cgs_identity_resolve()
+ * found before, or what the resolver thread found when the cgroup appeared
+ * (cgs_rollup_identity()). O(1); the slot's lock is shared with nothing but
+ * the resolver's publishing. For a record's names on the hot path.
+ *
+ * Context: Any thread, one per @reader slot.
+ * Return: 0 (@out filled), -ENOENT when none is cached
+ *	(not a container, not named, or retired), -EINVAL.
+ */
+int cgs_identity_cached(struct cgs_identity_src *src, unsigned reader,
+			const char *cgroup_path, struct cgs_identity *out);
+
+struct cgs_rollup;
+
+/**
+ * cgs_rollup_identity() - Name cgroups when they appear.
+ * @r: A rollup; its kernel source (CGS_ATTRIBUTION_KERNEL) sees every
+ *	cgroup2 mkdir and rmdir.
+ * @src: The resolver (borrowed: it must outlive @r, or be detached first
+ *	with a NULL @src); NULL detaches.
+ *
+ * Starts @src's resolver thread (once; it runs with the caller's
+ * credentials and capabilities, so call it after dropping privileges,
+ * with those the sources need: see docs/dashboards.md) and hooks it to
+ * @r's cgroup events: a container or pod cgroup is queued at its mkdir
+ * (bounded: opts.queue_len, counted when full), looked up within
+ * milliseconds, before a short container's runtime state is deleted, and
+ * its names cached (cgs_identity_cached(), cgs_identity_resolve()) until
+ * keep_ms after its rmdir. No file is read on the record path; the hook
+ * costs a queue push per container cgroup event.
+ *
+ * A cgroup that appeared before the call, or whose event was lost (the
+ * kernel source's cgroup ring full), or that was queued behind a full
+ * queue, is named at its first snapshot (cgs_workloads_update()), if its
+ * runtime state is still there; one that came and went before its
+ * look-up is unknown, counted in gone_before or queue_full.
+ *
+ * Context: Any thread; not concurrently with cgs_rollup_free(@r).
+ * Return: 0; -EOPNOTSUPP when @r has no kernel source (names then come
+ *	from the snapshots only); -EINVAL for a NULL @r; -errno when the
+ *	thread cannot be made.
+ */
+int cgs_rollup_identity(struct cgs_rollup *r, struct cgs_identity_src *src);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,10 @@ void tscd_conf_defaults(struct tscd_conf *c)
 void tscd_conf_free(struct tscd_conf *c)
 {
 	free(c->hierarchy);
+	free(c->containerd_state);
+	free(c->crio_storage);
+	free(c->docker_root);
+	free(c->kubelet_logs);
 	tscd_select_clear(&c->select);
 	tscd_conf_defaults(c);
 }
@@ -93,6 +97,20 @@ static int option(oconfig_item_t *o, struct tscd_conf *c)
 		return cf_util_get_boolean(o, &c->fork_tracking);
 	if (!strcasecmp(o->key, "Delays"))
 		return cf_util_get_boolean(o, &c->delays);
+	if (!strcasecmp(o->key, "Identity"))
+		return cf_util_get_boolean(o, &c->identity);
+	struct { const char *k; char **v; } roots[] = {
+		{ "ContainerdState", &c->containerd_state },
+		{ "CrioStorage", &c->crio_storage },
+		{ "DockerRoot", &c->docker_root },
+		{ "KubeletLogs", &c->kubelet_logs },
+	};
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (!strcasecmp(o->key, roots[i].k)) {
+			free(*roots[i].v);
+			*roots[i].v = NULL;
+			return cf_util_get_string(o, roots[i].v);
+		}
 	ERROR(TSCD_PLUGIN " plugin: unknown option \"%s\"", o->key);
 	return -1;
 }

@@ -8,9 +8,14 @@
 #include "collectd/core/daemon/collectd.h"
 #include "collectd/core/daemon/plugin.h"
 #include "collectd/core/utils/common/common.h"
+#include "collectd/core/utils/metadata/meta_data.h"
 
 #include "name.h"
 #include "plugin.h"
+
+/* The meta data of the cgroup being dispatched (Identity true), NULL:
+ * none; plugin_dispatch_values() copies it. */
+static meta_data_t *cur_meta;
 
 /* One value list of DERIVE values. */
 static void put(const char *instance, const char *type, const char *tinst,
@@ -23,6 +28,7 @@ static void put(const char *instance, const char *type, const char *tinst,
 		values[i].derive = (derive_t)v[i];
 	vl.values = values;
 	vl.values_len = n;
+	vl.meta = cur_meta;
 	sstrncpy(vl.plugin, TSCD_PLUGIN, sizeof(vl.plugin));
 	sstrncpy(vl.plugin_instance, instance, sizeof(vl.plugin_instance));
 	sstrncpy(vl.type, type, sizeof(vl.type));
@@ -75,6 +81,27 @@ static const struct cgs_counters *counters_of(const struct cgs_cgroup_stats *g)
 	return g->self;
 }
 
+/* Identity true: namespace, pod, container, image (those known) of a
+ * container's or pod's cgroup, from the resolver's cache (filled when the
+ * cgroup appeared) or its files. NULL for other cgroups. */
+static meta_data_t *identity_meta(const char *path)
+{
+	CGS_OPTS(cgs_identity, id);
+	if (!tscd.ident || cgs_identity_resolve(tscd.ident, path, &id) <= 0 ||
+	    (!id.k8s_namespace[0] && !id.container[0]))
+		return NULL;
+	meta_data_t *m = meta_data_create();
+	const struct { const char *k, *v; } kv[] = {
+		{ "namespace", id.k8s_namespace }, { "pod", id.pod },
+		{ "container", id.sandbox ? "" : id.container },
+		{ "image", id.image },
+	};
+	for (size_t i = 0; m && i < sizeof(kv) / sizeof(kv[0]); i++)
+		if (kv[i].v[0])
+			meta_data_add_string(m, kv[i].k, kv[i].v);
+	return m;
+}
+
 static void put_totals(const struct cgs_snapshot *s)
 {
 	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
@@ -114,7 +141,11 @@ int tscd_read(void)
 		r = tscd_instance_name(g->path, inst, sizeof(inst));
 		if (r == -EINVAL)
 			continue; /* no such path comes from the library */
+		cur_meta = identity_meta(g->path);
 		put_cgroup(inst, k, oom);
+		if (cur_meta)
+			meta_data_destroy(cur_meta);
+		cur_meta = NULL;
 	}
 	put_totals(s);
 	cgs_snapshot_free(s);

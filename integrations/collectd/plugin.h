@@ -23,6 +23,10 @@ struct tscd_conf {
 	bool fork_tracking;             /* CGS_ROLLUP_TRACK_FORKS */
 	bool delays;                    /* dispatch taskstat_delay */
 	struct tscd_select select;
+	/* Identity true: namespace/pod/container/image as meta data of a
+	 * container's value lists; the runtimes' roots (NULL: defaults) */
+	bool identity;
+	char *containerd_state, *crio_storage, *docker_root, *kubelet_logs;
 };
 
 struct tscd_state {
@@ -30,6 +34,7 @@ struct tscd_state {
 	struct cgs_listener *l;
 	struct cgs_rollup *rollup;
 	bool running;                   /* the listener's runner */
+	struct cgs_identity_src *ident; /* Identity true */
 };
 
 extern struct tscd_state tscd;
@@ -40,5 +45,8 @@ int tscd_config(struct oconfig_item_s *ci);
 void tscd_conf_defaults(struct tscd_conf *c);
 void tscd_conf_free(struct tscd_conf *c);
 int tscd_read(void);
+/* Identity true: the resolver, hooked to the rollup's cgroup events
+ * (taskstat.c); 0 or -errno. */
+int tscd_identity_open(void);
 
 #endif

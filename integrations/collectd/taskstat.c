@@ -70,6 +70,32 @@ static int open_rollup(void)
 	return 0;
 }
 
+/* Identity true: names looked up when a cgroup appears (the kernel
+ * source's mkdir events), else at the first read that shows it. */
+int tscd_identity_open(void)
+{
+	if (!tscd.conf.identity)
+		return 0;
+	CGS_OPTS(cgs_identity_opts, io,
+		 .containerd_state = tscd.conf.containerd_state,
+		 .crio_storage = tscd.conf.crio_storage,
+		 .docker_root = tscd.conf.docker_root,
+		 .kubelet_logs = tscd.conf.kubelet_logs);
+	int r = cgs_identity_new(&io, &tscd.ident);
+	if (r < 0) {
+		ERROR(TSCD_PLUGIN " plugin: Identity: %s", cgs_strerror(r));
+		return r;
+	}
+	r = cgs_rollup_identity(tscd.rollup, tscd.ident);
+	if (r == -EOPNOTSUPP)
+		INFO(TSCD_PLUGIN " plugin: Identity: no kernel source, "
+		     "containers are named at the first read that shows them");
+	else if (r < 0)
+		WARNING(TSCD_PLUGIN " plugin: Identity at cgroup creation: %s "
+			"(named at the first read instead)", cgs_strerror(r));
+	return 0;
+}
+
 static int start(void)
 {
 	int r = cgs_listener_selftest(tscd.l, 1000, cgs_rollup_account_exit,
@@ -100,8 +126,12 @@ static void close_all(void)
 	tscd.running = false;
 	cgs_listener_close(tscd.l);
 	tscd.l = NULL;
+	if (tscd.rollup) /* its hook borrows tscd.ident */
+		cgs_rollup_identity(tscd.rollup, NULL);
 	cgs_rollup_free(tscd.rollup);
 	tscd.rollup = NULL;
+	cgs_identity_free(tscd.ident);
+	tscd.ident = NULL;
 }
 
 static int tscd_shutdown(void)
@@ -117,6 +147,8 @@ static int tscd_init(void)
 
 	if (!r)
 		r = open_rollup();
+	if (!r)
+		r = tscd_identity_open();
 	if (!r)
 		r = start();
 	if (r)

@@ -44,6 +44,8 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k) {}
 int cgsi_ksrc_removed(struct cgsi_ksrc *k, uint64_t id) { return 0; }
 size_t cgsi_ksrc_ids(struct cgsi_ksrc *k) { return 0; }
+void cgsi_ksrc_set_cg_hook(struct cgsi_ksrc *k, cgsi_ksrc_cg_fn *fn,
+			   void *ctx) {}
 #else
 
 #include <bpf/bpf.h>
@@ -106,6 +108,8 @@ struct cgsi_ksrc {
 	_Atomic int reader_tried; /* reader_start() ran (first lookup) */
 	int stopfd;             /* eventfd: tells the reader to stop */
 	_Atomic uint64_t lost_charged; /* lost entries given as a reason */
+	cgsi_ksrc_cg_fn *cg_hook; /* cgsi_ksrc_set_cg_hook(), under idlock */
+	void *cg_hook_ctx;
 };
 
 /* Entry at ring index idx (cpu * nslots + position). */
@@ -232,6 +236,8 @@ static int on_cg_event(void *ctx, void *data, size_t len)
 		cgsi_cgid_set(&k->ids, c.id, c.path);
 	else if (c.type == CGSK_EV_RMDIR)
 		cgsi_cgid_removed(&k->ids, c.id, k->now_ms);
+	if (k->cg_hook && (c.type == CGSK_EV_MKDIR || c.type == CGSK_EV_RMDIR))
+		k->cg_hook(k->cg_hook_ctx, (int)c.type, c.id, c.path);
 	return 0;
 }
 
@@ -837,6 +843,21 @@ int cgsi_ksrc_removed(struct cgsi_ksrc *k, uint64_t id)
 	int rc = cgsi_cgid_is_removed(&k->ids, id);
 	pthread_mutex_unlock(&k->idlock);
 	return rc;
+}
+
+void cgsi_ksrc_set_cg_hook(struct cgsi_ksrc *k, cgsi_ksrc_cg_fn *fn,
+			   void *ctx)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->idlock);
+	k->cg_hook = fn;
+	k->cg_hook_ctx = ctx;
+	__atomic_store_n(&k->skel->bss->wake_mkdir, fn != NULL,
+			 __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&k->idlock);
+	if (fn) /* someone must be there to be woken */
+		reader_start(k);
 }
 
 size_t cgsi_ksrc_ids(struct cgsi_ksrc *k)

@@ -134,4 +134,21 @@ int cgsi_ksrc_removed(struct cgsi_ksrc *k, uint64_t id);
 /* Entries of the id -> path table (live and recently removed). */
 size_t cgsi_ksrc_ids(struct cgsi_ksrc *k);
 
+/*
+ * A cgroup event hook (workload identity, issue 24): fn(ctx, type, id,
+ * path) for every cgroup2 mkdir (CGSI_KSRC_MKDIR) and rmdir
+ * (CGSI_KSRC_RMDIR), called with the id table's lock held, from whichever
+ * thread reads the event ring (the reader thread, a snapshot, a lookup's
+ * rare read): it must be quick and must not call back into the source
+ * (a bounded queue push). While a hook is set, mkdir events wake the
+ * reader thread, so that they are seen within milliseconds. NULL fn
+ * removes it; on return no call of the old hook is running. Thread-safe.
+ */
+#define CGSI_KSRC_MKDIR 2
+#define CGSI_KSRC_RMDIR 3
+typedef void cgsi_ksrc_cg_fn(void *ctx, int type, uint64_t id,
+			     const char *path);
+void cgsi_ksrc_set_cg_hook(struct cgsi_ksrc *k, cgsi_ksrc_cg_fn *fn,
+			   void *ctx);
+
 #endif

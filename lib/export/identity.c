@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/id_cache.h"
 #include "export/identity.h"
 #include "util/common.h"
 
@@ -21,6 +22,8 @@ struct cgs_identity_src {
 	char *containerd, *crio, *docker, *logs;
 	size_t max_file, max_dir;
 	struct cgs_identity_counts c;
+	pthread_mutex_t lock; /* look-ups, counts, the cache's own table */
+	struct cgsi_idcache *cache;
 };
 
 static const char *const source_name[] = {
@@ -54,7 +57,10 @@ CGS_EXPORT int cgs_identity_new(const struct cgs_identity_opts *opts,
 	s->max_file = o.max_file_bytes ? o.max_file_bytes : 1u << 20;
 	s->max_dir = o.max_dir_entries ? o.max_dir_entries : 65536;
 	s->c.sz = sizeof(s->c);
-	if (!s->containerd || !s->crio || !s->docker || !s->logs) {
+	pthread_mutex_init(&s->lock, NULL);
+	if (!s->containerd || !s->crio || !s->docker || !s->logs ||
+	    cgsi_idcache_new(&s->cache, o.readers, o.max_cached, o.queue_len,
+			     o.keep_ms) < 0) {
 		cgs_identity_free(s);
 		return -ENOMEM;
 	}
@@ -66,6 +72,8 @@ CGS_EXPORT void cgs_identity_free(struct cgs_identity_src *s)
 {
 	if (!s)
 		return;
+	cgsi_idcache_free(s->cache); /* stops the resolver thread */
+	pthread_mutex_destroy(&s->lock);
 	free(s->containerd);
 	free(s->crio);
 	free(s->docker);
@@ -187,11 +195,10 @@ static int nonempty(const struct cgs_identity *id)
 	return n;
 }
 
-CGS_EXPORT int cgs_identity_resolve(struct cgs_identity_src *s, const char *path,
-			 struct cgs_identity *out)
+/* The look-up itself, from the files (s->lock held). */
+static int resolve_files(void *ctx, const char *path, struct cgs_identity *out)
 {
-	if (!s || !path || !out || out->sz < sizeof(out->sz))
-		return -EINVAL;
+	struct cgs_identity_src *s = ctx;
 	struct cgs_identity id = { .sz = sizeof(id) };
 	struct cgs_workload w = { .sz = sizeof(w) };
 	s->c.lookups++;
@@ -225,10 +232,60 @@ CGS_EXPORT int cgs_identity_resolve(struct cgs_identity_src *s, const char *path
 	return e < 0 ? e : nonempty(&id);
 }
 
-CGS_EXPORT int cgs_identity_get_counts(const struct cgs_identity_src *s,
-			    struct cgs_identity_counts *out)
+CGS_EXPORT int cgs_identity_resolve(struct cgs_identity_src *s,
+				    const char *path, struct cgs_identity *out)
 {
+	if (!s || !path || !out || out->sz < sizeof(out->sz))
+		return -EINVAL;
+	struct cgs_identity id = { .sz = sizeof(id) };
+	pthread_mutex_lock(&s->lock);
+	int n;
+	if (cgsi_idcache_find(s->cache, path, &id)) {
+		s->c.cache_hits++;
+		n = nonempty(&id);
+	} else {
+		n = resolve_files(s, path, &id);
+		if (n > 0 && (id.source[0] || id.k8s_namespace[0]))
+			cgsi_idcache_put(s->cache, path, &id);
+	}
+	pthread_mutex_unlock(&s->lock);
+	int e = cgsi_out_copy(out, &id, sizeof(id));
+	return e < 0 ? e : n;
+}
+
+CGS_EXPORT int cgs_identity_cached(struct cgs_identity_src *s, unsigned reader,
+				   const char *path, struct cgs_identity *out)
+{
+	if (!s || !path || !out || out->sz < sizeof(out->sz))
+		return -EINVAL;
+	return cgsi_idcache_read(s->cache, reader, path, out);
+}
+
+void cgsi_identity_forget(struct cgs_identity_src *s, const char *path)
+{
+	if (!s || !path)
+		return;
+	pthread_mutex_lock(&s->lock);
+	cgsi_idcache_gone(s->cache, path);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* cgs_rollup_identity()'s half on this side: the thread and the hook. */
+int cgsi_identity_watch(struct cgs_identity_src *s, void **hook_ctx)
+{
+	*hook_ctx = s->cache;
+	return cgsi_idcache_start(s->cache, &s->lock, resolve_files, s);
+}
+
+CGS_EXPORT int cgs_identity_get_counts(const struct cgs_identity_src *cs,
+				       struct cgs_identity_counts *out)
+{
+	struct cgs_identity_src *s = (struct cgs_identity_src *)cs;
 	if (!s || !out)
 		return -EINVAL;
-	return cgsi_out_copy(out, &s->c, sizeof(s->c));
+	pthread_mutex_lock(&s->lock);
+	struct cgs_identity_counts c = s->c;
+	cgsi_idcache_counts(s->cache, &c);
+	pthread_mutex_unlock(&s->lock);
+	return cgsi_out_copy(out, &c, sizeof(c));
 }

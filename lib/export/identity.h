@@ -68,6 +68,14 @@ enum cgsi_id_reason cgsi_id_parse_log_link(const char *name, const char *cid,
 enum cgsi_id_reason cgsi_id_parse_pod_dir(const char *name, const char *uid,
 					  struct cgs_identity *id);
 
+/* The workload view's cgroup @path left: its cached names are retired
+ * later (id_cache.c). */
+void cgsi_identity_forget(struct cgs_identity_src *s, const char *path);
+
+/* Start the resolver thread; *hook_ctx gets the cgsi_idcache_event()
+ * context. 0 or -errno. */
+int cgsi_identity_watch(struct cgs_identity_src *s, void **hook_ctx);
+
 /* The counter name of a reason ("too_big", ...), for outputs and tests. */
 const char *cgsi_id_reason_name(enum cgsi_id_reason r);
 

@@ -402,6 +402,8 @@ static void sweep(struct cgs_workloads *w, uint64_t now)
 		if (!old[i].path)
 			continue;
 		if (old[i].gen != w->gen) {
+			/* its cached names go keep_ms later */
+			cgsi_identity_forget(w->o.identity, old[i].path);
 			free(old[i].path);
 			continue;
 		}

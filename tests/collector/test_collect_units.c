@@ -622,7 +622,8 @@ static void t_filter_outputs(void **st)
 	snprintf(want, sizeof(want), "\"cgroups_filtered\":%zu,", v.filtered);
 	assert_non_null(strstr(b.p, want));
 
-	/* CSV: two cgroup rows, the count in the totals row's last column */
+	/* CSV: two cgroup rows, the count in the totals row's column before
+	 * the four names (namespace, pod, container_name, image) */
 	buf_reset(&b);
 	out_csv_ops.snapshot(&b, &in, s);
 	buf_putc(&b, '\0');
@@ -630,7 +631,7 @@ static void t_filter_outputs(void **st)
 	for (const char *p = b.p; (p = strstr(p, "\ncgroup,")); p++)
 		rows++;
 	assert_int_equal(rows, 2);
-	snprintf(want, sizeof(want), ",%zu\r\n", v.filtered);
+	snprintf(want, sizeof(want), ",%zu,,,,\r\n", v.filtered);
 	const char *eol = strstr(b.p, "\r\n");
 	assert_true(eol && !strncmp(eol - strlen(want) + 2, want,
 				    strlen(want)));
@@ -641,8 +642,14 @@ static void t_filter_outputs(void **st)
 	out_csv_ops.prologue(&h);
 	buf_add(&h, b.p, strlen(b.p));
 	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 7, 7, 1, 7);
-	out_csv_ops.event(&h, &rec, "/a/x", "proc", 1, 0);
+	out_csv_ops.event(&h, &rec, "/a/x", "proc", 1, 0, NULL);
+	/* an exit with its names (cgs_identity_cached()): the last columns */
+	struct cgs_identity id = { .sz = sizeof(id), .k8s_namespace = "prod",
+				   .pod = "shop", .container = "web",
+				   .image = "reg/shop:1" };
+	out_csv_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id);
 	buf_putc(&h, '\0');
+	assert_non_null(strstr(h.p, ",prod,shop,web,reg/shop:1\r\n"));
 	size_t width = 0, lines = 0;
 	for (const char *l = h.p; *l; lines++) {
 		const char *e = strstr(l, "\r\n");
@@ -657,8 +664,9 @@ static void t_filter_outputs(void **st)
 				 commas, width);
 		l = e + 2;
 	}
-	assert_int_equal(lines, 1 + 1 + 2 + 1);
-	assert_non_null(strstr(h.p, ",cgroups_filtered\r\n"));
+	assert_int_equal(lines, 1 + 1 + 2 + 2);
+	assert_non_null(strstr(h.p, ",cgroups_filtered,namespace,pod,"
+			       "container_name,image\r\n"));
 	buf_free(&h);
 
 	/* table: rows of the two only */

@@ -24,6 +24,8 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "attribute/ksrc.h"
+#include "export/id_cache.h"
 #include "export/identity.h"
 #include "support/files.h"
 #include "support/skip.h"
@@ -327,6 +329,89 @@ static void sizes(void **state)
 					   k8s_namespace), "prod");
 }
 
+/* A name found once is answered from the cache after the runtime deleted
+ * its state, by resolve and by every reader slot; non-containers never. */
+static void cached_after_gone(void **state)
+{
+	struct fx *f = *state;
+	char p[PATH_MAX];
+	put_text(f, "containerd/io.containerd.runtime.v2.task/k8s.io/" CID
+		    "/config.json", ctrd_spec);
+	resolve(f, CG_CTRD, 6);
+	snprintf(p, sizeof(p), "%s/containerd", f->root);
+	cgt_rm_rf(p);
+	struct cgs_identity id = resolve(f, CG_CTRD, 6);
+	assert_string_equal(id.container, "web");
+	assert_int_equal(counts(f).cache_hits, 1);
+	assert_int_equal(counts(f).cached, 1);
+	for (unsigned r = 0; r < 3; r++) {
+		struct cgs_identity c = { .sz = sizeof(c) };
+		assert_true(cgs_identity_cached(f->src, r, CG_CTRD, &c) == 0);
+		assert_string_equal(c.pod, "shop-7d9f");
+	}
+	struct cgs_identity c = { .sz = sizeof(c) };
+	assert_int_equal(cgs_identity_cached(f->src, 0, "/system.slice/x."
+					     "service", &c), -ENOENT);
+	assert_int_equal(cgs_identity_cached(NULL, 0, CG_CTRD, &c), -EINVAL);
+}
+
+static struct cgs_identity_counts wait_counts(struct cgs_identity_src *s,
+					      size_t off, uint64_t want)
+{
+	struct cgs_identity_counts c = { .sz = sizeof(c) };
+	for (int i = 0; i < 400; i++) { /* 4 s */
+		assert_int_equal(cgs_identity_get_counts(s, &c), 0);
+		if (*(uint64_t *)((char *)&c + off) >= want)
+			break;
+		usleep(10000);
+	}
+	return c;
+}
+
+/* The mkdir hook's way: queued, looked up by the resolver thread at once
+ * (the state deleted right after still leaves the name), retired keep_ms
+ * after its rmdir; a path that names no container is not queued. */
+static void named_at_mkdir(void **state)
+{
+	struct fx *f = *state;
+	char c[PATH_MAX];
+	snprintf(c, sizeof(c), "%s/containerd", f->root);
+	struct cgs_identity_opts o = { .sz = sizeof(o),
+				       .containerd_state = c,
+				       .kubelet_logs = "/nonexistent",
+				       .readers = 2, .keep_ms = 1 };
+	struct cgs_identity_src *s;
+	assert_int_equal(cgs_identity_new(&o, &s), 0);
+	put_text(f, "containerd/io.containerd.runtime.v2.task/k8s.io/" CID
+		    "/config.json", ctrd_spec);
+	void *ctx;
+	assert_int_equal(cgsi_identity_watch(s, &ctx), 0);
+	assert_int_equal(cgsi_identity_watch(s, &ctx), 0); /* once */
+	cgsi_idcache_event(ctx, CGSI_KSRC_MKDIR, 7, "/system.slice/a.service");
+	cgsi_idcache_event(ctx, CGSI_KSRC_MKDIR, 8, CG_CTRD);
+	struct cgs_identity_counts n =
+		wait_counts(s, offsetof(struct cgs_identity_counts,
+					early_named), 1);
+	assert_int_equal(n.queued, 1);
+	assert_int_equal(n.early_named, 1);
+	cgt_rm_rf(c);
+	struct cgs_identity id = { .sz = sizeof(id) };
+	assert_true(cgs_identity_cached(s, 1, CG_CTRD, &id) == 0);
+	assert_string_equal(id.k8s_namespace, "prod");
+	assert_string_equal(id.image, "registry.example/shop:1.4");
+	cgsi_idcache_event(ctx, CGSI_KSRC_RMDIR, 8, CG_CTRD);
+	n = wait_counts(s, offsetof(struct cgs_identity_counts, retired), 1);
+	assert_int_equal(n.retired, 1);
+	assert_int_equal(n.cached, 0);
+	assert_int_equal(cgs_identity_cached(s, 1, CG_CTRD, &id), -ENOENT);
+	/* a container whose state is not there: looked up, unnamed */
+	cgsi_idcache_event(ctx, CGSI_KSRC_MKDIR, 9, CG_CRIO);
+	n = wait_counts(s, offsetof(struct cgs_identity_counts,
+				    early_unnamed), 1);
+	assert_int_equal(n.early_unnamed + n.gone_before, 1);
+	cgs_identity_free(s); /* stops the thread */
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -341,6 +426,8 @@ int main(int argc, char **argv)
 		T(hostile_files),
 		T(hostile_kinds),
 		T(sizes),
+		T(cached_after_gone),
+		T(named_at_mkdir),
 	};
 	return CGT_RUN(argc, argv, tests);
 }

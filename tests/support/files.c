@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,4 +28,21 @@ void cgt_write_file(const char *path, const void *data, size_t n)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, data, n), (ssize_t)n);
 	close(fd);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+void cgt_rm_rf(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return;
+	assert_int_equal(nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
 }

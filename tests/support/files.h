@@ -9,4 +9,8 @@
  * a failure fails the case. */
 void cgt_write_file(const char *path, const void *data, size_t n);
 
+/* Remove path and everything below it (not following symlinks); absent
+ * is fine, a failure fails the case. */
+void cgt_rm_rf(const char *path);
+
 #endif

@@ -243,6 +243,50 @@ static void t_render(void **state)
 	top_view_free(&v);
 }
 
+/* A JSON row with the runtimes' names (issue 24): a WORKLOAD column, last,
+ * "-" for rows without; none at all when no row has one. */
+#define CGW(path, depth, ns, pod, ctr) \
+	"{\"cgroup\":\"" path "\",\"depth\":" #depth ",\"tasks\":1," \
+	"\"namespace\":\"" ns "\",\"pod\":\"" pod "\"" ctr "}"
+static void t_workload(void **state)
+{
+	struct top_view v;
+	struct top_line *l;
+	struct top_status st = { .source = "live", .interval_s = 2 };
+	(void)state;
+	top_view_init(&v);
+	push(&v, 10, CG("/", 0, 0, 0, 0) "," CGW("/k/c1", 1, "prod", "shop",
+		 ",\"container_name\":\"web\"") "," CGW("/k/p", 1, "prod",
+		 "shop", ""));
+	v.tree = false;
+	top_view_order(&v);
+	size_t n = top_render(&v, &st, 0, 0, &l); /* plain: every column */
+	assert_non_null(strstr(l[TOP_HEAD_LINES - 1].text, "  WORKLOAD"));
+	int named = 0, dash = 0;
+	for (size_t i = TOP_HEAD_LINES; i < n; i++) {
+		const char *t = l[i].text;
+		if (strstr(t, "/k/c1"))
+			named += strstr(t, "  prod/shop/web") != NULL;
+		else if (strstr(t, "/k/p"))
+			named += strstr(t, "  prod/shop") != NULL;
+		else
+			dash += strlen(t) > 3 && !strcmp(t + strlen(t) - 3,
+							  "  -");
+	}
+	assert_int_equal(named, 2);
+	assert_int_equal(dash, 1);
+	free(l);
+	n = top_render(&v, &st, 60, 24, &l); /* clipped to the width */
+	for (size_t i = TOP_HEAD_LINES - 1; i < n; i++)
+		assert_true(strlen(l[i].text) <= 60);
+	free(l);
+	push(&v, 11, CG("/", 0, 0, 0, 0));
+	n = top_render(&v, &st, 0, 0, &l);
+	assert_null(strstr(l[TOP_HEAD_LINES - 1].text, "WORKLOAD"));
+	free(l);
+	top_view_free(&v);
+}
+
 static int parse(struct top_opts *o, ...)
 {
 	char *argv[16] = { "taskstat-top" };
@@ -298,6 +342,7 @@ int main(void)
 		cmocka_unit_test(t_frame),
 		cmocka_unit_test(t_view),
 		cmocka_unit_test(t_render),
+		cmocka_unit_test(t_workload),
 		cmocka_unit_test(t_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

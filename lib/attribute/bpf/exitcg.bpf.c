@@ -35,6 +35,9 @@ const volatile bool want_comm = 0;
 const volatile __s64 only_hier = -1;
 
 __u64 cg_lost = 0; /* cgroup events dropped: ring full */
+/* set by user space while something waits for new cgroups (workload
+ * identity): each mkdir wakes the reader, rare enough to cost nothing */
+bool wake_mkdir = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -137,8 +140,9 @@ static __always_inline int cg_event(__u64 *ctx, __u32 type)
 	 * ring a quarter full wakes the reader thread (ksrc.c), so that a
 	 * storm of cgroups with no exit in between cannot overflow it */
 	__u64 queued = bpf_ringbuf_query(&cgring, BPF_RB_AVAIL_DATA);
-	bpf_ringbuf_submit(e, queued > CG_RING_BYTES / 4 ? BPF_RB_FORCE_WAKEUP
-							 : BPF_RB_NO_WAKEUP);
+	bool wake = queued > CG_RING_BYTES / 4 ||
+		    (wake_mkdir && type == CGSK_EV_MKDIR);
+	bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
