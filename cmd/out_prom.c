@@ -176,7 +176,7 @@ size_t prom_cgroup_series(const struct snap_info *in,
 	size_t nf, n = 0;
 	const struct prom_family *f = prom_families(&nf);
 	for (size_t k = 0; f && k < nf; k++)
-		if (prom_family_on(&f[k], in))
+		if (prom_family_in(&f[k], PROM_SCOPE_CGROUP, in))
 			n += f[k].series(&f[k], in, s, i);
 	return n;
 }
@@ -188,7 +188,7 @@ static size_t series_bound(const struct snap_info *in)
 	size_t nf, n = 0;
 	const struct prom_family *f = prom_families(&nf);
 	for (size_t k = 0; f && k < nf; k++) {
-		if (!prom_family_on(&f[k], in))
+		if (!prom_family_in(&f[k], PROM_SCOPE_CGROUP, in))
 			continue;
 		if (!f[k].max_series)
 			return 0;
@@ -451,7 +451,7 @@ size_t out_prom(struct buf *b, const struct snap_info *in,
 	struct prom_ctx ctx = { .in = in, .s = s, .L = &L, .keep = keep,
 				.n = n, .info = info ? &I : NULL };
 	for (size_t k = 0; fam && k < nf; k++) {
-		if (!prom_family_on(&fam[k], in))
+		if (!prom_family_in(&fam[k], PROM_SCOPE_CGROUP, in))
 			continue;
 		head(b, fam[k].name, fam[k].type, fam[k].help);
 		for (size_t x = 0; x < n; x++)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The per-cgroup metric families (prom_family.h): counting and writing. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -348,8 +349,244 @@ static const struct prom_family info_family = {
 	"--prom-workload-labels: unit, slice, container_id, pod_uid, "
 	"qos_class here, not on every series; join on cgroup).", "",
 	PROM_SET_LEAN, "* on (cgroup) group_left(...) to label other series",
-	false, 0, 1, info_on, info_series, write_info,
+	false, 0, 1, info_on, info_series, write_info, PROM_SCOPE_CGROUP,
 };
+
+/* --- per workload (the workload view, taskstat_workload_*) ---------------- */
+
+static bool wl_on(const struct snap_info *in)
+{
+	return in->workloads != NULL;
+}
+
+static bool wl_get(const struct prom_ctx *c, size_t x,
+		   struct cgs_workload_view *v)
+{
+	return cgs_workloads_get(c->in->workloads, x, v) == 0;
+}
+
+static void wl_label(struct buf *b, bool *first, const char *k, const char *v)
+{
+	if (!*v)
+		return;
+	buf_puts(b, *first ? "{" : ",");
+	*first = false;
+	buf_puts(b, k);
+	buf_puts(b, "=\"");
+	esc_prom_label(b, v, strlen(v));
+	buf_putc(b, '"');
+}
+
+/* "taskstat_<name>{kind=...,namespace=...,...", no closing brace */
+static void wl_open(struct buf *b, const struct prom_family *f,
+		    const struct cgs_workload_view *v)
+{
+	bool first = true;
+	buf_puts(b, PROM_PREFIX);
+	buf_puts(b, f->name);
+	wl_label(b, &first, "kind", cgs_workload_kind_name(v->kind));
+	wl_label(b, &first, "namespace", v->k8s_namespace);
+	wl_label(b, &first, "pod", v->pod);
+	wl_label(b, &first, "container", v->container);
+	wl_label(b, &first, "unit", v->unit);
+}
+
+static void wl_value(struct buf *b, uint64_t x)
+{
+	buf_putc(b, ' ');
+	buf_u64(b, x);
+	buf_putc(b, '\n');
+}
+
+static void wl_info(struct buf *b, const struct prom_family *f,
+		    const struct prom_ctx *c, size_t x)
+{
+	CGS_OPTS(cgs_workload_view, v);
+	if (!wl_get(c, x, &v))
+		return;
+	wl_open(b, f, &v);
+	if (*v.image) {
+		buf_puts(b, ",image=\"");
+		esc_prom_label(b, v.image, strlen(v.image));
+		buf_putc(b, '"');
+	}
+	buf_puts(b, "} 1\n");
+}
+
+static void wl_exits(struct buf *b, const struct prom_family *f,
+		     const struct prom_ctx *c, size_t x)
+{
+	static const char *const names[5] = { "clean", "exit_nonzero",
+		"signaled", "core_dumped", "oom_killed" };
+	CGS_OPTS(cgs_workload_view, v);
+	uint64_t n[5];
+	if (!wl_get(c, x, &v))
+		return;
+	/* the per-cgroup lean rule; oom_kills is 0 where not counted */
+	prom_outcomes_excl(v.total, true, n);
+	for (int k = 0; k < 5; k++) { /* every outcome from 0 on */
+		wl_open(b, f, &v);
+		buf_printf(b, ",outcome=\"%s\"}", names[k]);
+		wl_value(b, n[k]);
+	}
+}
+
+static size_t wl_signal_series(const struct prom_family *f,
+			       const struct snap_info *in,
+			       const struct cgs_snapshot *s, size_t i)
+{
+	(void)f, (void)s;
+	CGS_OPTS(cgs_workload_view, v);
+	size_t n = 0;
+	if (cgs_workloads_get(in->workloads, i, &v) == 0)
+		for (int k = 1; v.signals && k < CGS_SIGNAL_SLOTS; k++)
+			n += v.signals[k] != 0;
+	return n;
+}
+
+static void wl_signals(struct buf *b, const struct prom_family *f,
+		       const struct prom_ctx *c, size_t x)
+{
+	CGS_OPTS(cgs_workload_view, v);
+	if (!wl_get(c, x, &v))
+		return;
+	for (int k = 1; v.signals && k < CGS_SIGNAL_SLOTS; k++) {
+		if (!v.signals[k])
+			continue;
+		wl_open(b, f, &v);
+		buf_printf(b, ",signal=\"%s\"}", cgs_signal_name(k));
+		wl_value(b, v.signals[k]);
+	}
+}
+
+/* The crash signals (those of the rules' TaskstatCrashLoop). */
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+				     SIGABRT, SIGSYS, SIGTRAP };
+
+static void wl_crashes(struct buf *b, const struct prom_family *f,
+		       const struct prom_ctx *c, size_t x)
+{
+	CGS_OPTS(cgs_workload_view, v);
+	uint64_t n = 0;
+	if (!wl_get(c, x, &v))
+		return;
+	for (size_t k = 0; v.signals && k < sizeof(crash_signals) /
+					     sizeof(*crash_signals); k++)
+		n += v.signals[crash_signals[k]];
+	wl_open(b, f, &v);
+	buf_putc(b, '}');
+	wl_value(b, n);
+}
+
+static void wl_cpu(struct buf *b, const struct prom_family *f,
+		   const struct prom_ctx *c, size_t x)
+{
+	CGS_OPTS(cgs_workload_view, v);
+	if (!wl_get(c, x, &v))
+		return;
+	wl_open(b, f, &v);
+	buf_printf(b, ",mode=\"user\"} %.6f\n", v.total->utime_us / 1e6);
+	wl_open(b, f, &v);
+	buf_printf(b, ",mode=\"system\"} %.6f\n", v.total->stime_us / 1e6);
+}
+
+/* arg: 0 the task exit records, 1 the cgroups the workload has had */
+static void wl_count(struct buf *b, const struct prom_family *f,
+		     const struct prom_ctx *c, size_t x)
+{
+	CGS_OPTS(cgs_workload_view, v);
+	if (!wl_get(c, x, &v))
+		return;
+	wl_open(b, f, &v);
+	buf_putc(b, '}');
+	wl_value(b, f->arg ? v.cgroups_seen : v.total->tasks);
+}
+
+#define WL_FAMILY(name, type, help, unit, read, arg, max, series, write) \
+	{ name, type, help, unit, PROM_SET_BOTH, read, false, arg, max,   \
+	  wl_on, series, write, PROM_SCOPE_WORKLOAD }
+
+static size_t two(const struct prom_family *f, const struct snap_info *in,
+		  const struct cgs_snapshot *s, size_t i)
+{
+	(void)f, (void)in, (void)s, (void)i;
+	return 2;
+}
+
+static size_t five(const struct prom_family *f, const struct snap_info *in,
+		   const struct cgs_snapshot *s, size_t i)
+{
+	(void)f, (void)in, (void)s, (void)i;
+	return 5;
+}
+
+static const char *const read_wl =
+	"rate() per workload; it carries on across the container's restarts";
+
+static const struct prom_family workload_families[] = {
+	WL_FAMILY("workload_info", "gauge", "A workload (namespace/pod/"
+		  "container from the node's runtime state, or a systemd "
+		  "unit) and its image; its series carry on across the "
+		  "container's restarts.", "", "join on (namespace, pod, "
+		  "container) or unit", 0, 1, one, wl_info),
+	WL_FAMILY("workload_process_exits_total", "counter", "Process exits "
+		  "of the workload, every cgroup it had, by exclusive outcome "
+		  "(clean, exit_nonzero, signaled, core_dumped, oom_killed); "
+		  "0 from its first sample.", "", "sum without (outcome) is "
+		  "the workload's process exits", 0, 5, five, wl_exits),
+	WL_FAMILY("workload_process_signals_total", "counter", "Process exits "
+		  "of the workload by terminating signal (once non-zero).", "",
+		  "a series appears at its first exit by that signal", 0,
+		  CGS_SIGNAL_SLOTS - 1, wl_signal_series, wl_signals),
+	WL_FAMILY("workload_crashes_total", "counter", "Process exits of the "
+		  "workload by a crash signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, "
+		  "SIGABRT, SIGSYS, SIGTRAP); 0 from its first sample.", "",
+		  "increase() counts the first crash", 0, 1, one, wl_crashes),
+	WL_FAMILY("workload_cpu_seconds_total", "counter", "CPU time of the "
+		  "workload's exited tasks, by mode.", "seconds", read_wl, 0,
+		  2, two, wl_cpu),
+	WL_FAMILY("workload_task_exits_total", "counter", "Task (thread and "
+		  "process) exit records of the workload.", "", read_wl, 0, 1,
+		  one, wl_count),
+	WL_FAMILY("workload_cgroups_total", "counter", "Cgroups the workload "
+		  "has had: its container's restarts + 1.", "", "increase() "
+		  "is the container's restarts", 1, 1, one, wl_count),
+};
+
+static size_t workloads_of(const struct snap_info *in)
+{
+	return in->workloads ? cgs_workloads_count(in->workloads) : 0;
+}
+
+size_t prom_workload_series(const struct snap_info *in)
+{
+	size_t nf, n = 0, nw = workloads_of(in);
+	const struct prom_family *f = prom_families(&nf);
+	for (size_t k = 0; f && k < nf; k++)
+		if (prom_family_in(&f[k], PROM_SCOPE_WORKLOAD, in))
+			for (size_t i = 0; i < nw; i++)
+				n += f[k].series(&f[k], in, NULL, i);
+	return n;
+}
+
+size_t prom_workload_families(struct buf *b, const struct snap_info *in)
+{
+	size_t nf, nw = workloads_of(in);
+	const struct prom_family *f = prom_families(&nf);
+	struct prom_ctx c = { .in = in };
+	if (!nw)
+		return 0;
+	if (!f)
+		b->oom = true;
+	for (size_t k = 0; f && k < nf; k++) {
+		if (!prom_family_in(&f[k], PROM_SCOPE_WORKLOAD, in))
+			continue;
+		prom_head(b, f[k].name, f[k].type, f[k].help);
+		for (size_t x = 0; x < nw; x++)
+			f[k].write(b, &f[k], &c, x);
+	}
+	return nw;
+}
 
 /* --- the table ------------------------------------------------------------ */
 
@@ -360,13 +597,13 @@ static const char *const read_sum =
 	{ "delay_seconds_total", "counter",                                 \
 	  "Time exited tasks spent waiting, by class (delay accounting).", \
 	  "seconds", set, read_sum, false, 1 | (lean), CGS_DELAY__COUNT,    \
-	  NULL, delay_series, write_delays }
+	  NULL, delay_series, write_delays, PROM_SCOPE_CGROUP }
 
 static const struct prom_family fixed_families[] = {
 	{ "delays_total", "counter",
 	  "Delays exited tasks waited, by class (delay accounting).", "",
 	  PROM_SET_FULL, read_sum, false, 0, CGS_DELAY__COUNT, NULL,
-	  delay_series, write_delays },
+	  delay_series, write_delays, PROM_SCOPE_CGROUP },
 	DELAY_SECONDS(PROM_SET_FULL, 0),
 	DELAY_SECONDS(PROM_SET_LEAN, 2), /* the classes seen non-zero */
 	{ "process_outcomes_total", "counter",
@@ -375,11 +612,12 @@ static const struct prom_family fixed_families[] = {
 	  "(OOM killer victims, as collector_oom_source says).", "",
 	  PROM_SET_FULL, "rate() per outcome; core_dumped is within signaled",
 	  false, 0, 0 /* tsc_noutcomes, set at build */, NULL, outcome_series,
-	  write_outcomes },
+	  write_outcomes, PROM_SCOPE_CGROUP },
 	{ "process_signals_total", "counter",
 	  "Process exits of the cgroup by the signal that ended them.", "",
 	  PROM_SET_BOTH, "a series appears at its first exit by that signal",
-	  false, 0, CGS_SIGNAL_SLOTS - 1, NULL, signal_series, write_signals },
+	  false, 0, CGS_SIGNAL_SLOTS - 1, NULL, signal_series,
+	  write_signals, PROM_SCOPE_CGROUP },
 };
 
 /* lean: instead of process_exits_total and process_outcomes_total */
@@ -391,18 +629,20 @@ static const struct prom_family outcome_family = {
 	"(OOM killer victims, as collector_oom_source says).", "",
 	PROM_SET_LEAN, "sum without (outcome) is the process exits", false,
 	0, 5, NULL, outcome_series, write_outcomes_excl,
+	PROM_SCOPE_CGROUP,
 };
 
 static const struct prom_family inferred_families[] = {
 	{ "inferred_records_total", "counter",
 	  "Records of the cgroup whose cgroup was inferred from a parent or "
 	  "fork ancestor (the /proc fallback's guesses).", "", PROM_SET_FULL,
-	  "0 with the kernel source", false, 0, 1, NULL, one, write_inferred },
+	  "0 with the kernel source", false, 0, 1, NULL, one,
+	  write_inferred, PROM_SCOPE_CGROUP },
 	{ "inferred_records_total", "counter",
 	  "Records of the cgroup whose cgroup was inferred from a parent or "
 	  "fork ancestor (the /proc fallback's guesses; from the first on).",
 	  "", PROM_SET_LEAN, "absent with the kernel source", false, 0, 1,
-	  NULL, inferred_series, write_inferred },
+	  NULL, inferred_series, write_inferred, PROM_SCOPE_CGROUP },
 };
 
 /* The per-field families of the lean set; the others are full only. */
@@ -438,7 +678,7 @@ static struct prom_family hist_family(int k, bool lean)
 		       "to it"
 		     : "histogram_quantile() over rate() of the buckets",
 		true, k, CGS_HIST_SLOTS + 2,
-		hist_on, hist_series, write_hist,
+		hist_on, hist_series, write_hist, PROM_SCOPE_CGROUP,
 	};
 }
 
@@ -461,7 +701,8 @@ static void build(void)
 			       sizeof(fixed_families[0]);
 	for (size_t f = 0; f < tsc_nfields; f++)
 		nf += tsc_fields[f].prom != NULL;
-	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2;
+	size_t nwl = sizeof(workload_families) / sizeof(workload_families[0]);
+	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2 + nwl;
 	struct prom_family *t = calloc(n + 1, sizeof(*t)), *p = t;
 	if (!t)
 		return;
@@ -477,6 +718,7 @@ static void build(void)
 			peak ? "the largest of the cgroup's exited tasks"
 			     : read_sum,
 			false, (int)f, 1, NULL, one, write_field,
+			PROM_SCOPE_CGROUP,
 		};
 		if (!strcmp(fd->prom, outcome_family.name))
 			*p++ = outcome_family;
@@ -498,7 +740,8 @@ static void build(void)
 		"(--comms; a lower bound; comm=\"" TSC_OTHER_COMMS
 		"\" the rest).", "seconds", PROM_SET_BOTH,
 		"a lower bound per command; the set of commands changes",
-		false, CGS_COMMS_BY_CPU, 0, comms_on, comm_series, write_comms,
+		false, CGS_COMMS_BY_CPU, 0, comms_on, comm_series,
+		write_comms, PROM_SCOPE_CGROUP,
 	};
 	*p++ = (struct prom_family){
 		"comm_process_exits_total", "counter",
@@ -507,10 +750,12 @@ static void build(void)
 		PROM_SET_BOTH,
 		"a lower bound per command; the set of commands changes",
 		false, CGS_COMMS_BY_EXITS, 0, comms_on, comm_series,
-		write_comms,
+		write_comms, PROM_SCOPE_CGROUP,
 	};
 	*p++ = inferred_families[0];
 	*p++ = inferred_families[1];
+	for (size_t k = 0; k < nwl; k++) /* after the collector's own */
+		*p++ = workload_families[k];
 	table = t;
 	ntable = (size_t)(p - t);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The per-cgroup metric families of the Prometheus exposition: one table
- * (name, type, help, unit, set, how to read it, whether it can be a native
+ * The metric families of the Prometheus exposition: one table (name, type,
+ * help, unit, set, scope, how to read it, whether it can be a native
  * histogram) that both writes the series and counts them, so that the
- * series count (--prom-max-series) cannot drift from what is written.
+ * series count (--prom-max-series) cannot drift from what is written: the
+ * per-cgroup families, then the per-workload ones (taskstat_workload_*,
+ * the workload view's, written after the collector's own series).
  */
 #ifndef TSC_PROM_FAMILY_H
 #define TSC_PROM_FAMILY_H
@@ -48,6 +50,11 @@ struct prom_ctx {
 #define PROM_SET_LEAN (1u << 1)
 #define PROM_SET_BOTH (PROM_SET_FULL | PROM_SET_LEAN)
 
+/* What a family's series are of: the exported cgroups (i, x: snapshot
+ * index, c->keep[x]) or the workloads of the view (in->workloads; i, x:
+ * the workload index, 0 to cgs_workloads_count() - 1). */
+enum prom_scope { PROM_SCOPE_CGROUP, PROM_SCOPE_WORKLOAD };
+
 struct prom_family {
 	const char *name; /* metric name without PROM_PREFIX */
 	const char *type; /* "counter", "gauge" or "histogram" */
@@ -59,17 +66,19 @@ struct prom_family {
 	bool native_hist; /* could be sent as a native histogram */
 	int arg;          /* the family's own: field index, histogram kind,
 			   * ranking */
-	/* per cgroup at most (0: no bound known, e.g. command rankings) */
+	/* per cgroup (workload) at most (0: no bound known, e.g. command
+	 * rankings) */
 	size_t max_series;
 	/* written in this run (NULL: always) */
 	bool (*on)(const struct snap_info *in);
-	/* series of snapshot cgroup i */
+	/* series of snapshot cgroup (workload) i */
 	size_t (*series)(const struct prom_family *f,
 			 const struct snap_info *in,
 			 const struct cgs_snapshot *s, size_t i);
-	/* the series of exported cgroup x (c->keep[x]) */
+	/* the series of exported cgroup x (c->keep[x]), or of workload x */
 	void (*write)(struct buf *b, const struct prom_family *f,
 		      const struct prom_ctx *c, size_t x);
+	enum prom_scope scope; /* 0: per cgroup */
 };
 
 /* The families, in exposition order; *n receives their number. Built once,
@@ -84,6 +93,20 @@ static inline bool prom_family_on(const struct prom_family *f,
 		return false;
 	return !f->on || f->on(in);
 }
+
+/* Whether family f is of scope sc and written in this run. */
+static inline bool prom_family_in(const struct prom_family *f,
+				  enum prom_scope sc,
+				  const struct snap_info *in)
+{
+	return f->scope == sc && prom_family_on(f, in);
+}
+
+/* The taskstat_workload_* families of the workloads in in->workloads (no
+ * family without a workload); returns the workloads written. */
+size_t prom_workload_families(struct buf *b, const struct snap_info *in);
+/* The series prom_workload_families() writes now. */
+size_t prom_workload_series(const struct snap_info *in);
 
 /* The collector's build_info and the process_* metrics of the client
  * libraries (prom_process.c). */

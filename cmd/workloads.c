@@ -2,9 +2,10 @@
 /*
  * The collector's workload view: the library's identity resolver and
  * workload view (cgs_identity_*, cgs_workloads_*) made at setup, fed every
- * snapshot, and its Prometheus families (taskstat_workload_*): one set
- * of series per workload (namespace/pod/container, or unit) that carries
- * on across the container's restarts.
+ * snapshot, and its Prometheus series: the collector's own about it here,
+ * the families (taskstat_workload_*: one set of series per workload,
+ * namespace/pod/container or unit, that carries on across the container's
+ * restarts) in the one family table (prom_family.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -98,145 +99,6 @@ void tsc_workloads_update(struct tsc *c, const struct cgs_snapshot *s)
 	}
 }
 
-static void label(struct buf *b, bool *first, const char *k, const char *v)
-{
-	if (!*v)
-		return;
-	buf_puts(b, *first ? "{" : ",");
-	*first = false;
-	buf_puts(b, k);
-	buf_puts(b, "=\"");
-	esc_prom_label(b, v, strlen(v));
-	buf_putc(b, '"');
-}
-
-/* "taskstat_workload_<name>{kind=...,namespace=...,...", no closing brace */
-static void open_series(struct buf *b, const char *name,
-			const struct cgs_workload_view *v)
-{
-	bool first = true;
-	buf_puts(b, "taskstat_workload_");
-	buf_puts(b, name);
-	label(b, &first, "kind", cgs_workload_kind_name(v->kind));
-	label(b, &first, "namespace", v->k8s_namespace);
-	label(b, &first, "pod", v->pod);
-	label(b, &first, "container", v->container);
-	label(b, &first, "unit", v->unit);
-}
-
-static void value(struct buf *b, uint64_t x)
-{
-	buf_putc(b, ' ');
-	buf_u64(b, x);
-	buf_putc(b, '\n');
-}
-
-static void family(struct buf *b, const char *name, const char *type,
-		   const char *help)
-{
-	buf_printf(b, "# HELP taskstat_workload_%s %s\n"
-		   "# TYPE taskstat_workload_%s %s\n", name, help, name, type);
-}
-
-typedef void write_fn(struct buf *b, const struct cgs_workload_view *v);
-
-static void w_info(struct buf *b, const struct cgs_workload_view *v)
-{
-	open_series(b, "info", v);
-	if (*v->image) {
-		buf_puts(b, ",image=\"");
-		esc_prom_label(b, v->image, strlen(v->image));
-		buf_putc(b, '"');
-	}
-	buf_puts(b, "} 1\n");
-}
-
-static void w_exits(struct buf *b, const struct cgs_workload_view *v)
-{
-	static const char *const names[5] = { "clean", "exit_nonzero",
-		"signaled", "core_dumped", "oom_killed" };
-	uint64_t x[5];
-	/* the per-cgroup lean rule; oom_kills is 0 where not counted */
-	prom_outcomes_excl(v->total, true, x);
-	for (int k = 0; k < 5; k++) { /* every outcome from 0 on */
-		open_series(b, "process_exits_total", v);
-		buf_printf(b, ",outcome=\"%s\"}", names[k]);
-		value(b, x[k]);
-	}
-}
-
-static void w_signals(struct buf *b, const struct cgs_workload_view *v)
-{
-	for (int s = 1; v->signals && s < CGS_SIGNAL_SLOTS; s++) {
-		if (!v->signals[s])
-			continue;
-		open_series(b, "process_signals_total", v);
-		buf_printf(b, ",signal=\"%s\"}", cgs_signal_name(s));
-		value(b, v->signals[s]);
-	}
-}
-
-/* The crash signals (those of the rules' TaskstatCrashLoop). */
-static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
-				     SIGABRT, SIGSYS, SIGTRAP };
-
-static void w_crashes(struct buf *b, const struct cgs_workload_view *v)
-{
-	uint64_t n = 0;
-	for (size_t k = 0; v->signals && k < sizeof(crash_signals) /
-					      sizeof(*crash_signals); k++)
-		n += v->signals[crash_signals[k]];
-	open_series(b, "crashes_total", v);
-	buf_putc(b, '}');
-	value(b, n);
-}
-
-static void w_cpu(struct buf *b, const struct cgs_workload_view *v)
-{
-	open_series(b, "cpu_seconds_total", v);
-	buf_printf(b, ",mode=\"user\"} %.6f\n", v->total->utime_us / 1e6);
-	open_series(b, "cpu_seconds_total", v);
-	buf_printf(b, ",mode=\"system\"} %.6f\n", v->total->stime_us / 1e6);
-}
-
-static void w_tasks(struct buf *b, const struct cgs_workload_view *v)
-{
-	open_series(b, "task_exits_total", v);
-	buf_putc(b, '}');
-	value(b, v->total->tasks);
-}
-
-static void w_cgroups(struct buf *b, const struct cgs_workload_view *v)
-{
-	open_series(b, "cgroups_total", v);
-	buf_putc(b, '}');
-	value(b, v->cgroups_seen);
-}
-
-static const struct {
-	const char *name, *type, *help;
-	write_fn *write;
-} families[] = {
-	{ "info", "gauge", "A workload (namespace/pod/container from the "
-	  "node's runtime state, or a systemd unit) and its image; its "
-	  "series carry on across the container's restarts.", w_info },
-	{ "process_exits_total", "counter", "Process exits of the workload, "
-	  "every cgroup it had, by exclusive outcome (clean, exit_nonzero, "
-	  "signaled, core_dumped, oom_killed); 0 from its first sample.",
-	  w_exits },
-	{ "process_signals_total", "counter", "Process exits of the workload "
-	  "by terminating signal (once non-zero).", w_signals },
-	{ "crashes_total", "counter", "Process exits of the workload by a "
-	  "crash signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS, "
-	  "SIGTRAP); 0 from its first sample.", w_crashes },
-	{ "cpu_seconds_total", "counter", "CPU time of the workload's exited "
-	  "tasks, by mode.", w_cpu },
-	{ "task_exits_total", "counter", "Task (thread and process) exit "
-	  "records of the workload.", w_tasks },
-	{ "cgroups_total", "counter", "Cgroups the workload has had: its "
-	  "container's restarts + 1.", w_cgroups },
-};
-
 /* Containers looked up when their cgroup appeared, by result (issue 24):
  * 4 series per collector. */
 static void identity_early(struct buf *b, const struct cgs_identity_counts *i)
@@ -302,17 +164,8 @@ size_t tsc_workloads_prom(struct buf *b, const struct tsc *c)
 	if (!c->wl)
 		return 0;
 	self_metrics(b, c);
-	size_t n = cgs_workloads_count(c->wl);
-	if (!n)
-		return 0;
-	for (size_t f = 0; f < sizeof(families) / sizeof(*families); f++) {
-		family(b, families[f].name, families[f].type,
-		       families[f].help);
-		for (size_t i = 0; i < n; i++) {
-			struct cgs_workload_view v = { .sz = sizeof(v) };
-			if (cgs_workloads_get(c->wl, i, &v) == 0)
-				families[f].write(b, &v);
-		}
-	}
-	return n;
+	/* the families are the table's (prom_family.c), all at both levels */
+	struct snap_info in = { .workloads = c->wl,
+				.prom_lean = !c->o->prom_full };
+	return prom_workload_families(b, &in);
 }

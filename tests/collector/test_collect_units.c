@@ -22,6 +22,7 @@
 #include "options.h"
 #include "ratelimit.h"
 #include "output.h"
+#include "prom_family.h"
 #include "support/fakeproc.h"
 
 /* One buffer for the checks below: each result is compared before the
@@ -949,6 +950,75 @@ static void t_http_gzip(void **state)
 	free(z);
 }
 
+/* Lines of a Prometheus text that start with prefix (series, no comments). */
+static size_t lines_with(const char *text, const char *prefix)
+{
+	size_t n = 0, k = strlen(prefix);
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+		n += !strncmp(l, prefix, k);
+	return n;
+}
+
+/* The workload families are the table's: prom_workload_series() counts
+ * what prom_workload_families() writes, out_prom() writes none of them. */
+static void t_prom_workload_series(void **st)
+{
+	static const char *const units[] = { "/system.slice/grafh-a.service",
+		"/system.slice/grafh-b.service", "/user.slice/grafh-c.scope" };
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
+	struct cgs_snapshot *s = NULL;
+	struct cgs_workloads *wl = NULL;
+	struct snap_info in;
+	struct buf b;
+	(void)st;
+
+	CGS_OPTS(cgs_workloads_opts, wo, .hold_ms = 1);
+	assert_int_equal(cgs_workloads_new(&wo, &wl), 0);
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < 3; i++) {
+			fp_mkdir(&F, units[i]);
+			for (uint32_t t = 0; t <= i; t++) {
+				uint32_t pid = 200 + (uint32_t)(round * 10 + i * 3 + t);
+				struct cgs_record rec = fp_record(CGS_KIND_PROCESS,
+								  pid, pid, 1, pid);
+				rec.exit_status = t ? 11 : 0; /* SIGSEGV */
+				assert_int_equal(cgs_rollup_account_path(
+						 r, 0, &rec, units[i]), 0);
+			}
+		}
+		cgs_snapshot_free(s);
+		assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
+		assert_int_equal(cgs_workloads_update(wl, s, 1000u * (round + 1)), 0);
+		cgs_workloads_served(wl); /* counts shown from the second round:
+					    * 2 SIGSEGV of grafh-c in each */
+	}
+	test_info(&in, s);
+	buf_init(&b);
+	out_prom(&b, &in, s);
+	buf_putc(&b, '\0');
+	assert_int_equal(lines_with(b.p, "taskstat_workload_"), 0);
+
+	assert_int_equal(prom_workload_series(&in), 0); /* no view: none */
+	in.workloads = wl;
+	assert_true(cgs_workloads_count(wl) >= 3);
+	buf_reset(&b);
+	assert_int_equal(prom_workload_families(&b, &in),
+			 cgs_workloads_count(wl));
+	buf_putc(&b, '\0');
+	size_t n = lines_with(b.p, "taskstat_workload_");
+	assert_int_equal(prom_workload_series(&in), n);
+	/* 11 per workload, plus the signal SIGSEGV of grafh-b and grafh-c */
+	assert_int_equal(n, 11 * cgs_workloads_count(wl) + 2);
+	assert_non_null(strstr(b.p, "taskstat_workload_crashes_total{kind=\"unit\","
+				    "unit=\"grafh-c.scope\"} 4\n"));
+	assert_int_equal(lines_with(b.p, "# TYPE taskstat_workload_"), 7);
+
+	buf_free(&b);
+	cgs_workloads_free(wl);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -966,6 +1036,7 @@ int main(void)
 		fp_unit_test(t_filter_outputs, &F),
 		fp_unit_test(t_prom_max_series, &F),
 		fp_unit_test(t_prom_lean, &F),
+		fp_unit_test(t_prom_workload_series, &F),
 		cmocka_unit_test(t_memtrim),
 		cmocka_unit_test(t_ratelimit),
 		cmocka_unit_test(t_http_gzip),
