@@ -668,6 +668,26 @@ static void t_filter_outputs(void **st)
 	assert_int_equal(lines, 1 + 1 + 2 + 2);
 	assert_non_null(strstr(h.p, ",cgroups_filtered,namespace,pod,"
 			       "container_name,image\r\n"));
+	/* the names on a JSON and a table event; a sandbox has no
+	 * container name */
+	buf_reset(&h);
+	out_jsonl_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id);
+	out_table_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id);
+	id.sandbox = 1;
+	out_jsonl_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id);
+	out_jsonl_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, NULL);
+	buf_putc(&h, '\0');
+	const char *j1 = h.p, *t1 = strchr(j1, '\n') + 1;
+	const char *j2 = strchr(t1, '\n') + 1, *j3 = strchr(j2, '\n') + 1;
+	assert_non_null(strstr(j1, "\"source\":\"kernel\",\"namespace\":"
+			       "\"prod\",\"pod\":\"shop\",\"container_name\":"
+			       "\"web\",\"image\":\"reg/shop:1\","));
+	const char *tail = " workload prod/shop/web\n";
+	assert_true(strstr(t1, tail) == j2 - strlen(tail));
+	assert_true(strstr(j2, "container_name") > j3 ||
+		    !strstr(j2, "container_name"));
+	assert_true(strstr(j2, "\"pod\":\"shop\"") < j3);
+	assert_null(strstr(j3, "namespace"));
 	buf_free(&h);
 
 	/* table: rows of the two only */
