@@ -48,7 +48,21 @@ static size_t counter_cols(void)
 	return n;
 }
 
-static void header(struct buf *b)
+/* --stream changes: a last column "stream" (full or changes; empty on
+ * exit rows), told by the prologue, before any row (one format a run). */
+static bool stream_col;
+
+/* The stream column of a snapshot row, and the row's end. */
+static void row_end(struct buf *b, const struct snap_info *in)
+{
+	if (in->stream != TSC_STREAM_NONE) {
+		buf_putc(b, ',');
+		buf_puts(b, snap_stream_name(in));
+	}
+	buf_puts(b, "\r\n");
+}
+
+static void header(struct buf *b, bool stream)
 {
 	buf_puts(b, "type,time,seq,final,records,dropped,unattributed,"
 		    "malformed,cgroup,depth,removed");
@@ -70,8 +84,9 @@ static void header(struct buf *b)
 	/* appended columns (later additions go after these) */
 	for (size_t i = 0; i < tsc_noutcomes; i++)
 		buf_printf(b, ",%s", tsc_outcomes[i].name);
-	buf_puts(b, ",unit,slice,runtime,container,container_id,pod_uid,"
-		    "qos_class,cgroups_filtered\r\n");
+	buf_printf(b, ",unit,slice,runtime,container,container_id,pod_uid,"
+		   "qos_class,cgroups_filtered%s\r\n", stream ? ",stream" : "");
+	stream_col = stream;
 }
 
 static void lead(struct buf *b, const char *type, const struct snap_info *in)
@@ -98,7 +113,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	buf_printf(b, ",%llu,%s", (unsigned long long)in->inferred,
 		   in->attribution ? in->attribution : "");
 	sep(b, tsc_noutcomes + NWL);
-	buf_printf(b, ",%llu\r\n", (unsigned long long)in->cgroups_filtered);
+	buf_printf(b, ",%llu", (unsigned long long)in->cgroups_filtered);
+	row_end(b, in);
 	for (size_t j = 0, m = snap_shown(in, s); j < m; j++) {
 		const struct cgs_cgroup_stats *g =
 			cgs_snapshot_get(s, snap_index(in, j));
@@ -140,7 +156,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			buf_u64(b, ofield_get(g->self, &tsc_outcomes[k]));
 		}
 		workload(b, g->path);
-		buf_puts(b, ",\r\n");
+		buf_putc(b, ',');
+		row_end(b, in);
 	}
 }
 
@@ -203,7 +220,7 @@ static void event(struct buf *b, const struct cgs_record *r,
 	buf_putc(b, ',');
 	buf_u64(b, r->btime_s);
 	buf_printf(b, ",,%s", source ? source : "none");
-	sep(b, tsc_noutcomes + NWL + 1);
+	sep(b, tsc_noutcomes + NWL + 1 + stream_col);
 	buf_puts(b, "\r\n");
 	(void)shard;
 }
