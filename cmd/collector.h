@@ -14,6 +14,7 @@
 #include "options.h"
 #include "notify.h"
 #include "privdrop.h"
+#include "stream.h"
 
 /*
  * Errors in cmd/, one convention:
@@ -114,10 +115,19 @@ struct tsc {
 	atomic_bool prom_served;   /* a scrape took the text since the last
 				    * snapshot (http threads set it) */
 	bool wl_err_said;
-	struct buf prom;           /* last Prometheus text */
+	/* The last snapshot, kept (prom_lock) for /metrics, /snapshot and
+	 * --textfile, whose texts are made from it when first asked for
+	 * (prom_made, json_made: the texts are this snapshot's) and kept
+	 * until the next snapshot: no scrape, no text. */
+	struct cgs_snapshot *kept;
+	struct snap_info *kept_in; /* its snap_info (and view) */
+	size_t *kept_idx;          /* the cgroups shown (its view), owned */
+	bool prom_made, json_made;
+	struct buf prom;           /* the kept snapshot's Prometheus text */
 	bool prom_on;
-	struct buf json;           /* last snapshot as a JSON line */
+	struct buf json;           /* ... and its JSON line */
 	bool json_on;              /* keep it (/snapshot, taskstat-top) */
+	struct tsc_stream stream;  /* --stream changes (main thread) */
 	struct http *http;
 	struct tsc_webcfg *web;    /* --web-config, else NULL (webstate) */
 	struct tsc_webstate webstate;
@@ -168,6 +178,8 @@ void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force);
 void tsc_flush_all(struct tsc *c);
 /* Snapshot everything and write it to every output. */
 int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final);
+/* The kept snapshot, its texts and the stream state go (teardown). */
+void tsc_sink_free(struct tsc *c);
 /* Prometheus text for the HTTP handler: malloc'd copy. */
 char *tsc_prom_copy(struct tsc *c, size_t *len);
 /* The last snapshot as a JSON line (with json_on): malloc'd copy. */

@@ -202,7 +202,8 @@ static int wait_until(struct tsc *c, int sigfd, uint64_t until)
 /*
  * Snapshot every --interval and flush events at least once a second until
  * SIGINT/SIGTERM, --duration or EPIPE on the main output (reported by
- * live_stop); SIGHUP reopens the output files. Returns
+ * live_stop); SIGHUP reopens the output files, SIGUSR2 makes the next
+ * snapshot line full (--stream changes). Returns
  * 0, or a negative errno when waiting failed (printed).
  */
 static int live_loop(struct tsc *c, int sigfd)
@@ -231,6 +232,10 @@ static int live_loop(struct tsc *c, int sigfd)
 		if (r < 0) {
 			tsc_err("poll: %s\n", strerror(-r));
 			return r;
+		}
+		if (r == SIGUSR2) { /* --stream changes: the next line full */
+			tsc_stream_full_next(&c->stream);
+			continue;
 		}
 		if (r == SIGHUP) { /* logrotate: reopen; reload certificates */
 			tsc_reopen(c);

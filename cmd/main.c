@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 
 	/* SIGHUP, live: reopen the output files; SIGPIPE ignored: EPIPE
 	 * instead of dying mid-snapshot */
-	tsc_signals_block(&set, 0);
+	tsc_signals_block(&set, SIGUSR2); /* --stream: a full line next */
 
 	r = tsc_parse_options(argc, argv, &o);
 	if (r) {

@@ -29,6 +29,13 @@ static const char usage[] =
 "                                (JSON and table; default 0: off)\n"
 "      --no-histograms           don't keep lifetime, CPU and CPU-delay\n"
 "                                distributions per cgroup\n"
+"      --stream changes|full     snapshot lines: changes (default) write\n"
+"                                only the cgroups changed since the last\n"
+"                                line, with full ones at the start, after\n"
+"                                SIGHUP or SIGUSR2 and every --full-every;\n"
+"                                full: every cgroup in every line\n"
+"      --full-every N            changes: a full line every N (default 60,\n"
+"                                0: only at the start, SIGHUP, SIGUSR2)\n"
 "\n"
 "Collection:\n"
 "      --cpus LIST               cpulist to listen on (default: all\n"
@@ -147,6 +154,7 @@ enum { OPT_CGROUP = 1088, OPT_EXCLUDE_CGROUP, OPT_PROM_MAX_SERIES };
 enum { OPT_RETIRE_AFTER = 1152, OPT_RETIRE_MAX }; /* issue 28 */
 enum { OPT_LOG_LEVEL = 1216, OPT_CHECK }; /* issue 25, h-ops */
 enum { OPT_PROM_LEVEL = 1280, OPT_PROM_PARENTS }; /* issue 22 */
+enum { OPT_STREAM = 1600, OPT_FULL_EVERY }; /* issue 22 item 4 */
 /* 1344: the workload view's (options.h) */
 
 static const struct option longopts[] = {
@@ -158,6 +166,8 @@ static const struct option longopts[] = {
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "comms", required_argument, NULL, OPT_COMMS },
 	{ "no-histograms", no_argument, NULL, OPT_NO_HISTOGRAMS },
+	{ "stream", required_argument, NULL, OPT_STREAM },
+	{ "full-every", required_argument, NULL, OPT_FULL_EVERY },
 	{ "prom-comms", no_argument, NULL, OPT_PROM_COMMS },
 	TSC_COLLECTION_OPTIONS(TSC_LONGOPT)
 	{ "listen", required_argument, NULL, 'l' },
@@ -344,6 +354,25 @@ static int set_export_option(int c, const char *arg, struct tsc_opts *o)
 	return 0;
 }
 
+/* --stream, --full-every (stream.h) */
+static int set_stream(int c, const char *arg, struct tsc_opts *o)
+{
+	unsigned long long v;
+	int r;
+
+	if (c == OPT_STREAM) {
+		if (strcmp(arg, "changes") && strcmp(arg, "full"))
+			return tsc_usage_error("--stream", "'%s': changes or "
+					       "full", arg);
+		o->stream_full = arg[0] == 'f';
+		return 0;
+	}
+	r = set_uint("--full-every", arg, 0, 1000000000, &v);
+	if (!r)
+		o->full_every = (unsigned)v;
+	return r;
+}
+
 static int set_option(int c, const char *arg, struct tsc_opts *o)
 {
 	unsigned long long v;
@@ -378,6 +407,9 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 	case OPT_NO_HISTOGRAMS:
 		o->no_histograms = true;
 		return 0;
+	case OPT_STREAM:
+	case OPT_FULL_EVERY:
+		return set_stream(c, arg, o);
 	case OPT_PROM_COMMS:
 		o->prom_comms = true;
 		return 0;
@@ -544,6 +576,7 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->interval_ns = 5000000000ull;
 	o->top = 20;
+	o->full_every = TSC_FULL_EVERY;
 	o->prom_max_series = TSC_PROM_MAX_SERIES;
 	o->retire_after_ns = TSC_RETIRE_AFTER_S * 1000000000ull;
 	o->retire_max = TSC_RETIRE_MAX;

@@ -53,6 +53,8 @@ struct tsc_opts {
 	bool prom_workload_labels; /* unit, slice, ... on per-cgroup series */
 	bool prom_full;         /* --prom-level full (default lean) */
 	bool prom_parents;      /* --prom-parents */
+	bool stream_full;       /* --stream full (default changes) */
+	unsigned full_every;    /* --full-every N, 0: never */
 	bool force;             /* --force: --record may replace a capture */
 	/* --cgroup / --exclude-cgroup GLOB, each repeatable: fnmatch(3)
 	 * patterns on the cgroup path (argv strings; the arrays are owned) */
@@ -101,6 +103,7 @@ int tsc_identity_option(int c, const char *arg, struct tsc_opts *o);
 #define TSC_RETIRE_AFTER_S 300u
 #define TSC_RETIRE_AFTER_MAX_S 86400u
 #define TSC_RETIRE_MAX 10000u
+#define TSC_FULL_EVERY 60u /* --full-every default */
 
 /* Largest --comms N; the library keeps TSC_COMMS_SUMMARY(N) counters. */
 #define TSC_COMMS_MAX 1000u

@@ -60,7 +60,21 @@ static size_t counter_cols(void)
 	return n;
 }
 
-static void header(struct buf *b)
+/* --stream changes: a last column "stream" (full or changes; empty on
+ * exit rows), told by the prologue, before any row (one format a run). */
+static bool stream_col;
+
+/* The stream column of a snapshot row, and the row's end. */
+static void row_end(struct buf *b, const struct snap_info *in)
+{
+	if (in->stream != TSC_STREAM_NONE) {
+		buf_putc(b, ',');
+		buf_puts(b, snap_stream_name(in));
+	}
+	buf_puts(b, "\r\n");
+}
+
+static void header(struct buf *b, bool stream)
 {
 	buf_puts(b, "type,time,seq,final,records,dropped,unattributed,"
 		    "malformed,cgroup,depth,removed");
@@ -85,7 +99,9 @@ static void header(struct buf *b)
 	buf_puts(b, ",unit,slice,runtime,container,container_id,pod_uid,"
 		    "qos_class,cgroups_filtered");
 	/* the runtimes' names (issue 24; "container" is the id's column) */
-	buf_puts(b, ",namespace,pod,container_name,image\r\n");
+	buf_printf(b, ",namespace,pod,container_name,image%s\r\n",
+		   stream ? ",stream" : "");
+	stream_col = stream;
 }
 
 static void lead(struct buf *b, const char *type, const struct snap_info *in)
@@ -114,7 +130,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	sep(b, tsc_noutcomes + NWL);
 	buf_printf(b, ",%llu", (unsigned long long)in->cgroups_filtered);
 	sep(b, NID);
-	buf_puts(b, "\r\n");
+	row_end(b, in);
 	for (size_t j = 0, m = snap_shown(in, s); j < m; j++) {
 		const struct cgs_cgroup_stats *g =
 			cgs_snapshot_get(s, snap_index(in, j));
@@ -163,7 +179,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			names(b, v.k8s_namespace, v.pod, v.container, v.image);
 		else
 			sep(b, NID);
-		buf_puts(b, "\r\n");
+		row_end(b, in);
 	}
 }
 
@@ -233,6 +249,7 @@ static void event(struct buf *b, const struct cgs_record *r,
 		      id->sandbox ? "" : id->container, id->image);
 	else
 		sep(b, NID);
+	sep(b, stream_col);
 	buf_puts(b, "\r\n");
 	(void)shard;
 }

@@ -264,6 +264,26 @@ static void kernel_source(struct buf *b, const struct cgs_rollup_totals *t)
 	buf_puts(b, "}}");
 }
 
+/* A change-only line: where its cgroups go in the full state ("at") and
+ * which rows of the previous state go ("drop"), see docs/streams.md. */
+static void positions(struct buf *b, const struct snap_info *in,
+		      const struct cgs_snapshot *s)
+{
+	buf_puts(b, ",\"drop\":[");
+	for (size_t k = 0; k < in->ndrop; k++) {
+		if (k)
+			buf_putc(b, ',');
+		buf_u64(b, in->drop[k]);
+	}
+	buf_puts(b, "],\"at\":[");
+	for (size_t k = 0, m = snap_shown(in, s); k < m; k++) {
+		if (k)
+			buf_putc(b, ',');
+		buf_u64(b, in->at[k]);
+	}
+	buf_putc(b, ']');
+}
+
 static void snapshot(struct buf *b, const struct snap_info *in,
 		     const struct cgs_snapshot *s)
 {
@@ -272,6 +292,12 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	buf_puts(b, "{\"type\":\"rollup\",\"time\":");
 	buf_fixed(b, in->time_ns, 9);
 	kv_u64(b, "seq", in->seq);
+	if (in->stream != TSC_STREAM_NONE) {
+		key(b, "stream");
+		buf_putc(b, '"');
+		buf_puts(b, snap_stream_name(in));
+		buf_putc(b, '"');
+	}
 	key(b, "final");
 	buf_puts(b, in->final ? "true" : "false");
 	key(b, "replay");
@@ -319,6 +345,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	kv_u64(b, "retired_unserved", in->retired_unserved);
 	kv_u64(b, "retired_forced", in->retired_forced);
 	kv_u64(b, "removed_waiting", in->removed_waiting);
+	if (in->stream == TSC_STREAM_CHANGES)
+		positions(b, in, s);
 	buf_puts(b, ",\"cgroups\":[");
 	for (size_t k = 0, m = snap_shown(in, s); k < m; k++) {
 		size_t i = snap_index(in, k);

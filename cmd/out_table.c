@@ -182,6 +182,11 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			   (unsigned long long)in->inferred);
 	if (in->delayacct == 0) /* only the exception, the line is long */
 		buf_puts(b, "  delayacct off");
+	if (in->stream == TSC_STREAM_FULL) /* --stream changes */
+		buf_puts(b, "  (full)");
+	else if (in->stream == TSC_STREAM_CHANGES)
+		buf_printf(b, "  (changes only: %zu cgroups changed)",
+			   snap_shown(in, s));
 	buf_putc(b, '\n');
 	if (!v) {
 		buf_puts(b, "(out of memory)\n\n");

@@ -89,7 +89,21 @@ struct snap_info {
 	/* the workload view as of this snapshot (names on JSON rows), NULL:
 	 * off */
 	const struct cgs_workloads *workloads;
+	/* --stream (stream.h): TSC_STREAM_NONE writes no such field (--stream
+	 * full: the lines as before); TSC_STREAM_FULL, TSC_STREAM_CHANGES.
+	 * With changes, shown holds the cgroups whose rows changed, at[k] the
+	 * k-th one's position in the full state and drop[0..ndrop) the rows
+	 * of the previous line's full state it replaces or removes */
+	int stream;
+	const size_t *at, *drop;
+	size_t ndrop;
 };
+
+enum { TSC_STREAM_NONE, TSC_STREAM_FULL, TSC_STREAM_CHANGES };
+static inline const char *snap_stream_name(const struct snap_info *in)
+{
+	return in->stream == TSC_STREAM_CHANGES ? "changes" : "full";
+}
 
 /* Number of cgroups shown, and the snapshot index of the k-th of them. */
 static inline size_t snap_shown(const struct snap_info *in,
@@ -164,8 +178,9 @@ const char *kind_name(enum cgs_kind k);
  * nothing else tells the formats apart.
  */
 struct out_ops {
-	/* Once, before any snapshot or event; NULL: nothing. */
-	void (*prologue)(struct buf *b);
+	/* Once, before any snapshot or event; NULL: nothing. stream: the
+	 * lines say full or changes (--stream changes). */
+	void (*prologue)(struct buf *b, bool stream);
 	void (*snapshot)(struct buf *b, const struct snap_info *in,
 			 const struct cgs_snapshot *s);
 	/* On a listener thread, into that shard's buffer; id: the cgroup's

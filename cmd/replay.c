@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,20 @@ static const char *info_get(const char *info, const char *key, char *out,
 	return NULL;
 }
 
-static bool signalled(int sigfd)
+/* A signal that stops the replay came (SIGUSR2 only makes the next
+ * line full). */
+static bool signalled(struct tsc *c, int sigfd)
 {
 	struct pollfd pf = { .fd = sigfd, .events = POLLIN };
-	return poll(&pf, 1, 0) > 0;
+	struct signalfd_siginfo si;
+
+	while (poll(&pf, 1, 0) > 0) {
+		if (read(sigfd, &si, sizeof(si)) != sizeof(si) ||
+		    si.ssi_signo != SIGUSR2)
+			return true;
+		tsc_stream_full_next(&c->stream);
+	}
+	return false;
 }
 
 static void account(struct tsc *c, const struct cap_exit *ex,
@@ -96,7 +107,7 @@ int tsc_replay(struct tsc *c, int sigfd)
 	bool stopped = false;
 
 	for (uint64_t n = 0;; n++) {
-		if ((n & 1023) == 0 && signalled(sigfd)) {
+		if ((n & 1023) == 0 && signalled(c, sigfd)) {
 			stopped = true;
 			break;
 		}

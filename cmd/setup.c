@@ -308,6 +308,9 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 		fmt = !o->output && isatty(STDOUT_FILENO) ? TSC_FMT_TABLE
 							  : TSC_FMT_JSONL;
 	c->out = formats[fmt];
+	c->stream.on = !o->stream_full;
+	c->stream.every = o->full_every;
+	c->stream.full_due = true; /* the first line */
 
 	c->check_item = "options";
 	tsc_check_ok(c, "valid");
@@ -432,8 +435,7 @@ void tsc_teardown(struct tsc *c)
 	if (c->wake_fd >= 0)
 		close(c->wake_fd);
 	tsc_notify_close(&c->notify);
-	buf_free(&c->prom);
-	buf_free(&c->json);
+	tsc_sink_free(c);
 	buf_free(&c->snap);
 	buf_free(&c->promw);
 	free(c->hostinfo);

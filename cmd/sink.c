@@ -247,10 +247,77 @@ void tsc_flush_all(struct tsc *c)
 	}
 }
 
-static char *copy_locked(struct tsc *c, const struct buf *b, size_t *len)
+/*
+ * The texts of the kept snapshot, made when first asked for (a scrape,
+ * /snapshot, --textfile) and kept until the next snapshot: two scrapes of
+ * one snapshot format it once, a snapshot nobody fetches formats nothing.
+ * Under prom_lock.
+ */
+static void prom_make_locked(struct tsc *c)
+{
+	if (c->prom_made || !c->kept)
+		return;
+	buf_reset(&c->prom);
+	size_t cut = out_prom(&c->prom, c->kept_in, c->kept);
+	tsc_workloads_prom(&c->prom, c);
+	buf_fit(&c->prom);
+	c->prom_made = true;
+	if (cut && !c->prom_cut_said) {
+		tsc_warn("--prom-max-series %llu: %zu of %zu cgroups left out "
+			"of the Prometheus text (the fewest task exits first), "
+			"counted in taskstat_collector_cgroups_not_exported\n",
+			(unsigned long long)c->kept_in->prom_max_series, cut,
+			snap_shown(c->kept_in, c->kept));
+		c->prom_cut_said = true;
+	}
+}
+
+/* /snapshot's line is full, whatever --stream (it says "full" with
+ * --stream changes, as the main output's full lines do). */
+static void json_make_locked(struct tsc *c)
+{
+	if (c->json_made || !c->kept)
+		return;
+	struct snap_info in = *c->kept_in;
+	in.stream = c->stream.on ? TSC_STREAM_FULL : TSC_STREAM_NONE;
+	buf_reset(&c->json);
+	out_jsonl_ops.snapshot(&c->json, &in, c->kept);
+	buf_fit(&c->json);
+	c->json_made = true;
+}
+
+/* The kept snapshot and its texts go (before the next one is made: the
+ * library's pool reuses its memory). */
+static void kept_free_locked(struct tsc *c)
+{
+	cgs_snapshot_free(c->kept);
+	c->kept = NULL;
+	free(c->kept_idx);
+	c->kept_idx = NULL;
+	c->prom_made = c->json_made = false;
+	buf_free(&c->prom);
+	buf_free(&c->json);
+}
+
+void tsc_sink_free(struct tsc *c)
+{
+	pthread_mutex_lock(&c->prom_lock);
+	kept_free_locked(c);
+	pthread_mutex_unlock(&c->prom_lock);
+	free(c->kept_in);
+	c->kept_in = NULL;
+	tsc_stream_free(&c->stream);
+}
+
+static char *copy_locked(struct tsc *c, bool json, size_t *len)
 {
 	char *p = NULL;
 	pthread_mutex_lock(&c->prom_lock);
+	if (json)
+		json_make_locked(c);
+	else
+		prom_make_locked(c);
+	const struct buf *b = json ? &c->json : &c->prom;
 	*len = b->len;
 	p = malloc(b->len + 1);
 	if (p) {
@@ -265,26 +332,12 @@ static char *copy_locked(struct tsc *c, const struct buf *b, size_t *len)
 char *tsc_prom_copy(struct tsc *c, size_t *len)
 {
 	atomic_store(&c->prom_served, true); /* see tsc_workloads_update() */
-	return copy_locked(c, &c->prom, len);
+	return copy_locked(c, false, len);
 }
 
 char *tsc_json_copy(struct tsc *c, size_t *len)
 {
-	return copy_locked(c, &c->json, len);
-}
-
-/* Put what *work holds (from snapshot generation gen) in *keep, for
- * readers on other threads; *work gets keep's old buffer to fill next. */
-static void swap_locked(struct tsc *c, struct buf *keep, struct buf *work,
-			uint64_t gen)
-{
-	buf_fit(work);
-	pthread_mutex_lock(&c->prom_lock);
-	struct buf t = *keep;
-	*keep = *work;
-	*work = t;
-	c->text_gen = gen;
-	pthread_mutex_unlock(&c->prom_lock);
+	return copy_locked(c, true, len);
 }
 
 /* Temp file in the same directory, then rename(): node_exporter never
@@ -489,13 +542,79 @@ static void write_capture_counters(struct tsc *c, const struct snap_info *in,
 	buf_free(&b);
 }
 
+/* The snapshot s replaces the kept one (whose memory the library took
+ * back first); under prom_lock, so that a scrape sees either. */
+static int keep_snapshot(struct tsc *c, const struct cgs_snapshot_opts *so,
+			 uint64_t time_ns, bool final)
+{
+	struct cgs_snapshot *s = NULL;
+	struct tsc_view view;
+	int r;
+
+	if (!c->kept_in && !(c->kept_in = calloc(1, sizeof(*c->kept_in))))
+		return -ENOMEM;
+	pthread_mutex_lock(&c->prom_lock);
+	kept_free_locked(c);
+	r = cgs_rollup_snapshot(c->rollup, so, &s);
+	if (r < 0) {
+		pthread_mutex_unlock(&c->prom_lock);
+		return r;
+	}
+	tsc_workloads_update(c, s);
+	struct snap_info *in = c->kept_in;
+	fill_info(c, in, s, time_ns, final);
+	in->workloads = c->wl;
+	if (tsc_view_make(c->o, s, &view) < 0)
+		tsc_warn("--cgroup: out of memory: this snapshot shows every "
+			"cgroup\n");
+	in->shown = view.idx;
+	in->nshown = view.n;
+	in->cgroups_filtered = view.filtered;
+	in->prom_max_series = c->o->prom_max_series;
+	c->kept = s;
+	c->kept_idx = view.idx;
+	c->text_gen = in->snapshot_gen;
+	pthread_mutex_unlock(&c->prom_lock);
+	return 0;
+}
+
+/* The main output's line of the kept snapshot: with --stream changes the
+ * cgroups changed since the last line (stream.c). A full JSON line is
+ * /snapshot's, kept for it instead of made again. */
+static void write_main(struct tsc *c, uint64_t time_ns)
+{
+	struct snap_info in = *c->kept_in;
+	const struct cgs_snapshot *s = c->kept;
+
+	tsc_flush_all(c); /* events before the snapshot that counts them */
+	tsc_stream_plan(&c->stream, &in, s,
+			__atomic_load_n(&c->ost[TSC_OUT_OUTPUT].errors,
+					__ATOMIC_RELAXED));
+	buf_reset(&c->snap);
+	c->out->snapshot(&c->snap, &in, s);
+	write_kept(c, TSC_OUT_OUTPUT, &c->snap);
+	if (c->json_on && c->out == &out_jsonl_ops &&
+	    in.stream != TSC_STREAM_CHANGES) {
+		buf_fit(&c->snap);
+		pthread_mutex_lock(&c->prom_lock);
+		if (!c->json_made) {
+			struct buf t = c->json;
+			c->json = c->snap;
+			c->snap = t;
+			c->json_made = true;
+		}
+		pthread_mutex_unlock(&c->prom_lock);
+	}
+	if (c->snap.cap > TSC_FLUSH_BYTES)
+		buf_free(&c->snap); /* a full line's room: not kept */
+	if (c->cap_fd >= 0)
+		write_capture_counters(c, &in, time_ns);
+}
+
 /* Also used before the first interval (seq 0) to fill /metrics. */
 int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 {
 	struct cgs_snapshot_opts so;
-	struct cgs_snapshot *s = NULL;
-	struct snap_info in;
-	struct tsc_view view;
 	int r;
 
 	if (c->retire_due) {
@@ -507,69 +626,22 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	so.fold_depth = c->o->depth;
 	so.no_delta = c->seq == 0;
 	so.comms = c->o->comms;
-	r = cgs_rollup_snapshot(c->rollup, &so, &s);
+	r = keep_snapshot(c, &so, time_ns, final);
 	if (r < 0)
 		return r;
-	tsc_workloads_update(c, s);
-	fill_info(c, &in, s, time_ns, final);
-	in.workloads = c->wl;
-	if (tsc_view_make(c->o, s, &view) < 0)
-		tsc_warn("--cgroup: out of memory: this snapshot shows every "
-			"cgroup\n");
-	in.shown = view.idx;
-	in.nshown = view.n;
-	in.cgroups_filtered = view.filtered;
-	in.prom_max_series = c->o->prom_max_series;
-
-	/* JSON lines: the main output's line is /snapshot's, kept for it
-	 * instead of made again (a second text of ~1.6 KB per cgroup) */
-	bool json_made = false;
-	if (c->seq > 0 && c->out) { /* no main output: taskstat-top */
-		tsc_flush_all(c); /* events before the snapshot that counts them */
-		buf_reset(&c->snap);
-		c->out->snapshot(&c->snap, &in, s);
-		write_kept(c, TSC_OUT_OUTPUT, &c->snap);
-		json_made = c->json_on && c->out == &out_jsonl_ops;
-		if (c->cap_fd >= 0)
-			write_capture_counters(c, &in, time_ns);
-	}
-	if (c->prom_on) {
-		buf_reset(&c->promw);
-		size_t cut = out_prom(&c->promw, &in, s);
-		tsc_workloads_prom(&c->promw, c);
-		if (cut && !c->prom_cut_said) {
-			tsc_warn("--prom-max-series %llu: %zu of %zu cgroups "
-				"left out of the Prometheus text (the fewest "
-				"task exits first), counted in "
-				"taskstat_collector_cgroups_not_exported\n",
-				(unsigned long long)in.prom_max_series, cut,
-				snap_shown(&in, s));
-			c->prom_cut_said = true;
-		}
-		if (c->o->textfile) {
-			/* a failure leaves the last complete version */
-			r = write_textfile(c->o->textfile, &c->promw);
-			if (r < 0)
-				out_failed(c, TSC_OUT_TEXTFILE, r);
-			else
-				out_recovered(c, TSC_OUT_TEXTFILE);
-		}
-		if (c->listen_fd >= 0)
-			swap_locked(c, &c->prom, &c->promw, in.snapshot_gen);
+	if (c->seq > 0 && c->out) /* no main output: taskstat-top */
+		write_main(c, time_ns);
+	if (c->o->textfile) {
+		/* a failure leaves the last complete version */
+		pthread_mutex_lock(&c->prom_lock);
+		prom_make_locked(c);
+		r = write_textfile(c->o->textfile, &c->prom);
+		pthread_mutex_unlock(&c->prom_lock);
+		if (r < 0)
+			out_failed(c, TSC_OUT_TEXTFILE, r);
 		else
-			buf_fit(&c->promw);
+			out_recovered(c, TSC_OUT_TEXTFILE);
 	}
-	if (c->json_on) {
-		if (!json_made) {
-			buf_reset(&c->snap);
-			out_jsonl_ops.snapshot(&c->snap, &in, s);
-		}
-		swap_locked(c, &c->json, &c->snap, in.snapshot_gen);
-	} else {
-		buf_fit(&c->snap);
-	}
-	tsc_view_free(&view);
-	cgs_snapshot_free(s);
 	__atomic_store_n(&c->last_snap_mono_ns, tsc_mono_ns(), __ATOMIC_RELAXED);
 	if (c->seq > 0 && !final && !c->replay)
 		c->retire_due = true;
@@ -582,7 +654,7 @@ int tsc_write_prologue(struct tsc *c, const char *hostinfo)
 
 	buf_init(&b);
 	if (c->out->prologue) {
-		c->out->prologue(&b);
+		c->out->prologue(&b, c->stream.on);
 		write_locked(c, TSC_OUT_OUTPUT, &b);
 	}
 	buf_free(&b);
@@ -646,11 +718,13 @@ static void reopen_one(struct tsc *c, enum tsc_out k)
 	} else if (c->out->prologue && S_ISREG(nw.st_mode) && !nw.st_size) {
 		struct buf b;
 		buf_init(&b);
-		c->out->prologue(&b);
+		c->out->prologue(&b, c->stream.on);
 		write_out(c, k, b.p, b.len, b.oom);
 		buf_free(&b);
 	}
 	pthread_mutex_unlock(m);
+	if (k == TSC_OUT_OUTPUT) /* a new file starts with a full line */
+		tsc_stream_full_next(&c->stream);
 	tsc_info("%s: reopened %s\n", out_opt[k], path);
 }
 

@@ -123,7 +123,10 @@ try:
         # live CSV and textfile with --exclude-cgroup: all but a's kids
         text = colx.raw().decode()
         head = text.split("\r\n", 1)[0].split(",")
-        check(head[-1] == "cgroups_filtered", "CSV header ends %s" % head[-1])
+        # --stream changes (the default) appends the column "stream"
+        check(head[-2:] == ["cgroups_filtered", "stream"],
+              "CSV header ends %s" % head[-2:])
+        fi = head.index("cgroups_filtered")
         rows = list(csv.reader(io.StringIO(text, newline="")))
         ci = head.index("cgroup")
         paths = {r[ci] for r in rows[1:] if r and r[0] == "cgroup"}
@@ -133,8 +136,8 @@ try:
               "--exclude-cgroup hides too much: %s" %
               sorted(p for p in paths if p.startswith(cg.path())))
         totals = [r for r in rows[1:] if r and r[0] == "totals"]
-        check(totals and totals[-1][-1] == "2",
-              "CSV totals cgroups_filtered: %s" % totals[-1][-1:])
+        check(totals and totals[-1][fi] == "2",
+              "CSV totals cgroups_filtered: %s" % totals[-1][fi:])
         with open(xprom, "rb") as f:
             xtext = f.read()
         promcheck(xtext, "textfile with --exclude-cgroup")
@@ -159,8 +162,8 @@ try:
               part["cgroups_filtered"] == full["ncgroups"] - 3,
               "replay cgroups_filtered %d %d" %
               (full["cgroups_filtered"], part["cgroups_filtered"]))
-        tab = replay(cap, ["-f", "table", "--top", "0", "--cgroup",
-                           cg.path("b")]).out.decode()
+        tab = replay(cap, ["-f", "table", "--top", "0", "--stream", "full",
+                           "--cgroup", cg.path("b")]).out.decode()
         last = tab.strip().split("\n\n")[-1]
         check(" " + cg.path("b") + "\n" in last + "\n" and
               cg.path("a/x") not in last and "filtered out" in last,

@@ -544,9 +544,61 @@ def vm_rss_kb(pid):
         return int(re.search(r"^VmRSS:\s+(\d+)", f.read(), re.M).group(1))
 
 
-def strict_json_lines(data):
+class StreamRebuild:
+    """--stream changes (docs/streams.md): each rollup line fed to add()
+    comes back as the full state it stands for, as --stream full (and
+    /snapshot) would have written it, with "stream": "full"; other lines
+    as they are. A change-only line names the rows of the previous state
+    it drops (replaced or gone, by position) and the positions its rows
+    take in the new one; the rows kept fill the other positions in their
+    order."""
+
+    def __init__(self):
+        self.rows = None
+
+    def add(self, o):
+        if o.get("type") != "rollup" or "stream" not in o:
+            return o
+        if o["stream"] == "full":
+            check("drop" not in o and "at" not in o,
+                  "a full line with drop or at")
+            self.rows = o["cgroups"]
+            return o
+        check(o["stream"] == "changes", "stream %r" % o["stream"])
+        check(self.rows is not None, "a change-only line before any full "
+              "one (seq %s)" % o.get("seq"))
+        drop = set(o["drop"])
+        check(len(drop) == len(o["drop"]) and
+              all(0 <= i < len(self.rows) for i in drop),
+              "seq %s: drop %s outside the %d rows" %
+              (o.get("seq"), short(o["drop"]), len(self.rows)))
+        keep = iter([r for i, r in enumerate(self.rows) if i not in drop])
+        n = len(self.rows) - len(drop) + len(o["cgroups"])
+        new = [None] * n
+        check(len(o["at"]) == len(o["cgroups"]), "at and cgroups differ")
+        for at, r in zip(o["at"], o["cgroups"]):
+            check(0 <= at < n and new[at] is None, "seq %s: at %d" %
+                  (o.get("seq"), at))
+            new[at] = r
+        self.rows = [r if r is not None else next(keep) for r in new]
+        full = {k: v for k, v in o.items() if k not in ("drop", "at")}
+        full["stream"] = "full"
+        full["cgroups"] = self.rows
+        return full
+
+
+def rebuild_stream(objs):
+    """Every line of a --stream changes output as its full state
+    (StreamRebuild)."""
+    st = StreamRebuild()
+    return [st.add(o) for o in objs]
+
+
+def strict_json_lines(data, rebuild=True):
     """Every line: valid UTF-8, one JSON object with a type (control
-    characters in strings rejected, duplicate keys rejected)."""
+    characters in strings rejected, duplicate keys rejected); with
+    rebuild, change-only snapshot lines as the full state they stand for
+    (rebuild_stream)."""
     def no_dups(pairs):
         keys = [k for k, _ in pairs]
         check(len(keys) == len(set(keys)), "duplicate JSON keys %s" % keys)
@@ -564,7 +616,7 @@ def strict_json_lines(data):
         check(isinstance(o, dict) and "type" in o,
               "line %d is not an object with a type" % (i + 1))
         objs.append(o)
-    return objs
+    return rebuild_stream(objs) if rebuild else objs
 
 
 def final_rollup(objs):

@@ -49,8 +49,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(
     os.path.abspath(__file__)), "..", "e2e"))
-from tsc_e2e import (Collector, Cgroups, Seen, arg, check,  # noqa: E402
-                     churn_prom_counts, fail, need_live, port_from_stderr,
+from tsc_e2e import (Collector, Cgroups, Seen, StreamRebuild,  # noqa: E402
+                     arg, check, churn_prom_counts, fail, need_live, port_from_stderr,
                      sanitized, scrape, short, vm_rss_kb)
 
 B = arg(1, "taskstat-collect cgroup_churn MODE")
@@ -81,6 +81,7 @@ class Rollups:
         self.path, self.prefix, self.off = path, prefix + "/", 0
         self.run_re = re.compile(re.escape(prefix) + r"/[^/]+/c\d+$")
         self.rolls = []
+        self.stream = StreamRebuild()  # --stream changes: full states
         self.best = {}  # the run's cgroups: largest (tasks, processes)
         self.shown_removed = set()
         self.vanished = {"run": 0, "other": 0}
@@ -95,7 +96,7 @@ class Rollups:
         self.off += end
         for line in data[:end].split(b"\n"):
             if line:
-                self._add(json.loads(line))
+                self._add(self.stream.add(json.loads(line)))
         return self.rolls[-1] if self.rolls else None
 
     def _add(self, o):

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Change-only streams (--stream changes, the default): which cgroups of a
+ * snapshot the main output writes. A line is full (every cgroup shown) at
+ * the start, after a reopen (SIGHUP), after a failed write, every
+ * --full-every N lines, after SIGUSR2 and on stop (the final line: a file
+ * ends with the whole state); else it holds the cgroups whose
+ * row changed since the previous line (counters, deltas, removed) and
+ * says where they go in the full state ("at") and which rows of the
+ * previous state they replace or remove ("drop"): see docs/streams.md.
+ *
+ * State: 16 bytes a row of the previous line and a table of 8 bytes a
+ * slot (at most half full), so ~32 bytes per cgroup shown.
+ */
+#ifndef TSC_STREAM_H
+#define TSC_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgstats.h"
+
+struct snap_info;
+
+struct tsc_stream {
+	bool on;          /* --stream changes */
+	unsigned every;   /* --full-every: a full line every N, 0: never */
+	bool full_due;    /* the next line is full */
+	unsigned since_full; /* lines since the last full one */
+	/* the rows of the previous line's full state, in its order */
+	struct tsc_srow *rows;
+	size_t n, cap;
+	uint32_t *tab;    /* rows index + 1, 0: empty; mask + 1 slots */
+	size_t mask;
+	bool dup;         /* two rows of one key: the next line is full */
+	/* this line's plan: snapshot indices written, their positions in
+	 * the full state, and the previous state's rows dropped */
+	size_t *sel, *at, *drop;
+	size_t nsel, ndrop, pcap;
+	uint64_t errors_seen; /* the output's failed writes so far */
+};
+
+/* Make the next line full (reopen, SIGUSR2, a failed write). */
+static inline void tsc_stream_full_next(struct tsc_stream *st)
+{
+	st->full_due = true;
+}
+
+/*
+ * Plan the line of snapshot s whose shown cgroups in describes (and set
+ * in's stream fields: full or changes, shown, at, drop). Needs no lock;
+ * main thread. On ENOMEM the line is full (and so is the next).
+ */
+void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
+		     const struct cgs_snapshot *s, uint64_t out_errors);
+void tsc_stream_free(struct tsc_stream *st);
+
+#endif
