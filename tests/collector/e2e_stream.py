@@ -190,7 +190,7 @@ try:
         # CSV: a last column; the table: a header note
         text = run_cmd([B, "--replay", cap, "-f", "csv", "-i", "0.3"])[1]
         rows = text.decode().split("\r\n")
-        check(rows[0].endswith(",cgroups_filtered,stream"),
+        check(rows[0].endswith(",cgroups_filtered,namespace,pod,container_name,image,stream"),
               "CSV header: %s" % rows[0][-40:])
         kinds = [r.rsplit(",", 1)[1] for r in rows[1:]
                  if r.startswith("totals,")]
