@@ -90,6 +90,10 @@ static inline bool prom_family_on(const struct prom_family *f,
 void prom_build_info(struct buf *b);
 void prom_process_metrics(struct buf *b);
 
+/* 2^e (|e| < 64) as Go's strconv 'g' -1 writes it ("0.5", "1",
+ * "1.9073486328125e-06"): a histogram bucket's le. */
+void prom_pow2_put(struct buf *b, int e);
+
 /* "# HELP" and "# TYPE" of a metric. */
 void prom_head(struct buf *b, const char *name, const char *type,
 	       const char *help);
