@@ -115,6 +115,12 @@ struct tsc {
 				    * snapshot (http threads set it) */
 	bool wl_err_said;
 	struct buf prom;           /* last Prometheus text */
+	/* the native histograms of that snapshot (protobuf, promproto.h),
+	 * made once a scraper asked for protobuf (pb_wanted, http threads
+	 * set it); pb_made: pb is the text's snapshot's; prom_lock */
+	atomic_bool pb_wanted;
+	bool pb_made;
+	struct buf pb, pbw;
 	bool prom_on;
 	struct buf json;           /* last snapshot as a JSON line */
 	bool json_on;              /* keep it (/snapshot, taskstat-top) */
@@ -170,6 +176,10 @@ void tsc_flush_all(struct tsc *c);
 int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final);
 /* Prometheus text for the HTTP handler: malloc'd copy. */
 char *tsc_prom_copy(struct tsc *c, size_t *len);
+/* The text and (NULL until a snapshot made them, after the first ask) the
+ * native histograms of the same snapshot, malloc'ed; the text NULL on
+ * ENOMEM. */
+char *tsc_prom_copy_pb(struct tsc *c, size_t *len, char **pb, size_t *pblen);
 /* The last snapshot as a JSON line (with json_on): malloc'd copy. */
 char *tsc_json_copy(struct tsc *c, size_t *len);
 int tsc_write_prologue(struct tsc *c, const char *hostinfo);

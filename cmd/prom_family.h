@@ -85,6 +85,15 @@ static inline bool prom_family_on(const struct prom_family *f,
 	return !f->on || f->on(in);
 }
 
+/*
+ * The cgroups whose series are written (in *keep, a malloc'ed array of
+ * snapshot indices, in snapshot order) within in->prom_max_series, the
+ * same for the text and protobuf (out_prom.c); what is left out in *cut
+ * and *cut_series. -ENOMEM or 0.
+ */
+int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
+	      size_t **keep, size_t *nkeep, size_t *cut, uint64_t *cut_series);
+
 /* The collector's build_info and the process_* metrics of the client
  * libraries (prom_process.c). */
 void prom_build_info(struct buf *b);

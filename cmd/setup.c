@@ -299,6 +299,8 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	pthread_mutex_init(&c->prom_lock, NULL);
 	pthread_mutex_init(&c->webstate.lock, NULL);
 	buf_init(&c->prom);
+	buf_init(&c->pb);
+	buf_init(&c->pbw);
 	buf_init(&c->json);
 	buf_init(&c->snap);
 	buf_init(&c->promw);
@@ -433,6 +435,8 @@ void tsc_teardown(struct tsc *c)
 		close(c->wake_fd);
 	tsc_notify_close(&c->notify);
 	buf_free(&c->prom);
+	buf_free(&c->pb);
+	buf_free(&c->pbw);
 	buf_free(&c->json);
 	buf_free(&c->snap);
 	buf_free(&c->promw);

@@ -23,6 +23,7 @@
 #include "filter.h"
 #include "memtrim.h"
 #include "output.h"
+#include "promproto.h"
 #include "workloads.h"
 
 uint64_t tsc_mono_ns(void)
@@ -260,6 +261,22 @@ char *tsc_prom_copy(struct tsc *c, size_t *len)
 {
 	atomic_store(&c->prom_served, true); /* see tsc_workloads_update() */
 	return copy_locked(c, &c->prom, len);
+}
+
+char *tsc_prom_copy_pb(struct tsc *c, size_t *len, char **pb, size_t *pblen)
+{
+	atomic_store(&c->pb_wanted, true);
+	atomic_store(&c->prom_served, true);
+	char *t = copy_locked(c, &c->prom, len);
+	*pb = NULL;
+	*pblen = 0;
+	pthread_mutex_lock(&c->prom_lock);
+	if (c->pb_made && (*pb = malloc(c->pb.len ? c->pb.len : 1))) {
+		memcpy(*pb, c->pb.p, c->pb.len);
+		*pblen = c->pb.len;
+	}
+	pthread_mutex_unlock(&c->prom_lock);
+	return t;
 }
 
 char *tsc_json_copy(struct tsc *c, size_t *len)
@@ -543,6 +560,18 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 				out_failed(c, TSC_OUT_TEXTFILE, r);
 			else
 				out_recovered(c, TSC_OUT_TEXTFILE);
+		}
+		bool pb = c->listen_fd >= 0 && atomic_load(&c->pb_wanted);
+		if (pb) { /* the native histograms of the same snapshot */
+			buf_reset(&c->pbw);
+			out_promproto(&c->pbw, &in, s);
+			buf_fit(&c->pbw);
+			pthread_mutex_lock(&c->prom_lock);
+			struct buf t = c->pb;
+			c->pb = c->pbw;
+			c->pbw = t;
+			c->pb_made = !c->pb.oom;
+			pthread_mutex_unlock(&c->prom_lock);
 		}
 		if (c->listen_fd >= 0)
 			swap_locked(c, &c->prom, &c->promw, in.snapshot_gen);
