@@ -124,6 +124,10 @@ struct tsc {
 	size_t *kept_idx;          /* the cgroups shown (its view), owned */
 	bool prom_made, json_made;
 	struct buf prom;           /* the kept snapshot's Prometheus text */
+	/* the kept snapshot's native histograms (protobuf, promproto.h),
+	 * made when a scraper first asks for protobuf (pb_made) */
+	bool pb_made;
+	struct buf pb;
 	bool prom_on;
 	struct buf json;           /* ... and its JSON line */
 	bool json_on;              /* keep it (/snapshot, taskstat-top) */
@@ -182,6 +186,10 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final);
 void tsc_sink_free(struct tsc *c);
 /* Prometheus text for the HTTP handler: malloc'd copy. */
 char *tsc_prom_copy(struct tsc *c, size_t *len);
+/* The text and (NULL until a snapshot made them, after the first ask) the
+ * native histograms of the same snapshot, malloc'ed; the text NULL on
+ * ENOMEM. */
+char *tsc_prom_copy_pb(struct tsc *c, size_t *len, char **pb, size_t *pblen);
 /* The last snapshot as a JSON line (with json_on): malloc'd copy. */
 char *tsc_json_copy(struct tsc *c, size_t *len);
 int tsc_write_prologue(struct tsc *c, const char *hostinfo);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include "output.h"
+#include "prom_family.h"
 
 #define C(m) offsetof(struct cgs_counters, m)
 
@@ -78,7 +79,17 @@ void hist_le_put(struct buf *b, uint64_t le_ns)
 		buf_puts(b, "+Inf");
 		return;
 	}
-	/* 4^k us: exact in decimal, written without trailing zeros */
+	/* the library's bounds are powers of 2 of a second (rounded down
+	 * to ns): those exactly, as Prometheus writes them */
+	for (int e = -30; e < 24; e++) {
+		double v = e >= 0 ? (double)(1ull << e)
+				  : 1.0 / (double)(1ull << -e);
+		if ((uint64_t)(v * 1e9) == le_ns) {
+			prom_pow2_put(b, e);
+			return;
+		}
+	}
+	/* other bounds: exact in decimal, without trailing zeros */
 	char t[32];
 	unsigned long long s = le_ns / 1000000000u, f = le_ns % 1000000000u;
 	int n = 9;

@@ -45,6 +45,7 @@
 
 #include "collector.h"
 #include "http_gzip.h"
+#include "promproto.h"
 #include "httplog.h"
 #include "memtrim.h"
 #include "webconfig.h"
@@ -269,7 +270,9 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	const bool scrape = !strcmp(type, PROM_TYPE) || !strcmp(type, JSON_TYPE);
+	const bool metrics = !strcmp(type, PROM_TYPE) ||
+			     !strcmp(type, PROMPROTO_TYPE);
+	const bool scrape = metrics || !strcmp(type, JSON_TYPE);
 	bool gz = false;
 
 	/* the scrape endpoints: gzip when Accept-Encoding asks (HEAD too, so
@@ -296,9 +299,11 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (scrape)
+	if (scrape) /* /metrics: text or protobuf, by Accept */
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY,
-					MHD_HTTP_HEADER_ACCEPT_ENCODING);
+					metrics ? MHD_HTTP_HEADER_ACCEPT ", "
+					MHD_HTTP_HEADER_ACCEPT_ENCODING
+						: MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	if (gz)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
 					"gzip");
@@ -426,6 +431,35 @@ static char *add_http_metrics(struct http *h, char *body, size_t *len)
 }
 
 /*
+ * /metrics in protobuf: the snapshot's native histograms, then every other
+ * family of the text (with the server's own) converted. Until a snapshot
+ * made the native part (the first one after the first protobuf scrape),
+ * the text, as for any scraper.
+ */
+static enum MHD_Result metrics_protobuf(struct http *h,
+					struct MHD_Connection *conn)
+{
+	size_t len, pblen;
+	char *pbn, *body = tsc_prom_copy_pb(h->c, &len, &pbn, &pblen);
+	if (body)
+		body = add_http_metrics(h, body, &len);
+	if (!body) {
+		free(pbn);
+		return MHD_NO;
+	}
+	if (!pbn)
+		return reply(conn, MHD_HTTP_OK, PROM_TYPE, body, len);
+	struct buf pb = { .p = pbn, .len = pblen, .cap = pblen };
+	prom_text2pb(&pb, body, len);
+	free(body);
+	if (pb.oom) {
+		buf_free(&pb);
+		return MHD_NO;
+	}
+	return reply(conn, MHD_HTTP_OK, PROMPROTO_TYPE, pb.p, pb.len);
+}
+
+/*
  * /healthz: the main loop is alive, its last snapshot (or, before the
  * first, the start) no older than three intervals plus 10 s. /ready: the
  * listener is registered and self-tested and the attribution source is
@@ -503,6 +537,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 		return text(conn, MHD_HTTP_NOT_FOUND, "not found; metrics "
 			    "are at /metrics\n");
 	size_t len;
+	if (!json && http_wants_protobuf(MHD_lookup_connection_value(
+			     conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)))
+		return metrics_protobuf(h, conn);
 	char *body = json ? tsc_json_copy(c, &len) : tsc_prom_copy(c, &len);
 	if (body && !json)
 		body = add_http_metrics(h, body, &len);

@@ -57,6 +57,80 @@ bool http_wants_gzip(const char *ae)
 	return gz >= 0 ? gz > 0 : star > 0;
 }
 
+/* Whether p[0..n) is "name=value" (value bare or quoted, any case). */
+static bool param_is(const char *p, size_t n, const char *name,
+		     const char *value)
+{
+	size_t k = strlen(name), v = strlen(value);
+	if (n < k + 1 || strncasecmp(p, name, k) || p[k] != '=')
+		return false;
+	p += k + 1;
+	n -= k + 1;
+	if (n >= 2 && p[0] == '"' && p[n - 1] == '"') {
+		p++;
+		n -= 2;
+	}
+	return n == v && !strncasecmp(p, value, v);
+}
+
+/* The protobuf range's parameters: proto and encoding as we serve them,
+ * q; anything else (or a different value) and it is not ours. */
+static bool protobuf_params(const char *p, const char *end)
+{
+	bool proto = false, enc = false;
+	while (p < end) {
+		while (p < end && (*p == ';' || isspace((unsigned char)*p)))
+			p++;
+		size_t n = 0;
+		while (p + n < end && p[n] != ';' &&
+		       !isspace((unsigned char)p[n]))
+			n++;
+		if (!n)
+			break;
+		if (param_is(p, n, "proto", "io.prometheus.client.MetricFamily"))
+			proto = true;
+		else if (param_is(p, n, "encoding", "delimited"))
+			enc = true;
+		else if (!(n >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '='))
+			return false;
+		p += n;
+	}
+	return proto && enc;
+}
+
+bool http_wants_protobuf(const char *accept)
+{
+	static const char pb[] = "application/vnd.google.protobuf";
+	double qpb = 0, qtext = 0;
+
+	while (accept && *accept) {
+		const char *end = strchr(accept, ',');
+		if (!end)
+			end = accept + strlen(accept);
+		while (accept < end && isspace((unsigned char)*accept))
+			accept++;
+		size_t n = 0;
+		while (accept + n < end && accept[n] != ';' &&
+		       !isspace((unsigned char)accept[n]))
+			n++;
+		double q = qvalue(accept + n, end);
+		if (q >= 0) {
+			if (n == sizeof(pb) - 1 && !strncasecmp(accept, pb, n)) {
+				if (protobuf_params(accept + n, end) && q > qpb)
+					qpb = q;
+			} else if ((n == 10 && !strncasecmp(accept, "text/plain",
+							    10)) ||
+				   (n == 6 && !strncasecmp(accept, "text/*", 6)) ||
+				   (n == 3 && !strncmp(accept, "*/*", 3))) {
+				if (q > qtext)
+					qtext = q;
+			}
+		}
+		accept = *end ? end + 1 : end;
+	}
+	return qpb > 0 && qpb > qtext;
+}
+
 char *http_gzip(const char *in, size_t len, size_t *outlen)
 {
 	z_stream z = { 0 };

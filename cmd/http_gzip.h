@@ -15,6 +15,18 @@
 bool http_wants_gzip(const char *ae);
 
 /**
+ * http_wants_protobuf() - whether an Accept value prefers the protobuf
+ * exposition
+ * @accept: the header's value, NULL when the request has none
+ *
+ * "application/vnd.google.protobuf" with exactly the parameters
+ * proto=io.prometheus.client.MetricFamily and encoding=delimited (and q),
+ * its q above 0 and above every text range's (text/plain, text/ *, * / *).
+ * Unknown types, parameters or bad q-values leave the text (the default).
+ */
+bool http_wants_protobuf(const char *accept);
+
+/**
  * http_gzip() - gzip @len bytes of @in into a new buffer
  * @in: the body
  * @len: its length

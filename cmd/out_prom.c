@@ -233,9 +233,8 @@ static bool prom_exported(const struct snap_info *in,
  * most first (ties: path order), up to the first that does not fit. What
  * is left out goes to *cut and *cut_series. -ENOMEM or 0.
  */
-static int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
-		     size_t **keep, size_t *nkeep, size_t *cut,
-		     uint64_t *cut_series)
+int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
+	      size_t **keep, size_t *nkeep, size_t *cut, uint64_t *cut_series)
 {
 	size_t m = s ? snap_shown(in, s) : 0;
 	size_t *k = malloc((m ? m : 1) * sizeof(*k));

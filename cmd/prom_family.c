@@ -2,11 +2,25 @@
 /* The per-cgroup metric families (prom_family.h): counting and writing. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
 #include "prom_family.h"
+
+void prom_pow2_put(struct buf *b, int e)
+{
+	/* 2^e: exact in decimal; the shortest digits that read back */
+	double v = e >= 0 ? (double)(1ull << e) : 1.0 / (double)(1ull << -e);
+	char t[40];
+	for (int p = 1; p <= 17; p++) {
+		snprintf(t, sizeof(t), "%.*g", p, v);
+		if (strtod(t, NULL) == v)
+			break;
+	}
+	buf_puts(b, t);
+}
 
 void prom_head(struct buf *b, const char *name, const char *type,
 	       const char *help)
@@ -191,10 +205,33 @@ static bool hist_on(const struct snap_info *in)
 	return in->histograms;
 }
 
-/* Observations in bucket j alone. */
+/*
+ * The text's buckets: the library's fine ones (powers of 2 of a second,
+ * the native histogram's schema 0), bucket j (j < nfine - 1) with upper
+ * bound 2^(fine_first + j) s, then +Inf (the unbounded fine bucket goes
+ * there only). The zeros are in every bucket.
+ */
+static unsigned text_buckets(const struct cgs_hist *h)
+{
+	return h->nfine ? h->nfine : 1;
+}
+
+/* Observations <= bucket j's bound. */
+static uint64_t text_cumulative(const struct cgs_hist *h, unsigned j)
+{
+	uint64_t c = h->zero_count;
+	if (j + 1 >= text_buckets(h))
+		return h->count;
+	for (unsigned b = 0; b <= j; b++)
+		c += h->fine[b];
+	return c;
+}
+
 static uint64_t in_bucket(const struct cgs_hist *h, unsigned j)
 {
-	return h->cumulative[j] - (j ? h->cumulative[j - 1] : 0);
+	if (j + 1 >= text_buckets(h))
+		return h->nfine ? h->fine[j] : h->count;
+	return h->fine[j] + (j ? 0 : h->zero_count);
 }
 
 /* Whether bucket j is written: always in full; in
@@ -208,8 +245,9 @@ static uint64_t in_bucket(const struct cgs_hist *h, unsigned j)
 static bool bucket_shown(const struct prom_family *f, const struct cgs_hist *h,
 			 unsigned j)
 {
-	return (f->sets & PROM_SET_FULL) || j + 1 >= h->nbuckets ||
-	       in_bucket(h, j) || (in_bucket(h, j + 1) && h->cumulative[j]);
+	return (f->sets & PROM_SET_FULL) || j + 1 >= text_buckets(h) ||
+	       in_bucket(h, j) ||
+	       (in_bucket(h, j + 1) && text_cumulative(h, j));
 }
 
 static int hist_of(const struct prom_family *f, const struct cgs_snapshot *s,
@@ -228,7 +266,7 @@ static size_t hist_series(const struct prom_family *f,
 	if (hist_of(f, s, i, &h) < 0)
 		return 0;
 	size_t n = 2;
-	for (unsigned j = 0; j < h.nbuckets; j++)
+	for (unsigned j = 0; j < text_buckets(&h); j++)
 		n += bucket_shown(f, &h, j);
 	return n;
 }
@@ -239,14 +277,20 @@ static void write_hist(struct buf *b, const struct prom_family *f,
 	CGS_OPTS(cgs_hist, h);
 	if (hist_of(f, c->s, c->keep[x], &h) < 0)
 		return;
-	for (unsigned j = 0; j < h.nbuckets; j++) {
+	uint64_t cum = h.zero_count;
+	for (unsigned j = 0; j < text_buckets(&h); j++) {
+		bool last = j + 1 >= text_buckets(&h);
+		cum = last ? h.count : cum + h.fine[j];
 		if (!bucket_shown(f, &h, j))
 			continue;
 		series_open(b, f->name, "_bucket", c, x);
 		buf_puts(b, ",le=\"");
-		hist_le_put(b, h.le_ns[j]);
+		if (last)
+			buf_puts(b, "+Inf");
+		else
+			prom_pow2_put(b, h.fine_first + (int)j);
 		buf_puts(b, "\"} ");
-		buf_u64(b, h.cumulative[j]);
+		buf_u64(b, cum);
 		buf_putc(b, '\n');
 	}
 	series_open(b, f->name, "_sum", c, x);
@@ -677,7 +721,7 @@ static struct prom_family hist_family(int k, bool lean)
 		       "bucket bound appears with the first observation next "
 		       "to it"
 		     : "histogram_quantile() over rate() of the buckets",
-		true, k, CGS_HIST_SLOTS + 2,
+		true, k, CGS_HIST_FINE_SLOTS + 2,
 		hist_on, hist_series, write_hist, PROM_SCOPE_CGROUP,
 	};
 }

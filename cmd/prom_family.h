@@ -108,10 +108,23 @@ size_t prom_workload_families(struct buf *b, const struct snap_info *in);
 /* The series prom_workload_families() writes now. */
 size_t prom_workload_series(const struct snap_info *in);
 
+/*
+ * The cgroups whose series are written (in *keep, a malloc'ed array of
+ * snapshot indices, in snapshot order) within in->prom_max_series, the
+ * same for the text and protobuf (out_prom.c); what is left out in *cut
+ * and *cut_series. -ENOMEM or 0.
+ */
+int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
+	      size_t **keep, size_t *nkeep, size_t *cut, uint64_t *cut_series);
+
 /* The collector's build_info and the process_* metrics of the client
  * libraries (prom_process.c). */
 void prom_build_info(struct buf *b);
 void prom_process_metrics(struct buf *b);
+
+/* 2^e (|e| < 64) as Go's strconv 'g' -1 writes it ("0.5", "1",
+ * "1.9073486328125e-06"): a histogram bucket's le. */
+void prom_pow2_put(struct buf *b, int e);
 
 /* "# HELP" and "# TYPE" of a metric. */
 void prom_head(struct buf *b, const char *name, const char *type,

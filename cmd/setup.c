@@ -299,6 +299,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	pthread_mutex_init(&c->prom_lock, NULL);
 	pthread_mutex_init(&c->webstate.lock, NULL);
 	buf_init(&c->prom);
+	buf_init(&c->pb);
 	buf_init(&c->json);
 	buf_init(&c->snap);
 	buf_init(&c->promw);

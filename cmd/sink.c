@@ -23,6 +23,7 @@
 #include "filter.h"
 #include "memtrim.h"
 #include "output.h"
+#include "promproto.h"
 #include "workloads.h"
 
 uint64_t tsc_mono_ns(void)
@@ -272,6 +273,18 @@ static void prom_make_locked(struct tsc *c)
 	}
 }
 
+/* The native histograms of the kept snapshot (protobuf), made when a
+ * scraper first asks for them, as the text. Under prom_lock. */
+static void pb_make_locked(struct tsc *c)
+{
+	if (c->pb_made || !c->kept)
+		return;
+	buf_reset(&c->pb);
+	out_promproto(&c->pb, c->kept_in, c->kept);
+	buf_fit(&c->pb);
+	c->pb_made = !c->pb.oom;
+}
+
 /* /snapshot's line is full, whatever --stream (it says "full" with
  * --stream changes, as the main output's full lines do). */
 static void json_make_locked(struct tsc *c)
@@ -294,9 +307,10 @@ static void kept_free_locked(struct tsc *c)
 	c->kept = NULL;
 	free(c->kept_idx);
 	c->kept_idx = NULL;
-	c->prom_made = c->json_made = false;
+	c->prom_made = c->json_made = c->pb_made = false;
 	buf_free(&c->prom);
 	buf_free(&c->json);
+	buf_free(&c->pb);
 }
 
 void tsc_sink_free(struct tsc *c)
@@ -333,6 +347,30 @@ char *tsc_prom_copy(struct tsc *c, size_t *len)
 {
 	atomic_store(&c->prom_served, true); /* see tsc_workloads_update() */
 	return copy_locked(c, false, len);
+}
+
+/* The text and the native histograms of one kept snapshot (one lock). */
+char *tsc_prom_copy_pb(struct tsc *c, size_t *len, char **pb, size_t *pblen)
+{
+	atomic_store(&c->prom_served, true);
+	*pb = NULL;
+	*pblen = 0;
+	pthread_mutex_lock(&c->prom_lock);
+	prom_make_locked(c);
+	pb_make_locked(c);
+	char *t = malloc(c->prom.len + 1);
+	if (t) {
+		memcpy(t, c->prom.p ? c->prom.p : "", c->prom.len);
+		t[c->prom.len] = '\0';
+		*len = c->prom.len;
+		c->served_gen = c->text_gen;
+		if (c->pb_made && (*pb = malloc(c->pb.len ? c->pb.len : 1))) {
+			memcpy(*pb, c->pb.p, c->pb.len);
+			*pblen = c->pb.len;
+		}
+	}
+	pthread_mutex_unlock(&c->prom_lock);
+	return t;
 }
 
 char *tsc_json_copy(struct tsc *c, size_t *len)

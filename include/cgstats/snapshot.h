@@ -184,20 +184,40 @@ enum cgs_hist_kind {
 	CGS_HIST__COUNT
 };
 
-/* Capacity of a histogram's arrays. The library's buckets: upper bounds
- * 4^k microseconds, k = 0..18 (1 us .. about 19 hours), then +Inf. */
+/* Capacity of a histogram's classic arrays (le_ns, cumulative). */
 #define CGS_HIST_SLOTS 32
+/* Capacity of its fine buckets (fine[], from 1.3). */
+#define CGS_HIST_FINE_SLOTS 40
 
+/*
+ * A distribution. The library counts in buckets at the powers of 2 of a
+ * second, those of a Prometheus native histogram of schema 0 (from 1.3;
+ * before, 4^k us): fine bucket i holds the observations in
+ * (2^(i-1), 2^i] s, i = -19..16 (the lowest, (0, 1.9 us]), zero_count
+ * those of 0, and the bucket i = 17 those above 2^16 s (18.2 h: a bound
+ * below, not above). The classic arrays hold the same counts two buckets
+ * in one: upper bounds 4^m s, m = -9..8 (3.8 us .. 18.2 h), then +Inf.
+ */
 struct cgs_hist {
 	size_t sz;          /* bytes the library filled */
 	unsigned nbuckets;  /* buckets in use, the last one +Inf */
-	/* upper bound of bucket b, ns (an observation v counts in every
-	 * bucket with v <= le_ns[b]); UINT64_MAX for +Inf */
+	/* upper bound of bucket b, ns, rounded down (an observation v, whole
+	 * ns, counts in every bucket with v <= le_ns[b]); UINT64_MAX for
+	 * +Inf */
 	uint64_t le_ns[CGS_HIST_SLOTS];
 	/* observations <= le_ns[b]: cumulative, never decreasing along b */
 	uint64_t cumulative[CGS_HIST_SLOTS];
 	uint64_t count;     /* observations (== the +Inf bucket) */
 	uint64_t sum_ns;    /* their sum, ns */
+	/* From 1.3 (when sz covers them): the fine buckets. */
+	int schema;           /* 0: bounds 2^(i * 2^-schema) s */
+	int fine_first;       /* i of fine[0]: -19 */
+	unsigned nfine;       /* fine buckets in use (37): i up to
+			       * fine_first + nfine - 1, the last one
+			       * unbounded above */
+	uint64_t zero_count;  /* observations of 0 (in no fine bucket) */
+	uint64_t fine[CGS_HIST_FINE_SLOTS]; /* observations in bucket
+					     * fine_first + b alone */
 };
 
 /**
@@ -237,8 +257,9 @@ int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
  * @q: The quantile, 0 <= q <= 1.
  *
  * Interpolates linearly inside the bucket that holds the quantile (as
- * Prometheus' histogram_quantile() does); a quantile in the +Inf bucket
- * is reported as the last finite bound.
+ * Prometheus' histogram_quantile() does), in the fine buckets when h->sz
+ * holds them, else in the classic ones; a quantile in the +Inf (or the
+ * unbounded fine) bucket is reported as the last finite bound.
  *
  * Context: Any thread.
  * Return: The estimate, ns; 0 for an empty histogram or a NULL @h.

@@ -14,8 +14,15 @@
 
 #include "cgstats.h"
 
-/* Buckets 0..18: observations <= 4^k us; bucket 19: +Inf. */
-#define CGSI_HIST_BUCKETS 20
+/*
+ * Buckets at the powers of 2 of a second (Prometheus' native histogram
+ * schema 0): word 0 the observations of 0, word 1 + e those in
+ * (2^(e-20), 2^(e-19)] s, e = 0..35 (up to 2^16 s, 18.2 h; the lowest
+ * (0, 2^-19 s = 1.9 us]), word 37 those above 2^16 s.
+ */
+#define CGSI_HIST_FINE_MIN (-19) /* exponent of word 1's upper bound */
+#define CGSI_HIST_FINE_MAX 16    /* ... of word CGSI_HIST_BUCKETS - 2 */
+#define CGSI_HIST_BUCKETS (CGSI_HIST_FINE_MAX - CGSI_HIST_FINE_MIN + 3)
 
 /* The histograms first: the sets of a cgroup that never had an exit by
  * signal are zero from `sig` on, and a snapshot keeps only the words
@@ -36,15 +43,15 @@ struct cgsi_xset {
  * beside word i of its baseline (cum | base; carry | carry_base). A
  * snapshot reads both words of a pair (the set and its delta since the
  * baseline), and so one cache line per word it reads instead of two a set
- * (1.7 KB) apart. Which words of cum may not be zero the node keeps beside
+ * (2.3 KB) apart. Which words of cum may not be zero the node keeps beside
  * its pointer to these (nz, cgsi_nz_mark()): a snapshot reads only those,
  * a few cache lines instead of a whole set (most words of a cgroup's sets
  * stay zero).
  *
  * Made when first needed, and only as wide as needed: a node's cum pair
- * holds the histogram words only (CGSI_XPAIR_BYTES(false), 1,344 bytes)
+ * holds the histogram words only (CGSI_XPAIR_BYTES(false), 2,496 bytes)
  * until its first signal count (an exit by signal, or a retired child's),
- * then all of them (3,392); its carry pair is made (full) with the first
+ * then all of them (4,544); its carry pair is made (full) with the first
  * descendant retired into it (cgtable.h, struct cgsi_carry).
  */
 struct cgsi_xpair {
@@ -63,19 +70,21 @@ static inline void cgsi_nz_mark(uint64_t *nz, size_t word)
 	nz[word / 64] |= 1ull << (word % 64);
 }
 
-/* Bucket of a value in us: the smallest k with us <= 4^k, or +Inf. O(1):
- * 4^k >= us exactly when the bit length of us - 1 is at most 2k. */
-static inline unsigned cgsi_hist_bucket(uint64_t us)
+/* Word of a value in ns (see CGSI_HIST_BUCKETS). O(1): with
+ * c = ceil(ns * 2^19 / 1e9) (2^-19 s is 1953125 / 1024 ns),
+ * ns <= 2^(e-19) s exactly when c <= 2^e, so e is the bit length of
+ * c - 1. */
+static inline unsigned cgsi_hist_bucket(uint64_t ns)
 {
-	if (us <= 1)
+	if (!ns)
 		return 0;
-	unsigned bits = 64u - (unsigned)__builtin_clzll(us - 1);
-	unsigned k = (bits + 1) / 2;
-	return k < CGSI_HIST_BUCKETS - 1 ? k : CGSI_HIST_BUCKETS - 1;
+	if (ns > (1000000000ull << CGSI_HIST_FINE_MAX))
+		return CGSI_HIST_BUCKETS - 1;
+	uint64_t c = (ns * 1024u + 1953124u) / 1953125u;
+	unsigned e = c > 1 ? 64u - (unsigned)__builtin_clzll(c - 1) : 0;
+	return 1 + e;
 }
 
-/* Upper bound of bucket b, ns (UINT64_MAX for +Inf). */
-uint64_t cgsi_hist_le_ns(unsigned b);
 
 /* Word of bucket b of histogram k, of its sum, of signal sig (struct
  * cgsi_xset). */
@@ -89,13 +98,12 @@ static inline uint64_t *cgsi_x4_cum(struct cgsi_xpair *x, size_t word)
 	return &x->w[word][0];
 }
 
-/* One observation v (us) of histogram k in a node's cumulative set, its
- * sum grown by sum_ns; the words marked in the node's nz. */
+/* One observation of sum_ns ns of histogram k in a node's cumulative
+ * set; the words marked in the node's nz. */
 static inline void cgsi_x4_one(struct cgsi_xpair *x, uint64_t *nz,
-			       enum cgs_hist_kind k, uint64_t us,
-			       uint64_t sum_ns)
+			       enum cgs_hist_kind k, uint64_t sum_ns)
 {
-	size_t b = CGSI_XW_BUCKET(k, cgsi_hist_bucket(us));
+	size_t b = CGSI_XW_BUCKET(k, cgsi_hist_bucket(sum_ns));
 	(*cgsi_x4_cum(x, b))++;
 	*cgsi_x4_cum(x, CGSI_XW_SUM(k)) += sum_ns;
 	cgsi_nz_mark(nz, b);
@@ -108,14 +116,13 @@ static inline void cgsi_x4_observe(struct cgsi_xpair *x, uint64_t *nz,
 {
 	uint64_t cpu = r->utime_us + r->stime_us;
 	uint64_t dly = r->delay[CGS_DELAY_CPU].total_ns;
-	uint64_t dly_us = dly / 1000 + (dly % 1000 != 0); /* ceil, no wrap */
-	cgsi_x4_one(x, nz, CGS_HIST_LIFETIME, r->etime_us, r->etime_us * 1000);
-	cgsi_x4_one(x, nz, CGS_HIST_CPU, cpu, cpu * 1000);
-	cgsi_x4_one(x, nz, CGS_HIST_CPU_DELAY, dly_us, dly);
+	cgsi_x4_one(x, nz, CGS_HIST_LIFETIME, r->etime_us * 1000);
+	cgsi_x4_one(x, nz, CGS_HIST_CPU, cpu * 1000);
+	cgsi_x4_one(x, nz, CGS_HIST_CPU_DELAY, dly);
 	if (r->kind == CGS_KIND_PROCESS) {
 		uint64_t life = (r->fields & CGS_HAS_TGID) ? r->tgetime_us
 							   : r->etime_us;
-		cgsi_x4_one(x, nz, CGS_HIST_PROC_LIFETIME, life, life * 1000);
+		cgsi_x4_one(x, nz, CGS_HIST_PROC_LIFETIME, life * 1000);
 	}
 }
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A cgroup node's extras, made when the node is: its command summaries
  * and OOM baseline. Its histogram and signal sets are not: the
- * accounting path allocates the histogram words (1,344 bytes) with the
+ * accounting path allocates the histogram words (2,496 bytes) with the
  * node's first record (cgsi_node_x()), so an ancestor that only groups
  * (no exit of its own) never has them, and widens them to the signal
- * counts (3,392 bytes) at its first exit by signal (cgsi_node_widen());
+ * counts (4,544 bytes) at its first exit by signal (cgsi_node_widen());
  * NULL sets read as zeros everywhere (snap_extra.c, retire.c, oom.c),
  * and the signal words as zeros while !n->sigs. */
 #include <stdlib.h>

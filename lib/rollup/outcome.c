@@ -63,27 +63,75 @@ CGS_EXPORT const char *cgs_hist_name(enum cgs_hist_kind k)
 	return (unsigned)k < CGS_ARRAY_SIZE(n) ? n[k] : NULL;
 }
 
-uint64_t cgsi_hist_le_ns(unsigned b)
+/* Classic bound m (of 4^(m - 9) s), ns rounded down: 4^(m - 9) * 1e9 =
+ * 5^9 * 2^(2m - 9). */
+static uint64_t classic_le_ns(unsigned m)
 {
-	if (b >= CGSI_HIST_BUCKETS - 1)
-		return UINT64_MAX;
-	return (1ull << (2 * b)) * 1000u;
+	int e = 2 * (int)m - 9;
+	uint64_t f = 1953125u; /* 5^9 */
+	return e >= 0 ? f << e : f >> -e;
 }
 
+/* Classic bucket m: words 1 + 2m and 2 + 2m (and the zeros in the
+ * first); the last the overflow. */
 void cgsi_hist_fill(struct cgs_hist *h, const struct cgsi_xset *x,
 		    enum cgs_hist_kind k)
 {
+	enum { NCLASSIC = (CGSI_HIST_BUCKETS - 2) / 2 + 1 };
+	_Static_assert(NCLASSIC <= CGS_HIST_SLOTS &&
+		       CGSI_HIST_BUCKETS - 1 <= CGS_HIST_FINE_SLOTS &&
+		       (CGSI_HIST_BUCKETS - 2) % 2 == 0, "the public arrays");
+	const uint64_t *w = x ? x->hist[k] : NULL;
 	uint64_t c = 0;
 	memset(h, 0, sizeof(*h));
 	h->sz = sizeof(*h);
-	h->nbuckets = CGSI_HIST_BUCKETS;
-	for (unsigned b = 0; b < CGSI_HIST_BUCKETS; b++) {
-		c += x ? x->hist[k][b] : 0;
-		h->le_ns[b] = cgsi_hist_le_ns(b);
-		h->cumulative[b] = c;
+	h->nbuckets = NCLASSIC;
+	h->schema = 0;
+	h->fine_first = CGSI_HIST_FINE_MIN;
+	h->nfine = CGSI_HIST_BUCKETS - 1;
+	h->zero_count = w ? w[0] : 0;
+	for (unsigned b = 1; w && b < CGSI_HIST_BUCKETS; b++)
+		h->fine[b - 1] = w[b];
+	c = h->zero_count;
+	for (unsigned m = 0; m + 1 < NCLASSIC; m++) {
+		c += h->fine[2 * m] + h->fine[2 * m + 1];
+		h->le_ns[m] = classic_le_ns(m);
+		h->cumulative[m] = c;
 	}
+	c += h->fine[CGSI_HIST_BUCKETS - 2];
+	h->le_ns[NCLASSIC - 1] = UINT64_MAX;
+	h->cumulative[NCLASSIC - 1] = c;
 	h->count = c;
 	h->sum_ns = x ? x->hist_sum_ns[k] : 0;
+}
+
+/* Upper bound of fine bucket fine_first + b, ns (as a double). */
+static double fine_le_ns(const struct cgs_hist *h, unsigned b)
+{
+	int e = h->fine_first + (int)b;
+	return e >= 0 ? 1e9 * (double)(1ull << e) : 1e9 / (double)(1ull << -e);
+}
+
+/* In the fine buckets: 0 .. (the zeros) then each bucket linearly. */
+static uint64_t fine_quantile(const struct cgs_hist *h, double rank)
+{
+	uint64_t below = h->zero_count;
+	double lo = 0;
+	if ((double)below >= rank && below)
+		return 0;
+	for (unsigned b = 0; b < h->nfine; b++) {
+		uint64_t c = below + h->fine[b];
+		if ((double)c >= rank && c > below) {
+			if (b + 1 == h->nfine) /* unbounded */
+				return (uint64_t)lo;
+			double f = (rank - (double)below) /
+				   (double)(c - below);
+			return (uint64_t)(lo + f * (fine_le_ns(h, b) - lo));
+		}
+		below = c;
+		lo = fine_le_ns(h, b);
+	}
+	return (uint64_t)lo;
 }
 
 CGS_EXPORT uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q)
@@ -95,6 +143,8 @@ CGS_EXPORT uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q)
 	if (q > 1)
 		q = 1;
 	double rank = q * (double)h->count;
+	if (h->sz >= sizeof(*h) && h->nfine && h->nfine <= CGS_HIST_FINE_SLOTS)
+		return fine_quantile(h, rank);
 	uint64_t below = 0, lo = 0;
 	for (unsigned b = 0; b < h->nbuckets; b++) {
 		uint64_t c = h->cumulative[b];

@@ -68,13 +68,13 @@ void cgsi_snap_mem_trim(struct snap_mem *m);
 void cgsi_snap_mem_free(struct snap_mem *m);
 
 /*
- * A histogram and signal set (1.7 KB, or 672 bytes, the histograms only,
+ * A histogram and signal set (2.3 KB, or 1,248 bytes, the histograms only,
  * for a cgroup that never had an exit by signal: extra.h), in one of two
  * forms. Dense (p): every word. Packed (pk): a mask of the words that are
  * not zero, then those words in order. A set copied from a node is
  * packed: a cgroup's exits fall in a few buckets, so most words are zero,
  * and the packed copy is a few cache lines to write and, when subtrees
- * are summed, to read, instead of eleven (or 27). Sums (subtree sets,
+ * are summed, to read, instead of twenty (or 36). Sums (subtree sets,
  * merged entries) are dense. Both NULL: zeros. `full`: with its signal
  * counts, else only CGSI_XSET_HIST_WORDS words exist and the signal
  * counts are 0.

@@ -108,22 +108,45 @@ static void reap(pid_t p)
  * record's value (the known lengths are lower bounds: a loaded host
  * stretches lifetimes by its wake-up latency).
  */
-static uint64_t want[NCG][CGS_HIST__COUNT][20];
+#define NWORDS 38 /* the zeros, fine buckets 2^-19 .. 2^16 s, above */
+static uint64_t want[NCG][CGS_HIST__COUNT][NWORDS];
 static uint64_t min_v[NCG][CGS_HIST__COUNT];
 
-static unsigned bucket_of(uint64_t us)
+/* ns <= 2^e s, by walking (no rounding: 2^e s = 1e9 >> -e ns exactly
+ * when ns << -e <= 1e9) */
+static bool at_most_pow2(uint64_t ns, int e)
 {
-	unsigned k = 0;
-	for (uint64_t le = 1; k < 19 && us > le; le *= 4)
-		k++;
-	return k;
+	if (e >= 0)
+		return ns <= (1000000000ull << e);
+	return ns <= (1000000000ull >> -e) ||
+	       (ns < (1ull << 40) && (ns << -e) <= 1000000000ull);
+}
+
+/* 0: the zeros; w: (2^(w - 21), 2^(w - 20)] s; 37: above 2^16 s */
+static unsigned bucket_of(uint64_t ns)
+{
+	if (!ns)
+		return 0;
+	for (int e = -19; e <= 16; e++)
+		if (at_most_pow2(ns, e))
+			return (unsigned)(e + 20);
+	return NWORDS - 1;
 }
 
 static void observe(int c, enum cgs_hist_kind k, uint64_t us)
 {
-	want[c][k][bucket_of(us)]++;
+	want[c][k][bucket_of(us * 1000)]++;
 	if (!min_v[c][k] || us < min_v[c][k])
 		min_v[c][k] = us;
+}
+
+/* Observations <= 2^e s. */
+static uint64_t at_most(const struct cgs_hist *h, int e)
+{
+	uint64_t n = h->zero_count;
+	for (unsigned b = 0; b < h->nfine && h->fine_first + (int)b <= e; b++)
+		n += h->fine[b];
+	return n;
 }
 
 static void on_task(const struct cgs_record *r, const char *path, void *ctx)
@@ -134,8 +157,8 @@ static void on_task(const struct cgs_record *r, const char *path, void *ctx)
 			continue;
 		observe(c, CGS_HIST_LIFETIME, r->etime_us);
 		observe(c, CGS_HIST_CPU, r->utime_us + r->stime_us);
-		observe(c, CGS_HIST_CPU_DELAY,
-			(r->delay[CGS_DELAY_CPU].total_ns + 999) / 1000);
+		want[c][CGS_HIST_CPU_DELAY]
+		    [bucket_of(r->delay[CGS_DELAY_CPU].total_ns)]++;
 		if (r->kind == CGS_KIND_PROCESS)
 			observe(c, CGS_HIST_PROC_LIFETIME, r->tgetime_us);
 	}
@@ -144,14 +167,13 @@ static void on_task(const struct cgs_record *r, const char *path, void *ctx)
 /* The library's histogram k of cgroup c equals the ground truth. */
 static void check_truth(const struct cgs_hist *h, int c, enum cgs_hist_kind k)
 {
-	uint64_t cum = 0;
-	for (unsigned b = 0; b < 20; b++) {
-		cum += want[c][k][b];
-		if (h->cumulative[b] != cum)
+	for (unsigned b = 0; b < NWORDS; b++) {
+		uint64_t got = b ? h->fine[b - 1] : h->zero_count;
+		if (got != want[c][k][b])
 			fail_msg("%s %s bucket %u: %llu, the records say %llu",
 				 cg_name[c], cgs_hist_name(k), b,
-				 (unsigned long long)h->cumulative[b],
-				 (unsigned long long)cum);
+				 (unsigned long long)got,
+				 (unsigned long long)want[c][k][b]);
 	}
 }
 
@@ -166,10 +188,15 @@ static struct cgs_hist hist(const struct cgs_snapshot *s, size_t i,
 /* The shape every histogram has; its count must be n. */
 static void check_shape(const struct cgs_hist *h, uint64_t n)
 {
-	assert_int_equal(h->nbuckets, 20);
-	uint64_t le = 1000;
+	assert_int_equal(h->nbuckets, 19);
+	assert_int_equal(h->nfine, NWORDS - 1);
+	assert_int_equal(h->fine_first, -19);
+	assert_int_equal(h->schema, 0);
+	double le = 1e9 / 262144; /* 4^-9 s, ns */
 	for (unsigned b = 0; b + 1 < h->nbuckets; b++, le *= 4) {
-		assert_int_equal(h->le_ns[b], le);
+		assert_int_equal(h->le_ns[b], (uint64_t)le);
+		/* the classic bucket holds the two fine ones below it */
+		assert_int_equal(h->cumulative[b], at_most(h, 2 * (int)b - 18));
 		if (b)
 			assert_true(h->cumulative[b] >= h->cumulative[b - 1]);
 	}
@@ -222,11 +249,12 @@ static void check_no_decrease(const struct cgs_snapshot *a,
 static void print_hist(const char *what, const struct cgs_hist *h)
 {
 	printf("%s:", what);
-	for (unsigned b = 0; b < h->nbuckets; b++)
-		if (h->cumulative[b] != (b ? h->cumulative[b - 1] : 0))
-			printf(" le%llu=%llu",
-			       (unsigned long long)(h->le_ns[b] / 1000),
-			       (unsigned long long)h->cumulative[b]);
+	if (h->zero_count)
+		printf(" 0=%llu", (unsigned long long)h->zero_count);
+	for (unsigned b = 0; b < h->nfine; b++)
+		if (h->fine[b])
+			printf(" 2^%d=%llu", h->fine_first + (int)b,
+			       (unsigned long long)h->fine[b]);
 	printf(" count %llu\n", (unsigned long long)h->count);
 }
 
@@ -303,18 +331,18 @@ static void test_hist_kernel(void **state)
 			check_truth(&h, g, (enum cgs_hist_kind)k);
 		}
 	/* and the known lengths put them no lower than their bucket:
-	 * sleepers and the threads >= 30 ms (k 8: > 16384 us), the mt
-	 * process >= 130 ms (k 9: > 65536 us); a quiet host keeps them in
-	 * it (a loaded one stretches lifetimes) */
+	 * sleepers and the threads >= 30 ms (> 2^-6 s, 15.6 ms), the mt
+	 * process >= 130 ms (> 2^-3 s); a quiet host keeps them in it (a
+	 * loaded one stretches lifetimes) */
 	struct cgs_hist h = hist(b, is, CGS_SET_SELF, CGS_HIST_LIFETIME);
 	print_hist("sleep lifetime", &h);
 	assert_true(min_v[C_SLEEP][CGS_HIST_LIFETIME] >= 30000);
-	assert_int_equal(h.cumulative[7], 0);
+	assert_int_equal(at_most(&h, -6), 0);
 	uint64_t med = cgs_hist_quantile(&h, 0.5);
-	assert_true(med > 16384000);
+	assert_true(med > 15625000);
 	h = hist(b, is, CGS_SET_SELF, CGS_HIST_PROC_LIFETIME);
 	print_hist("sleep process_lifetime", &h);
-	assert_int_equal(h.cumulative[7], 0);
+	assert_int_equal(at_most(&h, -6), 0);
 	h = hist(b, ip, CGS_SET_SELF, CGS_HIST_CPU);
 	print_hist("spin cpu", &h);
 	/* ac_utime/ac_stime are tick samples, net of the hypervisor's steal
@@ -322,16 +350,16 @@ static void test_hist_kernel(void **state)
 	 * a loose lower bound here (k >= 9); the exact check is above */
 	printf("spin: least cpu %llu us\n",
 	       (unsigned long long)min_v[C_SPIN][CGS_HIST_CPU]);
-	assert_true(min_v[C_SPIN][CGS_HIST_CPU] > 65536);
-	assert_int_equal(h.cumulative[8], 0);
+	assert_true(min_v[C_SPIN][CGS_HIST_CPU] > 62500);
+	assert_int_equal(at_most(&h, -4), 0);
 	h = hist(b, im, CGS_SET_SELF, CGS_HIST_LIFETIME);
 	print_hist("mt lifetime", &h);
 	assert_true(min_v[C_MT][CGS_HIST_LIFETIME] >= 30000);
-	assert_int_equal(h.cumulative[7], 0);
+	assert_int_equal(at_most(&h, -6), 0);
 	h = hist(b, im, CGS_SET_SELF, CGS_HIST_PROC_LIFETIME);
 	print_hist("mt process_lifetime", &h);
 	assert_true(min_v[C_MT][CGS_HIST_PROC_LIFETIME] >= 130000);
-	assert_int_equal(h.cumulative[8], 0);
+	assert_int_equal(at_most(&h, -3), 0);
 	assert_int_equal(h.count, 1);
 	check_no_decrease(a, b);
 
@@ -356,6 +384,8 @@ static void test_hist_kernel(void **state)
 		struct cgs_hist y = hist(d, jb, CGS_SET_SUBTREE, k);
 		assert_memory_equal(x.cumulative, y.cumulative,
 				    sizeof(x.cumulative));
+		assert_memory_equal(x.fine, y.fine, sizeof(x.fine));
+		assert_int_equal(x.zero_count, y.zero_count);
 		assert_int_equal(x.sum_ns, y.sum_ns);
 		/* no new records: nothing since the previous snapshot */
 		struct cgs_hist z = hist(d, jb, CGS_SET_SUBTREE_DELTA, k);
@@ -421,6 +451,25 @@ static void test_hist_quantile(void **state)
 	h.cumulative[19] = 3;
 	h.count = 3;
 	assert_int_equal(cgs_hist_quantile(&h, 0.5), h.le_ns[18]);
+
+	/* the fine buckets, when there are: 2 zeros, 2 in (0.5, 1] s */
+	struct cgs_hist f = { .sz = sizeof(f), .nbuckets = 1, .schema = 0,
+			      .fine_first = -19, .nfine = 37, .count = 4,
+			      .zero_count = 2 };
+	f.le_ns[0] = UINT64_MAX;
+	f.cumulative[0] = 4;
+	f.fine[19] = 2; /* 2^0 s */
+	assert_int_equal(cgs_hist_quantile(&f, 0.5), 0);
+	assert_int_equal(cgs_hist_quantile(&f, 0.75), 750000000);
+	assert_int_equal(cgs_hist_quantile(&f, 1), 1000000000);
+	/* in the unbounded one: its lower bound, 2^16 s */
+	f.zero_count = 0;
+	f.fine[19] = 0;
+	f.fine[36] = 4;
+	assert_true(cgs_hist_quantile(&f, 0.5) == 65536000000000ull);
+	/* a 1.2 caller's struct ends before them: the classic ones */
+	f.sz = offsetof(struct cgs_hist, schema);
+	assert_int_equal(cgs_hist_quantile(&f, 0.5), 0);
 }
 
 int main(int argc, char **argv)

@@ -184,26 +184,39 @@ static struct cgs_hist hist(const struct cgs_snapshot *s, size_t i,
 	h.sz = sizeof(h);
 	assert_int_equal(cgs_snapshot_hist(s, i, set, k, &h), 0);
 	assert_int_equal(h.sz, sizeof(h));
-	assert_int_equal(h.nbuckets, 20);
+	assert_int_equal(h.nbuckets, 19);
 	/* cumulative along b, +Inf last and equal to count */
 	for (unsigned b = 1; b < h.nbuckets; b++)
 		assert_true(h.cumulative[b] >= h.cumulative[b - 1]);
 	assert_true(h.le_ns[h.nbuckets - 1] == UINT64_MAX);
 	assert_int_equal(h.cumulative[h.nbuckets - 1], h.count);
+	/* the fine buckets (schema 0, 2^-19 .. 2^17 s): the classic ones are
+	 * theirs two by two, the zeros in the first */
+	assert_int_equal(h.schema, 0);
+	assert_int_equal(h.fine_first, -19);
+	assert_int_equal(h.nfine, 37);
+	uint64_t c = h.zero_count;
+	for (unsigned b = 0; b < h.nfine; b++) {
+		c += h.fine[b];
+		if (b % 2 && b / 2 + 1 < h.nbuckets)
+			assert_int_equal(c, h.cumulative[b / 2]);
+	}
+	assert_int_equal(c, h.count);
 	return h;
 }
 
-/* A histogram holding n observations all in bucket b (per-bucket counts
- * from the cumulative ones), and their sum. */
+/* A histogram holding n observations all in bucket b (0: the zeros,
+ * else fine[b - 1], of upper bound 2^(b - 20) s), and their sum. */
 static void want_one_bucket(const struct cgs_hist *h, unsigned b, uint64_t n,
 			    uint64_t sum_ns, const char *what)
 {
-	for (unsigned j = 0; j < h->nbuckets; j++) {
-		uint64_t want = j >= b ? n : 0;
-		if (h->cumulative[j] != want)
-			fail_msg("%s: cumulative[%u] got %llu want %llu (all "
+	for (unsigned j = 0; j <= h->nfine; j++) {
+		uint64_t want = j == b ? n : 0;
+		uint64_t got = j ? h->fine[j - 1] : h->zero_count;
+		if (got != want)
+			fail_msg("%s: bucket %u got %llu want %llu (all "
 				 "in bucket %u)",
-				 what, j, (unsigned long long)h->cumulative[j],
+				 what, j, (unsigned long long)got,
 				 (unsigned long long)want, b);
 	}
 	assert_int_equal(h->count, n);
@@ -520,8 +533,8 @@ static void retire_case(unsigned flags)
 		struct cgs_hist h = hist(s, idx(s, "/r"), CGS_SET_SUBTREE,
 					 CGS_HIST_LIFETIME);
 		assert_int_equal(h.count, 4);
-		assert_int_equal(h.cumulative[1], 3); /* etime 0 */
-		assert_int_equal(h.cumulative[2], 4); /* etime 5 us */
+		assert_int_equal(h.zero_count, 3); /* etime 0 */
+		assert_int_equal(h.fine[2], 1);    /* etime 5 us */
 		assert_int_equal(h.sum_ns, 5000);
 	} else {
 		struct cgs_hist h = { .sz = sizeof(h) };
@@ -803,16 +816,17 @@ static void test_hist_buckets(void **state)
 {
 	(void)state;
 	struct cgs_rollup *r = fp_rollup(&F, 1, CGS_ROLLUP_HISTOGRAMS);
-	const uint64_t p18 = 1ull << 36; /* 4^18 */
-	/* a task lifetime (etime_us) -> its bucket, one cgroup each */
+	const uint64_t top = 65536000000000ull; /* 2^16 s, ns */
+	/* a task lifetime (etime_us) -> its bucket (want_one_bucket()), one
+	 * cgroup each; bounds 2^(b - 20) s: 1.9, 3.8, 7.6, 15.3, 30.5 us */
 	static const struct {
 		uint64_t us;
 		unsigned b;
 	} life[] = {
-		{ 0, 0 },  { 1, 0 },  { 2, 1 },	  { 3, 1 },  { 4, 1 },
-		{ 5, 2 },  { 16, 2 }, { 17, 3 },  { 64, 3 }, { 65, 4 },
-		{ 1ull << 36, 18 }, { (1ull << 36) + 1, 19 },
-		{ UINT64_MAX / 1000, 19 },
+		{ 0, 0 },  { 1, 1 },  { 2, 2 },	  { 3, 2 },  { 4, 3 },
+		{ 7, 3 },  { 8, 4 }, { 16, 5 },  { 17, 5 }, { 64, 7 },
+		{ 1000000, 20 }, { 1000001, 21 }, { 65536000000ull, 36 },
+		{ 65536000001ull, 37 }, { UINT64_MAX / 1000, 37 },
 	};
 	char path[64];
 	for (size_t i = 0; i < NELEM(life); i++) {
@@ -826,8 +840,8 @@ static void test_hist_buckets(void **state)
 		uint64_t u, s;
 		unsigned b;
 	} cpu[] = {
-		{ 0, 0, 0 }, { 1, 0, 0 }, { 0, 1, 0 }, { 1, 1, 1 },
-		{ 3, 2, 2 }, { 16, 0, 2 }, { 8, 9, 3 }, { 0, 17, 3 },
+		{ 0, 0, 0 }, { 1, 0, 1 }, { 0, 1, 1 }, { 1, 1, 2 },
+		{ 3, 2, 3 }, { 16, 0, 5 }, { 8, 9, 5 }, { 0, 33, 6 },
 	};
 	for (size_t i = 0; i < NELEM(cpu); i++) {
 		struct cgs_record t = rec(CGS_KIND_THREAD, 1001, 1000);
@@ -836,16 +850,16 @@ static void test_hist_buckets(void **state)
 		snprintf(path, sizeof(path), "/cpu%zu", i);
 		put(r, 0, path, &t);
 	}
-	/* CPU delay, ns: the bucket of ceil(ns / 1000) us */
+	/* CPU delay, ns: 2^-19 s is 1907.3 ns, 2^-18 s 3814.7 */
 	static const struct {
 		uint64_t ns;
 		unsigned b;
 	} dly[] = {
-		{ 0, 0 },	   { 1, 0 },	      { 999, 0 },
-		{ 1000, 0 },	   { 1001, 1 },	      { 4000, 1 },
-		{ 4001, 2 },	   { 16000, 2 },      { 16001, 3 },
-		{ p18 * 1000, 18 }, { p18 * 1000 + 1, 19 },
-		{ UINT64_MAX, 19 }, { UINT64_MAX - 998, 19 },
+		{ 0, 0 },	   { 1, 1 },	      { 999, 1 },
+		{ 1907, 1 },	   { 1908, 2 },	      { 3814, 2 },
+		{ 3815, 3 },	   { 1000000000, 20 }, { 1000000001, 21 },
+		{ top, 36 },	   { top + 1, 37 },
+		{ UINT64_MAX, 37 }, { UINT64_MAX - 998, 37 },
 	};
 	for (size_t i = 0; i < NELEM(dly); i++) {
 		struct cgs_record t = rec(CGS_KIND_THREAD, 1001, 1000);
@@ -857,11 +871,11 @@ static void test_hist_buckets(void **state)
 	 * process records only */
 	struct cgs_record pa = proc_exit(2000, 0);
 	pa.fields |= CGS_HAS_TGID;
-	pa.etime_us = 5;     /* lifetime bucket 2 */
-	pa.tgetime_us = 17;  /* process lifetime bucket 3 */
+	pa.etime_us = 5;     /* lifetime bucket 3 */
+	pa.tgetime_us = 17;  /* process lifetime bucket 5 */
 	put(r, 0, "/pl/tgid", &pa);
 	struct cgs_record pb = proc_exit(2001, 0);
-	pb.etime_us = 17;    /* both bucket 3 */
+	pb.etime_us = 17;    /* both bucket 5 */
 	pb.tgetime_us = 1;   /* ignored: no CGS_HAS_TGID */
 	put(r, 0, "/pl/old", &pb);
 	struct cgs_record th = rec(CGS_KIND_THREAD, 2003, 2002);
@@ -909,42 +923,53 @@ static void test_hist_buckets(void **state)
 	}
 	struct cgs_hist h = hist(s, idx(s, "/pl/tgid"), CGS_SET_SELF,
 				 CGS_HIST_PROC_LIFETIME);
-	want_one_bucket(&h, 3, 1, 17000, "process lifetime from tgetime");
+	want_one_bucket(&h, 5, 1, 17000, "process lifetime from tgetime");
 	h = hist(s, idx(s, "/pl/tgid"), CGS_SET_SELF, CGS_HIST_LIFETIME);
-	want_one_bucket(&h, 2, 1, 5000, "its task lifetime");
+	want_one_bucket(&h, 3, 1, 5000, "its task lifetime");
 	h = hist(s, idx(s, "/pl/old"), CGS_SET_SELF, CGS_HIST_PROC_LIFETIME);
-	want_one_bucket(&h, 3, 1, 17000, "process lifetime from etime");
+	want_one_bucket(&h, 5, 1, 17000, "process lifetime from etime");
 	h = hist(s, idx(s, "/pl/thread"), CGS_SET_SELF,
 		 CGS_HIST_PROC_LIFETIME);
 	want_one_bucket(&h, 0, 0, 0, "a thread has no process lifetime");
 	h = hist(s, idx(s, "/pl/thread"), CGS_SET_SELF, CGS_HIST_LIFETIME);
-	want_one_bucket(&h, 1, 1, 2000, "thread lifetime, TGID record not");
-	/* subtree of /pl: 2 process lifetimes (buckets 3, 3), 3 lifetimes
-	 * (2, 3, 1) */
+	want_one_bucket(&h, 2, 1, 2000, "thread lifetime, TGID record not");
+	/* subtree of /pl: 2 process lifetimes (buckets 5, 5), 3 lifetimes
+	 * (3, 5, 2) */
 	h = hist(s, idx(s, "/pl"), CGS_SET_SUBTREE, CGS_HIST_PROC_LIFETIME);
-	want_one_bucket(&h, 3, 2, 34000, "/pl subtree process lifetime");
+	want_one_bucket(&h, 5, 2, 34000, "/pl subtree process lifetime");
 	h = hist(s, idx(s, "/pl"), CGS_SET_SUBTREE, CGS_HIST_LIFETIME);
-	assert_int_equal(h.cumulative[0], 0);
-	assert_int_equal(h.cumulative[1], 1);
-	assert_int_equal(h.cumulative[2], 2);
-	assert_int_equal(h.cumulative[3], 3);
+	assert_int_equal(h.zero_count, 0);
+	assert_int_equal(h.fine[1], 1);
+	assert_int_equal(h.fine[2], 1);
+	assert_int_equal(h.fine[4], 1);
+	assert_int_equal(h.cumulative[0], 1);
+	assert_int_equal(h.cumulative[1], 2);
+	assert_int_equal(h.cumulative[2], 3);
 	assert_int_equal(h.sum_ns, 2000 + 5000 + 17000);
 	h = hist(s, idx(s, "/pl"), CGS_SET_SELF, CGS_HIST_LIFETIME);
 	want_one_bucket(&h, 0, 0, 0, "/pl self: nothing");
 
-	/* bounds: 4^b us in ns, then +Inf */
-	for (unsigned b = 0; b < 19; b++)
-		assert_true(h.le_ns[b] == (1ull << (2 * b)) * 1000);
-	assert_true(h.le_ns[0] == 1000 && h.le_ns[18] == p18 * 1000);
+	/* classic bounds: 4^(b - 9) s in ns rounded down, then +Inf */
+	assert_true(h.le_ns[0] == 3814 && h.le_ns[1] == 15258 &&
+		    h.le_ns[8] == 250000000 && h.le_ns[9] == 1000000000 &&
+		    h.le_ns[17] == top && h.le_ns[18] == UINT64_MAX);
+	for (unsigned b = 10; b < 18; b++)
+		assert_true(h.le_ns[b] == 4 * h.le_ns[b - 1]);
 
-	/* quantiles: one observation in bucket 2 (4000..16000 ns] */
+	/* quantiles, in the fine buckets: one observation in
+	 * (3814.7, 7629.4] ns */
 	h = hist(s, idx(s, "/cpu4"), CGS_SET_SELF, CGS_HIST_CPU);
-	assert_int_equal(cgs_hist_quantile(&h, 0.5), 10000);
-	assert_int_equal(cgs_hist_quantile(&h, 1), 16000);
-	assert_int_equal(cgs_hist_quantile(&h, 2), 16000);
-	/* in +Inf: the last finite bound */
-	h = hist(s, idx(s, "/life11"), CGS_SET_SELF, CGS_HIST_LIFETIME);
-	assert_true(cgs_hist_quantile(&h, 0.5) == p18 * 1000);
+	assert_int_equal(cgs_hist_quantile(&h, 0.5), 5722);
+	assert_int_equal(cgs_hist_quantile(&h, 1), 7629);
+	assert_int_equal(cgs_hist_quantile(&h, 2), 7629);
+	/* a caller of 1.2 (no fine buckets): the classic (3814, 15258] */
+	h.sz = offsetof(struct cgs_hist, schema);
+	assert_int_equal(cgs_hist_quantile(&h, 0.5), 9536);
+	/* in the unbounded bucket: the last finite bound */
+	h = hist(s, idx(s, "/life13"), CGS_SET_SELF, CGS_HIST_LIFETIME);
+	assert_true(cgs_hist_quantile(&h, 0.5) == top);
+	h.sz = offsetof(struct cgs_hist, schema);
+	assert_true(cgs_hist_quantile(&h, 0.5) == top);
 	h = hist(s, idx(s, "/pl"), CGS_SET_SELF, CGS_HIST_LIFETIME);
 	assert_int_equal(cgs_hist_quantile(&h, 0.5), 0); /* empty */
 	assert_int_equal(cgs_hist_quantile(NULL, 0.5), 0);
@@ -967,21 +992,23 @@ static void test_hist_api(void **state)
 	(void)state;
 	struct cgs_rollup *r = fp_rollup(&F, 2, CGS_ROLLUP_HISTOGRAMS);
 	struct cgs_record t = rec(CGS_KIND_THREAD, 11, 10);
-	t.etime_us = 17;   /* bucket 3 */
-	t.utime_us = 2;    /* cpu bucket 1 */
+	t.etime_us = 17;   /* bucket 5 */
+	t.utime_us = 2;    /* cpu bucket 2 */
 	put(r, 0, "/h/a", &t);
 	put(r, 1, "/h/a", &t);
-	t.etime_us = 1;    /* bucket 0 */
+	t.etime_us = 1;    /* bucket 1 */
 	put(r, 1, "/h/a/b", &t);
 
 	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	size_t ia = idx(s, "/h/a");
 	struct cgs_hist h = hist(s, ia, CGS_SET_SELF, CGS_HIST_LIFETIME);
-	want_one_bucket(&h, 3, 2, 34000, "two shards' /h/a");
+	want_one_bucket(&h, 5, 2, 34000, "two shards' /h/a");
 	h = hist(s, ia, CGS_SET_SUBTREE, CGS_HIST_LIFETIME);
+	assert_int_equal(h.fine[0], 1);
+	assert_int_equal(h.fine[4], 2);
 	assert_int_equal(h.cumulative[0], 1);
-	assert_int_equal(h.cumulative[2], 1);
-	assert_int_equal(h.cumulative[3], 3);
+	assert_int_equal(h.cumulative[1], 1);
+	assert_int_equal(h.cumulative[2], 3);
 	assert_int_equal(h.sum_ns, 35000);
 
 	/* bad arguments */
@@ -1008,8 +1035,8 @@ static void test_hist_api(void **state)
 					   CGS_HIST_LIFETIME, &o),
 			 0);
 	assert_int_equal(o.sz, offsetof(struct cgs_hist, count));
-	assert_int_equal(o.nbuckets, 20);
-	assert_int_equal(o.cumulative[3], 2);
+	assert_int_equal(o.nbuckets, 19);
+	assert_int_equal(o.cumulative[2], 2);
 	assert_true(o.count == 0xcdcdcdcdcdcdcdcdull);
 	assert_true(o.sum_ns == 0xcdcdcdcdcdcdcdcdull);
 	cgs_snapshot_free(s);
@@ -1023,7 +1050,7 @@ static void test_hist_api(void **state)
 	assert_int_equal(h.cumulative[0], 2);
 	assert_int_equal(h.cumulative[3], 4);
 	h = hist(s, idx(s, "/h/a"), CGS_SET_SELF_DELTA, CGS_HIST_LIFETIME);
-	want_one_bucket(&h, 0, 1, 1000, "folded delta");
+	want_one_bucket(&h, 1, 1, 1000, "folded delta");
 	struct cgs_hist before = hist(s, idx(s, "/"), CGS_SET_SUBTREE,
 				      CGS_HIST_CPU);
 	assert_int_equal(before.count, 4);
@@ -1035,7 +1062,7 @@ static void test_hist_api(void **state)
 		assert_true(h.cumulative[b] >= before.cumulative[b]);
 	assert_int_equal(h.count, 5);
 	h = hist(s, idx(s, "/"), CGS_SET_SUBTREE_DELTA, CGS_HIST_CPU);
-	want_one_bucket(&h, 1, 1, 2000, "one new cpu observation");
+	want_one_bucket(&h, 2, 1, 2000, "one new cpu observation");
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 
