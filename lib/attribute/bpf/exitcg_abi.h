@@ -16,6 +16,14 @@
 #define CGSK_EV_MKDIR 2
 #define CGSK_EV_RMDIR 3
 
+/* How the exit program finds the task's cgroup (rodata cg_how). */
+#define CGSK_HOW_DFL 0   /* cgroup2: task->cgroups->dfl_cgrp */
+#define CGSK_HOW_CSS 1   /* a v1 controller's hierarchy: the css of the
+			  * controller (task->cgroups->subsys[ssid]) */
+#define CGSK_HOW_KFUNC 2 /* any v1 hierarchy, named ones too:
+			  * bpf_task_get_cgroup1() (Linux 6.8), in the
+			  * program cgs_exit_v1k */
+
 /* Flags in the upper half of an exit entry's type. */
 #define CGSK_EV_TYPE_MASK 0xffffu
 #define CGSK_F_OOM (1u << 16) /* the process was an OOM victim */
@@ -28,7 +36,8 @@ struct cgsk_exit {
 	__u32 tid;        /* ac_pid (initial pid namespace) */
 	__u32 tgid;       /* ac_tgid */
 	__u32 csw;        /* nvcsw + nivcsw */
-	__u64 cgid;       /* cgroup2 id (directory inode) at exit */
+	__u64 cgid;       /* cgroup id (kernfs id = directory inode) at
+			   * exit, in the hierarchy in use */
 	__u64 start_ns;   /* task->start_time, CLOCK_MONOTONIC ns */
 	__u64 now_ns;     /* CLOCK_MONOTONIC ns at the tracepoint */
 	__u64 pcount;     /* sched_info.pcount (cpu_count) */
@@ -61,7 +70,7 @@ struct cgsk_ctl {
 	__u64 pad1[6];
 };
 
-/* A cgroup created or removed on the cgroup2 hierarchy. */
+/* A cgroup created or removed on the hierarchy in use. */
 struct cgsk_cgev {
 	__u32 type;       /* CGSK_EV_MKDIR or CGSK_EV_RMDIR */
 	__u32 hier;       /* cgroup_root.hierarchy_id */
