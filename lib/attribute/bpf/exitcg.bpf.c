@@ -78,6 +78,10 @@ struct {
 
 /* The cgroup id of exiting task t in the hierarchy in use. `how` is a
  * constant of the program (CGSK_HOW_*): the verifier drops the others. */
+/* The cgroup id of exiting task t in the hierarchy in use. `how` is a
+ * constant of the program (CGSK_HOW_*): the verifier drops the others.
+ * The exiting task's css_set is pinned (it holds a reference until it is
+ * freed), and so are its cgroups: plain BTF loads, no helper. */
 static __always_inline __u64 task_cgid(struct task_struct *t, __u32 how)
 {
 	if (how == CGSK_HOW_KFUNC) {
@@ -91,9 +95,25 @@ static __always_inline __u64 task_cgid(struct task_struct *t, __u32 how)
 		}
 		return id;
 	}
-	if (how == CGSK_HOW_CSS) /* the exiting task's css_set is pinned */
+	if (how == CGSK_HOW_CSS)
 		return t->cgroups->subsys[v1_ssid]->cgroup->kn->id;
-	return bpf_get_current_cgroup_id();
+	return t->cgroups->dfl_cgrp->kn->id;
+}
+
+/* Make the entry at h visible to the reader: after every store to the
+ * slot. x86 keeps stores in order (TSO) and the JIT emits them in program
+ * order, so a compiler barrier and a plain store suffice; a locked
+ * instruction would wait for the slot's cache line (a miss: the reader
+ * had it) on every exit. Elsewhere, a fetching atomic is fully ordered on
+ * every JIT. */
+static __always_inline void publish(struct cgsk_ctl *c, __u64 h)
+{
+#if defined(__TARGET_ARCH_x86)
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&c->head = h + 1;
+#else
+	__sync_fetch_and_add(&c->head, 1);
+#endif
 }
 
 static __always_inline int exit_entry(struct task_struct *t, __u32 how)
@@ -104,10 +124,16 @@ static __always_inline int exit_entry(struct task_struct *t, __u32 how)
 		return 0;
 	if (!c->on) /* no listener reads this CPU's records */
 		return 0;
+	/* the reader's tail (its cache line, written per record) is read
+	 * only when the copy seen last says the ring may be full: once per
+	 * ring's worth of entries while the reader keeps up */
 	__u64 h = c->head;
-	if (h - *(volatile __u64 *)&c->tail >= nslots) {
-		c->lost++;
-		return 0;
+	if (h - c->tail_seen >= nslots) {
+		c->tail_seen = *(volatile __u64 *)&c->tail;
+		if (h - c->tail_seen >= nslots) {
+			c->lost++;
+			return 0;
+		}
 	}
 	__u32 idx = cpu * nslots + (__u32)(h & (nslots - 1));
 	struct cgsk_exit *e = bpf_map_lookup_elem(&slots, &idx);
@@ -138,9 +164,7 @@ static __always_inline int exit_entry(struct task_struct *t, __u32 how)
 	} else {
 		e->pcount = e->run_delay = ~0ull;
 	}
-	/* publish: a fetching atomic is fully ordered on every JIT */
-	if (__sync_fetch_and_add(&c->head, 1) != h)
-		c->lost++; /* never: one writer per CPU */
+	publish(c, h);
 	return 0;
 }
 

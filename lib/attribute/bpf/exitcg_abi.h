@@ -58,16 +58,19 @@ struct cgsk_comm {
  * head and lost, the shard that owns the CPU the only writer of tail; the
  * two sides live on cache lines of their own. Entries are slots[cpu *
  * nslots + (pos & (nslots - 1))] of the array map `slots`; head is
- * published with a fully ordered atomic add after the slot is written.
+ * published after the slot is written (a plain store on x86, a fully
+ * ordered atomic add elsewhere: exitcg.bpf.c publish()).
  */
 struct cgsk_ctl {
 	__u64 head;     /* entries written */
 	__u64 lost;     /* entries dropped: the ring was full */
-	__u64 pad0[6];
-	__u64 tail;     /* entries consumed */
 	__u64 on;       /* set by the library before attaching: a shard
 			 * listens to this CPU (else nothing is written) */
-	__u64 pad1[6];
+	__u64 tail_seen; /* the program's copy of tail, read again only
+			  * when the ring looks full */
+	__u64 pad0[4];
+	__u64 tail;     /* entries consumed */
+	__u64 pad1[7];
 };
 
 /* A cgroup created or removed on the hierarchy in use. */
