@@ -12,6 +12,10 @@ runs the same churn (bench/churn threads and procs) under, interleaved:
      same tracepoint (what dispatch and the stats' clock reads cost)
   c  taskstat-collect --comms 10: the program also copies each exiting
      process's command (its group leader's comm) for the summaries
+  v  taskstat-collect --hierarchy cpu: the cgroup v1 mode of a
+     controller's hierarchy (the program reads the task's css)
+  n  taskstat-collect --hierarchy name=systemd: the v1 mode of a named
+     hierarchy (program cgs_exit_v1k, the kfunc bpf_task_get_cgroup1)
   o  (with --base-build DIR) the collector of another build, e.g. the
      previous release's program
 
@@ -19,7 +23,8 @@ and reports run_time_ns / run_cnt of cgs_exit and of cgs_empty_exit, and
 their difference: the program's own cost per exit. Medians over --reps.
 Restores kernel.bpf_stats_enabled. Needs root and bpftool.
 
-  python3 bench/run-bpfcost.py [--build build] [--reps 7]
+  python3 bench/run-bpfcost.py [--build build] [--reps 7] [--configs kvne]
+      [--scale 4]   (4x longer churn runs)
 """
 import argparse
 import json
@@ -31,20 +36,36 @@ import sys
 import time
 
 
-def prog_stats(name):
+def prog_ids(pid):
+    """The BPF programs process pid holds (its fds' fdinfo prog_id): on a
+    shared host other collectors' programs carry the same names."""
+    ids = set()
+    for fd in os.listdir('/proc/%d/fdinfo' % pid):
+        try:
+            with open('/proc/%d/fdinfo/%s' % (pid, fd)) as f:
+                for line in f:
+                    if line.startswith('prog_id:'):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
+def prog_stats(name, pid):
+    ids = prog_ids(pid)
     out = subprocess.run(['bpftool', 'prog', 'show', '--json'],
                          capture_output=True, text=True, check=True).stdout
     for p in json.loads(out):
-        if p.get('name') == name:
+        if p.get('name') == name and p.get('id') in ids:
             return p.get('run_time_ns', 0), p.get('run_cnt', 0)
-    return None
+    raise RuntimeError('no program %s held by pid %d' % (name, pid))
 
 
 def start(cmd, errpath):
     err = open(errpath, 'w')
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
     err.close()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if p.poll() is not None:
             with open(errpath) as f:
@@ -66,10 +87,12 @@ def main():
     ap.add_argument('--reps', type=int, default=7)
     ap.add_argument('--modes', default='threads,procs')
     ap.add_argument('--configs', default='ke',
-                    help='of k, e, c, o (o needs --base-build)')
+                    help='of k, e, c, v, n, o (o needs --base-build)')
+    ap.add_argument('--scale', type=int, default=1,
+                    help='churn repetitions times this')
     ap.add_argument('--base-build', help='build dir of the o program')
     args = ap.parse_args()
-    cfgs = [c for c in args.configs if c in 'keco' and
+    cfgs = [c for c in args.configs if c in 'kecvno' and
             (c != 'o' or args.base_build)]
     churn = os.path.join(args.build, 'bench', 'churn')
     col = os.path.join(args.build, 'cmd', 'taskstat-collect')
@@ -93,6 +116,13 @@ def main():
                             'kernel']
                     if cfg == 'k':
                         cmd, name = [col] + kern, 'cgs_exit'
+                    elif cfg == 'v':
+                        cmd, name = [col] + kern + ['--hierarchy', 'cpu'], \
+                            'cgs_exit'
+                    elif cfg == 'n':
+                        cmd, name = [col] + kern + ['--hierarchy',
+                                                    'name=systemd'], \
+                            'cgs_exit_v1k'
                     elif cfg == 'c':
                         cmd, name = [col] + kern + ['--comms', '10'], \
                             'cgs_exit'
@@ -103,14 +133,14 @@ def main():
                     else:
                         cmd, name = [att, empty], 'cgs_empty_exit'
                     p = start(cmd, errpath)
-                    s0 = prog_stats(name)
-                    n, r = ('1000', '10') if mode == 'threads' else \
-                        ('1000', '5')
+                    s0 = prog_stats(name, p.pid)
+                    n, r = ('1000', str(10 * args.scale)) \
+                        if mode == 'threads' else ('1000', str(5 * args.scale))
                     subprocess.run([churn, mode, '-n', n, '-r', r],
                                    capture_output=True, check=True)
-                    s1 = prog_stats(name)
+                    s1 = prog_stats(name, p.pid)
                     p.send_signal(signal.SIGTERM)
-                    p.wait(10)
+                    p.wait(300)
                     dt, dn = s1[0] - s0[0], s1[1] - s0[1]
                     res[mode][cfg].append((dt / dn if dn else 0, dn))
     finally:

@@ -57,15 +57,16 @@ struct cgs_rollup;
  * Where a record's cgroup comes from (cgs_rollup_opts.attribution).
  *
  * CGS_ATTRIBUTION_KERNEL: the kernel itself, at exit time. A BPF program
- * on the sched_process_exit tracepoint hands each exiting task's cgroup2
- * id to the library (a ring per CPU, read by the shard that receives that
+ * on the sched_process_exit tracepoint hands each exiting task's cgroup
+ * id (cgroup2, or the v1 hierarchy in use) to the library (a ring per CPU, read by the shard that receives that
  * CPU's records, without a syscall),
  * and each record is joined with its own entry, verified by tid, tgid,
  * lifetime, run time, context switches and start second. Exact whatever
  * the launcher did (moved after fork, clone3 into a cgroup, reaped at
  * once, pid reused). Needs Linux >= 5.12 with BTF, CAP_BPF + CAP_PERFMON
  * (or CAP_SYS_ADMIN) when the rollup is created (not afterwards), a
- * library built with libbpf, and the cgroup2 hierarchy. A record whose
+ * library built with libbpf; on a v1 controller's hierarchy the same, on a
+ * named v1 hierarchy (name=systemd) Linux >= 6.8. A record whose
  * entry cannot be found (its CPU's ring full: totals.kernel_lost; preempted
  * for over a second between the two points) falls back to /proc, counted in
  * totals.kernel_unmatched. cgs_rollup_new() fails when it cannot load.

@@ -57,6 +57,7 @@ void cgsi_ksrc_set_cg_hook(struct cgsi_ksrc *k, cgsi_ksrc_cg_fn *fn,
 
 #include "attribute/bpf/exitcg_abi.h"
 #include "attribute/cgid.h"
+#include "attribute/cgid_v1.h"
 #include "attribute/kjoin.h"
 #include "exitcg.skel.h"
 #include "util/cpulist.h"
@@ -101,7 +102,9 @@ struct cgsi_ksrc {
 	pthread_mutex_t idlock; /* ids, cgrb, dfl_hier */
 	struct cgsi_cgid ids;
 	const struct cgsi_cg_mount *mount;
-	int64_t dfl_hier;       /* cgroup2's hierarchy id, -1 until learned */
+	int64_t dfl_hier;       /* the hierarchy's id (cgroup2: -1 until
+				 * learned) */
+	struct cgsi_cgv1 v1;    /* a v1 hierarchy: how (else how 0) */
 	uint64_t now_ms;        /* for cgroup events, under idlock */
 	pthread_t reader;       /* cg_reader(), if reader_on */
 	bool reader_on;
@@ -429,10 +432,9 @@ static int ksrc_usable(const struct cgsi_cg_mount *m, unsigned nshards,
 			 "1..%u", nshards, CGSK_MAX_SHARDS);
 		return -EINVAL;
 	}
-	if (strcmp(m->hier, "v2") || !m->mounted) {
-		snprintf(err, errlen, "the kernel source answers for cgroup2 "
-			 "only (hierarchy in use: %s%s)", m->hier,
-			 m->mounted ? "" : ", not mounted");
+	if (!m->mounted) {
+		snprintf(err, errlen, "the hierarchy in use (%s) is not "
+			 "mounted", m->hier);
 		return -EOPNOTSUPP;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
@@ -523,6 +525,11 @@ static int ksrc_load(struct cgsi_ksrc *k, bool want_comm, char *lerr,
 		k->skel->rodata->nslots = k->nslots;
 		k->skel->rodata->want_comm = want_comm;
 		k->skel->rodata->only_hier = k->dfl_hier;
+		k->skel->rodata->cg_how = k->v1.how;
+		k->skel->rodata->v1_ssid = (uint32_t)CGS_MAX(k->v1.ssid, 0);
+		bool kf = k->v1.how == CGSK_HOW_KFUNC;
+		bpf_program__set_autoload(k->skel->progs.cgs_exit, !kf);
+		bpf_program__set_autoload(k->skel->progs.cgs_exit_v1k, kf);
 		rc = bpf_map__set_max_entries(k->skel->maps.ctl, k->ncpu);
 	}
 	if (!rc)
@@ -562,8 +569,13 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	int rc;
 	*out = NULL;
 	int ncpu = ksrc_usable(m, nshards, err, errlen);
-	if (ncpu < 0)
-		return ncpu;
+	struct cgsi_cgv1 v1 = { .hier = -1 };
+	if (ncpu >= 0 && strcmp(m->hier, "v2"))
+		rc = cgsi_cgv1_plan(m, NULL, NULL, NULL, &v1, err, errlen);
+	else
+		rc = ncpu;
+	if (rc < 0)
+		return rc;
 	struct cgsi_ksrc *k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
@@ -572,7 +584,8 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	k->nshards = nshards;
 	k->ncpu = (unsigned)ncpu;
 	k->mount = m;
-	k->dfl_hier = dfl_hier_from_proc();
+	k->v1 = v1;
+	k->dfl_hier = v1.how ? v1.hier : dfl_hier_from_proc();
 	k->wait_us = (wait_ms ? wait_ms : CGSI_KSRC_WAIT_MS) * 1000u;
 	k->sh = aligned_alloc(64, sizeof(*k->sh) * nshards);
 	rc = -ENOMEM;

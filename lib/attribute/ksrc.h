@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The kernel attribution source: a BPF program on sched_process_exit
- * (exitcg.bpf.c) hands each exiting task's cgroup2 id to user space
+ * (exitcg.bpf.c) hands each exiting task's cgroup id (cgroup2, or the v1
+ * hierarchy in use: cgid_v1.h) to user space
  * through a ring per CPU, read by the listener shard that owns the CPU;
  * each record is joined with its own entry (kjoin.h) and the id mapped to
  * a path (cgid.h).
@@ -18,7 +19,9 @@
  *
  * Minimum kernel: 5.12 with BTF (CONFIG_DEBUG_INFO_BTF): BTF tracepoints
  * and mmapable arrays (5.5), bpf_get_current_cgroup_id (4.18), the ring
- * buffer of cgroup events (5.8), fetching atomics (5.12). Privilege:
+ * buffer of cgroup events (5.8), fetching atomics (5.12); a v1 controller's
+ * hierarchy the same; a named v1 hierarchy 6.8 (bpf_task_get_cgroup1).
+ * Privilege:
  * CAP_BPF + CAP_PERFMON (5.8+) or CAP_SYS_ADMIN.
  */
 #ifndef CGS_ATTRIBUTE_KSRC_H
@@ -103,10 +106,10 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 void cgsi_ksrc_close(struct cgsi_ksrc *k);
 
 /*
- * The cgroup2 id the task of `rec` (thread or process kind) exited in,
- * whether its process was an OOM victim, and (want_comm) its process's
- * command. Returns true and fills *ki on a verified match. Only the writer
- * of `shard` calls this for that shard.
+ * The cgroup id (in the hierarchy in use) the task of `rec` (thread or
+ * process kind) exited in, whether its process was an OOM victim, and
+ * (want_comm) its process's command. Returns true and fills *ki on a
+ * verified match. Only the writer of `shard` calls this for that shard.
  */
 bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		      const struct cgs_record *rec, struct cgsi_kinfo *ki);

@@ -35,8 +35,16 @@
  * barrier (every record sent before it accounted), and the mover moves
  * only after one.
  *
- * Skips (77) without taskstats, CAP_NET_ADMIN, cgroup2, or (kernel mode)
- * where the kernel source cannot load, saying why.
+ * A second argument names a cgroup v1 hierarchy ("cpu", "memory",
+ * "name=systemd"): the same patterns in their v1 forms on that hierarchy
+ * (clone3 into a cgroup is cgroup2-only: no clone3 row, and the reused
+ * pid's children move themselves into reuse_a and reuse_b after fork);
+ * with mode "kernel", every record must come from the kernel source
+ * there too.
+ *
+ * Skips (77) without taskstats, CAP_NET_ADMIN, cgroup2 (or the v1
+ * hierarchy asked for), or (kernel mode) where the kernel source cannot
+ * load, saying why.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,6 +92,8 @@ static char clone_dir[NCLONE_CG][4608];
 static struct cgs_rollup *rollup;
 static atomic_uint_fast64_t account_errors;
 static bool kernel_mode;
+static const char *v1_hier; /* NULL: cgroup2 */
+static char cg_mnt[4096];   /* the hierarchy's mount */
 
 struct want {
 	uint64_t tasks, processes, tgid;
@@ -307,9 +317,30 @@ static pid_t clone_reaped(int fd)
 	return c;
 }
 
+/* v1: a child that moves itself into row r, exits and is reaped */
+static pid_t fork_reaped_into(enum row r)
+{
+	pid_t c = fork_into(r);
+	if (c < 0)
+		_exit(5);
+	if (c == 0)
+		_exit(0);
+	waitpid(c, NULL, 0);
+	return c;
+}
+
 /* Returns how many B children got their A sibling's pid. */
 static int pattern_reuse(void)
 {
+	if (v1_hier) {
+		int same = 0;
+		for (int i = 0; i < NREUSE; i++) {
+			pid_t a = fork_reaped_into(R_REUSE_A);
+			set_last_pid(a - 1);
+			same += fork_reaped_into(R_REUSE_B) == a;
+		}
+		return same;
+	}
 	int fa = open(dir[R_REUSE_A], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int fb = open(dir[R_REUSE_B], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fa < 0 || fb < 0)
@@ -397,7 +428,8 @@ static void launcher(int out)
 	pid_t churn = pattern_churn(&stop, &cnt);
 	reap(pattern_self_move());
 	reap(pattern_parent_move());
-	reap(pattern_clone3());
+	if (!v1_hier)
+		reap(pattern_clone3());
 	reap(pattern_shell());
 	reap(pattern_mover());
 	int same = pattern_reuse();
@@ -454,17 +486,31 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	kernel_mode = argc < 2 || strcmp(argv[1], "proc");
-	cgt_require_cgroup2();
+	v1_hier = argc > 2 && strcmp(argv[2], "v2") ? argv[2] : NULL;
+	const char *m = v1_hier ? cgt_cgroup1_mount(v1_hier)
+				: cgt_require_cgroup2();
+	if (!m) {
+		printf("SKIP: no cgroup v1 hierarchy %s mounted\n", v1_hier);
+		return 77;
+	}
+	snprintf(cg_mnt, sizeof(cg_mnt), "%s", m);
 	struct cgt_pipeline pl;
-	int rc = cgt_pipeline_open(&pl, 64u << 20, kernel_mode ?
-				   CGS_ATTRIBUTION_KERNEL : CGS_ATTRIBUTION_PROC,
-				   0, CGS_ROLLUP_TRACK_FORKS);
+	struct cgs_listener_opts lo = { .sz = sizeof(lo), .rcvbuf = 64u << 20 };
+	struct cgs_rollup_opts ro = {
+		.sz = sizeof(ro), .hierarchy = v1_hier,
+		.attribution = kernel_mode ? CGS_ATTRIBUTION_KERNEL
+					   : CGS_ATTRIBUTION_PROC,
+		.flags = CGS_ROLLUP_TRACK_FORKS,
+	};
+	int rc = cgt_pipeline_open_opts(&pl, &lo, &ro);
 	if (rc)
 		return rc;
 	struct cgs_listener *l = pl.l;
 	rollup = pl.r;
 	unsigned nsh = cgs_listener_shards(l);
-	printf("mode %s, %u shards\n", kernel_mode ? "kernel" : "proc", nsh);
+	printf("mode %s, %u shards, hierarchy %s\n",
+	       kernel_mode ? "kernel" : "proc", nsh,
+	       cgs_rollup_hierarchy(rollup));
 
 	snprintf(base_rel, sizeof(base_rel), "/cgs-launch-%d", (int)getpid());
 	for (int i = NROWS - 1; i >= 0; i--)
@@ -476,10 +522,10 @@ int main(int argc, char **argv)
 				     R_REUSE_B };
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		int i = order[k];
-		if (cgt_mkdir(rel[i], dir[i], sizeof(dir[i])) < 0)
+		if (cgt_mkdir_at(cg_mnt, rel[i], dir[i], sizeof(dir[i])) < 0)
 			return 1;
 	}
-	for (int i = 0; i < NCLONE_CG; i++) {
+	for (int i = 0; !v1_hier && i < NCLONE_CG; i++) {
 		char r[600];
 		snprintf(r, sizeof(r), "%s/c%04d", rel[R_CLONE3], i);
 		if (cgt_mkdir(r, clone_dir[i], sizeof(clone_dir[i])) < 0)
@@ -534,14 +580,15 @@ int main(int argc, char **argv)
 	w[R_LAUNCHER] = (struct want){ 1, 1, 0 };
 	w[R_SELF] = (struct want){ 100 + 100 + 1, 101, 1 };
 	w[R_PARENT] = (struct want){ 50 + 50 + 1, 51, 1 };
-	w[R_CLONE3] = (struct want){ 1, 1, 0 };
+	if (!v1_hier)
+		w[R_CLONE3] = (struct want){ 1, 1, 0 };
 	w[R_SHELL] = (struct want){ NSHELL + 1, NSHELL + 1, 0 };
 	w[R_MOVER_A] = (struct want){ 50, 0, 0 };
 	w[R_MOVER_B] = (struct want){ 50 + 1, 1, 1 };
 	w[R_CHURN] = (struct want){ nchurn + 1, nchurn + 1, 0 };
 	w[R_REUSE_A] = w[R_REUSE_B] = (struct want){ NREUSE, NREUSE, 0 };
 	w[R_MARK] = (struct want){ *markers, *markers, 0 };
-	uint64_t total = (uint64_t)NCLONE_CG * NCLONE_PER;
+	uint64_t total = v1_hier ? 0 : (uint64_t)NCLONE_CG * NCLONE_PER;
 	for (int i = 0; i < NROWS; i++)
 		total += w[i].tasks;
 
@@ -597,7 +644,7 @@ int main(int argc, char **argv)
 
 	/* the clone3 leaves */
 	uint64_t leaves_ok = 0, leaves_wrong = 0, leaves_inferred = 0;
-	for (int i = 0; i < NCLONE_CG; i++) {
+	for (int i = 0; !v1_hier && i < NCLONE_CG; i++) {
 		char r[600];
 		snprintf(r, sizeof(r), "%s/c%04d", rel[R_CLONE3], i);
 		const struct cgs_cgroup_stats *c = cgt_cgroup_at(s, r, CGT_ANY);
@@ -610,8 +657,9 @@ int main(int argc, char **argv)
 			FAIL("%s: %llu tasks, want %d\n", r,
 			     (unsigned long long)got, NCLONE_PER);
 	}
-	printf("%-34s %6llu of %6d in their own cgroup, %llu extra, %llu "
-	       "inferred\n", "clone3 children (1000 cgroups)",
+	if (!v1_hier)
+		printf("%-34s %6llu of %6d in their own cgroup, %llu extra, "
+		       "%llu inferred\n", "clone3 children (1000 cgroups)",
 	       (unsigned long long)leaves_ok, NCLONE_CG * NCLONE_PER,
 	       (unsigned long long)leaves_wrong,
 	       (unsigned long long)leaves_inferred);

@@ -43,7 +43,11 @@ struct signal_struct {
 	struct mm_struct *oom_mm;
 } __attribute__((preserve_access_index));
 
+struct cgroup;
+struct css_set;
+
 struct task_struct {
+	struct css_set *cgroups;
 	int pid;
 	int tgid;
 	struct task_struct *group_leader;
@@ -68,6 +72,17 @@ struct cgroup {
 	struct kernfs_node *kn;
 	struct cgroup_root *root;
 	int level;
+} __attribute__((preserve_access_index));
+
+struct cgroup_subsys_state {
+	struct cgroup *cgroup;
+} __attribute__((preserve_access_index));
+
+/* subsys[] has CGROUP_SUBSYS_COUNT elements in the kernel: the index is a
+ * constant of the loaded program (rodata), checked by the verifier */
+struct css_set {
+	struct cgroup_subsys_state *subsys[1];
+	struct cgroup *dfl_cgrp;
 } __attribute__((preserve_access_index));
 
 #endif

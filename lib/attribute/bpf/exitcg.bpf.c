@@ -29,10 +29,20 @@ const volatile __u32 nslots = 4096; /* per CPU, a power of two */
  * the code, nothing is read or written) */
 const volatile bool want_comm = 0;
 
-/* cgroup2's hierarchy id, when known at load (else -1: every hierarchy's
- * events, told apart in user space): on a hybrid host each v1 hierarchy
- * mkdir (a systemd unit gets one per controller) would share the ring */
+/* The hierarchy in use: its id, when known at load (else -1, cgroup2
+ * only: every hierarchy's events, told apart in user space): on a hybrid
+ * host each v1 hierarchy's mkdir (a systemd unit gets one per controller)
+ * would share the ring */
 const volatile __s64 only_hier = -1;
+/* CGSK_HOW_DFL or CGSK_HOW_CSS (cgs_exit_v1k: CGSK_HOW_KFUNC) */
+const volatile __u32 cg_how = CGSK_HOW_DFL;
+/* CGSK_HOW_CSS: the controller's subsystem id (enum cgroup_subsys_id) */
+const volatile __u32 v1_ssid = 0;
+
+/* Linux 6.8+: the task's cgroup in v1 hierarchy hierarchy_id, acquired */
+extern struct cgroup *bpf_task_get_cgroup1(struct task_struct *task,
+					   int hierarchy_id) __ksym __weak;
+extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym __weak;
 
 __u64 cg_lost = 0; /* cgroup events dropped: ring full */
 /* set by user space while something waits for new cgroups (workload
@@ -69,20 +79,64 @@ struct {
 	__uint(max_entries, CG_RING_BYTES);
 } cgring SEC(".maps");
 
-SEC("tp_btf/sched_process_exit")
-int cgs_exit(__u64 *ctx)
+/* The cgroup id of exiting task t in the hierarchy in use. `how` is a
+ * constant of the program (CGSK_HOW_*): the verifier drops the others. */
+/* The cgroup id of exiting task t in the hierarchy in use. `how` is a
+ * constant of the program (CGSK_HOW_*): the verifier drops the others.
+ * The exiting task's css_set is pinned (it holds a reference until it is
+ * freed), and so are its cgroups: plain BTF loads, no helper. */
+static __always_inline __u64 task_cgid(struct task_struct *t, __u32 how)
 {
-	struct task_struct *t = (struct task_struct *)ctx[0];
+	if (how == CGSK_HOW_KFUNC) {
+		/* takes css_set_lock; the cgroup comes referenced */
+		struct cgroup *cg = bpf_task_get_cgroup1(bpf_get_current_task_btf(),
+							 (int)only_hier);
+		__u64 id = 0;
+		if (cg) {
+			id = cg->kn->id;
+			bpf_cgroup_release(cg);
+		}
+		return id;
+	}
+	if (how == CGSK_HOW_CSS)
+		return t->cgroups->subsys[v1_ssid]->cgroup->kn->id;
+	return t->cgroups->dfl_cgrp->kn->id;
+}
+
+/* Make the entry at h visible to the reader: after every store to the
+ * slot. x86 keeps stores in order (TSO) and the JIT emits them in program
+ * order, so a compiler barrier and a plain store suffice; a locked
+ * instruction would wait for the slot's cache line (a miss: the reader
+ * had it) on every exit. Elsewhere, a fetching atomic is fully ordered on
+ * every JIT. */
+static __always_inline void publish(struct cgsk_ctl *c, __u64 h)
+{
+#if defined(__TARGET_ARCH_x86)
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&c->head = h + 1;
+#else
+	__sync_fetch_and_add(&c->head, 1);
+#endif
+}
+
+static __always_inline int exit_entry(struct task_struct *t, __u32 how)
+{
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cgsk_ctl *c = bpf_map_lookup_elem(&ctl, &cpu);
 	if (!c)
 		return 0;
 	if (!c->on) /* no listener reads this CPU's records */
 		return 0;
+	/* the reader's tail (its cache line, written per record) is read
+	 * only when the copy seen last says the ring may be full: once per
+	 * ring's worth of entries while the reader keeps up */
 	__u64 h = c->head;
-	if (h - *(volatile __u64 *)&c->tail >= nslots) {
-		c->lost++;
-		return 0;
+	if (h - c->tail_seen >= nslots) {
+		c->tail_seen = *(volatile __u64 *)&c->tail;
+		if (h - c->tail_seen >= nslots) {
+			c->lost++;
+			return 0;
+		}
 	}
 	__u32 idx = cpu * nslots + (__u32)(h & (nslots - 1));
 	struct cgsk_exit *e = bpf_map_lookup_elem(&slots, &idx);
@@ -102,7 +156,7 @@ int cgs_exit(__u64 *ctx)
 	}
 	e->tid = t->pid;
 	e->tgid = t->tgid;
-	e->cgid = bpf_get_current_cgroup_id();
+	e->cgid = task_cgid(t, how);
 	e->now_ns = bpf_ktime_get_ns();
 	e->start_ns = t->start_time;
 	e->csw = (__u32)(t->nvcsw + t->nivcsw);
@@ -113,10 +167,25 @@ int cgs_exit(__u64 *ctx)
 	} else {
 		e->pcount = e->run_delay = ~0ull;
 	}
-	/* publish: a fetching atomic is fully ordered on every JIT */
-	if (__sync_fetch_and_add(&c->head, 1) != h)
-		c->lost++; /* never: one writer per CPU */
+	publish(c, h);
 	return 0;
+}
+
+/* cgroup2, or a v1 controller's hierarchy (cg_how) */
+SEC("tp_btf/sched_process_exit")
+int cgs_exit(__u64 *ctx)
+{
+	return exit_entry((struct task_struct *)ctx[0],
+			  cg_how == CGSK_HOW_CSS ? CGSK_HOW_CSS : CGSK_HOW_DFL);
+}
+
+/* any v1 hierarchy through the kfunc: loaded instead of cgs_exit only
+ * where the kernel has it (ksrc.c), so that older kernels load the
+ * object */
+SEC("tp_btf/sched_process_exit")
+int cgs_exit_v1k(__u64 *ctx)
+{
+	return exit_entry((struct task_struct *)ctx[0], CGSK_HOW_KFUNC);
 }
 
 static __always_inline int cg_event(__u64 *ctx, __u32 type)

@@ -16,6 +16,14 @@
 #define CGSK_EV_MKDIR 2
 #define CGSK_EV_RMDIR 3
 
+/* How the exit program finds the task's cgroup (rodata cg_how). */
+#define CGSK_HOW_DFL 0   /* cgroup2: task->cgroups->dfl_cgrp */
+#define CGSK_HOW_CSS 1   /* a v1 controller's hierarchy: the css of the
+			  * controller (task->cgroups->subsys[ssid]) */
+#define CGSK_HOW_KFUNC 2 /* any v1 hierarchy, named ones too:
+			  * bpf_task_get_cgroup1() (Linux 6.8), in the
+			  * program cgs_exit_v1k */
+
 /* Flags in the upper half of an exit entry's type. */
 #define CGSK_EV_TYPE_MASK 0xffffu
 #define CGSK_F_OOM (1u << 16) /* the process was an OOM victim */
@@ -28,7 +36,8 @@ struct cgsk_exit {
 	__u32 tid;        /* ac_pid (initial pid namespace) */
 	__u32 tgid;       /* ac_tgid */
 	__u32 csw;        /* nvcsw + nivcsw */
-	__u64 cgid;       /* cgroup2 id (directory inode) at exit */
+	__u64 cgid;       /* cgroup id (kernfs id = directory inode) at
+			   * exit, in the hierarchy in use */
 	__u64 start_ns;   /* task->start_time, CLOCK_MONOTONIC ns */
 	__u64 now_ns;     /* CLOCK_MONOTONIC ns at the tracepoint */
 	__u64 pcount;     /* sched_info.pcount (cpu_count) */
@@ -49,19 +58,22 @@ struct cgsk_comm {
  * head and lost, the shard that owns the CPU the only writer of tail; the
  * two sides live on cache lines of their own. Entries are slots[cpu *
  * nslots + (pos & (nslots - 1))] of the array map `slots`; head is
- * published with a fully ordered atomic add after the slot is written.
+ * published after the slot is written (a plain store on x86, a fully
+ * ordered atomic add elsewhere: exitcg.bpf.c publish()).
  */
 struct cgsk_ctl {
 	__u64 head;     /* entries written */
 	__u64 lost;     /* entries dropped: the ring was full */
-	__u64 pad0[6];
-	__u64 tail;     /* entries consumed */
 	__u64 on;       /* set by the library before attaching: a shard
 			 * listens to this CPU (else nothing is written) */
-	__u64 pad1[6];
+	__u64 tail_seen; /* the program's copy of tail, read again only
+			  * when the ring looks full */
+	__u64 pad0[4];
+	__u64 tail;     /* entries consumed */
+	__u64 pad1[7];
 };
 
-/* A cgroup created or removed on the cgroup2 hierarchy. */
+/* A cgroup created or removed on the hierarchy in use. */
 struct cgsk_cgev {
 	__u32 type;       /* CGSK_EV_MKDIR or CGSK_EV_RMDIR */
 	__u32 hier;       /* cgroup_root.hierarchy_id */
