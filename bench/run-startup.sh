@@ -24,7 +24,15 @@ mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 parent="$mnt/$prefix-$$"
 bg=
 cleanup() {
-	[ -n "$bg" ] && kill "$bg" 2>/dev/null && wait "$bg" 2>/dev/null
+	if [ -n "$bg" ]; then
+		kill "$bg" 2>/dev/null || true
+		wait "$bg" 2>/dev/null || true
+		sleep 0.5 # its workers die with it (PR_SET_PDEATHSIG)
+		for d in "$mnt/$prefix-churn-"*; do
+			[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + \
+				2>/dev/null || true
+		done
+	fi
 	[ -d "$parent" ] || return 0
 	find "$parent" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
 	rmdir "$parent" 2>/dev/null || true

@@ -77,7 +77,7 @@ static void collector(struct buf *b, const char *name, const char *type,
 }
 
 /* The kernel source's own state, only while it attributes (replay and
- * the /proc source: none of these). Cost: 22 series (24 with
+ * the /proc source: none of these). Cost: 19 series (23 with
  * kernel.bpf_stats_enabled), ~3.5 KiB a scrape with HELP, none per
  * cgroup. */
 static void kernel_self(struct buf *b, const struct snap_info *in)

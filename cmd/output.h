@@ -13,7 +13,7 @@
 /* What a snapshot line says about the collector itself. */
 /* The kernel source's reasons for a record without its answer
  * (cgs_rollup_totals.kmiss_*), as the outputs name them (sink.c). */
-#define TSC_KMISS_N 10
+#define TSC_KMISS_N 11
 struct tsc_kmiss {
 	const char *name;
 	size_t off; /* in struct cgs_rollup_totals */

@@ -806,6 +806,7 @@ int tsc_outputs_finish(struct tsc *c)
 const struct tsc_kmiss tsc_kmiss[TSC_KMISS_N] = {
 #define K(f) { #f, offsetof(struct cgs_rollup_totals, kmiss_##f) }
 	K(lost), K(expired), K(mismatch), K(timeout), K(no_entry),
+	K(before_attach),
 	K(cgroup_gone), K(cgroup_unwalked), K(cgroup_purged), K(group),
 	K(other),
 #undef K

@@ -390,16 +390,19 @@ struct cgs_rollup_totals {
 	uint64_t snapshot_gen;
 	/* (1.3) the kernel source: why each record of kernel_unmatched had
 	 * no kernel answer, one reason a record, so that with the kernel
-	 * source records = via_kernel + the sum of these ten */
+	 * source records = via_kernel + the sum of these eleven */
 	uint64_t kmiss_lost;     /* its entry dropped, its CPU's ring full
 				  * (together at most kernel_lost) */
 	uint64_t kmiss_expired;  /* its entry expired or pushed out of the
 				  * join table before the record was read */
 	uint64_t kmiss_mismatch; /* entries of its thread id, none verified */
 	uint64_t kmiss_timeout;  /* still exiting when the wait ended */
-	uint64_t kmiss_no_entry; /* its task done, no entry and none lost:
-				  * exited before the program was attached
-				  * (start-up), or on a CPU no shard reads */
+	uint64_t kmiss_no_entry; /* its task done, no entry and none lost,
+				  * after its shard's first match: on a CPU
+				  * no shard reads */
+	uint64_t kmiss_before_attach; /* the same before its shard's first
+				       * match: exited before the program
+				       * was attached (start-up) */
 	uint64_t kmiss_cgroup_gone; /* entry found; its cgroup removed before
 				     * its id's path was learnt (a walk after
 				     * the exit did not find it) */

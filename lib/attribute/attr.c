@@ -208,6 +208,7 @@ void cgsi_attr_shard_totals(const struct cgsi_attr *a, unsigned i,
 	t->kmiss_mismatch += s->st.kmiss[CGSI_KMISS_MISMATCH];
 	t->kmiss_timeout += s->st.kmiss[CGSI_KMISS_TIMEOUT];
 	t->kmiss_no_entry += s->st.kmiss[CGSI_KMISS_NO_ENTRY];
+	t->kmiss_before_attach += s->st.kmiss[CGSI_KMISS_BEFORE_ATTACH];
 	t->kmiss_cgroup_gone += s->st.kmiss[CGSI_KMISS_CG_GONE];
 	t->kmiss_cgroup_unwalked += s->st.kmiss[CGSI_KMISS_CG_UNWALKED];
 	t->kmiss_cgroup_purged += s->st.kmiss[CGSI_KMISS_CG_PURGED];

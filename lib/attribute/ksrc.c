@@ -669,7 +669,7 @@ static uint64_t lost_now(struct cgsi_ksrc *k, unsigned shard)
  * pid), an entry of its tid expired or evicted, or none. */
 static enum cgsi_kmiss miss_reason(struct cgsi_ksrc *k,
 				   const struct cgs_record *rec,
-				   bool timed_out)
+				   bool timed_out, bool started)
 {
 	bool seen = false, dropped = false;
 	for (unsigned i = 0; i < k->nshards; i++) {
@@ -685,7 +685,11 @@ static enum cgsi_kmiss miss_reason(struct cgsi_ksrc *k,
 		return CGSI_KMISS_TIMEOUT;
 	if (cgsi_ksrc_charge_lost(k->ctl, k->ncpu, &k->lost_charged))
 		return CGSI_KMISS_LOST;
-	return dropped ? CGSI_KMISS_EXPIRED : CGSI_KMISS_NO_ENTRY;
+	if (dropped)
+		return CGSI_KMISS_EXPIRED;
+	/* a shard's records come in the order they were queued: those
+	 * before its first match were queued before the attach */
+	return started ? CGSI_KMISS_NO_ENTRY : CGSI_KMISS_BEFORE_ATTACH;
 }
 
 bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
@@ -754,9 +758,10 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	}
 	pthread_mutex_lock(&s->lock);
 	s->waits += waited; /* a miss is counted by the caller's fallback */
+	bool started = s->join.newest_matched_ns != 0;
 	pthread_mutex_unlock(&s->lock);
 	if (!ok)
-		ki->miss = miss_reason(k, rec, timed_out);
+		ki->miss = miss_reason(k, rec, timed_out, started);
 	return ok;
 }
 

@@ -50,9 +50,11 @@ enum cgsi_kmiss {
 				* the record was read (read too late) */
 	CGSI_KMISS_MISMATCH,   /* entries of its tid, none verified */
 	CGSI_KMISS_TIMEOUT,    /* still exiting when the wait ended */
-	CGSI_KMISS_NO_ENTRY,   /* done, no entry and none lost: exited
-				* before the program was attached, or on a
-				* CPU no shard reads */
+	CGSI_KMISS_NO_ENTRY,   /* done, no entry and none lost, after the
+				* start: on a CPU no shard reads */
+	CGSI_KMISS_BEFORE_ATTACH, /* the same before the shard's first
+				   * match: exited before the program was
+				   * attached (queued since registering) */
 	CGSI_KMISS_CG_GONE,    /* its cgroup removed before its id was
 				* learnt (not found by a walk after the
 				* exit, its mkdir event lost or none) */

@@ -26,7 +26,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -174,6 +176,9 @@ static pid_t spawn(int w, double until, int fd)
 	pid_t p = fork();
 	if (p)
 		return p;
+	/* a test killed (a timeout, the bench stopped) takes its workers */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+		_exit(2);
 	if (cgt_move(dir[w], 0) < 0)
 		_exit(2);
 	uint64_t n[2] = { (uint64_t)w, 0 };

@@ -2,7 +2,8 @@
 /*
  * The kernel source's cgroup id -> path table (lib/attribute/cgid.c):
  * how long a removed cgroup's path is kept for its late records, and the
- * cap that keeps the table bounded under heavy cgroup churn.
+ * cap that keeps the table bounded under heavy cgroup churn, and the
+ * memory of purged ids.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,11 +97,34 @@ static void test_cap(void **state)
 	cgsi_cgid_fini(&m);
 }
 
+/* A purged entry's id says so (a late record: cgroup_purged, not
+ * "never learnt"); an id never set, or set again, does not. */
+static void test_purged(void **state)
+{
+	(void)state;
+	struct cgsi_cgid m;
+	assert_int_equal(cgsi_cgid_init(&m, NULL), 0);
+	set_n(&m, 100, 10);
+	for (unsigned i = 0; i < 10; i++)
+		cgsi_cgid_removed(&m, 100 + i, 1000);
+	assert_false(cgsi_cgid_was_purged(&m, 100));
+	cgsi_cgid_removed(&m, 9999, 1001 + CGSI_CGID_KEEP_MS);
+	assert_int_equal(known(&m, 100, 10), 0);
+	for (unsigned i = 0; i < 10; i++)
+		assert_true(cgsi_cgid_was_purged(&m, 100 + i));
+	assert_false(cgsi_cgid_was_purged(&m, 555));
+	assert_false(cgsi_cgid_was_purged(&m, 0));
+	set_n(&m, 105, 1); /* a walk found it again: live */
+	assert_false(cgsi_cgid_was_purged(&m, 105));
+	cgsi_cgid_fini(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keep),
 		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_purged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,12 +187,20 @@ static void test_expire_evict(void **state)
 	struct cgsi_kinfo cg = { 0 };
 	struct cgs_record old = rec_of(1000, 1000, 0, 1000, 1, 0);
 	assert_false(cgsi_kjoin_claim(&j, &old, OFF, &cg));
+	/* why it found none: its entry was pushed out (the reason
+	 * "expired"), not one of its tid that did not verify */
+	assert_true(cgsi_kjoin_dropped(&j, 1000));
+	assert_false(cgsi_kjoin_has_tid(&j, 1000));
+	assert_true(cgsi_kjoin_has_tid(&j, 1099));
+	assert_false(cgsi_kjoin_dropped(&j, 1099));
 	struct cgs_record r99 = rec_of(1099, 1099, 99 * SEC, 1000, 1, 0);
 	assert_true(cgsi_kjoin_claim(&j, &r99, OFF, &cg));
 	assert_int_equal(cg.cgid, 99);
 	/* entries taken more than 10 s before 98 s: 36..87 */
 	assert_int_equal(cgsi_kjoin_expire(&j, 98 * SEC, 10 * SEC), 52);
 	assert_int_equal(j.count, 11);
+	assert_true(cgsi_kjoin_dropped(&j, 1087));
+	assert_false(cgsi_kjoin_dropped(&j, 1088));
 	struct cgs_record r90 = rec_of(1090, 1090, 90 * SEC, 1000, 1, 0);
 	assert_true(cgsi_kjoin_claim(&j, &r90, OFF, &cg));
 	assert_int_equal(cg.cgid, 90);

@@ -9,7 +9,7 @@
 
 #include "cgstats.h"
 
-#define CGT_KMISS_N 10
+#define CGT_KMISS_N 11
 
 /* Reason i's name and value (i < CGT_KMISS_N). */
 const char *cgt_kmiss_name(unsigned i);
