@@ -352,7 +352,7 @@ def proto_series(body, rel):
     """Delimited MetricFamily messages: (all series, bench series, bench
     cgroups, native histograms) as Prometheus with native histograms
     counts them: a histogram with a schema is one series, a classic one
-    its buckets + 3 (+Inf, _sum, _count)."""
+    its buckets + 3 (+Inf, _sum, _count), a summary its quantiles + 2."""
     allser = ours = native = 0
     cgs = set()
     pre = (rel + "/").encode()
@@ -376,6 +376,8 @@ def proto_series(body, rel):
                         native += 1
                     else:
                         n = hf.count(3) + 3
+                elif g == 4:  # summary: quantiles, _sum, _count
+                    n = [h for h, _, _ in fields(v)].count(3) + 2
             allser += n
             if cg is not None and cg.startswith(pre):
                 ours += n
