@@ -546,6 +546,35 @@ static void wl_count(struct buf *b, const struct prom_family *f,
 	wl_value(b, f->arg ? v.cgroups_seen : v.total->tasks);
 }
 
+/* run-queue delay (class cpu), from its first non-zero value on */
+static bool wl_delay_shown(const struct cgs_workload_view *v)
+{
+	return v->total->delay[CGS_DELAY_CPU].count ||
+	       v->total->delay[CGS_DELAY_CPU].total_ns;
+}
+
+static size_t wl_delay_series(const struct prom_family *f,
+			      const struct snap_info *in,
+			      const struct cgs_snapshot *s, size_t i)
+{
+	(void)f, (void)s;
+	CGS_OPTS(cgs_workload_view, v);
+	return cgs_workloads_get(in->workloads, i, &v) == 0 &&
+	       wl_delay_shown(&v);
+}
+
+static void wl_delay(struct buf *b, const struct prom_family *f,
+		     const struct prom_ctx *c, size_t x)
+{
+	CGS_OPTS(cgs_workload_view, v);
+	if (!wl_get(c, x, &v) || !wl_delay_shown(&v))
+		return;
+	wl_open(b, f, &v);
+	buf_puts(b, ",class=\"cpu\"} ");
+	buf_fixed(b, v.total->delay[CGS_DELAY_CPU].total_ns, 9);
+	buf_putc(b, '\n');
+}
+
 #define WL_FAMILY(name, type, help, unit, read, arg, max, series, write) \
 	{ name, type, help, unit, PROM_SET_BOTH, read, false, arg, max,   \
 	  wl_on, series, write, PROM_SCOPE_WORKLOAD }
@@ -589,6 +618,10 @@ static const struct prom_family workload_families[] = {
 	WL_FAMILY("workload_cpu_seconds_total", "counter", "CPU time of the "
 		  "workload's exited tasks, by mode.", "seconds", read_wl, 0,
 		  2, two, wl_cpu),
+	WL_FAMILY("workload_delay_seconds_total", "counter", "Time the "
+		  "workload's exited tasks waited for a CPU (class cpu, the "
+		  "run-queue delay; from its first non-zero value on).",
+		  "seconds", read_wl, 0, 1, wl_delay_series, wl_delay),
 	WL_FAMILY("workload_task_exits_total", "counter", "Task (thread and "
 		  "process) exit records of the workload.", "", read_wl, 0, 1,
 		  one, wl_count),

@@ -8,7 +8,11 @@ A workload in a cgroup of the test's own (named demo.service, so that
 cleanly, with status 3, by SIGSEGV and by SIGKILL, and one that burns a
 little CPU. taskstat-collect serves /metrics (--comms and --prom-comms so
 the top-commands panel has series, --prom-workload-labels for the unit
-variable); Prometheus scrapes it every second and evaluates
+variable). The same workload runs in a pod's container laid out as
+containerd's CRI does (kubepods-shaped cgroup, the OCI spec with the CRI's
+annotations under --containerd-state), for the namespace and pod
+variables and the per-pod panels. Prometheus scrapes it every second and
+evaluates
 packaging/prometheus/taskstat-rules.yml every second. Once it holds
 enough samples that a 10 s rate window has several:
 
@@ -16,7 +20,7 @@ enough samples that a 10 s rate window has several:
   label values API) returns values;
 - every panel target of packaging/grafana/taskstat.json, with the
   variables at "All" (.*) and then at the workload's real job, instance,
-  unit and cgroup (regex-escaped as Grafana escapes them), and
+  unit, cgroup, namespace and pod (regex-escaped as Grafana escapes them), and
   $__rate_interval = $__interval = 10s, $__range = 1m, returns data;
 - with the real cgroup, the numbers say what the workload did: exits per
   second > 0, every outcome but core dumps and OOM kills > 0 (lean:
@@ -70,6 +74,43 @@ while :; do
 	sleep 0.1
 done
 """
+
+
+# A pod's container as containerd's CRI lays it out (as collector_e2e_identity
+# does): a kubepods-shaped cgroup and the OCI spec with the CRI's
+# annotations under the state directory given by --containerd-state, so
+# the namespace and pod variables and the per-pod panels have data.
+POD_UID = "5d0c1f2e-3a4b-4c5d-8e9f-%012x" % (os.getpid() & 0xffffffffffff)
+CID = "%064x" % (0xdead0000 + os.getpid())
+POD_CG = ("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s"
+          ".slice/cri-containerd-%s.scope" % (POD_UID.replace("-", "_"), CID))
+NAMESPACE, POD = "dash-ns", "dash-pod-7f9c"
+
+
+def containerd_state(tmp):
+    state = os.path.join(tmp, "containerd")
+    d = os.path.join(state, "io.containerd.runtime.v2.task", "k8s.io", CID)
+    os.makedirs(d)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"ociVersion": "1.0.2", "annotations": {
+            "io.kubernetes.cri.container-type": "container",
+            "io.kubernetes.cri.container-name": "app",
+            "io.kubernetes.cri.sandbox-name": POD,
+            "io.kubernetes.cri.sandbox-namespace": NAMESPACE,
+            "io.kubernetes.cri.sandbox-uid": POD_UID,
+            "io.kubernetes.cri.image-name": "registry.example/app:1"}}, f)
+    logs = os.path.join(tmp, "kubelet-logs")
+    os.makedirs(os.path.join(logs, "pods"))
+    os.makedirs(os.path.join(logs, "containers"))
+    return state, logs
+
+
+def start_work(cgdir, tmp):
+    return subprocess.Popen(["sh", "-c", WORK], cwd=tmp,
+                            preexec_fn=lambda: move_self(cgdir),
+                            stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 def free_port():
@@ -236,19 +277,20 @@ def main():
             tempfile.TemporaryDirectory(prefix="tsc-dash-") as tmp:
         cgdir = cg.mkdir("demo.service")
         cgpath = cg.path("demo.service")
+        poddir = cg.mkdir(POD_CG)
+        state, logs = containerd_state(tmp)
         col = Collector(bin_, ["--listen", "127.0.0.1:0", "-i", "1",
                                "-f", "jsonl", "-o", os.devnull,
                                "--comms", "5", "--prom-comms",
-                               "--prom-workload-labels"])
-        work = prom = None
+                               "--prom-workload-labels",
+                               "--containerd-state", state,
+                               "--kubelet-logs", logs])
+        work = podwork = prom = None
         try:
             col.wait_started()
             target = port_from_stderr(col)
-            work = subprocess.Popen(["sh", "-c", WORK], cwd=tmp,
-                                    preexec_fn=lambda: move_self(cgdir),
-                                    stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
+            work = start_work(cgdir, tmp)
+            podwork = start_work(poddir, tmp)
             prom = Prometheus(prom_exe, target, tmp)
             prom.wait_ready()
             t0 = time.time()
@@ -268,9 +310,10 @@ def main():
                                                 time.time() - t0))
             run_checks(prom, dash, exprs, records, target, cgpath)
         finally:
-            if work:
-                work.kill()
-                work.wait()
+            for w in (work, podwork):
+                if w:
+                    w.kill()
+                    w.wait()
             if prom:
                 prom.stop()
             rc = col.stop()
@@ -288,18 +331,21 @@ def run_checks(prom, dash, exprs, records, target, cgpath):
         check(m, "variable %s: not label_values(selector, label): %s" %
               (v["name"], v["query"]))
         match = substitute(m.group(1), {"job": ".*", "instance": ".*",
-                                        "unit": ".*"})
+                                        "unit": ".*", "namespace": ".*"})
         vals = prom.get("/api/v1/label/%s/values" % m.group(2),
                         **{"match[]": match, "start": time.time() - 60})
         check(vals, "variable %s (%s): no values" % (v["name"], v["query"]))
         print("variable %s: %d values" % (v["name"], len(vals)))
     unit = cgpath.rsplit("/", 1)[1]
     passes = {
-        "all": {"job": ".*", "instance": ".*", "unit": ".*", "cgroup": ".*"},
+        "all": {"job": ".*", "instance": ".*", "unit": ".*", "cgroup": ".*",
+                "namespace": ".*", "pod": ".*"},
         "real": {"job": grafana_regex(JOB),
                  "instance": grafana_regex(target),
                  "unit": grafana_regex(unit),
-                 "cgroup": grafana_regex(cgpath)},
+                 "cgroup": grafana_regex(cgpath),
+                 "namespace": grafana_regex(NAMESPACE),
+                 "pod": grafana_regex(POD)},
     }
     # 2. every panel target, with both sets of values
     for name, values in passes.items():
