@@ -24,9 +24,21 @@ per(){ # ticks0 ticks1 snaps0 snaps1 -> ms per snapshot
 		'BEGIN{printf "%.1f", (b - a) * 1000 / hz / (t - s)}'; }
 $BIN --listen 127.0.0.1:$PORT --interval 1 -o $OUT "$@" \
 	2>${TMPDIR:-/tmp}/streamh-coll.err & CP=$!
-sleep 3; echo "start VmRSS $(rss) MiB"; T0=$SECONDS
-for i in $(seq 1 $N); do mkdir $P/c$i; done
-for i in $(seq 1 $N); do sh -c "echo \$\$ > $P/c$i/cgroup.procs; exec /bin/true"; done
+sleep 3
+kill -0 $CP 2>/dev/null || { cat ${TMPDIR:-/tmp}/streamh-coll.err; exit 1; }
+echo "start VmRSS $(rss) MiB"; T0=$SECONDS
+for i in $(seq 1 $N); do mkdir -p $P/c$i; done
+python3 -c '
+import os, sys
+p, n = sys.argv[1], int(sys.argv[2])
+for i in range(1, n + 1):
+    pid = os.fork()
+    if pid == 0:
+        with open("%s/c%d/cgroup.procs" % (p, i), "w") as f:
+            f.write(str(os.getpid()))
+        os._exit(0)
+    os.waitpid(pid, 0)
+' $P $N
 echo "made $N cgroups in $((SECONDS - T0)) s"
 sleep 5; echo "live VmRSS $(rss) MiB"
 c0=$(cpu) s0=$(snaps) b0=$(stat -c %s $OUT); sleep $SECS

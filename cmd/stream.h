@@ -9,8 +9,9 @@
  * says where they go in the full state ("at") and which rows of the
  * previous state they replace or remove ("drop"): see docs/streams.md.
  *
- * State: 16 bytes a row of the previous line and a table of 8 bytes a
- * slot (at most half full), so ~32 bytes per cgroup shown.
+ * State: 16 bytes a row of the previous line, a table of 4 bytes a slot
+ * (at most half full) and the plan's arrays (3 x 8 bytes an entry):
+ * ~80 bytes per cgroup shown.
  */
 #ifndef TSC_STREAM_H
 #define TSC_STREAM_H
