@@ -84,7 +84,9 @@ struct {
 /* The cgroup id of exiting task t in the hierarchy in use. `how` is a
  * constant of the program (CGSK_HOW_*): the verifier drops the others.
  * The exiting task's css_set is pinned (it holds a reference until it is
- * freed), and so are its cgroups: plain BTF loads, no helper. */
+ * freed), and so are its cgroups: the v1 css by plain BTF loads. (cgroup2
+ * by the helper: as plain loads, dfl_cgrp->kn->id, it measured no
+ * cheaper.) */
 static __always_inline __u64 task_cgid(struct task_struct *t, __u32 how)
 {
 	if (how == CGSK_HOW_KFUNC) {
@@ -100,7 +102,7 @@ static __always_inline __u64 task_cgid(struct task_struct *t, __u32 how)
 	}
 	if (how == CGSK_HOW_CSS)
 		return t->cgroups->subsys[v1_ssid]->cgroup->kn->id;
-	return t->cgroups->dfl_cgrp->kn->id;
+	return bpf_get_current_cgroup_id();
 }
 
 /* Make the entry at h visible to the reader: after every store to the
