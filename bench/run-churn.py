@@ -55,6 +55,7 @@ CONFIGS = {
     'h': 'taskstat-collect --no-histograms',
     'm': 'taskstat-collect --comms 10',
     'w': 'drain-only, woken per message (batch 0)',
+    'o': '(c) of another build (--base-build), for before/after',
 }
 
 
@@ -143,6 +144,24 @@ def parse_collector(path, cgpath):
     return res
 
 
+def task_cpu_s(pid):
+    """CPU time (s, ns resolution) of the live threads of pid: the sum of
+    /proc/PID/task/*/schedstat's first field. The listener's threads live
+    from its start to its stop, so two readings bracket what it spent in
+    between, without its start-up and final snapshot."""
+    t = 0
+    try:
+        for tid in os.listdir(f'/proc/{pid}/task'):
+            try:
+                with open(f'/proc/{pid}/task/{tid}/schedstat') as f:
+                    t += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+    except OSError:
+        return None
+    return t / 1e9
+
+
 def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
     """One workload run under one configuration; returns a result dict."""
     listener = None
@@ -158,8 +177,9 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
                str(64 << 20)]
     elif cfg == 'w':
         cmd = [args.drain, '--batch-ms', '0']
-    elif cfg in 'cdefxphm':
-        cmd = [args.collector, '--format', 'jsonl', '--output', outpath,
+    elif cfg in 'cdefxphmo':
+        cmd = [args.base_collector if cfg == 'o' else args.collector,
+               '--format', 'jsonl', '--output', outpath,
                '--interval', str(args.interval), '--hierarchy', 'v2']
         if cfg == 'd':
             cmd.append('--no-tgid')
@@ -192,12 +212,16 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
             if rc is not None:
                 raise RuntimeError(f'{cfg}: listener exited {rc}: {msg}')
         time.sleep(args.settle)
+        w0, c0 = time.monotonic(), task_cpu_s(listener.pid)
 
     if mode == 'idle':
         # Start/stop cost of the listener alone: same timeline, no workload.
         time.sleep(args.settle)
+        w1, c1 = time.monotonic(), task_cpu_s(listener.pid)
         rc, u, s = stop(listener)
-        return {'config': cfg, 'mode': mode, 'listener_cpu_s': u + s}
+        return {'config': cfg, 'mode': mode, 'listener_cpu_s': u + s,
+                'window_cpu_s': c1 - c0 if c0 is not None and c1 else None,
+                'window_s': w1 - w0}
 
     n = args.n if mode == 'threads' else args.procs_n
     r = args.rounds if mode == 'threads' else args.procs_rounds
@@ -210,6 +234,9 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
                listener_user_s=0.0, listener_sys_s=0.0, listener_cpu_s=0.0)
     if listener:
         time.sleep(args.settle)  # let the last batch arrive
+        w1, c1 = time.monotonic(), task_cpu_s(listener.pid)
+        res['window_cpu_s'] = c1 - c0 if c0 is not None and c1 else None
+        res['window_s'] = w1 - w0
         rc, u, s = stop(listener)
         res.update(listener_rc=rc, listener_user_s=u, listener_sys_s=s,
                    listener_cpu_s=u + s)
@@ -316,7 +343,7 @@ def summarize(runs, configs, modes):
                 s['overhead_of_medians_pct'][k] = \
                     (s[k]['median'] / b - 1) * 100 if b else None
         fl = summ[mode].get('b')
-        for cfg in ('c', 'p', 'd', 'e', 'f', 'x', 'h', 'm'):
+        for cfg in ('c', 'o', 'p', 'd', 'e', 'f', 'x', 'h', 'm'):
             s = summ[mode].get(cfg)
             if not s or not fl:
                 continue
@@ -398,6 +425,8 @@ def markdown(meta, summ, configs, modes):
                                s['attribution_median'].items()) +
                            f", fork-event drops {s['fork_drops_total']}"
                            for cfg, s in att) + '\n')
+        if 'a' not in summ[mode]:
+            continue  # no (a): the paired table against (b) only
         out.append('\nOverhead against (a), paired per repetition: median '
                    '[interquartile range] of X/a - 1:\n')
         out.append('| cfg | elapsed | workload CPU (user+sys) | '
@@ -418,7 +447,7 @@ def markdown(meta, summ, configs, modes):
                 for k in ('elapsed_s', 'cpu_s', 'total_cpu_s')) +
                 f" | {pct(s['listener_net_pct_of_workload'])} |")
         rows = [(cfg, summ[mode][cfg]['vs_floor'])
-                for cfg in ('c', 'p', 'd', 'e', 'f', 'x', 'h', 'm')
+                for cfg in ('c', 'o', 'p', 'd', 'e', 'f', 'x', 'h', 'm')
                 if cfg in summ[mode] and 'vs_floor' in summ[mode][cfg]]
         if rows:
             out.append('\nCost relative to the drain-only floor (overhead X '
@@ -524,6 +553,10 @@ def main():
     ap.add_argument('--quick', action='store_true',
                     help='CI smoke: 2 reps, smaller workloads (~1 min)')
     ap.add_argument('--out', default=os.path.join(here, 'results'))
+    ap.add_argument('--base-build', default=None,
+                    help='build dir whose collector runs as config o')
+    ap.add_argument('--cgroup-prefix', default='cgs-bench-churn',
+                    help="the workload's cgroup: /PREFIX-PID")
     ap.add_argument('--nice', type=int, default=0,
                     help='run harness, workload and listeners at this nice '
                     'level (e.g. -10 on a shared machine)')
@@ -542,12 +575,15 @@ def main():
     args.churn = os.path.join(args.build, 'bench', 'churn')
     args.drain = os.path.join(args.build, 'bench', 'drain')
     args.collector = os.path.join(args.build, 'cmd', 'taskstat-collect')
+    args.base_collector = os.path.join(args.base_build or '/nonexistent',
+                                       'cmd', 'taskstat-collect')
     configs = [c for c in args.configs if c in CONFIGS]
     modes = [m for m in args.modes.split(',') if m in ('threads', 'procs')]
     missing = {'b': args.drain, 'k': args.drain, 'w': args.drain,
                'c': args.collector, 'd': args.collector, 'e': args.collector,
                'f': args.collector, 'x': args.collector,
-               'h': args.collector, 'm': args.collector}
+               'h': args.collector, 'm': args.collector,
+               'o': args.base_collector}
     for c in list(configs):
         if c in missing and not os.access(missing[c], os.X_OK):
             print(f'skipping {c}: {missing[c]} not built', file=sys.stderr)
@@ -559,7 +595,7 @@ def main():
     if not mnt:
         print('run-churn: no cgroup2 mount', file=sys.stderr)
         return 1
-    cgpath = f'/cgs-bench-churn-{os.getpid()}'
+    cgpath = f'/{args.cgroup_prefix}-{os.getpid()}'
     cgdir = mnt + cgpath
     os.makedirs(cgdir, exist_ok=True)
     tmp = f'/tmp/cgs-bench-churn-{os.getpid()}'
@@ -588,13 +624,17 @@ def main():
                           f"listener {r['listener_cpu_s']:.3f} records "
                           f"{r.get('match_task_records')} drops "
                           f"{r.get('dropped')}", file=sys.stderr)
-        idle = {}
+        idle, idle_rate = {}, {}
         for cfg in configs:
             if cfg == 'a':
                 continue
             v = [run_one(args, cfg, 'idle', None, cgpath, tmp)
-                 ['listener_cpu_s'] for _ in range(args.idle_reps)]
-            idle[cfg] = med(v)
+                 for _ in range(args.idle_reps)]
+            idle[cfg] = med([x['listener_cpu_s'] for x in v])
+            wr = [x['window_cpu_s'] / x['window_s'] for x in v
+                  if x.get('window_cpu_s') is not None and x['window_s']]
+            if wr:
+                idle_rate[cfg] = med(wr)
     finally:
         try:
             os.rmdir(cgdir)
@@ -607,12 +647,69 @@ def main():
         'reps': args.reps, 'configs': {c: CONFIGS[c] for c in configs},
         'interval_s': args.interval, 'settle_s': args.settle,
         'nice': args.nice, 'listener_idle_cpu_s': idle,
+        'listener_idle_window_cpu_per_s': idle_rate,
         'wall_s': time.monotonic() - t0,
         'loadavg_start': load_start,
         'loadavg_end': open('/proc/loadavg').read().split()[:3],
         'command': ' '.join([sys.argv[0]] + sys.argv[1:]),
     }
     return report(args.out, meta, runs, configs, modes)
+
+
+def paired_floor(runs, idle, rate, summ, modes):
+    """Per repetition: listener CPU per record, X / b of the same
+    repetition (seconds apart: drifting load cancels); median,
+    interquartile range and min-max over the repetitions. Two measures:
+    rusage net of the median idle run's (start/stop), and the CPU of the
+    listener's threads between the workload's start and the listener's
+    stop (schedstat; no start-up cost to subtract), net of its idle rate."""
+    def rus(x, cfg):
+        return x['listener_cpu_s'] - idle[cfg]
+
+    def win(x, cfg):
+        if x.get('window_cpu_s') is None or cfg not in rate:
+            return None
+        return x['window_cpu_s'] - rate[cfg] * x['window_s']
+
+    if 'b' not in idle:
+        return ''
+    out = ['\nListener CPU per record, X / (b) paired per repetition: '
+           'median [IQR] (min-max); X and b: medians of us per record. '
+           'rusage: net of the idle run (start/stop); window: the '
+           "listener's threads from the workload's start to its stop "
+           '(schedstat), net of their idle rate:\n',
+           '| mode | cfg | measure | X us | b us | X / b |',
+           '|---|---|---|---|---|---|']
+    for mode in modes:
+        bs = {x['rep']: x for x in runs
+              if x['mode'] == mode and x['config'] == 'b'}
+        for cfg in sorted({x['config'] for x in runs}):
+            if cfg in 'abkw' or cfg not in idle:
+                continue
+            xs = [x for x in runs if x['mode'] == mode and
+                  x['config'] == cfg and x['rep'] in bs]
+            if not xs:
+                continue
+            recs = xs[0]['expected_task_records']
+            for name, fn in (('rusage', rus), ('window', win)):
+                pr = [(fn(x, cfg), fn(bs[x['rep']], 'b')) for x in xs]
+                pr = [(a / recs * 1e6, b / recs * 1e6) for a, b in pr
+                      if a is not None and b is not None and b > 0]
+                if not pr:
+                    continue
+                xu = [a for a, _ in pr]
+                bu = [b for _, b in pr]
+                rs = [a / b for a, b in pr]
+                lo, hi = iqr(rs)
+                summ[mode][cfg].setdefault('paired_vs_floor', {})[name] = {
+                    'median': med(rs), 'q1': lo, 'q3': hi, 'min': min(rs),
+                    'max': max(rs), 'n': len(rs), 'x_us': med(xu),
+                    'b_us': med(bu)}
+                out.append(f"| {mode} | {cfg} | {name} | {fmt(med(xu), 2)} | "
+                           f"{fmt(med(bu), 2)} | **{fmt(med(rs), 2)}x** "
+                           f"[{fmt(lo, 2)}-{fmt(hi, 2)}] ({fmt(min(rs), 2)}-"
+                           f"{fmt(max(rs), 2)}, n={len(rs)}) |")
+    return '\n'.join(out) + '\n'
 
 
 def report(outdir, meta, runs, configs, modes):
@@ -627,7 +724,10 @@ def report(outdir, meta, runs, configs, modes):
                 s['listener_idle_cpu_s'] = idle[cfg]
                 s['listener_net_cpu_s'] = net
                 s['listener_net_us_per_record'] = net / recs * 1e6
-    md = markdown(meta, summ, configs, modes)
+    paired = paired_floor(runs, idle,
+                          meta.get('listener_idle_window_cpu_per_s', {}),
+                          summ, modes)
+    md = markdown(meta, summ, configs, modes) + paired
     with open(os.path.join(outdir, 'churn.json'), 'w') as f:
         json.dump({'meta': meta, 'summary': summ, 'runs': runs}, f, indent=1)
     with open(os.path.join(outdir, 'churn.md'), 'w') as f:

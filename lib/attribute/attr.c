@@ -139,7 +139,7 @@ static void *id_node(struct cgsi_attr *a, struct cgsi_ashard *s,
 		return NULL;
 	}
 	void *n = a->ops->intern_id(a->ctx, s->idx, s->path, (size_t)len, id,
-				    now);
+				    cgsi_attr_now(a, now));
 	if (n) {
 		c->id = id;
 		c->n = n;

@@ -53,6 +53,9 @@ struct cgsi_attr_ops {
 	const char *(*path)(const void *node, size_t *len, uint64_t *ino);
 	/* Take (+1) or drop (-1) a reference on a node. */
 	void (*ref)(void *node, int delta);
+	/* The owner's clock (ms, >= 1): read only where an answer needs it
+	 * (a miss, the fallback), not per record (cgsi_attr_now()). */
+	uint64_t (*now)(void *ctx);
 };
 
 /* How records were attributed, per shard (the owner's totals). */
@@ -152,6 +155,14 @@ void cgsi_attr_close(struct cgsi_attr *a);
 void cgsi_attr_bind(struct cgsi_attr *a, unsigned i, pthread_mutex_t *lock,
 		    void *unknown);
 
+/* `now` as given to cgsi_attr_resolve(), read from the owner's clock if
+ * the caller left it 0 (not read yet): the kernel source's common path
+ * (an entry at its ring's head, a known cgroup id) needs no clock. */
+static inline uint64_t cgsi_attr_now(const struct cgsi_attr *a, uint64_t now)
+{
+	return now ? now : a->ops->now(a->ctx);
+}
+
 /* The answer for one record. */
 struct cgsi_attr_ans {
 	void *node;           /* node key: never NULL (the unknown bucket) */
@@ -181,7 +192,8 @@ void cgsi_fallback_sweep_others(struct cgsi_attr *a, unsigned self,
 
 /*
  * Attribute rec (thread, process or TGID kind) on shard `shard`, whose
- * writer calls this without the shard's lock; returns with it held (the
+ * writer calls this without the shard's lock (now: the owner's clock, or
+ * 0 to have it read only if needed); returns with it held (the
  * caller counts, then unlocks). May wait (bounded) for the record's
  * kernel entry before taking the lock, and drop and retake it (waiting
  * for another shard's, fallback.c): the caller keeps no pointer into the
@@ -200,17 +212,18 @@ static inline void cgsi_attr_resolve(struct cgsi_attr *a, unsigned shard,
 	/* outside the shard lock: it may wait (bounded) for the entry */
 	if (a->ksrc && rec->kind != CGS_KIND_TGID)
 		found = cgsi_ksrc_lookup(a->ksrc, shard, rec, &ans->ki);
-	else if (__builtin_expect(!a->ksrc && a->nshards > 1 &&
-					  now >= __atomic_load_n(
-							 &a->sweep_next,
-							 __ATOMIC_RELAXED),
+	else if (!a->ksrc && a->nshards > 1 &&
+		 __builtin_expect((now = cgsi_attr_now(a, now)) >=
+					  __atomic_load_n(&a->sweep_next,
+							  __ATOMIC_RELAXED),
 				  0))
 		cgsi_fallback_sweep_others(a, shard, now);
 	pthread_mutex_lock(s->lock);
 	if (a->ksrc &&
 	    (ans->node = cgsi_attr_kernel_node(a, s, rec, found, now, ans)))
 		return;
-	ans->node = cgsi_fallback_node(a, s, rec, now, &ans->how);
+	ans->node = cgsi_fallback_node(a, s, rec, cgsi_attr_now(a, now),
+				       &ans->how);
 	ans->oom = false;
 	ans->comm = NULL;
 }

@@ -100,9 +100,16 @@ static void attr_ref(void *node, int delta)
 	n->refs += (uint32_t)delta;
 }
 
+/* The rollup's clock, read by attribution only where it needs it. */
+static uint64_t attr_now(void *ctx)
+{
+	return cgsi_rollup_now(ctx);
+}
+
 const struct cgsi_attr_ops cgsi_rollup_attr_ops = {
 	.intern = attr_intern,
 	.intern_id = attr_intern_id,
 	.path = attr_path,
 	.ref = attr_ref,
+	.now = attr_now,
 };

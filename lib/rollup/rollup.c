@@ -239,6 +239,8 @@ struct acct_info {
 static const char *proc_comm(struct cgs_rollup *r, struct cgsi_rshard *s,
 			     const struct cgs_record *rec, uint64_t now)
 {
+	if (!now)
+		now = cgsi_rollup_now(r);
 	if (s->comm_tgid == rec->tgid && now < s->comm_ms + 1000)
 		return s->comm;
 	char p[64];
@@ -350,7 +352,9 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 		return 0;
 	}
 	struct cgsi_rshard *s = &r->shards[shard];
-	uint64_t now = cgsi_rollup_now(r);
+	/* with the kernel source the common path reads no clock: 0, read
+	 * where needed (cgsi_attr_now(), proc_comm()) */
+	uint64_t now = r->at.ksrc ? 0 : cgsi_rollup_now(r);
 	struct cgsi_attr_ans at;
 	/* returns with s->lock held; the node key is the node */
 	cgsi_attr_resolve(&r->at, shard, rec, now, &at);
