@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "metrics.pb-c.h"
 #include "prom_family.h"
 #include "promproto.h"
@@ -37,23 +38,48 @@ bool prom_native_name(const char *name, size_t n)
 	return false;
 }
 
-/* An exported cgroup's labels. */
+/* An exported cgroup's labels; their values in v (NUL-separated, at
+ * off[]), reused from one cgroup to the next. */
 struct cgl {
 	struct cgs_workload w;
 	LP lp[6];
 	LP *p[6];
+	size_t off[6];
 	size_t n;
+	struct buf t, v;
 };
 
+/* The text's value: the reversible escape of v (\\, \xNN: what
+ * esc_prom_label() writes, read back from the exposition's escapes), so
+ * that both formats name a cgroup alike and the value is valid UTF-8. */
 static void label(struct cgl *l, const char *k, const char *v)
 {
 	if (!*v)
 		return;
+	buf_reset(&l->t);
+	esc_prom_label(&l->t, v, strlen(v));
+	l->off[l->n] = l->v.len;
+	for (size_t i = 0; i < l->t.len; i++) {
+		char c = l->t.p[i];
+		if (c == '\\' && i + 1 < l->t.len) {
+			c = l->t.p[++i];
+			if (c == 'n')
+				c = '\n';
+		}
+		buf_putc(&l->v, c);
+	}
+	buf_putc(&l->v, '\0');
 	io__prometheus__client__label_pair__init(&l->lp[l->n]);
 	l->lp[l->n].name = (char *)k;
-	l->lp[l->n].value = (char *)v;
 	l->p[l->n] = &l->lp[l->n];
 	l->n++;
+}
+
+/* The values' pointers, once v holds them all. */
+static void labels_done(struct cgl *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		l->lp[i].value = l->v.oom ? (char *)"" : l->v.p + l->off[i];
 }
 
 /* As out_prom.c's cglabels_make(): without --prom-workload-labels the
@@ -62,20 +88,20 @@ static void labels_make(struct cgl *l, const struct snap_info *in,
 			const char *path)
 {
 	l->n = 0;
+	buf_reset(&l->v);
 	l->w.sz = sizeof(l->w);
 	label(l, "cgroup", path);
-	if (!in->workload_labels || cgs_workload_from_path(path, &l->w) <= 0)
-		return;
-	if (in->prom_lean) {
-		if (!*l->w.container_id)
+	if (in->workload_labels && cgs_workload_from_path(path, &l->w) > 0) {
+		if (!in->prom_lean || !*l->w.container_id)
 			label(l, "unit", l->w.unit);
-		return;
+		if (!in->prom_lean) {
+			label(l, "slice", l->w.slice);
+			label(l, "container_id", l->w.container_id);
+			label(l, "pod_uid", l->w.pod_uid);
+			label(l, "qos_class", l->w.qos_class);
+		}
 	}
-	label(l, "unit", l->w.unit);
-	label(l, "slice", l->w.slice);
-	label(l, "container_id", l->w.container_id);
-	label(l, "pod_uid", l->w.pod_uid);
-	label(l, "qos_class", l->w.qos_class);
+	labels_done(l);
 }
 
 /* One histogram's native form in h, its spans and deltas in sp and d
@@ -152,6 +178,8 @@ static void family(struct buf *pb, struct buf *t, const struct prom_family *f,
 		   const size_t *keep, size_t n)
 {
 	struct cgl L;
+	buf_init(&L.t);
+	buf_init(&L.v);
 	Io__Prometheus__Client__MetricFamily mf =
 		IO__PROMETHEUS__CLIENT__METRIC_FAMILY__INIT;
 	char name[128];
@@ -181,6 +209,8 @@ static void family(struct buf *pb, struct buf *t, const struct prom_family *f,
 		put_metric(t, &o.m);
 		nm++;
 	}
+	buf_free(&L.t);
+	buf_free(&L.v);
 	if (!nm || t->oom) {
 		pb->oom |= t->oom;
 		return;

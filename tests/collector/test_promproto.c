@@ -113,6 +113,7 @@ static struct cgs_snapshot *known(struct cgs_rollup **r)
 	*r = fp_rollup(&F, 1, CGS_ROLLUP_HISTOGRAMS);
 	exits(*r, "/k/a", a, 5, &pid);
 	exits(*r, "/k/gap", g, 3, &pid);
+	exits(*r, "/k/we\"ird \xfe", one, 1, &pid); /* not UTF-8 */
 	for (int i = 0; i < 30; i++) {
 		char p[32];
 		snprintf(p, sizeof(p), "/k/small%d", i);
@@ -225,6 +226,9 @@ static void t_encode(void **st)
 	const int ss[] = { -17, 1 };
 	const int64_t ds[] = { 1 };
 	check_native(of_cgroup(pl, "/k/small3"), 1, 7e-6, 0, ss, 2, ds, 1);
+	/* the text's label value (the reversible escape): valid UTF-8 */
+	check_native(of_cgroup(pl, "/k/we\"ird \\xfe"), 1, 7e-6, 0, ss, 2,
+		     ds, 1);
 	/* a counter: the text's value, labels and all */
 	const MF *ex = family(v, n, "taskstat_process_exits_total");
 	assert_non_null(ex);

@@ -29,7 +29,17 @@ enough samples that a 10 s rate window has several:
   TaskstatCrashLoop is pending for the workload's cgroup (it crashes
   several times a second) and TaskstatCollectorDown is not active.
 
-Usage: e2e_dashboards.py TASKSTAT-COLLECT [SOURCE-DIR]
+With "native" (the third argument), Prometheus runs with
+--enable-feature=native-histograms: it asks for the protobuf exposition
+and keeps only the native histograms (no _bucket series). The same
+panels must have data (the quantile panels ask for both forms, joined with
+`or`; the heatmap panels are classic only and are not asked then), every
+distribution is a native histogram, and none has _bucket series. In both
+modes a second cgroup (known.service) runs `sleep 0.3` processes, and
+histogram_quantile(0.9, ...) of their process lifetime over 1m must fall
+in the bucket of 0.3 s: (0.25, 0.5] (schema 0: within a factor of 2).
+
+Usage: e2e_dashboards.py TASKSTAT-COLLECT [SOURCE-DIR [native]]
 """
 import json
 import os
@@ -54,6 +64,7 @@ SRC = (os.path.abspath(sys.argv[2]) if len(sys.argv) > 2
        else os.path.normpath(os.path.join(HERE, "..", "..")))
 DASHBOARD = os.path.join(SRC, "packaging", "grafana", "taskstat.json")
 RULES = os.path.join(SRC, "packaging", "prometheus", "taskstat-rules.yml")
+NATIVE = len(sys.argv) > 3 and sys.argv[3] == "native"
 JOB = "taskstat"
 RATE = "10s"        # for $__rate_interval and $__interval
 RANGE = "1m"        # for $__range
@@ -74,6 +85,8 @@ while :; do
 	sleep 0.1
 done
 """
+KNOWN = "while :; do sleep 0.3; done"
+KNOWN_S = 0.3
 
 
 # A pod's container as containerd's CRI lays it out (as collector_e2e_identity
@@ -142,7 +155,8 @@ class Prometheus:
                 [exe, "--config.file=" + conf,
                  "--storage.tsdb.path=" + os.path.join(tmp, "tsdb"),
                  "--web.listen-address=127.0.0.1:%d" % self.port,
-                 "--log.level=warn"],
+                 "--log.level=warn"] +
+                (["--enable-feature=native-histograms"] if NATIVE else []),
                 stdout=e, stderr=e, stdin=subprocess.DEVNULL)
 
     def log(self):
@@ -210,6 +224,8 @@ def targets(dash):
         for p in panels:
             if "--prom-level full" in p.get("title", ""):
                 continue
+            if NATIVE and "heatmap" in p.get("title", ""):
+                continue  # classic _bucket only (Grafana's own form)
             for t in p.get("targets", []):
                 if t.get("expr"):
                     out.append((p.get("title", "?"), t["expr"]))
@@ -278,6 +294,8 @@ def main():
         cgdir = cg.mkdir("demo.service")
         cgpath = cg.path("demo.service")
         poddir = cg.mkdir(POD_CG)
+        kdir = cg.mkdir("known.service")
+        kpath = cg.path("known.service")
         state, logs = containerd_state(tmp)
         col = Collector(bin_, ["--listen", "127.0.0.1:0", "-i", "1",
                                "-f", "jsonl", "-o", os.devnull,
@@ -285,12 +303,17 @@ def main():
                                "--prom-workload-labels",
                                "--containerd-state", state,
                                "--kubelet-logs", logs])
-        work = podwork = prom = None
+        work = podwork = known = prom = None
         try:
             col.wait_started()
             target = port_from_stderr(col)
             work = start_work(cgdir, tmp)
             podwork = start_work(poddir, tmp)
+            known = subprocess.Popen(["sh", "-c", KNOWN], cwd=tmp,
+                                     preexec_fn=lambda: move_self(kdir),
+                                     stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
             prom = Prometheus(prom_exe, target, tmp)
             prom.wait_ready()
             t0 = time.time()
@@ -309,8 +332,9 @@ def main():
             print("%d scrapes of %s in %.1fs" % (MIN_SAMPLES, target,
                                                 time.time() - t0))
             run_checks(prom, dash, exprs, records, target, cgpath)
+            check_distributions(prom, target, cgpath, kpath)
         finally:
-            for w in (work, podwork):
+            for w in (work, podwork, known):
                 if w:
                     w.kill()
                     w.wait()
@@ -412,6 +436,36 @@ def run_checks(prom, dash, exprs, records, target, cgpath):
     check(not down, "TaskstatCollectorDown active: %s" % down)
     print("%d rules healthy; TaskstatCrashLoop %s for %s" % (
         len(rules), pending[0]["state"], cgpath))
+
+
+def check_distributions(prom, target, cgpath, kpath):
+    """Native (with the feature) or classic, and a known quantile."""
+    f = 'job="%s",instance="%s",cgroup="%s"' % (JOB, target, kpath)
+    name = "taskstat_process_lifetime_seconds"
+    r = prom.query("%s{%s}" % (name, f))
+    b = prom.query("count(%s_bucket{%s})" % (name, f))
+    if NATIVE:
+        check(r and all("histogram" in x for x in r),
+              "%s of %s: not a native histogram: %s" % (name, kpath,
+                                                       short(r, 600)))
+        check(not b, "%s_bucket series with native histograms: %s" %
+              (name, b))
+        q = "histogram_quantile(0.9, rate(%s{%s}[1m]))" % (name, f)
+    else:
+        check(not r and b, "classic: %s %s, _bucket %s" % (name, r, b))
+        q = ("histogram_quantile(0.9, sum by (le) (rate(%s_bucket{%s}[1m])))"
+             % (name, f))
+    v = scalar(prom.query(q))
+    # the bucket of 0.3 s is (0.25, 0.5]; a loaded host stretches
+    # lifetimes a little, never below
+    check(0.25 < v <= 0.5 and v / 2 <= KNOWN_S <= 2 * v,
+          "%s: %s, %s s processes" % (q, v, KNOWN_S))
+    print("%s: %.3f (processes of %s s; %s)" % (
+        q, v, KNOWN_S, "native" if NATIVE else "classic"))
+    # the demo cgroup's too: a number
+    d = prom.query(q.replace(kpath, cgpath))
+    check(d and d[0]["value"][1] not in ("NaN", "+Inf"),
+          "demo: %s" % short(d, 400))
 
 
 if __name__ == "__main__":
