@@ -123,9 +123,10 @@ try:
         # live CSV and textfile with --exclude-cgroup: all but a's kids
         text = colx.raw().decode()
         head = text.split("\r\n", 1)[0].split(",")
-        # --stream changes (the default) appends the column "stream"
-        check(head[-2:] == ["cgroups_filtered", "stream"],
-              "CSV header ends %s" % head[-2:])
+        # --stream changes (the default) appends the column "stream",
+        # after the names columns (issue 24)
+        check(head[-1] == "stream" and "cgroups_filtered" in head,
+              "CSV header ends %s" % head[-6:])
         fi = head.index("cgroups_filtered")
         rows = list(csv.reader(io.StringIO(text, newline="")))
         ci = head.index("cgroup")
