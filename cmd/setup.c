@@ -278,15 +278,11 @@ static int open_files(struct tsc *c, const struct tsc_opts *o)
 
 const struct tsc_export *tsc_export;
 
-int tsc_setup(struct tsc *c, struct tsc_opts *o)
+/* The handle's initial state: no fd, no output yet, the locks and buffers
+ * made, the main output's format and stream mode chosen. */
+static void setup_init(struct tsc *c, struct tsc_opts *o)
 {
-	char err[256];
-	int r;
-
 	memset(c, 0, sizeof(*c));
-	if ((o->listen || o->web_config) && !tsc_export)
-		return tsc_usage_error(o->listen ? "--listen" : "--web-config",
-				       "not served by %s", tsc_prog);
 	c->o = o;
 	c->out_fd = STDOUT_FILENO;
 	c->cap_fd = -1;
@@ -312,6 +308,19 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	c->stream.on = !o->stream_full;
 	c->stream.every = o->full_every;
 	c->stream.full_due = true; /* the first line */
+}
+
+int tsc_setup(struct tsc *c, struct tsc_opts *o)
+{
+	char err[256];
+	int r;
+
+	if ((o->listen || o->web_config) && !tsc_export) {
+		memset(c, 0, sizeof(*c));
+		return tsc_usage_error(o->listen ? "--listen" : "--web-config",
+				       "not served by %s", tsc_prog);
+	}
+	setup_init(c, o);
 
 	c->check_item = "options";
 	tsc_check_ok(c, "valid");
