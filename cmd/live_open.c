@@ -213,11 +213,21 @@ static int shed_privileges(struct tsc *c)
 				     "dropped", c->o->user);
 		return r;
 	}
-	r = priv_shed_caps(err, sizeof(err));
+	bool kept = false;
+	/* the workload names read the runtimes' state (root's, 0700) */
+	r = priv_shed_caps(c->ident != NULL, &kept, err, sizeof(err));
 	if (r < 0)
 		tsc_err("%s\n", err);
+	else if (kept)
+		tsc_check_ok(c, "capabilities shed but CAP_DAC_READ_SEARCH, "
+			     "granted for the runtimes' state (workload "
+			     "names)");
 	else
 		tsc_check_ok(c, "capabilities shed");
+	if (kept)
+		tsc_info("kept CAP_DAC_READ_SEARCH (granted) to read the "
+			 "container runtimes' state for workload names; "
+			 "--no-identity sheds it too\n");
 	return r;
 }
 

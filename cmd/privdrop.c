@@ -154,11 +154,26 @@ int priv_drop(const struct priv_user *u, char *err, size_t errlen)
 	return 0;
 }
 
-int priv_shed_caps(char *err, size_t errlen)
+/* Whether this thread's permitted set holds cap. */
+static bool permitted(cap_value_t cap)
 {
+	cap_t now = cap_get_proc();
+	cap_flag_value_t v = CAP_CLEAR;
+	if (now)
+		cap_get_flag(now, cap, CAP_PERMITTED, &v);
+	cap_free(now);
+	return v == CAP_SET;
+}
+
+int priv_shed_caps(bool keep_read, bool *kept, char *err, size_t errlen)
+{
+	cap_value_t read = CAP_DAC_READ_SEARCH;
+
+	*kept = keep_read && permitted(read);
 	/* best effort: only a holder of CAP_SETPCAP can shrink it */
 	for (int cap = 0; cap <= last_cap(); cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+		if ((!*kept || cap != read) &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
 			break;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
 	    errno != EINVAL) {
@@ -166,15 +181,21 @@ int priv_shed_caps(char *err, size_t errlen)
 			 strerror(errno));
 		return -errno;
 	}
-	cap_t none = cap_init();
-	if (!none || cap_set_proc(none) < 0) {
-		int r = -errno;
-		cap_free(none);
+	cap_t left = cap_init(); /* all three sets empty */
+	if (left && *kept &&
+	    (cap_set_flag(left, CAP_PERMITTED, 1, &read, CAP_SET) < 0 ||
+	     cap_set_flag(left, CAP_EFFECTIVE, 1, &read, CAP_SET) < 0)) {
+		cap_free(left);
+		left = NULL;
+	}
+	if (!left || cap_set_proc(left) < 0) {
+		int r = left ? -errno : -ENOMEM;
+		cap_free(left);
 		snprintf(err, errlen, "cannot clear capabilities: %s",
 			 strerror(-r));
 		return r;
 	}
-	cap_free(none);
+	cap_free(left);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #ifndef TSC_PRIVDROP_H
 #define TSC_PRIVDROP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -31,9 +32,12 @@ int priv_drop(const struct priv_user *u, char *err, size_t errlen);
  * and effective capability sets (and the bounding set where CAP_SETPCAP
  * allows) once the listeners are registered, so that a collector started
  * with ambient CAP_NET_ADMIN (a systemd unit) does not keep it for months.
- * Must run before any thread is started. Returns 0 or -errno with err set.
+ * With keep_read, CAP_DAC_READ_SEARCH stays permitted and effective if it
+ * was permitted (granted for the runtimes' state, workload names: *kept
+ * says whether it was); nothing else stays. Must run before any thread is
+ * started. Returns 0 or -errno with err set.
  */
-int priv_shed_caps(char *err, size_t errlen);
+int priv_shed_caps(bool keep_read, bool *kept, char *err, size_t errlen);
 
 /*
  * Run fn(arg) in a forked child that has switched to u (or in a child with
