@@ -214,8 +214,10 @@ static int shed_privileges(struct tsc *c)
 		return r;
 	}
 	bool kept = false;
-	/* the workload names read the runtimes' state (root's, 0700) */
-	r = priv_shed_caps(c->ident != NULL, &kept, err, sizeof(err));
+	/* the workload names read the runtimes' state (root's, 0700): a
+	 * granted CAP_DAC_READ_SEARCH stays, but for uid 0, the owner */
+	r = priv_shed_caps(c->ident != NULL && geteuid() != 0, &kept, err,
+			   sizeof(err));
 	if (r < 0)
 		tsc_err("%s\n", err);
 	else if (kept)

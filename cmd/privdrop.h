@@ -32,7 +32,8 @@ int priv_drop(const struct priv_user *u, char *err, size_t errlen);
  * and effective capability sets (and the bounding set where CAP_SETPCAP
  * allows) once the listeners are registered, so that a collector started
  * with ambient CAP_NET_ADMIN (a systemd unit) does not keep it for months.
- * With keep_read, CAP_DAC_READ_SEARCH stays permitted and effective if it
+ * With keep_read (the caller's choice: workload names on, a uid other than
+ * the state's owner), CAP_DAC_READ_SEARCH stays permitted and effective if it
  * was permitted (granted for the runtimes' state, workload names: *kept
  * says whether it was); nothing else stays. Must run before any thread is
  * started. Returns 0 or -errno with err set.
