@@ -252,6 +252,7 @@ static void t_encode(void **st)
 	for (size_t i = 0; i < n; i++)
 		io__prometheus__client__metric_family__free_unpacked(v[i], NULL);
 	free(v);
+	buf_free(&t);
 
 	/* --prom-max-series: the text's cgroups, no other */
 	in.prom_max_series = 40;
