@@ -104,7 +104,7 @@ def check_unnamed(data):
     check(n > 1, "no output")
 
 
-def check_jsonl(data, cgpath, named=True):
+def check_jsonl(data, cgpath):
     rows, evs = [], []
     for o in strict_json_lines(data):
         if o.get("type") == "exit" and o.get("cgroup") == cgpath:
@@ -112,19 +112,14 @@ def check_jsonl(data, cgpath, named=True):
         for g in o.get("cgroups", []):
             if g["cgroup"] == cgpath:
                 rows.append(g)
-    check(rows, "no JSON row of %s (%s)" % (cgpath, "named" if named else
-                                           "--attribution exact"))
+    check(rows, "no JSON row of %s" % cgpath)
     check(len(evs) >= 3, "%d exit events in %s, want >= 3" %
           (len(evs), cgpath))
     for what, objs in (("row", rows), ("event", evs)):
         for o in objs:
             for k, w in WANT.items():
-                if named:
-                    check(o.get(k) == w, "%s of %s: %s is %r, want %r" %
-                          (what, cgpath, k, o.get(k), w))
-                else:
-                    check(k not in o, "%s of %s named %s=%r without the "
-                          "mkdir events" % (what, cgpath, k, o.get(k)))
+                check(o.get(k) == w, "%s of %s: %s is %r, want %r" %
+                      (what, cgpath, k, o.get(k), w))
     return len(rows), len(evs)
 
 
