@@ -28,15 +28,35 @@ static bool in_list(const char *s, const char *end, const char *want)
 	return false;
 }
 
+/* The next line of f into buf; *whole false when it did not fit (its
+ * rest is read and dropped, so it never reads as lines of its own). */
+static bool next_line(FILE *f, char *buf, size_t n, bool *whole)
+{
+	if (!fgets(buf, (int)n, f))
+		return false;
+	size_t l = strlen(buf);
+	*whole = !l || buf[l - 1] == '\n' || feof(f);
+	if (!*whole) {
+		int c;
+		while ((c = getc(f)) != EOF && c != '\n')
+			;
+	}
+	return true;
+}
+
 int cgsi_cgv1_hier_id(const char *path, const char *hier)
 {
 	FILE *f = fopen(path, "re");
 	char line[PATH_MAX + 256];
 	bool v2 = !strcmp(hier, "v2");
 	int id = -1;
+	bool whole;
 	if (!f)
 		return -1;
-	while (id < 0 && fgets(line, sizeof(line), f)) {
+	/* a line longer than a cgroup path's is not the kernel's: skipped */
+	while (id < 0 && next_line(f, line, sizeof(line), &whole)) {
+		if (!whole)
+			continue;
 		char *end;
 		long v = strtol(line, &end, 10);
 		if (end == line || v < 0 || v > INT32_MAX || *end != ':')
@@ -56,12 +76,13 @@ int cgsi_cgv1_ssid(const char *path, const char *ctrl, int *hier_out)
 	FILE *f = fopen(path, "re");
 	char line[256], name[64];
 	int idx = 0, found = -1, hier;
+	bool whole;
 	if (!f)
 		return -1;
-	while (found < 0 && fgets(line, sizeof(line), f)) {
+	while (found < 0 && next_line(f, line, sizeof(line), &whole)) {
 		if (line[0] == '#')
 			continue;
-		if (sscanf(line, "%63s %d", name, &hier) == 2 &&
+		if (whole && sscanf(line, "%63s %d", name, &hier) == 2 &&
 		    !strcmp(name, ctrl)) {
 			found = idx;
 			if (hier_out)
