@@ -22,6 +22,14 @@
  *    connection that is not being answered (waiting for a request or
  *    trickling one) and is at least HTTP_SHED_AGE_MS old: clients from
  *    many addresses cannot fill the table;
+ *  - answers being sent are bounded in bytes (HTTP_INFLIGHT_MIN, or
+ *    HTTP_INFLIGHT_BODIES of the answer being queued): each holds its own
+ *    copy of the text, so slow readers (a scraper reading a byte at a
+ *    time, or many at once) would otherwise hold a copy each until the
+ *    deadline. Past the budget the oldest answer still being sent after
+ *    HTTP_SLOW_MS is cut to make room; with none that old, the request
+ *    gets 503 and Retry-After. Answers of cut connections, until
+ *    libmicrohttpd has freed them, may take at most one budget more;
  *  - once the open connections have fallen well below their peak, the
  *    watchdog gives the heap they used back (memtrim.h): after a burst
  *    the RSS returns near its start instead of staying at its high water;
@@ -59,12 +67,28 @@
 #define HTTP_DEADLINE_S 10u
 #define HTTP_BACKLOG 1024
 #define HTTP_SHED_AGE_MS 250u
+#define HTTP_INFLIGHT_MIN (64u << 20) /* bytes of answers being sent */
+#define HTTP_INFLIGHT_BODIES 8u       /* ... or 8 answers of the new size */
+#define HTTP_SLOW_MS 1000u            /* an answer that may be cut for room */
 #define HP "taskstat_collector_http_"
 #define HTTP_POOL_BYTES (16u * 1024u) /* per connection: request headers */
 #define HTTP_MALLOC_FIXED (128 * 1024) /* glibc's initial thresholds */
 
+struct http;
+
+/* An answer being sent: its bytes count against the budget until it is
+ * freed (by libmicrohttpd) or its connection is cut. Under http.lock. */
+struct hold {
+	struct http *h;
+	char *body;
+	size_t len;
+	bool released; /* its connection was cut: counted in pending */
+};
+
 struct hconn {
 	struct hconn *prev, *next;
+	struct hold *hold;  /* the answer it is being sent, or NULL */
+	uint64_t answer_ns; /* when that answer was queued */
 	struct tsc_webcfg *web; /* TLS: the configuration of its session */
 	int fd;
 	bool busy;         /* a request is being answered */
@@ -85,6 +109,9 @@ struct http {
 	struct hconn head;            /* list of open connections */
 	unsigned nconn, limit, shed_at;
 	uint64_t cut_deadline, cut_shed, auth_failed;
+	size_t inflight;              /* bytes of answers being sent */
+	size_t pending;               /* ... of cut ones, until freed */
+	uint64_t cut_memory, refused_memory;
 	struct memtrim trim;          /* heap given back after bursts */
 	struct httplog log;           /* libmicrohttpd's messages */
 };
@@ -265,51 +292,174 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 	set_busy(cls, conn, false);
 }
 
+/* Under h->lock: ho's connection is cut. Its bytes leave the budget's
+ * count (a new scrape may take their place) but stay counted in
+ * h->pending until libmicrohttpd frees the answer. */
+static void cut_hold_locked(struct http *h, struct hold *ho)
+{
+	if (ho && !ho->released) {
+		ho->released = true;
+		h->inflight -= ho->len;
+		h->pending += ho->len;
+	}
+}
+
+/* Under h->lock: the oldest answer other than me's, being sent for
+ * HTTP_SLOW_MS or more. */
+static struct hconn *slow_victim(struct http *h, const struct hconn *me,
+				 uint64_t now)
+{
+	struct hconn *v = NULL;
+
+	for (struct hconn *hc = h->head.next; hc != &h->head; hc = hc->next)
+		if (hc != me && hc->hold && !hc->hold->released && !hc->cut &&
+		    now - hc->answer_ns >= HTTP_SLOW_MS * 1000000ull &&
+		    (!v || hc->answer_ns < v->answer_ns))
+			v = hc;
+	return v;
+}
+
+/* Room for an answer of len bytes on conn (body: malloc'd, owned by the
+ * hold from here on): the slowest readers cut to make it. NULL when there
+ * is none (body freed). */
+static struct hold *hold_answer(struct http *h, struct MHD_Connection *conn,
+				char *body, size_t len)
+{
+	struct hconn *me = conn_of(conn);
+	size_t budget = HTTP_INFLIGHT_BODIES * len;
+	struct hold *ho = calloc(1, sizeof(*ho));
+
+	if (budget < HTTP_INFLIGHT_MIN)
+		budget = HTTP_INFLIGHT_MIN;
+	if (!ho) {
+		free(body);
+		return NULL;
+	}
+	*ho = (struct hold){ .h = h, .body = body, .len = len };
+	pthread_mutex_lock(&h->lock);
+	uint64_t now = tsc_mono_ns();
+	while (h->inflight + len > budget) {
+		struct hconn *v = slow_victim(h, me, now);
+		if (!v)
+			break;
+		cut(v);
+		cut_hold_locked(h, v->hold);
+		h->cut_memory++;
+	}
+	/* answers of cut connections not freed yet: at most a budget more */
+	bool room = h->inflight + len <= budget &&
+		    h->inflight + h->pending + len <= 2 * budget;
+	if (room) {
+		h->inflight += len;
+		if (me) {
+			me->hold = ho;
+			me->answer_ns = now;
+		}
+	} else {
+		h->refused_memory++;
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (!room) {
+		free(body);
+		free(ho);
+		return NULL;
+	}
+	return ho;
+}
+
+/* libmicrohttpd is done with the answer (sent, or its connection gone). */
+static void hold_free(void *cls)
+{
+	struct hold *ho = cls;
+	struct http *h = ho->h;
+
+	pthread_mutex_lock(&h->lock);
+	if (ho->released)
+		h->pending -= ho->len;
+	else
+		h->inflight -= ho->len;
+	for (struct hconn *hc = h->head.next; hc != &h->head; hc = hc->next)
+		if (hc->hold == ho)
+			hc->hold = NULL;
+	pthread_mutex_unlock(&h->lock);
+	free(ho->body);
+	free(ho);
+}
+
+/* 503: answers in flight fill their budget, none slow enough to cut. */
+static enum MHD_Result busy(struct MHD_Connection *conn)
+{
+	static const char msg[] = "too many answers being sent; retry\n";
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	enum MHD_Result ret = MHD_queue_response(
+		conn, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* A short answer of ours (body malloc'd, freed here). */
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 			     const char *type, char *body, size_t len)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	const bool metrics = !strcmp(type, PROM_TYPE) ||
-			     !strcmp(type, PROMPROTO_TYPE);
-	const bool scrape = metrics || !strcmp(type, JSON_TYPE);
-	bool gz = false;
 
-	/* the scrape endpoints: gzip when Accept-Encoding asks (HEAD too, so
-	 * its Content-Length is what a GET would get) */
-	if (scrape) {
-		const char *ae = MHD_lookup_connection_value(conn,
-				MHD_HEADER_KIND,
-				MHD_HTTP_HEADER_ACCEPT_ENCODING);
-		size_t zlen;
-		char *z = http_wants_gzip(ae) ? http_gzip(body, len, &zlen)
-					      : NULL;
-		if (z) {
-			free(body);
-			body = z;
-			len = zlen;
-			gz = true;
-		}
-	}
-
-	/* HEAD: MHD sends the headers (with Content-Length) and no body. */
 	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(body);
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (scrape) /* /metrics: text or protobuf, by Accept */
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY,
-					metrics ? MHD_HTTP_HEADER_ACCEPT ", "
-					MHD_HTTP_HEADER_ACCEPT_ENCODING
-						: MHD_HTTP_HEADER_ACCEPT_ENCODING);
-	if (gz)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
-					"gzip");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* A scrape's answer (/metrics, /snapshot; body malloc'd, owned from here
+ * on): gzip when Accept-Encoding asks (HEAD too, so its Content-Length is
+ * what a GET would get; MHD sends HEAD's headers only), held against the
+ * budget of answers in flight. */
+static enum MHD_Result answer(struct http *h, struct MHD_Connection *conn,
+			      const char *type, char *body, size_t len)
+{
+	const bool metrics = strcmp(type, JSON_TYPE) != 0;
+	const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+				MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	size_t zlen;
+	char *z = http_wants_gzip(ae) ? http_gzip(body, len, &zlen) : NULL;
+	if (z) {
+		free(body);
+		body = z;
+		len = zlen;
+	}
+	struct hold *ho = hold_answer(h, conn, body, len);
+	if (!ho)
+		return busy(conn);
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer_with_free_callback_cls(
+			len, body, hold_free, ho);
+	if (!resp) {
+		hold_free(ho);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	/* /metrics: text or protobuf, by Accept */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY,
+				metrics ? MHD_HTTP_HEADER_ACCEPT ", "
+				MHD_HTTP_HEADER_ACCEPT_ENCODING
+					: MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (z)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
+					"gzip");
+	enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
@@ -369,8 +519,9 @@ static bool authorized(struct http *h, struct MHD_Connection *conn)
 static char *add_http_metrics(struct http *h, char *body, size_t *len)
 {
 	unsigned n, limit = h->limit;
-	uint64_t dl, shed, auth, trims, log_rate, log_blocked;
-	char add[2304];
+	uint64_t dl, shed, auth, trims, log_rate, log_blocked, cutm, refm;
+	size_t inflight, pending;
+	char add[3072];
 
 	pthread_mutex_lock(&h->lock);
 	n = h->nconn;
@@ -378,6 +529,10 @@ static char *add_http_metrics(struct http *h, char *body, size_t *len)
 	shed = h->cut_shed;
 	auth = h->auth_failed;
 	trims = h->trim.trims;
+	cutm = h->cut_memory;
+	refm = h->refused_memory;
+	inflight = h->inflight;
+	pending = h->pending;
 	pthread_mutex_unlock(&h->lock);
 	httplog_counts(&h->log, &log_rate, &log_blocked);
 	int k = snprintf(add, sizeof(add),
@@ -389,12 +544,26 @@ static char *add_http_metrics(struct http *h, char *body, size_t *len)
 		"# TYPE " HP "connection_limit gauge\n"
 		HP "connection_limit %u\n"
 		"# HELP " HP "connections_cut_total HTTP connections closed by "
-		"the collector: request not done within %u s (deadline), or "
+		"the collector: request not done within %u s (deadline), "
 		"the oldest one without a request when the table was full "
-		"(shed).\n"
+		"(shed), or the oldest answer still being sent after %u ms "
+		"when the answers in flight filled their budget (memory).\n"
 		"# TYPE " HP "connections_cut_total counter\n"
 		HP "connections_cut_total{reason=\"deadline\"} %llu\n"
 		HP "connections_cut_total{reason=\"shed\"} %llu\n"
+		HP "connections_cut_total{reason=\"memory\"} %llu\n"
+		"# HELP " HP "answer_bytes Bytes of answers being sent (each "
+		"holds its own copy; this one not counted), and of those of "
+		"connections cut until freed.\n"
+		"# TYPE " HP "answer_bytes gauge\n"
+		HP "answer_bytes{state=\"sending\"} %zu\n"
+		HP "answer_bytes{state=\"cut\"} %zu\n"
+		"# HELP " HP "requests_refused_total Scrapes answered 503: "
+		"the answers in flight filled their budget (at least %u MiB, "
+		"or %u answers of the size asked) and none was slow enough "
+		"to cut.\n"
+		"# TYPE " HP "requests_refused_total counter\n"
+		HP "requests_refused_total{reason=\"memory\"} %llu\n"
 		"# HELP " HP "auth_failures_total Requests refused for a "
 		"missing or wrong user name or password, or a client "
 		"certificate missing or not valid (mTLS).\n"
@@ -410,8 +579,11 @@ static char *add_http_metrics(struct http *h, char *body, size_t *len)
 		"# TYPE " HP "log_suppressed_total counter\n"
 		HP "log_suppressed_total{reason=\"rate\"} %llu\n"
 		HP "log_suppressed_total{reason=\"blocked\"} %llu\n",
-		n, HTTP_PER_IP, limit, HTTP_DEADLINE_S,
+		n, HTTP_PER_IP, limit, HTTP_DEADLINE_S, HTTP_SLOW_MS,
 		(unsigned long long)dl, (unsigned long long)shed,
+		(unsigned long long)cutm, inflight, pending,
+		HTTP_INFLIGHT_MIN >> 20,
+		HTTP_INFLIGHT_BODIES, (unsigned long long)refm,
 		(unsigned long long)auth, (unsigned long long)trims,
 		RATELIMIT_PER_S, RATELIMIT_BURST,
 		(unsigned long long)log_rate,
@@ -448,7 +620,7 @@ static enum MHD_Result metrics_protobuf(struct http *h,
 		return MHD_NO;
 	}
 	if (!pbn)
-		return reply(conn, MHD_HTTP_OK, PROM_TYPE, body, len);
+		return answer(h, conn, PROM_TYPE, body, len);
 	struct buf pb = { .p = pbn, .len = pblen, .cap = pblen };
 	prom_text2pb(&pb, body, len);
 	free(body);
@@ -456,7 +628,7 @@ static enum MHD_Result metrics_protobuf(struct http *h,
 		buf_free(&pb);
 		return MHD_NO;
 	}
-	return reply(conn, MHD_HTTP_OK, PROMPROTO_TYPE, pb.p, pb.len);
+	return answer(h, conn, PROMPROTO_TYPE, pb.p, pb.len);
 }
 
 /*
@@ -545,7 +717,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 		body = add_http_metrics(h, body, &len);
 	if (!body)
 		return MHD_NO;
-	return reply(conn, MHD_HTTP_OK, json ? JSON_TYPE : PROM_TYPE, body,
+	return answer(h, conn, json ? JSON_TYPE : PROM_TYPE, body,
 		     len);
 }
 
