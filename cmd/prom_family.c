@@ -143,15 +143,51 @@ void prom_outcomes_excl(const struct cgs_counters *c, bool oom,
 	v[2] = sig - v[4];
 }
 
+/* Lean outcome k of a cgroup: not oom_killed without an OOM source; for a
+ * named container's or pod's cgroup (its workload_process_exits_total has
+ * every outcome from 0) only once non-zero (it stays). A unit's cgroup is
+ * its name (the per-cgroup panels select by unit): it keeps its zeros. */
+static bool outcome_shown(const struct snap_info *in, const char *path,
+			  const uint64_t v[5], size_t k, int *wl)
+{
+	if (k == 4 && !in->oom_source)
+		return false;
+	if (v[k])
+		return true;
+	if (*wl < 0) {
+		CGS_OPTS(cgs_workload_view, w);
+		*wl = in->workloads &&
+		      cgs_workloads_find(in->workloads, path, &w) == 0 &&
+		      w.kind != CGS_WLK_UNIT;
+	}
+	return !*wl;
+}
+
+static size_t outcome_excl_series(const struct prom_family *f,
+				  const struct snap_info *in,
+				  const struct cgs_snapshot *s, size_t i)
+{
+	(void)f;
+	const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+	uint64_t v[5];
+	size_t n = 0;
+	int wl = -1;
+	prom_outcomes_excl(g->self, in->oom_source != NULL, v);
+	for (size_t k = 0; k < 5; k++)
+		n += outcome_shown(in, g->path, v, k, &wl);
+	return n;
+}
+
 static void write_outcomes_excl(struct buf *b, const struct prom_family *f,
 				const struct prom_ctx *c, size_t x)
 {
 	static const char *const names[5] = { "clean", "exit_nonzero",
 		"signaled", "core_dumped", "oom_killed" };
 	uint64_t v[5];
+	int wl = -1;
 	prom_outcomes_excl(cg(c, x)->self, c->in->oom_source != NULL, v);
 	for (size_t k = 0; k < 5; k++) {
-		if (k == 4 && !c->in->oom_source)
+		if (!outcome_shown(c->in, cg(c, x)->path, v, k, &wl))
 			continue;
 		series_open(b, f->name, NULL, c, x);
 		buf_printf(b, ",outcome=\"%s\"} ", names[k]);
@@ -442,11 +478,28 @@ static void wl_value(struct buf *b, uint64_t x)
 	buf_putc(b, '\n');
 }
 
+/* Lean: no info of a unit without an image (1, its other series' labels) */
+static bool wl_info_shown(const struct snap_info *in,
+			  const struct cgs_workload_view *v)
+{
+	return !in->prom_lean || v->kind != CGS_WLK_UNIT || *v->image;
+}
+
+static size_t wl_info_series(const struct prom_family *f,
+			     const struct snap_info *in,
+			     const struct cgs_snapshot *s, size_t i)
+{
+	(void)f, (void)s;
+	CGS_OPTS(cgs_workload_view, v);
+	return cgs_workloads_get(in->workloads, i, &v) == 0 &&
+	       wl_info_shown(in, &v);
+}
+
 static void wl_info(struct buf *b, const struct prom_family *f,
 		    const struct prom_ctx *c, size_t x)
 {
 	CGS_OPTS(cgs_workload_view, v);
-	if (!wl_get(c, x, &v))
+	if (!wl_get(c, x, &v) || !wl_info_shown(c->in, &v))
 		return;
 	wl_open(b, f, &v);
 	if (*v.image) {
@@ -579,18 +632,12 @@ static void wl_delay(struct buf *b, const struct prom_family *f,
 	{ name, type, help, unit, PROM_SET_BOTH, read, false, arg, max,   \
 	  wl_on, series, write, PROM_SCOPE_WORKLOAD }
 
-static size_t two(const struct prom_family *f, const struct snap_info *in,
-		  const struct cgs_snapshot *s, size_t i)
+/* as many as the family has at most (workload exits: 5, CPU: 2) */
+static size_t all_of(const struct prom_family *f, const struct snap_info *in,
+		     const struct cgs_snapshot *s, size_t i)
 {
-	(void)f, (void)in, (void)s, (void)i;
-	return 2;
-}
-
-static size_t five(const struct prom_family *f, const struct snap_info *in,
-		   const struct cgs_snapshot *s, size_t i)
-{
-	(void)f, (void)in, (void)s, (void)i;
-	return 5;
+	(void)in, (void)s, (void)i;
+	return f->max_series;
 }
 
 static const char *const read_wl =
@@ -600,13 +647,14 @@ static const struct prom_family workload_families[] = {
 	WL_FAMILY("workload_info", "gauge", "A workload (namespace/pod/"
 		  "container from the node's runtime state, or a systemd "
 		  "unit) and its image; its series carry on across the "
-		  "container's restarts.", "", "join on (namespace, pod, "
-		  "container) or unit", 0, 1, one, wl_info),
+		  "container's restarts (lean: none for a unit without an "
+		  "image, its labels are its other series').", "", "join on (namespace, pod, "
+		  "container) or unit", 0, 1, wl_info_series, wl_info),
 	WL_FAMILY("workload_process_exits_total", "counter", "Process exits "
 		  "of the workload, every cgroup it had, by exclusive outcome "
 		  "(clean, exit_nonzero, signaled, core_dumped, oom_killed); "
 		  "0 from its first sample.", "", "sum without (outcome) is "
-		  "the workload's process exits", 0, 5, five, wl_exits),
+		  "the workload's process exits", 0, 5, all_of, wl_exits),
 	WL_FAMILY("workload_process_signals_total", "counter", "Process exits "
 		  "of the workload by terminating signal (once non-zero).", "",
 		  "a series appears at its first exit by that signal", 0,
@@ -617,7 +665,7 @@ static const struct prom_family workload_families[] = {
 		  "increase() counts the first crash", 0, 1, one, wl_crashes),
 	WL_FAMILY("workload_cpu_seconds_total", "counter", "CPU time of the "
 		  "workload's exited tasks, by mode.", "seconds", read_wl, 0,
-		  2, two, wl_cpu),
+		  2, all_of, wl_cpu),
 	WL_FAMILY("workload_delay_seconds_total", "counter", "Time the "
 		  "workload's exited tasks waited for a CPU (class cpu, the "
 		  "run-queue delay; from its first non-zero value on).",
@@ -703,9 +751,11 @@ static const struct prom_family outcome_family = {
 	"Process exits (last thread of a process) in the cgroup itself, by "
 	"outcome, each in one: clean (status 0), exit_nonzero, signaled (by "
 	"a signal, no core dump, not an OOM kill), core_dumped, oom_killed "
-	"(OOM killer victims, as collector_oom_source says).", "",
+	"(OOM killer victims, as collector_oom_source says); for a named "
+	"container's or pod's cgroup an outcome from its first exit on "
+	"(workload_process_exits_total has them all from 0).", "",
 	PROM_SET_LEAN, "sum without (outcome) is the process exits", false,
-	0, 5, NULL, outcome_series, write_outcomes_excl,
+	0, 5, NULL, outcome_excl_series, write_outcomes_excl,
 	PROM_SCOPE_CGROUP,
 };
 

@@ -124,6 +124,18 @@ with tempfile.TemporaryDirectory() as tmp, Cgroups("ident") as cg:
             check(re.search(r'^taskstat_workload_info\{%s,image="registry'
                             r'\.example/shop:1\.4"\} 1$' % re.escape(LABELS),
                             text, re.M), "no workload_info with the image")
+            # lean: a named container's cgroup has the outcomes seen (its
+            # zeros are the workload's, which has all five from 0)
+            check(value(text, "process_exits_total",
+                        LABELS + ',outcome="core_dumped"') == 0,
+                  "the workload has no core_dumped at 0")
+            own = dict(ln.split("outcome=")[1].split("} ")
+                       for ln in text.splitlines()
+                       if ln.startswith('taskstat_process_exits_total{cgroup='
+                                        '"%s",' % paths[-1]))
+            check(own.get('"signaled"') == "1" and "0" not in own.values(),
+                  "the last cgroup's own outcomes: %r, want signaled 1 and "
+                  "no zeros" % own)
             # the kubelet's log link alone: no spec for this one
             cid = secrets.token_hex(32)
             open(os.path.join(logs, "containers", "shop-7d9f_prod_side-%s"
