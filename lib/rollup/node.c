@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A cgroup node's extras, made when the node is: its command summaries
  * and OOM baseline. Its histogram and signal sets are not: the
- * accounting path allocates the histogram words (2,496 bytes) with the
- * node's first record (cgsi_node_x()), so an ancestor that only groups
- * (no exit of its own) never has them, and widens them to the signal
- * counts (4,544 bytes) at its first exit by signal (cgsi_node_widen());
+ * accounting path allocates them sparse (extra.h, struct cgsi_xnode:
+ * 288 bytes for 8 words) with the node's first record (cgsi_node_x()), so
+ * an ancestor that only groups (no exit of its own) never has them, grows
+ * them as words are first used (cgsi_xnode_slot()), and makes them dense
+ * with the signal counts (4,704 bytes) at its first exit by signal
+ * (cgsi_node_widen());
  * NULL sets read as zeros everywhere (snap_extra.c, retire.c, oom.c),
  * and the signal words as zeros while !n->sigs. */
 #include <stdlib.h>
@@ -41,15 +43,62 @@ void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 	cgsi_oom_baseline(r, s, n);
 }
 
-struct cgsi_xpair *cgsi_node_widen(struct cgsi_cgnode *n)
+struct cgsi_xnode *cgsi_xnode_new(void)
+{
+	struct cgsi_xnode *x = malloc(CGSI_XNODE_BYTES(CGSI_XSLOTS_FIRST));
+	if (!x)
+		return NULL;
+	memset(x->slot, CGSI_XNOSLOT, sizeof(x->slot));
+	x->used = 0;
+	x->cap = CGSI_XSLOTS_FIRST;
+	return x;
+}
+
+uint64_t *cgsi_xnode_slot(struct cgsi_xnode **xp, uint64_t *nz, size_t word)
+{
+	struct cgsi_xnode *x = *xp;
+	if (x->cap == CGSI_XNOSLOT) { /* dense: every word has its place */
+		x->slot[word] = (uint8_t)word;
+		cgsi_nz_mark(nz, word);
+		return x->w[word];
+	}
+	if (x->used == x->cap) {
+		/* half as many again: a busy cgroup's 40-odd words in a few
+		 * steps, never more than the 156 a dense pair has */
+		unsigned cap = x->cap + x->cap / 2;
+		if (cap > CGSI_XSET_HIST_WORDS)
+			cap = CGSI_XSET_HIST_WORDS;
+		x = realloc(x, CGSI_XNODE_BYTES(cap));
+		if (!x)
+			return NULL;
+		x->cap = (uint8_t)cap;
+		*xp = x;
+	}
+	unsigned s = x->used++;
+	x->slot[word] = (uint8_t)s;
+	x->w[s][0] = x->w[s][1] = 0;
+	cgsi_nz_mark(nz, word);
+	return x->w[s];
+}
+
+struct cgsi_xnode *cgsi_node_widen(struct cgsi_cgnode *n)
 {
 	if (n->sigs)
 		return n->x;
-	struct cgsi_xpair *x = realloc(n->x, CGSI_XPAIR_BYTES(true));
+	struct cgsi_xnode *x = malloc(CGSI_XNODE_BYTES(CGSI_XSET_WORDS));
 	if (!x)
 		return NULL;
-	size_t had = n->x ? CGSI_XPAIR_BYTES(false) : 0;
-	memset((char *)x + had, 0, CGSI_XPAIR_BYTES(true) - had);
+	memset(x->w, 0, CGSI_XSET_WORDS * sizeof(x->w[0]));
+	for (size_t i = 0; i < CGSI_XSET_HIST_WORDS; i++) {
+		const uint64_t *v = n->x ? cgsi_xw(n->x, i) : NULL;
+		x->slot[i] = v ? (uint8_t)i : CGSI_XNOSLOT;
+		if (v) {
+			x->w[i][0] = v[0];
+			x->w[i][1] = v[1];
+		}
+	}
+	x->used = x->cap = CGSI_XNOSLOT; /* dense */
+	free(n->x);
 	n->x = x;
 	n->sigs = true;
 	return x;

@@ -257,8 +257,8 @@ static inline void prefetch_x(const struct cgsi_cgnode *n)
 		return;
 	for (size_t k = 0; k < xmasks(n->sigs); k++)
 		for (uint64_t c = n->xnz[k]; c; c &= c - 1) {
-			const void *w = n->x->w[k * 64 +
-						   (unsigned)__builtin_ctzll(c)];
+			const void *w = cgsi_xw(n->x, k * 64 +
+						   (unsigned)__builtin_ctzll(c));
 			__builtin_prefetch(w);
 			__asm__ volatile("" : : "r"(w));
 		}
