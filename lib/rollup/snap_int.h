@@ -247,21 +247,35 @@ static inline struct xref x_set(const struct sent *e, int set)
 	return e->xs[set];
 }
 
-/* Ask for the lines of the words of n's cum | base pair that
- * cgsi_snap_copy_x() will read, known from n's nz (asked for a node
- * ahead), a node ahead of their use. The empty asm takes each address: without it GCC 12 drops
- * a loop that only prefetches, as if it did nothing. */
+/* Ask for the lines of n's cum | base pair that cgsi_snap_copy_x() will
+ * read, a node ahead of their use, known from n's nz without reading the
+ * pair: a sparse pair's slots and its pairs in use (one per word in nz,
+ * given in order: the first ones), a dense one's slots and the words in
+ * nz. The empty asm takes each address: without it GCC 12 drops a loop
+ * that only prefetches, as if it did nothing. */
 static inline void prefetch_x(const struct cgsi_cgnode *n)
 {
 	if (!n->x)
 		return;
+	const char *b = (const char *)n->x;
+	size_t cnt = 0;
 	for (size_t k = 0; k < xmasks(n->sigs); k++)
 		for (uint64_t c = n->xnz[k]; c; c &= c - 1) {
-			const void *w = cgsi_xw(n->x, k * 64 +
-						   (unsigned)__builtin_ctzll(c));
+			if (!n->sigs) {
+				cnt++;
+				continue;
+			}
+			const void *w = n->x->w[k * 64 +
+						(unsigned)__builtin_ctzll(c)];
 			__builtin_prefetch(w);
 			__asm__ volatile("" : : "r"(w));
 		}
+	size_t end = n->sigs ? offsetof(struct cgsi_xnode, w)
+			     : CGSI_XNODE_BYTES(cnt);
+	for (size_t o = 0; o < end; o += 64) {
+		__builtin_prefetch(b + o);
+		__asm__ volatile("" : : "r"(b + o));
+	}
 }
 
 /* snap_pool.c: a snapshot's buffers (see there). */
