@@ -62,20 +62,21 @@ struct cgsi_xpair {
 
 /*
  * A node's cum | base pair (struct cgsi_xnode), made when first needed
- * and only as big as needed. Sparse while the node never had a signal
- * count: slot[i] says where the pair of histogram word i is in w
- * (CGSI_XNOSLOT: none yet, the word is 0 in both sets); slots are given
- * as words are first added to (a cgroup with one exit uses 8 of the 156
- * histogram words: 288 bytes instead of 2,496), `cap` slots allocated,
- * `used` given. Dense from the node's first signal count (cgsi_node_widen(),
- * node.c; cap == CGSI_XNOSLOT): w has every word at its own index and the
- * signal counts after the histogram words (slot[i] still CGSI_XNOSLOT
- * until word i is first added to, then i: the word is marked in nz then,
- * as in a sparse pair).
+ * and only as big as needed: slot[i] says where the pair of histogram
+ * word i is in w (CGSI_XNOSLOT: none yet, the word is 0 in both sets).
+ * The sums have slots 0 .. CGS_HIST__COUNT - 1 from the start (the hot
+ * path adds to them without looking), the buckets are given slots as they
+ * are first added to: a cgroup with one exit uses 8 of the 156 histogram
+ * words, 288 bytes instead of 2,496; `cap` slots allocated, `used` given,
+ * each word marked in the node's nz when it gets its slot. From the
+ * node's first signal count (cgsi_node_widen(), node.c) there is room for
+ * every histogram word's slot and the signal counts' pairs follow at
+ * their own word index (CGSI_XW_SIG()).
  */
 #define CGSI_XNOSLOT 0xffu
 #define CGSI_XSLOTS_FIRST 8u /* a process record's 4 buckets and 4 sums */
 _Static_assert(CGSI_XSET_HIST_WORDS < CGSI_XNOSLOT, "slots fit a byte");
+_Static_assert(CGSI_XSLOTS_FIRST > CGS_HIST__COUNT, "the sums' slots");
 
 struct cgsi_xnode {
 	uint8_t slot[CGSI_XSET_HIST_WORDS];
@@ -83,7 +84,8 @@ struct cgsi_xnode {
 	uint64_t w[][2];   /* [slot][0] a word of cum, [slot][1] of base */
 };
 
-/* Bytes of a node pair of `slots` slots (dense: CGSI_XWORDS(true)). */
+/* Bytes of a node pair of `slots` slots (with the signal counts:
+ * CGSI_XSET_WORDS). */
 #define CGSI_XNODE_BYTES(slots)                                               \
 	(offsetof(struct cgsi_xnode, w) + (size_t)(slots) * sizeof(uint64_t[2]))
 
@@ -117,7 +119,7 @@ static inline unsigned cgsi_hist_bucket(uint64_t ns)
 #define CGSI_XW_SIG(sig) (CGSI_XSET_HIST_WORDS + (size_t)(sig))
 
 /* The pair of word `word` of a node's cum | base, NULL if it has none
- * (then 0 in both); a signal word only once the node is dense. */
+ * (then 0 in both); a signal word only once the node has them. */
 static inline uint64_t *cgsi_xw(const struct cgsi_xnode *x, size_t word)
 {
 	if (word >= CGSI_XSET_HIST_WORDS)
@@ -127,7 +129,7 @@ static inline uint64_t *cgsi_xw(const struct cgsi_xnode *x, size_t word)
 }
 
 /* Word `word` of a node's cumulative set, for a signal count: the node
- * is dense. */
+ * has them (cgsi_node_widen()). */
 static inline uint64_t *cgsi_x4_cum(struct cgsi_xnode *x, size_t word)
 {
 	return &x->w[word][0];
@@ -157,7 +159,7 @@ static inline void cgsi_x4_one(struct cgsi_xnode **xp, uint64_t *nz,
 			       enum cgs_hist_kind k, uint64_t sum_ns)
 {
 	cgsi_xnode_add(xp, nz, CGSI_XW_BUCKET(k, cgsi_hist_bucket(sum_ns)), 1);
-	cgsi_xnode_add(xp, nz, CGSI_XW_SUM(k), sum_ns);
+	(*xp)->w[k][0] += sum_ns; /* its slot, cgsi_xnode_new() */
 }
 
 /* Observe one task record in a node's cumulative set (hot path). */

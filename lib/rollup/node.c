@@ -4,9 +4,9 @@
  * accounting path allocates them sparse (extra.h, struct cgsi_xnode:
  * 288 bytes for 8 words) with the node's first record (cgsi_node_x()), so
  * an ancestor that only groups (no exit of its own) never has them, grows
- * them as words are first used (cgsi_xnode_slot()), and makes them dense
- * with the signal counts (4,704 bytes) at its first exit by signal
- * (cgsi_node_widen());
+ * them as words are first used (cgsi_xnode_slot()), and widens them to
+ * every histogram slot and the signal counts (4,704 bytes) at its first
+ * exit by signal (cgsi_node_widen());
  * NULL sets read as zeros everywhere (snap_extra.c, retire.c, oom.c),
  * and the signal words as zeros while !n->sigs. */
 #include <stdlib.h>
@@ -43,13 +43,18 @@ void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 	cgsi_oom_baseline(r, s, n);
 }
 
-struct cgsi_xnode *cgsi_xnode_new(void)
+struct cgsi_xnode *cgsi_xnode_new(uint64_t *nz)
 {
 	struct cgsi_xnode *x = malloc(CGSI_XNODE_BYTES(CGSI_XSLOTS_FIRST));
 	if (!x)
 		return NULL;
 	memset(x->slot, CGSI_XNOSLOT, sizeof(x->slot));
-	x->used = 0;
+	for (unsigned k = 0; k < CGS_HIST__COUNT; k++) {
+		x->slot[CGSI_XW_SUM(k)] = (uint8_t)k;
+		x->w[k][0] = x->w[k][1] = 0;
+		cgsi_nz_mark(nz, CGSI_XW_SUM(k));
+	}
+	x->used = CGS_HIST__COUNT;
 	x->cap = CGSI_XSLOTS_FIRST;
 	return x;
 }
@@ -57,14 +62,10 @@ struct cgsi_xnode *cgsi_xnode_new(void)
 uint64_t *cgsi_xnode_slot(struct cgsi_xnode **xp, uint64_t *nz, size_t word)
 {
 	struct cgsi_xnode *x = *xp;
-	if (x->cap == CGSI_XNOSLOT) { /* dense: every word has its place */
-		x->slot[word] = (uint8_t)word;
-		cgsi_nz_mark(nz, word);
-		return x->w[word];
-	}
 	if (x->used == x->cap) {
 		/* half as many again: a busy cgroup's 40-odd words in a few
-		 * steps, never more than the 156 a dense pair has */
+		 * steps, never more than the 156 histogram words (a pair
+		 * with the signal counts has room for them all: never full) */
 		unsigned cap = x->cap + x->cap / 2;
 		if (cap > CGSI_XSET_HIST_WORDS)
 			cap = CGSI_XSET_HIST_WORDS;
@@ -85,20 +86,16 @@ struct cgsi_xnode *cgsi_node_widen(struct cgsi_cgnode *n)
 {
 	if (n->sigs)
 		return n->x;
-	struct cgsi_xnode *x = malloc(CGSI_XNODE_BYTES(CGSI_XSET_WORDS));
+	if (!n->x && !(n->x = cgsi_xnode_new(n->xnz)))
+		return NULL;
+	struct cgsi_xnode *x = realloc(n->x, CGSI_XNODE_BYTES(CGSI_XSET_WORDS));
 	if (!x)
 		return NULL;
-	memset(x->w, 0, CGSI_XSET_WORDS * sizeof(x->w[0]));
-	for (size_t i = 0; i < CGSI_XSET_HIST_WORDS; i++) {
-		const uint64_t *v = n->x ? cgsi_xw(n->x, i) : NULL;
-		x->slot[i] = v ? (uint8_t)i : CGSI_XNOSLOT;
-		if (v) {
-			x->w[i][0] = v[0];
-			x->w[i][1] = v[1];
-		}
-	}
-	x->used = x->cap = CGSI_XNOSLOT; /* dense */
-	free(n->x);
+	/* the histogram words' slots stay where they are, the signal
+	 * counts' pairs after every slot there can be */
+	memset(x->w[x->cap], 0,
+	       (CGSI_XSET_WORDS - x->cap) * sizeof(x->w[0]));
+	x->cap = CGSI_XSET_HIST_WORDS;
 	n->x = x;
 	n->sigs = true;
 	return x;

@@ -116,11 +116,11 @@ void cgsi_comms_free(struct cgsi_topk *c);
 
 /* The node's extra sets, allocated on first need (NULL on ENOMEM), the
  * histogram words only; inline: the accounting path asks for them. */
-struct cgsi_xnode *cgsi_xnode_new(void);
+struct cgsi_xnode *cgsi_xnode_new(uint64_t *nz);
 static inline struct cgsi_xnode *cgsi_node_x(struct cgsi_cgnode *n)
 {
 	if (!n->x)
-		n->x = cgsi_xnode_new();
+		n->x = cgsi_xnode_new(n->xnz);
 	return n->x;
 }
 

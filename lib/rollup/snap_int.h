@@ -249,10 +249,10 @@ static inline struct xref x_set(const struct sent *e, int set)
 
 /* Ask for the lines of n's cum | base pair that cgsi_snap_copy_x() will
  * read, a node ahead of their use, known from n's nz without reading the
- * pair: a sparse pair's slots and its pairs in use (one per word in nz,
- * given in order: the first ones), a dense one's slots and the words in
- * nz. The empty asm takes each address: without it GCC 12 drops a loop
- * that only prefetches, as if it did nothing. */
+ * pair: its slots and the pairs of the histogram words in nz (slots are
+ * given in order: one per such word, the first ones), the signal counts'
+ * pairs at their word. The empty asm takes each address: without it
+ * GCC 12 drops a loop that only prefetches, as if it did nothing. */
 static inline void prefetch_x(const struct cgsi_cgnode *n)
 {
 	if (!n->x)
@@ -261,18 +261,16 @@ static inline void prefetch_x(const struct cgsi_cgnode *n)
 	size_t cnt = 0;
 	for (size_t k = 0; k < xmasks(n->sigs); k++)
 		for (uint64_t c = n->xnz[k]; c; c &= c - 1) {
-			if (!n->sigs) {
+			size_t i = k * 64 + (unsigned)__builtin_ctzll(c);
+			if (i < CGSI_XSET_HIST_WORDS) {
 				cnt++;
 				continue;
 			}
-			const void *w = n->x->w[k * 64 +
-						(unsigned)__builtin_ctzll(c)];
+			const void *w = n->x->w[i];
 			__builtin_prefetch(w);
 			__asm__ volatile("" : : "r"(w));
 		}
-	size_t end = n->sigs ? offsetof(struct cgsi_xnode, w)
-			     : CGSI_XNODE_BYTES(cnt);
-	for (size_t o = 0; o < end; o += 64) {
+	for (size_t o = 0; o < CGSI_XNODE_BYTES(cnt); o += 64) {
 		__builtin_prefetch(b + o);
 		__asm__ volatile("" : : "r"(b + o));
 	}
