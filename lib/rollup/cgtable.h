@@ -33,9 +33,9 @@ struct cgsi_cgnode {
 	uint64_t ivl_rss, ivl_vm;       /* self peaks since the baseline */
 	struct cgsi_carry *carry; /* retired descendants; NULL: none; owned */
 	uint64_t inferred, inferred_base; /* records attributed by inference */
-	struct cgsi_xpair *x; /* histograms and signal counts, cum | base
-			       * (extra.h): NULL until needed, the
-			       * histogram words only until `sigs`; owned */
+	struct cgsi_xnode *x; /* histograms and signal counts, cum | base
+			       * (extra.h): NULL until needed, sparse
+			       * histogram words until `sigs`; owned */
 	uint64_t xnz[CGSI_XMASKS]; /* which words of x's cum may not be 0
 				    * (cgsi_nz_mark()): here, not in x, for
 				    * a snapshot to know which lines of x to

@@ -48,11 +48,8 @@ struct cgsi_xset {
  * a few cache lines instead of a whole set (most words of a cgroup's sets
  * stay zero).
  *
- * Made when first needed, and only as wide as needed: a node's cum pair
- * holds the histogram words only (CGSI_XPAIR_BYTES(false), 2,496 bytes)
- * until its first signal count (an exit by signal, or a retired child's),
- * then all of them (4,544); its carry pair is made (full) with the first
- * descendant retired into it (cgtable.h, struct cgsi_carry).
+ * A carry pair (struct cgsi_xpair) is dense, every word; it is made with
+ * the first descendant retired into a node (cgtable.h, struct cgsi_carry).
  */
 struct cgsi_xpair {
 	uint64_t w[CGSI_XSET_WORDS][2]; /* [i][0] a set's, [i][1] its base */
@@ -62,6 +59,35 @@ struct cgsi_xpair {
  * pair of such sets. */
 #define CGSI_XWORDS(full) ((full) ? CGSI_XSET_WORDS : CGSI_XSET_HIST_WORDS)
 #define CGSI_XPAIR_BYTES(full) (CGSI_XWORDS(full) * sizeof(uint64_t[2]))
+
+/*
+ * A node's cum | base pair (struct cgsi_xnode), made when first needed
+ * and only as big as needed: slot[i] says where the pair of histogram
+ * word i is in w (CGSI_XNOSLOT: none yet, the word is 0 in both sets).
+ * The sums have slots 0 .. CGS_HIST__COUNT - 1 from the start (the hot
+ * path adds to them without looking), the buckets are given slots as they
+ * are first added to: a cgroup with one exit uses 8 of the 156 histogram
+ * words, 288 bytes instead of 2,496; `cap` slots allocated, `used` given,
+ * each word marked in the node's nz when it gets its slot. From the
+ * node's first signal count (cgsi_node_widen(), node.c) there is room for
+ * every histogram word's slot and the signal counts' pairs follow at
+ * their own word index (CGSI_XW_SIG()).
+ */
+#define CGSI_XNOSLOT 0xffu
+#define CGSI_XSLOTS_FIRST 8u /* a process record's 4 buckets and 4 sums */
+_Static_assert(CGSI_XSET_HIST_WORDS < CGSI_XNOSLOT, "slots fit a byte");
+_Static_assert(CGSI_XSLOTS_FIRST > CGS_HIST__COUNT, "the sums' slots");
+
+struct cgsi_xnode {
+	uint8_t slot[CGSI_XSET_HIST_WORDS];
+	uint8_t used, cap; /* sparse: slots given, allocated */
+	uint64_t w[][2];   /* [slot][0] a word of cum, [slot][1] of base */
+};
+
+/* Bytes of a node pair of `slots` slots (with the signal counts:
+ * CGSI_XSET_WORDS). */
+#define CGSI_XNODE_BYTES(slots)                                               \
+	(offsetof(struct cgsi_xnode, w) + (size_t)(slots) * sizeof(uint64_t[2]))
 
 /* Word `word` of a node's cum may not be zero now: its bit in nz (bit
  * i % 64 of nz[i / 64], set when the word is first added to). */
@@ -92,26 +118,52 @@ static inline unsigned cgsi_hist_bucket(uint64_t ns)
 #define CGSI_XW_SUM(k) ((size_t)CGS_HIST__COUNT * CGSI_HIST_BUCKETS + (k))
 #define CGSI_XW_SIG(sig) (CGSI_XSET_HIST_WORDS + (size_t)(sig))
 
-/* Word `word` of a node's cumulative set (of its cum | base pair). */
-static inline uint64_t *cgsi_x4_cum(struct cgsi_xpair *x, size_t word)
+/* The pair of word `word` of a node's cum | base, NULL if it has none
+ * (then 0 in both); a signal word only once the node has them. */
+static inline uint64_t *cgsi_xw(const struct cgsi_xnode *x, size_t word)
+{
+	if (word >= CGSI_XSET_HIST_WORDS)
+		return (uint64_t *)x->w[word];
+	unsigned s = x->slot[word];
+	return s == CGSI_XNOSLOT ? NULL : (uint64_t *)x->w[s];
+}
+
+/* Word `word` of a node's cumulative set, for a signal count: the node
+ * has them (cgsi_node_widen()). */
+static inline uint64_t *cgsi_x4_cum(struct cgsi_xnode *x, size_t word)
 {
 	return &x->w[word][0];
 }
 
+/* node.c: a slot for histogram word `word` of the sparse *xp (grown,
+ * *xp moved; the word marked in nz): its pair, NULL on ENOMEM. */
+uint64_t *cgsi_xnode_slot(struct cgsi_xnode **xp, uint64_t *nz, size_t word);
+
+/* cum's word `word` of *xp += v (slow path: its first time). */
+static inline void cgsi_xnode_add(struct cgsi_xnode **xp, uint64_t *nz,
+				  size_t word, uint64_t v)
+{
+	unsigned s = (*xp)->slot[word];
+	if (__builtin_expect(s != CGSI_XNOSLOT, 1)) {
+		(*xp)->w[s][0] += v;
+		return;
+	}
+	uint64_t *p = cgsi_xnode_slot(xp, nz, word);
+	if (p)
+		p[0] += v;
+}
+
 /* One observation of sum_ns ns of histogram k in a node's cumulative
- * set; the words marked in the node's nz. */
-static inline void cgsi_x4_one(struct cgsi_xpair *x, uint64_t *nz,
+ * set; a word's first time marked in the node's nz. */
+static inline void cgsi_x4_one(struct cgsi_xnode **xp, uint64_t *nz,
 			       enum cgs_hist_kind k, uint64_t sum_ns)
 {
-	size_t b = CGSI_XW_BUCKET(k, cgsi_hist_bucket(sum_ns));
-	(*cgsi_x4_cum(x, b))++;
-	*cgsi_x4_cum(x, CGSI_XW_SUM(k)) += sum_ns;
-	cgsi_nz_mark(nz, b);
-	cgsi_nz_mark(nz, CGSI_XW_SUM(k));
+	cgsi_xnode_add(xp, nz, CGSI_XW_BUCKET(k, cgsi_hist_bucket(sum_ns)), 1);
+	(*xp)->w[k][0] += sum_ns; /* its slot, cgsi_xnode_new() */
 }
 
 /* Observe one task record in a node's cumulative set (hot path). */
-static inline void cgsi_x4_observe(struct cgsi_xpair *x, uint64_t *nz,
+static inline void cgsi_x4_observe(struct cgsi_xnode **x, uint64_t *nz,
 				   const struct cgs_record *r)
 {
 	uint64_t cpu = r->utime_us + r->stime_us;

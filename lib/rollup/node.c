@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A cgroup node's extras, made when the node is: its command summaries
  * and OOM baseline. Its histogram and signal sets are not: the
- * accounting path allocates the histogram words (2,496 bytes) with the
- * node's first record (cgsi_node_x()), so an ancestor that only groups
- * (no exit of its own) never has them, and widens them to the signal
- * counts (4,544 bytes) at its first exit by signal (cgsi_node_widen());
+ * accounting path allocates them sparse (extra.h, struct cgsi_xnode:
+ * 288 bytes for 8 words) with the node's first record (cgsi_node_x()), so
+ * an ancestor that only groups (no exit of its own) never has them, grows
+ * them as words are first used (cgsi_xnode_slot()), and widens them to
+ * every histogram slot and the signal counts (4,704 bytes) at its first
+ * exit by signal (cgsi_node_widen());
  * NULL sets read as zeros everywhere (snap_extra.c, retire.c, oom.c),
  * and the signal words as zeros while !n->sigs. */
 #include <stdlib.h>
@@ -41,15 +43,59 @@ void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 	cgsi_oom_baseline(r, s, n);
 }
 
-struct cgsi_xpair *cgsi_node_widen(struct cgsi_cgnode *n)
+struct cgsi_xnode *cgsi_xnode_new(uint64_t *nz)
+{
+	struct cgsi_xnode *x = malloc(CGSI_XNODE_BYTES(CGSI_XSLOTS_FIRST));
+	if (!x)
+		return NULL;
+	memset(x->slot, CGSI_XNOSLOT, sizeof(x->slot));
+	for (unsigned k = 0; k < CGS_HIST__COUNT; k++) {
+		x->slot[CGSI_XW_SUM(k)] = (uint8_t)k;
+		x->w[k][0] = x->w[k][1] = 0;
+		cgsi_nz_mark(nz, CGSI_XW_SUM(k));
+	}
+	x->used = CGS_HIST__COUNT;
+	x->cap = CGSI_XSLOTS_FIRST;
+	return x;
+}
+
+uint64_t *cgsi_xnode_slot(struct cgsi_xnode **xp, uint64_t *nz, size_t word)
+{
+	struct cgsi_xnode *x = *xp;
+	if (x->used == x->cap) {
+		/* half as many again: a busy cgroup's 40-odd words in a few
+		 * steps, never more than the 156 histogram words (a pair
+		 * with the signal counts has room for them all: never full) */
+		unsigned cap = x->cap + x->cap / 2;
+		if (cap > CGSI_XSET_HIST_WORDS)
+			cap = CGSI_XSET_HIST_WORDS;
+		x = realloc(x, CGSI_XNODE_BYTES(cap));
+		if (!x)
+			return NULL;
+		x->cap = (uint8_t)cap;
+		*xp = x;
+	}
+	unsigned s = x->used++;
+	x->slot[word] = (uint8_t)s;
+	x->w[s][0] = x->w[s][1] = 0;
+	cgsi_nz_mark(nz, word);
+	return x->w[s];
+}
+
+struct cgsi_xnode *cgsi_node_widen(struct cgsi_cgnode *n)
 {
 	if (n->sigs)
 		return n->x;
-	struct cgsi_xpair *x = realloc(n->x, CGSI_XPAIR_BYTES(true));
+	if (!n->x && !(n->x = cgsi_xnode_new(n->xnz)))
+		return NULL;
+	struct cgsi_xnode *x = realloc(n->x, CGSI_XNODE_BYTES(CGSI_XSET_WORDS));
 	if (!x)
 		return NULL;
-	size_t had = n->x ? CGSI_XPAIR_BYTES(false) : 0;
-	memset((char *)x + had, 0, CGSI_XPAIR_BYTES(true) - had);
+	/* the histogram words' slots stay where they are, the signal
+	 * counts' pairs after every slot there can be */
+	memset(x->w[x->cap], 0,
+	       (CGSI_XSET_WORDS - x->cap) * sizeof(x->w[0]));
+	x->cap = CGSI_XSET_HIST_WORDS;
 	n->x = x;
 	n->sigs = true;
 	return x;

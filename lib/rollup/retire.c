@@ -128,10 +128,11 @@ static int carry_into(struct cgsi_cgnode *p, const struct cgsi_cgnode *n)
 	if (!n->x)
 		return 0;
 	uint64_t(*d)[2] = pc->x->w;
-	const uint64_t(*c)[2] = n->x->w;
-	for (size_t i = 0; i < CGSI_XWORDS(n->sigs); i++)
-		for (int j = 0; j < 2; j++)
-			d[i][j] += c[i][j];
+	for (size_t i = 0; i < CGSI_XWORDS(n->sigs); i++) {
+		const uint64_t *c = cgsi_xw(n->x, i);
+		for (int j = 0; c && j < 2; j++)
+			d[i][j] += c[j];
+	}
 	if (nc && nc->x)
 		for (size_t i = 0; i < CGSI_XSET_WORDS; i++)
 			for (int j = 0; j < 2; j++)

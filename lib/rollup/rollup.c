@@ -305,7 +305,7 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 	/* n->x is made with the node's first record (node.c), or retried
 	 * here after a failed allocation */
 	if ((r->o.flags & CGS_ROLLUP_HISTOGRAMS) && (n->x || cgsi_node_x(n)))
-		cgsi_x4_observe(n->x, n->xnz, rec);
+		cgsi_x4_observe(&n->x, n->xnz, rec);
 	if (n->comms && ai->comm) {
 		/* no CPU, nothing to rank by it (most short tasks: ticks) */
 		uint64_t cpu = rec->utime_us + rec->stime_us;

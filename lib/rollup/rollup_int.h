@@ -116,19 +116,20 @@ void cgsi_comms_free(struct cgsi_topk *c);
 
 /* The node's extra sets, allocated on first need (NULL on ENOMEM), the
  * histogram words only; inline: the accounting path asks for them. */
-static inline struct cgsi_xpair *cgsi_node_x(struct cgsi_cgnode *n)
+struct cgsi_xnode *cgsi_xnode_new(uint64_t *nz);
+static inline struct cgsi_xnode *cgsi_node_x(struct cgsi_cgnode *n)
 {
 	if (!n->x)
-		n->x = calloc(1, CGSI_XPAIR_BYTES(false));
+		n->x = cgsi_xnode_new(n->xnz);
 	return n->x;
 }
 
 /* node.c: n's extra sets with every word (the signal counts too): made or
  * widened, n->sigs set. NULL on ENOMEM (n unchanged). */
-struct cgsi_xpair *cgsi_node_widen(struct cgsi_cgnode *n);
+struct cgsi_xnode *cgsi_node_widen(struct cgsi_cgnode *n);
 
 /* The same, for a signal count (the cheap test inline). */
-static inline struct cgsi_xpair *cgsi_node_xs(struct cgsi_cgnode *n)
+static inline struct cgsi_xnode *cgsi_node_xs(struct cgsi_cgnode *n)
 {
 	return n->sigs ? n->x : cgsi_node_widen(n);
 }

@@ -59,7 +59,7 @@ uint64_t cgsi_xref_word(const struct xref *x, size_t i)
  * be either (the node's nz: both sets are zero elsewhere), and only those
  * are read, in one pass: a word and its baseline share a cache line.
  */
-static void xpair_masks(const struct cgsi_xpair *x, const uint64_t *cand,
+static void xpair_masks(const struct cgsi_xnode *x, const uint64_t *cand,
 			bool full, uint64_t *self, uint64_t *delta)
 {
 	size_t w = xwords(full);
@@ -69,7 +69,9 @@ static void xpair_masks(const struct cgsi_xpair *x, const uint64_t *cand,
 			c &= (1ull << (w - k * 64)) - 1;
 		for (; c; c &= c - 1) {
 			unsigned bit = (unsigned)__builtin_ctzll(c);
-			const uint64_t *v = x->w[k * 64 + bit];
+			const uint64_t *v = cgsi_xw(x, k * 64 + bit);
+			if (!v)
+				continue;
 			sm |= (uint64_t)(v[0] != 0) << bit;
 			dm |= (uint64_t)(v[0] != v[1]) << bit;
 		}
@@ -84,7 +86,7 @@ static void xpair_masks(const struct cgsi_xpair *x, const uint64_t *cand,
  * `advance` the baseline moves on to the set where it was read (the words
  * that changed: the others are equal). false on ENOMEM.
  */
-static bool xpair_pack(struct xref *d, struct cgsi_xpair *x,
+static bool xpair_pack(struct xref *d, struct cgsi_xnode *x,
 		       const uint64_t *mask, bool full, bool delta,
 		       bool advance, struct snap_mem *m)
 {
@@ -103,7 +105,8 @@ static bool xpair_pack(struct xref *d, struct cgsi_xpair *x,
 	for (size_t k = 0; k < nm; k++) {
 		pk[k] = mask[k];
 		for (uint64_t bm = mask[k]; bm; bm &= bm - 1) {
-			uint64_t *v = x->w[k * 64 + (unsigned)__builtin_ctzll(bm)];
+			uint64_t *v = cgsi_xw(x, k * 64 +
+					      (unsigned)__builtin_ctzll(bm));
 			*o++ = v[0] - (delta ? v[1] : 0);
 			if (advance)
 				v[1] = v[0];
@@ -152,19 +155,21 @@ static bool xset_make(struct xref *d, bool full, struct snap_mem *m)
  * delta is added after); with `advance` carry_base = carry. cp: the
  * carry pair (NULL: zeros). */
 static void xpair_subtree(struct cgsi_xset *sub, struct cgsi_xset *subd,
-			  const struct cgsi_xpair *x, struct cgsi_xpair *cp,
+			  const struct cgsi_xnode *x, struct cgsi_xpair *cp,
 			  size_t w, bool advance)
 {
 	uint64_t *s = (uint64_t *)sub, *d = (uint64_t *)subd;
+	for (size_t i = 0; i < w; i++) {
+		const uint64_t *v = cgsi_xw(x, i);
+		s[i] = v ? v[0] : 0;
+	}
 	if (!cp) {
-		for (size_t i = 0; i < w; i++)
-			s[i] = x->w[i][0];
 		memset(d, 0, w * sizeof(*d));
 		return;
 	}
 	uint64_t(*c)[2] = cp->w;
 	for (size_t i = 0; i < w; i++) {
-		s[i] = c[i][0] + x->w[i][0];
+		s[i] += c[i][0];
 		d[i] = c[i][0] - c[i][1];
 		if (advance)
 			c[i][1] = c[i][0];

@@ -247,21 +247,33 @@ static inline struct xref x_set(const struct sent *e, int set)
 	return e->xs[set];
 }
 
-/* Ask for the lines of the words of n's cum | base pair that
- * cgsi_snap_copy_x() will read, known from n's nz (asked for a node
- * ahead), a node ahead of their use. The empty asm takes each address: without it GCC 12 drops
- * a loop that only prefetches, as if it did nothing. */
+/* Ask for the lines of n's cum | base pair that cgsi_snap_copy_x() will
+ * read, a node ahead of their use, known from n's nz without reading the
+ * pair: its slots and the pairs of the histogram words in nz (slots are
+ * given in order: one per such word, the first ones), the signal counts'
+ * pairs at their word. The empty asm takes each address: without it
+ * GCC 12 drops a loop that only prefetches, as if it did nothing. */
 static inline void prefetch_x(const struct cgsi_cgnode *n)
 {
 	if (!n->x)
 		return;
+	const char *b = (const char *)n->x;
+	size_t cnt = 0;
 	for (size_t k = 0; k < xmasks(n->sigs); k++)
 		for (uint64_t c = n->xnz[k]; c; c &= c - 1) {
-			const void *w = n->x->w[k * 64 +
-						   (unsigned)__builtin_ctzll(c)];
+			size_t i = k * 64 + (unsigned)__builtin_ctzll(c);
+			if (i < CGSI_XSET_HIST_WORDS) {
+				cnt++;
+				continue;
+			}
+			const void *w = n->x->w[i];
 			__builtin_prefetch(w);
 			__asm__ volatile("" : : "r"(w));
 		}
+	for (size_t o = 0; o < CGSI_XNODE_BYTES(cnt); o += 64) {
+		__builtin_prefetch(b + o);
+		__asm__ volatile("" : : "r"(b + o));
+	}
 }
 
 /* snap_pool.c: a snapshot's buffers (see there). */

@@ -660,6 +660,60 @@ static void test_lazy_sets(void **state)
 	cgs_rollup_free(r);
 }
 
+/* A cgroup's histogram words are sparse (extra.h, struct cgsi_xnode):
+ * slots given as buckets are first used, grown past the first 8, kept
+ * when the signal counts come; every bucket shows as if dense, and the
+ * delta of each snapshot only what came since the one before. */
+static void test_sparse_sets(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 1, CGS_ROLLUP_HISTOGRAMS);
+	struct cgs_record a = proc_exit(200, 0);
+	/* lifetimes 2^i us, i = 0..29: fine buckets 10 .. 39 - 19 apart */
+	for (unsigned i = 0; i < 20; i++) {
+		a.etime_us = 1ull << i;
+		put(r, 0, "/sp", &a);
+	}
+	struct cgsi_cgnode *n = node_of(r, "/sp");
+	assert_non_null(n);
+	assert_false(n->sigs);
+	assert_true(n->x->cap < CGSI_XSET_HIST_WORDS); /* not all 156 */
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
+	struct cgs_hist h = hist(s, idx(s, "/sp"), CGS_SET_SELF,
+				 CGS_HIST_LIFETIME);
+	assert_int_equal(h.count, 20);
+	for (unsigned i = 0; i < 20; i++) {
+		/* 2^i us = 2^(i - 19.93) s: bucket e with 2^(e-20) < v <=
+		 * 2^(e-19), e = i (the 2^-10 of 1e-6 rounded) */
+		uint64_t ns = 1000ull << i;
+		unsigned b = cgsi_hist_bucket(ns) - 1;
+		assert_int_equal(h.fine[b], 1);
+	}
+	cgs_snapshot_free(s);
+	/* a kill with a new bucket: widened, every slot kept */
+	struct cgs_record k = proc_exit(201, SIGKILL);
+	k.etime_us = 1ull << 25;
+	put(r, 0, "/sp", &k);
+	a.etime_us = 1ull << 26; /* and a new bucket after */
+	put(r, 0, "/sp", &a);
+	assert_true(n->sigs);
+	s = cgt_snap(r, 0, false, 0);
+	h = hist(s, idx(s, "/sp"), CGS_SET_SELF, CGS_HIST_LIFETIME);
+	assert_int_equal(h.count, 22);
+	for (unsigned i = 0; i < 27; i++) {
+		unsigned b = cgsi_hist_bucket(1000ull << i) - 1;
+		assert_int_equal(h.fine[b], i < 20 || i > 24 ? 1 : 0);
+	}
+	struct view d;
+	view_of(s, "/sp", CGS_SET_SELF_DELTA, true, &d);
+	assert_int_equal(d.h[CGS_HIST_LIFETIME].count, 2);
+	assert_int_equal(d.h[CGS_HIST_LIFETIME].sum_ns,
+			 (1000ull << 25) + (1000ull << 26));
+	assert_int_equal(d.sig.n[SIGKILL], 1);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
 static void test_retire_kept(void **state)
 {
 	(void)state;
@@ -1710,6 +1764,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_retire_split, &F),
 		fp_unit_test(test_retire_consumer, &F),
 		fp_unit_test(test_lazy_sets, &F),
+		fp_unit_test(test_sparse_sets, &F),
 		fp_unit_test(test_hist_buckets, &F),
 		fp_unit_test(test_hist_api, &F),
 		fp_unit_test(test_comms_exact, &F),
