@@ -72,6 +72,11 @@ struct task_struct {
 	unsigned long nivcsw;
 } __attribute__((preserve_access_index));
 
+/* the event sched_process_exit records (only its presence is read) */
+struct trace_event_raw_sched_process_exit {
+	bool group_dead;
+} __attribute__((preserve_access_index));
+
 struct kernfs_node {
 	__u64 id;
 } __attribute__((preserve_access_index));

@@ -211,7 +211,21 @@ static __always_inline void publish(struct cgsk_ctl *c, __u64 h)
 #endif
 }
 
-static __always_inline int exit_entry(struct task_struct *t, __u32 how)
+/* The tracepoint's second argument where the kernel has it, group_dead
+ * (the value taskstats_exit() was given: the exit whose record carries
+ * AGROUP). Its event records the argument (TP_fast_assign), so the field
+ * in the event's struct says the argument is there. Else true: any exit
+ * may be its process's last. */
+static __always_inline bool may_be_group_dead(__u64 *ctx)
+{
+	if (bpf_core_field_exists(struct trace_event_raw_sched_process_exit,
+				  group_dead))
+		return (bool)ctx[1];
+	return 1;
+}
+
+static __always_inline int exit_entry(struct task_struct *t, bool gdead,
+				      __u32 how)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cgsk_ctl *c = bpf_map_lookup_elem(&ctl, &cpu);
@@ -236,8 +250,12 @@ static __always_inline int exit_entry(struct task_struct *t, __u32 how)
 		return 0;
 	__u32 type = CGSK_EV_EXIT;
 	/* an OOM victim's signal_struct keeps the mm it was chosen for
-	 * (mark_oom_victim()) until the process is freed */
-	if (bpf_core_field_exists(t->signal->oom_mm) && t->signal->oom_mm)
+	 * (mark_oom_victim()) until the process is freed. Read for a
+	 * process's last exit only (user space counts it on CGS_KIND_PROCESS
+	 * records, the AGROUP ones): a thread's exit does not touch the
+	 * signal_struct's line. */
+	if (bpf_core_field_exists(t->signal->oom_mm) && gdead &&
+	    t->signal->oom_mm)
 		type |= CGSK_F_OOM;
 	e->type = type;
 	if (want_comm) {
@@ -267,7 +285,7 @@ static __always_inline int exit_entry(struct task_struct *t, __u32 how)
 SEC("tp_btf/sched_process_exit")
 int cgs_exit(__u64 *ctx)
 {
-	return exit_entry((struct task_struct *)ctx[0],
+	return exit_entry((struct task_struct *)ctx[0], may_be_group_dead(ctx),
 			  cg_how == CGSK_HOW_CSS ? CGSK_HOW_CSS : CGSK_HOW_DFL);
 }
 
@@ -277,7 +295,8 @@ int cgs_exit(__u64 *ctx)
 SEC("tp_btf/sched_process_exit")
 int cgs_exit_v1k(__u64 *ctx)
 {
-	return exit_entry((struct task_struct *)ctx[0], CGSK_HOW_KFUNC);
+	return exit_entry((struct task_struct *)ctx[0], may_be_group_dead(ctx),
+			  CGSK_HOW_KFUNC);
 }
 
 static __always_inline int cg_event(__u64 *ctx, __u32 type)
