@@ -17,7 +17,8 @@ runs the same churn (bench/churn threads and procs) under, interleaved:
   n  taskstat-collect --hierarchy name=systemd: the v1 mode of a named
      hierarchy (program cgs_exit_v1k, the kfunc bpf_task_get_cgroup1)
   o  (with --base-build DIR) the collector of another build, e.g. the
-     previous release's program
+     previous release's program (with DIR/lib first in LD_LIBRARY_PATH)
+  p  (with --base-build DIR) that build's n
 
 and reports run_time_ns / run_cnt of cgs_exit and of cgs_empty_exit, and
 their difference: the program's own cost per exit. Medians over --reps.
@@ -61,9 +62,12 @@ def prog_stats(name, pid):
     raise RuntimeError('no program %s held by pid %d' % (name, pid))
 
 
-def start(cmd, errpath):
+def start(cmd, errpath, libdir=None):
     err = open(errpath, 'w')
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    env = None
+    if libdir:  # a copied build's binaries keep their RUNPATH: its lib first
+        env = dict(os.environ, LD_LIBRARY_PATH=libdir)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
     err.close()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -87,13 +91,15 @@ def main():
     ap.add_argument('--reps', type=int, default=7)
     ap.add_argument('--modes', default='threads,procs')
     ap.add_argument('--configs', default='ke',
-                    help='of k, e, c, v, n, o (o needs --base-build)')
+                    help='of k, e, c, v, n, o, p (o, p need --base-build)')
     ap.add_argument('--scale', type=int, default=1,
                     help='churn repetitions times this')
     ap.add_argument('--base-build', help='build dir of the o program')
+    ap.add_argument('--out', default='bpfcost.json',
+                    help='file name under bench/results')
     args = ap.parse_args()
-    cfgs = [c for c in args.configs if c in 'kecvno' and
-            (c != 'o' or args.base_build)]
+    cfgs = [c for c in args.configs if c in 'kecvnop' and
+            (c not in 'op' or args.base_build)]
     churn = os.path.join(args.build, 'bench', 'churn')
     col = os.path.join(args.build, 'cmd', 'taskstat-collect')
     att = os.path.join(args.build, 'bench', 'bpf_attach')
@@ -126,13 +132,20 @@ def main():
                     elif cfg == 'c':
                         cmd, name = [col] + kern + ['--comms', '10'], \
                             'cgs_exit'
+                    elif cfg == 'p':
+                        cmd, name = [os.path.join(args.base_build, 'cmd',
+                                                  'taskstat-collect')] + \
+                            kern + ['--hierarchy', 'name=systemd'], \
+                            'cgs_exit_v1k'
                     elif cfg == 'o':
                         cmd, name = [os.path.join(args.base_build, 'cmd',
                                                   'taskstat-collect')] + \
                             kern, 'cgs_exit'
                     else:
                         cmd, name = [att, empty], 'cgs_empty_exit'
-                    p = start(cmd, errpath)
+                    p = start(cmd, errpath, os.path.join(
+                        args.base_build if cfg in 'op' else args.build,
+                        'lib'))
                     s0 = prog_stats(name, p.pid)
                     n, r = ('1000', str(10 * args.scale)) \
                         if mode == 'threads' else ('1000', str(5 * args.scale))
@@ -142,7 +155,8 @@ def main():
                     p.send_signal(signal.SIGTERM)
                     p.wait(300)
                     dt, dn = s1[0] - s0[0], s1[1] - s0[1]
-                    res[mode][cfg].append((dt / dn if dn else 0, dn))
+                    res[mode][cfg].append((dt / dn if dn else 0, dn,
+                                           os.getloadavg()[0]))
     finally:
         with open('/proc/sys/kernel/bpf_stats_enabled', 'w') as f:
             f.write(old)
@@ -160,7 +174,11 @@ def main():
             out[mode][cfg] = {'ns': v, 'net_ns': v - e, 'runs': cnt}
             print('| %s | %s | %d | %.0f | %s |' % (
                 mode, cfg, cnt, v, '-' if cfg == 'e' else '%.0f' % (v - e)))
-    with open(os.path.join(here, 'results', 'bpfcost.json'), 'w') as f:
+    loads = sorted(x[2] for r in res.values() for c in r.values() for x in c)
+    if loads:
+        print('host load (1 min) during the runs: %.1f-%.1f, median %.1f' % (
+            loads[0], loads[-1], statistics.median(loads)))
+    with open(os.path.join(here, 'results', args.out), 'w') as f:
         json.dump(out, f, indent=1)
 
 

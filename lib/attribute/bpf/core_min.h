@@ -46,6 +46,18 @@ struct signal_struct {
 struct cgroup;
 struct css_set;
 
+struct list_head {
+	struct list_head *next;
+	struct list_head *prev;
+} __attribute__((preserve_access_index));
+
+/* kernel/cgroup/cgroup-internal.h: links a css_set and one cgroup per
+ * hierarchy (css_set.cgrp_links, through cgrp_link) */
+struct cgrp_cset_link {
+	struct cgroup *cgrp;
+	struct list_head cgrp_link;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	struct css_set *cgroups;
 	int pid;
@@ -58,6 +70,11 @@ struct task_struct {
 	__u64 start_time;
 	unsigned long nvcsw;
 	unsigned long nivcsw;
+} __attribute__((preserve_access_index));
+
+/* the event sched_process_exit records (only its presence is read) */
+struct trace_event_raw_sched_process_exit {
+	bool group_dead;
 } __attribute__((preserve_access_index));
 
 struct kernfs_node {
@@ -83,6 +100,7 @@ struct cgroup_subsys_state {
 struct css_set {
 	struct cgroup_subsys_state *subsys[1];
 	struct cgroup *dfl_cgrp;
+	struct list_head cgrp_links;
 } __attribute__((preserve_access_index));
 
 #endif

@@ -43,6 +43,18 @@ const volatile __u32 v1_ssid = 0;
 extern struct cgroup *bpf_task_get_cgroup1(struct task_struct *task,
 					   int hierarchy_id) __ksym __weak;
 extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym __weak;
+/* Linux 6.2+: obj as a read-only (untrusted) pointer to BTF type btf_id */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* CGSK_HOW_KFUNC: where the hierarchy's link sits in a css_set's
+ * cgrp_links, learnt by the first full walk (lk_n links, ours the lk_pos-th
+ * from the head, 0-based). Every css_set lists one link per hierarchy in
+ * the same order: a new css_set copies the order of the one it is made
+ * from, a new hierarchy is appended to every css_set (link_css_set()). A
+ * stale or torn hint costs a full walk, never a wrong id: the link found
+ * is checked against only_hier. */
+__u32 lk_pos = 0;
+__u32 lk_n = 0;
 
 __u64 cg_lost = 0; /* cgroup events dropped: ring full */
 /* set by user space while something waits for new cgroups (workload
@@ -80,20 +92,98 @@ struct {
 } cgring SEC(".maps");
 
 /* The cgroup id of exiting task t in the hierarchy in use. `how` is a
- * constant of the program (CGSK_HOW_*): the verifier drops the others. */
-/* The cgroup id of exiting task t in the hierarchy in use. `how` is a
  * constant of the program (CGSK_HOW_*): the verifier drops the others.
  * The exiting task's css_set is pinned (it holds a reference until it is
  * freed), and so are its cgroups: the v1 css by plain BTF loads. (cgroup2
  * by the helper: as plain loads, dfl_cgrp->kn->id, it measured no
  * cheaper.) */
+#define LINKS_MAX 64 /* hierarchies a walk passes at most */
+
+/* the cgroup of the link whose cgrp_link is at p (untrusted: every load
+ * from it is fault-safe) */
+static __always_inline struct cgroup *link_cgrp(struct list_head *p)
+{
+	struct cgrp_cset_link *l = bpf_rdonly_cast(
+		(void *)p - bpf_core_field_offset(struct cgrp_cset_link,
+						  cgrp_link),
+		bpf_core_type_id_kernel(struct cgrp_cset_link));
+	return l->cgrp;
+}
+
+static __always_inline bool ours(struct cgroup *cg)
+{
+	return cg && cg->root->hierarchy_id == (int)only_hier;
+}
+
+/* every link of the css_set whose cgrp_links is h: learns the hint */
+static __always_inline struct cgroup *links_walk(struct list_head *h)
+{
+	struct list_head *p = h->next;
+	struct cgroup *found = 0;
+	__u32 i, at = 0;
+	for (i = 0; i < LINKS_MAX && p && p != h; i++) {
+		struct cgroup *cg = link_cgrp(p);
+		if (!found && ours(cg)) {
+			found = cg;
+			at = i;
+		}
+		p = p->next;
+	}
+	if (found && p == h) {
+		lk_pos = at;
+		lk_n = i;
+	}
+	return found;
+}
+
+/* The exiting task's cgroup in a v1 hierarchy, named ones too, without
+ * css_set_lock: the exiting task holds its css_set, and a css_set's
+ * links live as long as it does (made before it is published, torn down
+ * at its last put). Straight to the hinted link from the nearer end (one
+ * or two links on the usual layouts: a named hierarchy mounted first or
+ * last), else a full walk. */
+static __always_inline __u64 links_cgid(struct task_struct *t)
+{
+	struct list_head *h = bpf_rdonly_cast(&t->cgroups->cgrp_links,
+		bpf_core_type_id_kernel(struct list_head));
+	__u32 pos = lk_pos, n = lk_n;
+	struct cgroup *cg = 0;
+	if (n && pos < n) {
+		struct list_head *p = h;
+		if (pos < n - pos) {
+			for (__u32 i = 0; i < LINKS_MAX; i++) {
+				p = p->next;
+				if (i == pos)
+					break;
+			}
+		} else {
+			for (__u32 i = 0; i < LINKS_MAX; i++) {
+				p = p->prev;
+				if (i == n - 1 - pos)
+					break;
+			}
+		}
+		if (p && p != h) {
+			cg = link_cgrp(p);
+			if (!ours(cg))
+				cg = 0;
+		}
+	}
+	if (!cg)
+		cg = links_walk(h);
+	return cg ? cg->kn->id : 0;
+}
+
 static __always_inline __u64 task_cgid(struct task_struct *t, __u32 how)
 {
 	if (how == CGSK_HOW_KFUNC) {
-		/* takes css_set_lock; the cgroup comes referenced */
+		__u64 id = links_cgid(t);
+		if (id)
+			return id;
+		/* not found lockless: takes css_set_lock; the cgroup comes
+		 * referenced */
 		struct cgroup *cg = bpf_task_get_cgroup1(bpf_get_current_task_btf(),
 							 (int)only_hier);
-		__u64 id = 0;
 		if (cg) {
 			id = cg->kn->id;
 			bpf_cgroup_release(cg);
@@ -121,7 +211,21 @@ static __always_inline void publish(struct cgsk_ctl *c, __u64 h)
 #endif
 }
 
-static __always_inline int exit_entry(struct task_struct *t, __u32 how)
+/* The tracepoint's second argument where the kernel has it, group_dead
+ * (the value taskstats_exit() was given: the exit whose record carries
+ * AGROUP). Its event records the argument (TP_fast_assign), so the field
+ * in the event's struct says the argument is there. Else true: any exit
+ * may be its process's last. */
+static __always_inline bool may_be_group_dead(__u64 *ctx)
+{
+	if (bpf_core_field_exists(struct trace_event_raw_sched_process_exit,
+				  group_dead))
+		return (bool)ctx[1];
+	return 1;
+}
+
+static __always_inline int exit_entry(struct task_struct *t, bool gdead,
+				      __u32 how)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cgsk_ctl *c = bpf_map_lookup_elem(&ctl, &cpu);
@@ -146,8 +250,12 @@ static __always_inline int exit_entry(struct task_struct *t, __u32 how)
 		return 0;
 	__u32 type = CGSK_EV_EXIT;
 	/* an OOM victim's signal_struct keeps the mm it was chosen for
-	 * (mark_oom_victim()) until the process is freed */
-	if (bpf_core_field_exists(t->signal->oom_mm) && t->signal->oom_mm)
+	 * (mark_oom_victim()) until the process is freed. Read for a
+	 * process's last exit only (user space counts it on CGS_KIND_PROCESS
+	 * records, the AGROUP ones): a thread's exit does not touch the
+	 * signal_struct's line. */
+	if (bpf_core_field_exists(t->signal->oom_mm) && gdead &&
+	    t->signal->oom_mm)
 		type |= CGSK_F_OOM;
 	e->type = type;
 	if (want_comm) {
@@ -177,7 +285,7 @@ static __always_inline int exit_entry(struct task_struct *t, __u32 how)
 SEC("tp_btf/sched_process_exit")
 int cgs_exit(__u64 *ctx)
 {
-	return exit_entry((struct task_struct *)ctx[0],
+	return exit_entry((struct task_struct *)ctx[0], may_be_group_dead(ctx),
 			  cg_how == CGSK_HOW_CSS ? CGSK_HOW_CSS : CGSK_HOW_DFL);
 }
 
@@ -187,7 +295,8 @@ int cgs_exit(__u64 *ctx)
 SEC("tp_btf/sched_process_exit")
 int cgs_exit_v1k(__u64 *ctx)
 {
-	return exit_entry((struct task_struct *)ctx[0], CGSK_HOW_KFUNC);
+	return exit_entry((struct task_struct *)ctx[0], may_be_group_dead(ctx),
+			  CGSK_HOW_KFUNC);
 }
 
 static __always_inline int cg_event(__u64 *ctx, __u32 type)

@@ -20,9 +20,11 @@
 #define CGSK_HOW_DFL 0   /* cgroup2: task->cgroups->dfl_cgrp */
 #define CGSK_HOW_CSS 1   /* a v1 controller's hierarchy: the css of the
 			  * controller (task->cgroups->subsys[ssid]) */
-#define CGSK_HOW_KFUNC 2 /* any v1 hierarchy, named ones too:
-			  * bpf_task_get_cgroup1() (Linux 6.8), in the
-			  * program cgs_exit_v1k */
+#define CGSK_HOW_KFUNC 2 /* any v1 hierarchy, named ones too, in the
+			  * program cgs_exit_v1k (loaded on Linux 6.8+):
+			  * a lockless walk of the css_set's cgrp_links
+			  * (bpf_rdonly_cast, 6.2), else
+			  * bpf_task_get_cgroup1() (6.8) */
 
 /* Flags in the upper half of an exit entry's type. */
 #define CGSK_EV_TYPE_MASK 0xffffu
