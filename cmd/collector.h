@@ -102,6 +102,8 @@ struct tsc {
 				    * prom_lock */
 	bool retire_due;           /* removed cgroups may be retired once the
 				    * last snapshot reached every output */
+	bool kept_removed;         /* the kept snapshot shows a removed
+				    * cgroup (else nothing is to retire) */
 	/* retirement (main thread): removed cgroups retired before any
 	 * consumer had their final counts, of those forced out by
 	 * --retire-max, and those waiting now */

@@ -599,6 +599,9 @@ static int keep_snapshot(struct tsc *c, const struct cgs_snapshot_opts *so,
 		return r;
 	}
 	tsc_workloads_update(c, s);
+	c->kept_removed = false;
+	for (size_t i = cgs_snapshot_count(s); i-- > 0 && !c->kept_removed;)
+		c->kept_removed = cgs_snapshot_get(s, i)->removed;
 	struct snap_info *in = c->kept_in;
 	fill_info(c, in, s, time_ns, final);
 	in->workloads = c->wl;
@@ -655,7 +658,12 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	struct cgs_snapshot_opts so;
 	int r;
 
-	if (c->retire_due) {
+	/* Only a cgroup a snapshot showed removed can be retired (the
+	 * snapshot flags what the retirement would: superseded, rmdir
+	 * events, its stat()s, every cgroup of a small shard): without one,
+	 * no pass over every cgroup. With --depth a removed cgroup may be
+	 * folded into a live row: every snapshot then. */
+	if (c->retire_due && (c->kept_removed || c->o->depth)) {
 		retire_removed(c);
 		c->retire_due = false;
 	}

@@ -132,6 +132,29 @@ static void diff(struct tsc_stream *st, const struct snap_info *in,
 		qsort(st->drop, st->ndrop, sizeof(*st->drop), cmp_size);
 }
 
+/* The common case on a quiet host: the same rows in the same order as
+ * the previous line (nw[k] is rows[k]'s cgroup for every k): the changed
+ * ones replace theirs in place, no lookup, and the table stays valid. */
+static bool diff_same(struct tsc_stream *st, const struct snap_info *in,
+		      const struct tsc_srow *nw, size_t m)
+{
+	if (m != st->n || !st->tab || st->dup)
+		return false;
+	for (size_t k = 0; k < m; k++)
+		if (nw[k].key != st->rows[k].key)
+			return false;
+	st->nsel = st->ndrop = 0;
+	for (size_t k = 0; k < m; k++) {
+		const struct tsc_srow *o = &st->rows[k];
+		if (nw[k].dirty || o->dirty || o->removed != nw[k].removed) {
+			st->drop[st->ndrop++] = k;
+			st->sel[st->nsel] = snap_index(in, k);
+			st->at[st->nsel++] = k;
+		}
+	}
+	return true;
+}
+
 void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
 		     const struct cgs_snapshot *s, uint64_t out_errors)
 {
@@ -149,7 +172,8 @@ void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
 		 sizeof(size_t)) < 0 ||
 	    !(st->at = realloc(st->at, st->pcap * sizeof(size_t))) ||
 	    !(st->drop = realloc(st->drop, st->pcap * sizeof(size_t))) ||
-	    !(nw = malloc((m ? m : 1) * sizeof(*nw)))) {
+	    !(nw = m && m <= st->spare_cap ? st->spare :
+		   malloc((m ? m : 1) * sizeof(*nw)))) {
 		/* a full line; the state is lost, so is the next */
 		st->n = 0;
 		st->full_due = true;
@@ -165,8 +189,11 @@ void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
 					   .removed = g->removed,
 					   .dirty = row_dirty(g) };
 	}
+	bool same = false;
 	if (!full) {
-		diff(st, in, nw, m);
+		same = diff_same(st, in, nw, m);
+		if (!same)
+			diff(st, in, nw, m);
 		in->stream = TSC_STREAM_CHANGES;
 		in->shown = st->sel;
 		in->nshown = st->nsel;
@@ -178,10 +205,20 @@ void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
 		st->since_full = 0;
 		st->full_due = false;
 	}
-	free(st->rows);
+	/* the previous rows' array is the next plan's (no allocation a
+	 * line while the number of cgroups does not grow) */
+	size_t ncap = m ? m : 1;
+	if (nw == st->spare) {
+		ncap = st->spare_cap;
+	} else {
+		free(st->spare);
+	}
+	st->spare = st->rows;
+	st->spare_cap = st->cap;
+	st->cap = ncap;
 	st->rows = nw;
-	st->n = st->cap = m;
-	if (rehash(st) < 0) {
+	st->n = m;
+	if (!same && rehash(st) < 0) {
 		st->n = 0;
 		st->full_due = true;
 	}
@@ -190,6 +227,7 @@ void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
 void tsc_stream_free(struct tsc_stream *st)
 {
 	free(st->rows);
+	free(st->spare);
 	free(st->tab);
 	free(st->sel);
 	free(st->at);

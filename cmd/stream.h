@@ -32,6 +32,8 @@ struct tsc_stream {
 	/* the rows of the previous line's full state, in its order */
 	struct tsc_srow *rows;
 	size_t n, cap;
+	struct tsc_srow *spare; /* the line before's, reused */
+	size_t spare_cap;
 	uint32_t *tab;    /* rows index + 1, 0: empty; mask + 1 slots */
 	size_t mask;
 	bool dup;         /* two rows of one key: the next line is full */
