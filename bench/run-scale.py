@@ -21,12 +21,19 @@ Then, R rounds interleaved:
   per scrape. Protobuf counts only when the answer's Content-Type says
   protobuf; otherwise "n/a".
 
+A quiet window of 62 s or more (`--quiet 62`) holds one periodic full
+line (`--full-every 60`, the default) besides the change-only ones: the
+CPU per snapshot with the full lines' share in it. After the rounds the
+cgroups are removed with the collector running, /metrics is scraped once
+(the final values served) and VmRSS is read --removed-wait s later.
+
 Series and bytes come from one scrape of each kind: series of the bench's
 cgroups (lines with cgroup="/benchh-scale-N/..."), cgroups of them
 exported, series per exported cgroup, the whole scrape's bytes, cgroups
 cut by --prom-max-series. RSS per cgroup = (VmRSS after the cgroups and
 the quiet windows - VmRSS before the cgroups) / N, and VmRSS after the
-scrapes. Every cgroup's exits are checked in the last JSON line (exits
+scrapes. Every cgroup's exits are checked in the state rebuilt from the
+stream (its last full line and the change-only lines after it; exits
 counted / expected). The JSON lines file is removed and reopened (SIGHUP,
 logrotate's way) before each window, so at 100,000 cgroups (~160 MB a
 snapshot) the disk holds one window's worth.
@@ -55,6 +62,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "e2e"))
+import tsc_e2e  # noqa: E402  (StreamRebuild)
 
 U = "/sys/fs/cgroup/unified"
 PROTO_ACCEPT = ("application/vnd.google.protobuf; "
@@ -280,9 +291,31 @@ def last_line(path):
             return json.loads(m[i:end])
 
 
+def rebuilt_state(path):
+    """The full state at the file's last complete line: its last full
+    line and the change-only lines after it folded in (docs/streams.md,
+    tsc_e2e.StreamRebuild), or None."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if not size:
+            return None
+        with mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ) as m:
+            end = m.rfind(b"\n", 0, size)
+            full = m.rfind(b'"stream":"full"', 0, end)
+            if end < 0 or full < 0:
+                return None
+            i = m.rfind(LINE0, 0, full)
+            rb = tsc_e2e.StreamRebuild()
+            state = None
+            for ln in m[i:end].split(b"\n"):
+                if ln.startswith(LINE0):
+                    state = rb.add(json.loads(ln))
+            return state
+
+
 def check_exits(col, rel, n, exits):
     """(cgroups of rel with the right process exits, their exits)."""
-    roll = last_line(col.out)
+    roll = rebuilt_state(col.out)
     if roll is None:
         return 0, 0
     ok = total = 0
@@ -474,6 +507,17 @@ def one_size(a, n, tmp):
             except (ValueError, IndexError) as ex:
                 log("protobuf not parsed: %s" % ex)
         r["exits_ok"], r["exits_total"] = check_exits(col, rel, n, a.exits)
+        # removed and retired: the rmdir seen at the next snapshots, a
+        # scrape serves the final values (--retire-after does not wait
+        # for what was served), retirement and the heap trim follow
+        log("N=%d: removing the cgroups, collector running" % n)
+        remove_cgroups(root)
+        time.sleep(5)
+        col.get({})
+        time.sleep(a.removed_wait)
+        r["rss_removed_mib"] = col.rss()
+        log("N=%d: VmRSS %.1f MiB %g s after the removal" %
+            (n, r["rss_removed_mib"], 5 + a.removed_wait))
     finally:
         col.stop()
         log("N=%d: removing the cgroups" % n)
@@ -498,7 +542,7 @@ def table(rs, a):
          "cgroup | cut by --prom-max-series | text bytes | gzip bytes | "
          "protobuf bytes (series) | CPU per snapshot | snapshots/s | "
          "CPU per scrape: text / gzip / protobuf | VmRSS start -> live -> "
-         "scraped | RSS per cgroup | exits seen |")
+         "scraped -> removed | RSS per cgroup | exits seen |")
     print(h)
     print("|" + "---:|" * h.count(" |"))
     for r in rs:
@@ -508,7 +552,7 @@ def table(rs, a):
             pb = "%s (%s)" % (fmt(r["proto_bytes"]),
                               fmt(r.get("proto_series")))
         print("| %s | %s | %s | %s | %s | %s | %s | %s | %s ms | %s | "
-              "%s / %s / %s ms | %s -> %s -> %s MiB | %s KiB | %s/%s |" % (
+              "%s / %s / %s ms | %s -> %s -> %s -> %s MiB | %s KiB | %s/%s |" % (
                   fmt(r["cgroups"]), fmt(r["series"]), fmt(r["exported"]),
                   fmt(r["series"] / r["exported"] if r["exported"] else None,
                       "{:.1f}"),
@@ -520,6 +564,7 @@ def table(rs, a):
                   fmt(r["rss_start_mib"], "{:.1f}"),
                   fmt(r["rss_live_mib"], "{:.1f}"),
                   fmt(r["rss_scraped_mib"], "{:.1f}"),
+                  fmt(r.get("rss_removed_mib"), "{:.1f}"),
                   fmt((r["rss_live_mib"] - r["rss_start_mib"]) * 1024 /
                       r["cgroups"], "{:.2f}"),
                   fmt(r["exits_ok"]), fmt(r["cgroups"])))
@@ -535,6 +580,9 @@ def main():
     ap.add_argument("--prefix", default="benchh-scale")
     ap.add_argument("--exits", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--removed-wait", type=float, default=15,
+                    help="seconds after the scrape that follows the "
+                    "removal before VmRSS is read")
     ap.add_argument("--quiet", type=float, default=10,
                     help="seconds of each quiet window")
     ap.add_argument("--scrapes", type=int, default=3,

@@ -21,6 +21,7 @@
 #include "memtrim.h"
 #include "options.h"
 #include "ratelimit.h"
+#include "stream.h"
 #include "output.h"
 #include "prom_family.h"
 #include "support/fakeproc.h"
@@ -871,6 +872,94 @@ static void t_prom_lean(void **st)
 	cgs_rollup_free(r);
 }
 
+/* --stream changes (stream.c): which lines are full, and what a
+ * change-only line holds, on snapshots of one rollup. */
+static int plan(struct tsc_stream *st, struct snap_info *in,
+				 const struct cgs_snapshot *s, uint64_t errs)
+{
+	test_info(in, s);
+	tsc_stream_plan(st, in, s, errs);
+	return in->stream;
+}
+
+static void t_stream_plan(void **st0)
+{
+	struct cgs_rollup *r;
+	struct cgs_snapshot *s = test_snapshot(&r), *s2;
+	struct tsc_stream st = { .on = true, .every = 4, .full_due = true };
+	struct snap_info in;
+	(void)st0;
+
+	/* the first line: full, every cgroup */
+	assert_int_equal(plan(&st, &in, s, 0), TSC_STREAM_FULL);
+	assert_null(in.shown);
+	/* nothing since: the cgroups that had exits in or below them go
+	 * back to deltas of 0, so they are in the next line (replacing
+	 * their rows), then in none */
+	size_t moved = 0;
+	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
+		moved += cgs_snapshot_get(s, i)->subtree_delta->tasks > 0;
+	assert_true(moved >= NCG);
+	cgs_snapshot_free(s);
+	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
+	assert_int_equal(plan(&st, &in, s, 0), TSC_STREAM_CHANGES);
+	assert_int_equal(in.nshown, moved);
+	assert_int_equal(in.ndrop, moved);
+	for (size_t k = 0; k < in.nshown; k++)
+		assert_int_equal(cgs_snapshot_get(s, in.shown[k])
+					 ->subtree->tasks > 0, 1);
+	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s2), 0);
+	assert_int_equal(plan(&st, &in, s2, 0), TSC_STREAM_CHANGES);
+	assert_int_equal(in.nshown, 0);
+	assert_int_equal(in.ndrop, 0);
+	cgs_snapshot_free(s);
+	/* a failed write of the output since the last line: the reader
+	 * missed a line, so this one is full; the next is not */
+	assert_int_equal(plan(&st, &in, s2, 1), TSC_STREAM_FULL);
+	assert_int_equal(plan(&st, &in, s2, 1), TSC_STREAM_CHANGES);
+	assert_int_equal(in.nshown, 0);
+	/* one exit in /b: its row and the root's (its subtree), each in
+	 * its place, replacing its old one */
+	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 900, 900, 1, 77);
+	assert_int_equal(cgs_rollup_account_path(r, 0, &rec, "/b"), 0);
+	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
+	assert_int_equal(plan(&st, &in, s, 1), TSC_STREAM_CHANGES);
+	assert_int_equal(in.nshown, 2);
+	assert_int_equal(in.ndrop, 2);
+	const char *const moved_now[] = { "/", "/b" };
+	for (size_t k = 0; k < 2; k++) {
+		size_t at = find_cg(s, moved_now[k]);
+		assert_string_equal(cgs_snapshot_get(s, in.shown[k])->path,
+				    moved_now[k]);
+		assert_int_equal(in.at[k], at);
+		assert_int_equal(in.drop[k], at);
+	}
+	/* and in the next line again (their deltas go back to 0) */
+	assert_int_equal(plan(&st, &in, s, 1), TSC_STREAM_CHANGES);
+	assert_int_equal(in.nshown, 2);
+	/* --full-every 4: the fourth line since the last full one */
+	assert_int_equal(plan(&st, &in, s, 1), TSC_STREAM_FULL);
+	/* SIGUSR2 and a reopen ask for the next line full; a final line
+	 * is full */
+	tsc_stream_full_next(&st);
+	assert_int_equal(plan(&st, &in, s, 1), TSC_STREAM_FULL);
+	assert_int_equal(plan(&st, &in, s, 1), TSC_STREAM_CHANGES);
+	test_info(&in, s);
+	in.final = true;
+	tsc_stream_plan(&st, &in, s, 1);
+	assert_int_equal(in.stream, TSC_STREAM_FULL);
+	/* --stream full: the planner leaves every line as it is */
+	struct tsc_stream off = { .on = false };
+	assert_int_equal(plan(&off, &in, s, 0), TSC_STREAM_NONE);
+	assert_null(in.shown);
+
+	tsc_stream_free(&st);
+	tsc_stream_free(&off);
+	cgs_snapshot_free(s);
+	cgs_snapshot_free(s2);
+	cgs_rollup_free(r);
+}
+
 /* memtrim: after a burst, not during it, and not more often than
  * MEMTRIM_EVERY_NS. */
 static void t_memtrim(void **state)
@@ -1059,6 +1148,7 @@ int main(void)
 		fp_unit_test(t_prom_max_series, &F),
 		fp_unit_test(t_prom_lean, &F),
 		fp_unit_test(t_prom_workload_series, &F),
+		fp_unit_test(t_stream_plan, &F),
 		cmocka_unit_test(t_memtrim),
 		cmocka_unit_test(t_ratelimit),
 		cmocka_unit_test(t_http_gzip),
