@@ -134,6 +134,8 @@ static bool rq_push(struct cgsi_cgid *m, uint64_t id, uint64_t ms)
 void cgsi_cgid_removed(struct cgsi_cgid *m, uint64_t id, uint64_t now_ms)
 {
 	struct cgsi_cgid_ent *e = find(m, id);
+	m->rmdirs++;
+	m->rm_unknown += !e;
 	if (e && !e->removed_ms) {
 		e->removed_ms = now_ms ? now_ms : 1;
 		rq_push(m, id, e->removed_ms);

@@ -58,6 +58,8 @@ struct cgsi_cgid {
 	uint64_t next_walk_ms;    /* no walk before this (unless forced) */
 	uint64_t walk_ms_last;    /* how long the last walk took */
 	uint64_t walks, events, unresolved;
+	uint64_t rmdirs;          /* rmdir events applied (only grows) */
+	uint64_t rm_unknown;      /* ... of ids the table did not hold */
 	uint64_t purged_early;    /* removed entries dropped before
 				   * CGSI_CGID_KEEP_MS (the cap) */
 	uint64_t purged_id[CGSI_CGID_PURGED_SLOTS]; /* 0: none */

@@ -41,7 +41,7 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 	memset(out, 0, sizeof(*out));
 }
 
-void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k) {}
+void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k, struct cgsi_ksrc_rmstate *rm) {}
 int cgsi_ksrc_removed(struct cgsi_ksrc *k, uint64_t id) { return 0; }
 size_t cgsi_ksrc_ids(struct cgsi_ksrc *k) { return 0; }
 void cgsi_ksrc_set_cg_hook(struct cgsi_ksrc *k, cgsi_ksrc_cg_fn *fn,
@@ -106,6 +106,8 @@ struct cgsi_ksrc {
 				 * learned) */
 	struct cgsi_cgv1 v1;    /* a v1 hierarchy: how (else how 0) */
 	uint64_t now_ms;        /* for cgroup events, under idlock */
+	uint64_t cg_unreadable; /* cgroup events with no usable path
+				 * (idlock) */
 	pthread_t reader;       /* cg_reader(), if reader_on */
 	bool reader_on;
 	_Atomic int reader_tried; /* reader_start() ran (first lookup) */
@@ -229,8 +231,10 @@ static int on_cg_event(void *ctx, void *data, size_t len)
 {
 	struct cgsi_ksrc *k = ctx;
 	const struct cgsk_cgev *e = data;
-	if (len < sizeof(*e) || e->len <= 1 || e->len > CGSK_PATH_MAX)
-		return 0; /* unreadable or cut path: a walk finds it */
+	if (len < sizeof(*e) || e->len <= 1 || e->len > CGSK_PATH_MAX) {
+		k->cg_unreadable++; /* a walk finds it; removal checks stat */
+		return 0;
+	}
 	struct cgsk_cgev c = *e;
 	c.path[CGSK_PATH_MAX - 1] = '\0';
 	if (!dfl_event(k, &c))
@@ -843,13 +847,19 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 	cgsi_ksrc_prog_stats(k->skel->obj, out);
 }
 
-void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k)
+void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k, struct cgsi_ksrc_rmstate *rm)
 {
 	if (!k)
 		return;
 	pthread_mutex_lock(&k->idlock);
 	k->now_ms = cgsi_now_mono_ms();
 	ring_buffer__consume(k->cgrb);
+	if (rm) {
+		rm->rmdirs = k->ids.rmdirs;
+		rm->missed = k->ids.rm_unknown + k->cg_unreadable +
+			     __atomic_load_n(&k->skel->bss->cg_lost,
+					     __ATOMIC_RELAXED);
+	}
 	pthread_mutex_unlock(&k->idlock);
 }
 

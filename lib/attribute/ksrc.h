@@ -127,9 +127,23 @@ int cgsi_ksrc_path(struct cgsi_ksrc *k, uint64_t id, uint64_t exit_ns,
 
 void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out);
 
+/*
+ * What a snapshot's removal checks may take from the cgroup events
+ * (snap_removed.c), as of the events read so far. rmdirs: rmdir events
+ * applied to the id table (only grows). missed: events that may have
+ * removed a cgroup without marking an id the table holds (the event ring
+ * full, an rmdir of an id the table did not hold, an unreadable path;
+ * only grows). While missed stays, every cgroup removed since whose id
+ * the table holds answers 1 to cgsi_ksrc_removed().
+ */
+struct cgsi_ksrc_rmstate {
+	uint64_t rmdirs, missed;
+};
+
 /* Read the cgroup events queued so far (mkdir/rmdir), so that
- * cgsi_ksrc_removed() answers as of now. Thread-safe. */
-void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k);
+ * cgsi_ksrc_removed() answers as of now; *rm (if not NULL) as of them.
+ * Thread-safe. */
+void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k, struct cgsi_ksrc_rmstate *rm);
 
 /* Whether cgroup id `id` is known to be removed (an rmdir event within
  * the last CGSI_CGID_KEEP_MS): 1; 0 when live or unknown. Thread-safe,

@@ -25,8 +25,10 @@ struct cgsi_cgnode *cgsi_intern(struct cgs_rollup *r, struct cgsi_rshard *s,
 	if (n) {
 		n->checked_ms = now;
 		if (!ino || !n->ino || ino == n->ino) {
-			if (!n->ino)
+			if (!n->ino && ino) {
 				n->ino = ino;
+				s->ids_new = true;
+			}
 			return n;
 		}
 		/* removed and created again under the same path: a new cgroup
@@ -56,6 +58,7 @@ struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
 			return m;
 	if (n && !n->ino) { /* interned while its directory was gone */
 		n->ino = id;
+		s->ids_new = true;
 		return n;
 	}
 	struct cgsi_cgnode *old = n;

@@ -38,6 +38,7 @@ void cgsi_comms_free(struct cgsi_topk *c)
 void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       struct cgsi_cgnode *n)
 {
+	s->ids_new = true; /* snap_removed.c */
 	if (r->o.comms)
 		n->comms = cgsi_comms_new(r->o.comms);
 	cgsi_oom_baseline(r, s, n);

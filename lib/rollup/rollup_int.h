@@ -32,6 +32,9 @@ struct cgsi_rshard {
 	struct cgsi_rshard_stats st;
 	struct cgsi_cgnode *check_at; /* removal check: next node of the
 				       * round-robin slice (NULL: first) */
+	bool ids_new; /* a node made, or given its id, since the last
+		       * snapshot: its removal not yet looked up among the
+		       * kernel source's rmdir events */
 	uint32_t comm_tgid;      /* the process whose command was last read */
 	uint64_t comm_ms;        /* when */
 	char comm[CGS_COMM_LEN + 1]; /* from /proc/<comm_tgid>/comm */
@@ -54,6 +57,11 @@ struct cgs_rollup {
 	struct cgsi_snap_pool *snap_pool; /* the last freed snapshot's memory
 					   * (snapshot.c) */
 	uint64_t snap_gen;         /* snapshots made (snap_lock) */
+	/* removal checks with the kernel source (snap_removed.c, snap_lock):
+	 * its rmdir events and missed events at the last snapshot, and how
+	 * many snapshots more stat at the full rate */
+	uint64_t rm_rmdirs, rm_missed;
+	unsigned rm_full;
 	const char **listener_cpus; /* opts.listener's shard cpulists (owned
 				     * by it), during cgs_rollup_new() */
 	uint64_t refused;          /* records refused (atomic; error path
@@ -154,8 +162,13 @@ size_t cgsi_oom_entries(struct cgs_rollup *r);
  * Removal checks (snapshot time): a shard of n nodes has its directories
  * stat()ed CGSI_CHECK_SLICE(n) at a time, round robin, so every removal
  * is seen within CGSI_CHECK_ROUNDS snapshots (all of them, every snapshot,
- * up to CGSI_CHECK_ALL nodes); with the kernel source, an rmdir event
- * marks its cgroup at the next snapshot without a syscall.
+ * up to CGSI_CHECK_ALL nodes). With the kernel source an rmdir event
+ * marks its cgroup at the next snapshot without a syscall, and while no
+ * cgroup event was missed (struct cgsi_ksrc_rmstate) the round robin
+ * slows to CGSI_CHECK_SLOW(n) a snapshot: a safety net, every node within
+ * CGSI_CHECK_ROUNDS * CGSI_CHECK_SLOWER snapshots; nodes without an id
+ * are stat()ed every snapshot. A missed event puts it back to the full
+ * rate for CGSI_CHECK_ROUNDS snapshots.
  */
 #define CGSI_CHECK_ALL 1024u
 #define CGSI_CHECK_ROUNDS 32u
@@ -164,6 +177,10 @@ size_t cgsi_oom_entries(struct cgs_rollup *r);
 			       : CGS_MAX((size_t)CGSI_CHECK_ALL, \
 					 ((n) + CGSI_CHECK_ROUNDS - 1) / \
 						 CGSI_CHECK_ROUNDS))
+#define CGSI_CHECK_SLOWER 16u
+#define CGSI_CHECK_SLOW(n) \
+	(((n) + CGSI_CHECK_ROUNDS * CGSI_CHECK_SLOWER - 1) / \
+	 (CGSI_CHECK_ROUNDS * CGSI_CHECK_SLOWER))
 
 /* The node was seen removed (snap_lock held): retirement's grace
  * counts from the first time (retire.c). */

@@ -316,12 +316,23 @@ static inline bool copy_comms(struct sent *e, const struct cgsi_cgnode *n)
 	       cgsi_snap_copy_comms(e, n);
 }
 
-/* snap_removed.c: the removal checks of one shard's copy a->v[base ..
- * base+cnt) (snap_lock held, no shard lock), from the entry at `start`;
- * the directory checks of entries no node vouches for. */
+/* How a snapshot checks removals (cgsi_snap_rmplan(), snap_lock held). */
+struct snap_rmplan {
+	bool events;     /* the kernel source's rmdir events mark cgroups */
+	bool new_rmdirs; /* ... and some came since the last snapshot */
+	bool slow;       /* the stat() round robin at CGSI_CHECK_SLOW */
+};
+
+/* snap_removed.c: the plan of this snapshot's removal checks (reads the
+ * kernel source's cgroup events); the removal checks of one shard's copy
+ * a->v[base .. base+cnt) (snap_lock held, no shard lock), from the entry
+ * at `start`, ids_new: the shard's s->ids_new as it was copied; the
+ * directory checks of entries no node vouches for. */
+struct snap_rmplan cgsi_snap_rmplan(struct cgs_rollup *r);
 void cgsi_snap_check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 			     struct vec *a, size_t base, size_t cnt,
-			     size_t start);
+			     size_t start, const struct snap_rmplan *p,
+			     bool ids_new);
 void cgsi_snap_stat_unvouched(const struct cgs_rollup *r, struct vec *a);
 
 #endif

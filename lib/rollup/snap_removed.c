@@ -5,44 +5,78 @@
 #include "attribute/ksrc.h"
 #include "rollup/snap_int.h"
 
+struct snap_rmplan cgsi_snap_rmplan(struct cgs_rollup *r)
+{
+	struct snap_rmplan p = { .events = r->at.ksrc != NULL };
+	if (!p.events)
+		return p;
+	struct cgsi_ksrc_rmstate rm = { 0 };
+	cgsi_ksrc_sync_ids(r->at.ksrc, &rm);
+	if (r->snap_gen <= 1 || rm.missed != r->rm_missed)
+		r->rm_full = CGSI_CHECK_ROUNDS + 1; /* a whole round, at least */
+	p.new_rmdirs = r->snap_gen <= 1 || rm.rmdirs != r->rm_rmdirs;
+	p.slow = !r->rm_full;
+	if (r->rm_full)
+		r->rm_full--;
+	r->rm_rmdirs = rm.rmdirs;
+	r->rm_missed = rm.missed;
+	return p;
+}
+
+/* stat() e's directory: gone, or another incarnation under its path. */
+static void stat_entry(struct cgs_rollup *r, struct cgsi_rshard *s,
+		       struct sent *e, uint64_t now)
+{
+	struct cgsi_cgnode *n = e->node;
+	if (n->unknown || n->gone || n->path[0] != '/')
+		return;
+	bool gone;
+	uint64_t ino = cgsi_cg_ino(&r->mount, n->path, s->dir, sizeof(s->dir),
+				   &gone);
+	if (gone || (ino && n->ino && ino != n->ino)) {
+		n->gone = true;
+		cgsi_node_seen_removed(n, now);
+	}
+	if (!e->ino && !n->gone)
+		e->ino = ino;
+	e->gone = n->gone;
+}
+
 /*
  * The removal checks of one shard's copy a->v[base .. base+cnt) (its list
- * order), snap_lock held, no shard lock: the next CGSI_CHECK_SLICE(cnt)
- * directories from the shard's cursor are stat()ed; with the kernel
- * source, every node whose id had an rmdir event is marked too.
+ * order), snap_lock held, no shard lock: the next directories of the
+ * round robin from the shard's cursor are stat()ed (CGSI_CHECK_SLICE, or
+ * CGSI_CHECK_SLOW while the kernel source misses no cgroup event, plus
+ * then every node without an id); with the kernel source, every node
+ * whose id had an rmdir event is marked too, looked up when rmdir events
+ * came since the last snapshot or the shard has nodes new to the look-up.
  */
 void cgsi_snap_check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 			     struct vec *a, size_t base, size_t cnt,
-			     size_t start)
+			     size_t start, const struct snap_rmplan *p,
+			     bool ids_new)
 {
-	size_t want = CGSI_CHECK_SLICE(cnt);
+	size_t want = p->slow ? CGSI_CHECK_SLOW(cnt) : CGSI_CHECK_SLICE(cnt);
 	uint64_t now = cgsi_rollup_now(r); /* removed_ms: retire.c */
-	for (size_t j = 0; j < want && j < cnt; j++) {
-		struct sent *e = &a->v[base + (start + j) % cnt];
-		struct cgsi_cgnode *n = e->node;
-		if (n->unknown || n->gone || n->path[0] != '/')
-			continue;
-		bool gone;
-		uint64_t ino = cgsi_cg_ino(&r->mount, n->path, s->dir,
-					   sizeof(s->dir), &gone);
-		if (gone || (ino && n->ino && ino != n->ino)) {
-			n->gone = true;
-			cgsi_node_seen_removed(n, now);
-		}
-		if (!e->ino && !n->gone)
-			e->ino = ino;
-		e->gone = n->gone;
-	}
+	for (size_t j = 0; j < want && j < cnt; j++)
+		stat_entry(r, s, &a->v[base + (start + j) % cnt], now);
 	s->check_at = want < cnt ? a->v[base + (start + want) % cnt].node
 				 : NULL;
-	if (!r->at.ksrc)
+	if (!p->events || (!p->new_rmdirs && !ids_new && !p->slow))
 		return;
 	/* from the copies (e->gone is n->gone now): the nodes are cold in
 	 * the cache by now, the entries not */
+	bool look = p->new_rmdirs || ids_new;
 	for (size_t j = 0; j < cnt; j++) {
 		struct sent *e = &a->v[base + j];
-		if (!e->gone && e->node_ino && !e->unknown &&
-		    cgsi_ksrc_removed(r->at.ksrc, e->ino)) {
+		if (e->gone || e->unknown)
+			continue;
+		if (!e->node_ino) {
+			if (p->slow) /* no id: no event marks it */
+				stat_entry(r, s, e, now);
+			continue;
+		}
+		if (look && cgsi_ksrc_removed(r->at.ksrc, e->ino)) {
 			e->gone = e->node->gone = true;
 			cgsi_node_seen_removed(e->node, now);
 		}

@@ -696,8 +696,7 @@ static int copy_shards(struct cgs_rollup *r, struct cgs_snapshot *snap,
 	/* a pooled snapshot's chunks still hold what it copied */
 	uint64_t prev_gen = snap->gen;
 	snap->gen = ++r->snap_gen;
-	if (r->at.ksrc)
-		cgsi_ksrc_sync_ids(r->at.ksrc);
+	struct snap_rmplan rp = cgsi_snap_rmplan(r);
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_rshard *s = &r->shards[i];
 		size_t base = a->n, start = 0;
@@ -706,13 +705,17 @@ static int copy_shards(struct cgs_rollup *r, struct cgs_snapshot *snap,
 		struct snap_self *cv = shard_room(s, a, sc, &snap->cvs[i], &g);
 		bool ok = cv && copy_shard(r, s, a, cv, advance, &g, &start,
 					   &snap->mem);
+		bool ids_new = s->ids_new;
+		if (ok)
+			s->ids_new = false;
 		cgsi_rollup_shard_totals(t, s);
 		pthread_mutex_unlock(&s->lock);
 		if (!ok) {
 			pthread_mutex_unlock(&r->snap_lock);
 			return -ENOMEM;
 		}
-		cgsi_snap_check_removed(r, s, a, base, a->n - base, start);
+		cgsi_snap_check_removed(r, s, a, base, a->n - base, start, &rp,
+					ids_new);
 	}
 	for (size_t i = 0; i < a->n; i++)
 		a->v[i].node = NULL; /* may be retired from now on */
