@@ -34,6 +34,7 @@
 
 #define TSC_FLUSH_BYTES (64u * 1024u) /* per-shard buffer flush threshold */
 #define TSC_TRIM_RETIRED 1000u /* retired cgroups between heap trims */
+#define TSC_TRIM_RETIRED_TAIL 100u /* ... at the end of a burst */
 
 /* Written by one listener thread; the main thread takes `lock` only to
  * flush, so the lock is uncontended on the hot path. */

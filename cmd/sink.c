@@ -509,14 +509,17 @@ static void fill_info(struct tsc *c, struct snap_info *in,
  * tracked: under steady churn the RSS crept up with that fragmentation
  * (~27 MiB over 60,000 cgroups at 1,000/s). Give the free pages back once
  * TSC_TRIM_RETIRED cgroups went since the last time, at most every
- * MEMTRIM_EVERY_NS.
+ * MEMTRIM_EVERY_NS; and (retired 0: a snapshot that retired nothing)
+ * the TSC_TRIM_RETIRED_TAIL or more that went since the last trim, once
+ * MEMTRIM_EVERY_NS passed: the end of a burst is not left untrimmed.
  */
 static void trim_after_retiring(struct tsc *c, uint64_t retired)
 {
 	uint64_t now = tsc_mono_ns();
 
 	c->retired_untrimmed += retired;
-	if (c->retired_untrimmed < TSC_TRIM_RETIRED ||
+	if (c->retired_untrimmed <
+		    (retired ? TSC_TRIM_RETIRED : TSC_TRIM_RETIRED_TAIL) ||
 	    now - c->trim_ns < MEMTRIM_EVERY_NS)
 		return;
 	malloc_trim(0);
@@ -666,6 +669,10 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	if (c->retire_due && (c->kept_removed || c->o->depth)) {
 		retire_removed(c);
 		c->retire_due = false;
+	} else if (c->retired_untrimmed) {
+		/* the last retirements came within MEMTRIM_EVERY_NS of a
+		 * trim: give their memory back now that none follow */
+		trim_after_retiring(c, 0);
 	}
 	memset(&so, 0, sizeof(so));
 	so.sz = sizeof(so);

@@ -101,7 +101,10 @@ struct cgs_snapshot_opts {
  * other snapshots and cgs_rollup_retire_removed(). stat()s cgroup
  * directories to flag removed cgroups: all of them up to 1,024 per
  * shard, else a round-robin slice (every one within 32 snapshots); with
- * the kernel source, an rmdir event flags its cgroup at once.
+ * the kernel source, an rmdir event flags its cgroup at the next
+ * snapshot, and while no cgroup event was missed (the kernel_cg_lost
+ * total and the like) the slice slows to a safety net (every cgroup
+ * within ~512 snapshots; a cgroup with no id every snapshot).
  * Return: 0; -EINVAL for a NULL @r or @out or o->sz too small; -E2BIG for
  * options this library does not know; -ENOMEM.
  */
