@@ -32,33 +32,13 @@
 
 static char base[256];
 
-/* mkdir <dir>/c<i> (rel: its path as /proc shows it) and one child born
- * and reaped there. 0, 77 without clone3, 1 on error. */
+/* mkdir <dir>/c<i> and one child born and reaped there. 0, 77 without
+ * clone3, 1 on error. */
 static int cgroup_with_exit(const char *dir, int i)
 {
 	char d[4700];
 	snprintf(d, sizeof(d), "%s/c%02d", dir, i);
-	if (mkdir(d, 0755) < 0) {
-		fprintf(stderr, "mkdir %s: %s\n", d, strerror(errno));
-		return 1;
-	}
-	int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	pid_t p = fd < 0 ? -1 : cgt_clone_into(fd);
-	if (p < 0 && errno == ENOSYS) {
-		fprintf(stderr, "SKIP: no clone3() here\n");
-		close(fd);
-		rmdir(d);
-		return 77;
-	}
-	if (p < 0) {
-		fprintf(stderr, "clone3 into %s: %s\n", d, strerror(errno));
-		return 1;
-	}
-	if (p == 0)
-		_exit(0);
-	waitpid(p, NULL, 0);
-	close(fd);
-	return 0;
+	return cgt_exit_in_new(d, NULL);
 }
 
 static int rm_cgroup(const char *dir, int i)

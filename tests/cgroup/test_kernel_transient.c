@@ -136,28 +136,10 @@ int main(void)
 	for (int i = 0; i < N; i++) {
 		char d[4700];
 		snprintf(d, sizeof(d), "%s/t%03d", dir, i);
-		if (mkdir(d, 0755) < 0) {
-			fprintf(stderr, "mkdir %s: %s\n", d, strerror(errno));
-			return 1;
-		}
-		int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		pid_t p = cgt_clone_into(fd);
-		if (p < 0 && errno == ENOSYS) {
-			fprintf(stderr, "SKIP: no clone3() here\n");
-			close(fd);
-			rmdir(d);
+		if ((rc = cgt_exit_in_new(d, &kids[i])) != 0) {
 			cgt_pipeline_close(&pl);
-			return 77;
+			return rc;
 		}
-		if (p < 0) {
-			fprintf(stderr, "clone3: %s\n", strerror(errno));
-			return 1;
-		}
-		if (p == 0)
-			_exit(0);
-		kids[i] = p;
-		waitpid(p, NULL, 0);
-		close(fd);
 		/* removable once its only task is reaped */
 		for (int k = 0; rmdir(d) < 0 && errno == EBUSY && k < 100; k++)
 			usleep(1000);

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "support/clock.h"
@@ -225,4 +228,35 @@ pid_t cgt_clone_into(int cgfd)
 	a.exit_signal = SIGCHLD;
 	a.cgroup = (uint64_t)cgfd;
 	return (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+}
+
+int cgt_exit_in_new(const char *dir, pid_t *pid)
+{
+	if (mkdir(dir, 0755) < 0) {
+		fprintf(stderr, "mkdir %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "open %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	pid_t p = cgt_clone_into(fd);
+	int err = errno;
+	close(fd);
+	if (p < 0 && err == ENOSYS) {
+		fprintf(stderr, "SKIP: no clone3() here\n");
+		rmdir(dir);
+		return 77;
+	}
+	if (p < 0) {
+		fprintf(stderr, "clone3 into %s: %s\n", dir, strerror(err));
+		return 1;
+	}
+	if (p == 0)
+		_exit(0);
+	waitpid(p, NULL, 0);
+	if (pid)
+		*pid = p;
+	return 0;
 }

@@ -96,4 +96,12 @@ ssize_t cgt_snapshot_find(const struct cgs_snapshot *s, const char *path);
  */
 pid_t cgt_clone_into(int cgfd);
 
+/*
+ * Make cgroup directory dir (mkdir) and have one child born in it by
+ * clone3, exit at once and be reaped (*pid: its pid, if not NULL).
+ * Returns 0; 77 after "SKIP: no clone3() here" (dir removed again); 1
+ * after printing what failed.
+ */
+int cgt_exit_in_new(const char *dir, pid_t *pid);
+
 #endif
