@@ -7,11 +7,6 @@
 #include "output.h"
 #include "stream.h"
 
-struct tsc_srow {
-	uint64_t key;      /* path and inode, hashed */
-	uint32_t removed : 1, dirty : 1, matched : 1;
-};
-
 /* FNV-1a of the path, then the inode mixed in (splitmix64's finaliser):
  * two incarnations of one path differ by their inode. */
 static uint64_t row_key(const struct cgs_cgroup_stats *g)
@@ -103,40 +98,54 @@ static int cmp_size(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The changed rows of the m shown (new[k]: the k-th's row), against the
- * previous state: into st->sel, st->at, st->drop. */
-static void diff(struct tsc_stream *st, const struct snap_info *in,
-		 const struct tsc_srow *nw, size_t m)
+/*
+ * The changed rows of the m shown (new[k]: the k-th's row), against the
+ * previous state: into st->sel, st->at, st->drop. A reader rebuilds the
+ * rows kept in their previous order: one that moved before another kept
+ * row is written again (dropped and placed). false if a key is there
+ * twice (two rows of one cgroup: which one continues the previous row is
+ * not known), for a full line.
+ */
+static bool diff(struct tsc_stream *st, const struct tsc_srow *nw, size_t m)
 {
+	size_t kept = 0; /* the last kept row's index + 1 */
 	st->nsel = st->ndrop = 0;
 	for (size_t k = 0; k < m; k++) {
 		size_t p = find(st, nw[k].key);
+		if (p != SIZE_MAX && st->rows[p].matched)
+			return false;
 		bool changed = p == SIZE_MAX || nw[k].dirty;
 		if (p != SIZE_MAX) {
 			struct tsc_srow *o = &st->rows[p];
 			o->matched = 1;
-			changed = changed || o->dirty || o->removed != nw[k].removed;
+			changed = changed || o->dirty ||
+				  o->removed != nw[k].removed || p < kept;
 			if (changed)
 				st->drop[st->ndrop++] = p;
+			else
+				kept = p + 1;
 		}
 		if (changed) {
-			st->sel[st->nsel] = snap_index(in, k);
+			st->sel[st->nsel] = k;
 			st->at[st->nsel++] = k;
 		}
 	}
-	size_t replaced = st->ndrop;
 	for (size_t p = 0; p < st->n; p++)
 		if (!st->rows[p].matched)
 			st->drop[st->ndrop++] = p;
-	if (replaced && st->ndrop > replaced)
-		qsort(st->drop, st->ndrop, sizeof(*st->drop), cmp_size);
+	for (size_t i = 1; i < st->ndrop; i++)
+		if (st->drop[i - 1] > st->drop[i]) { /* ascending, as written */
+			qsort(st->drop, st->ndrop, sizeof(*st->drop), cmp_size);
+			break;
+		}
+	return true;
 }
 
 /* The common case on a quiet host: the same rows in the same order as
  * the previous line (nw[k] is rows[k]'s cgroup for every k): the changed
  * ones replace theirs in place, no lookup, and the table stays valid. */
-static bool diff_same(struct tsc_stream *st, const struct snap_info *in,
-		      const struct tsc_srow *nw, size_t m)
+static bool diff_same(struct tsc_stream *st, const struct tsc_srow *nw,
+		      size_t m)
 {
 	if (m != st->n || !st->tab || st->dup)
 		return false;
@@ -148,58 +157,44 @@ static bool diff_same(struct tsc_stream *st, const struct snap_info *in,
 		const struct tsc_srow *o = &st->rows[k];
 		if (nw[k].dirty || o->dirty || o->removed != nw[k].removed) {
 			st->drop[st->ndrop++] = k;
-			st->sel[st->nsel] = snap_index(in, k);
+			st->sel[st->nsel] = k;
 			st->at[st->nsel++] = k;
 		}
 	}
 	return true;
 }
 
-void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
-		     const struct cgs_snapshot *s, uint64_t out_errors)
+/* On ENOMEM: the previous state is lost, so this line and the next are
+ * full. */
+static void lose_state(struct tsc_stream *st)
 {
-	size_t m = snap_shown(in, s);
-	struct tsc_srow *nw = NULL;
-	bool full = st->full_due || st->dup || in->final ||
-		    out_errors != st->errors_seen ||
-		    (st->every && st->since_full + 1 >= st->every);
+	st->n = 0;
+	st->full_due = true;
+	st->pcap = 0;
+	free(st->sel), free(st->at), free(st->drop);
+	st->sel = st->at = st->drop = NULL;
+}
 
-	if (!st->on)
-		return;
-	in->stream = TSC_STREAM_FULL;
-	st->errors_seen = out_errors;
+struct tsc_srow *tsc_stream_rows(struct tsc_stream *st, size_t m)
+{
+	struct tsc_srow *nw = NULL;
 	if (grow((void **)&st->sel, &st->pcap, m + st->n + 1,
 		 sizeof(size_t)) < 0 ||
 	    !(st->at = realloc(st->at, st->pcap * sizeof(size_t))) ||
 	    !(st->drop = realloc(st->drop, st->pcap * sizeof(size_t))) ||
-	    !(nw = m && m <= st->spare_cap ? st->spare :
-		   malloc((m ? m : 1) * sizeof(*nw)))) {
-		/* a full line; the state is lost, so is the next */
-		st->n = 0;
-		st->full_due = true;
-		st->pcap = 0;
-		free(st->sel), free(st->at), free(st->drop);
-		st->sel = st->at = st->drop = NULL;
-		return;
-	}
-	for (size_t k = 0; k < m; k++) {
-		const struct cgs_cgroup_stats *g =
-			cgs_snapshot_get(s, snap_index(in, k));
-		nw[k] = (struct tsc_srow){ .key = row_key(g),
-					   .removed = g->removed,
-					   .dirty = row_dirty(g) };
-	}
-	bool same = false;
+	    !(nw = m && m <= st->spare_cap ? st->spare
+					   : malloc((m ? m : 1) * sizeof(*nw))))
+		lose_state(st);
+	return nw;
+}
+
+bool tsc_stream_diff(struct tsc_stream *st, struct tsc_srow *nw, size_t m,
+		     bool full)
+{
+	bool same = !full && diff_same(st, nw, m);
+	if (!full && !same && !diff(st, nw, m))
+		full = true;
 	if (!full) {
-		same = diff_same(st, in, nw, m);
-		if (!same)
-			diff(st, in, nw, m);
-		in->stream = TSC_STREAM_CHANGES;
-		in->shown = st->sel;
-		in->nshown = st->nsel;
-		in->at = st->at;
-		in->drop = st->drop;
-		in->ndrop = st->ndrop;
 		st->since_full++;
 	} else {
 		st->since_full = 0;
@@ -222,6 +217,40 @@ void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
 		st->n = 0;
 		st->full_due = true;
 	}
+	return !full;
+}
+
+void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
+		     const struct cgs_snapshot *s, uint64_t out_errors)
+{
+	if (!st->on)
+		return;
+	size_t m = snap_shown(in, s);
+	bool full = st->full_due || st->dup || in->final ||
+		    out_errors != st->errors_seen ||
+		    (st->every && st->since_full + 1 >= st->every);
+	in->stream = TSC_STREAM_FULL;
+	st->errors_seen = out_errors;
+	struct tsc_srow *nw = tsc_stream_rows(st, m);
+	if (!nw)
+		return; /* a full line; the state is lost, so is the next */
+	for (size_t k = 0; k < m; k++) {
+		const struct cgs_cgroup_stats *g =
+			cgs_snapshot_get(s, snap_index(in, k));
+		nw[k] = (struct tsc_srow){ .key = row_key(g),
+					   .removed = g->removed,
+					   .dirty = row_dirty(g) };
+	}
+	if (!tsc_stream_diff(st, nw, m, full))
+		return;
+	for (size_t i = 0; i < st->nsel; i++)
+		st->sel[i] = snap_index(in, st->sel[i]);
+	in->stream = TSC_STREAM_CHANGES;
+	in->shown = st->sel;
+	in->nshown = st->nsel;
+	in->at = st->at;
+	in->drop = st->drop;
+	in->ndrop = st->ndrop;
 }
 
 void tsc_stream_free(struct tsc_stream *st)

@@ -24,6 +24,12 @@
 
 struct snap_info;
 
+/* A row of a line's full state, as the planner compares them. */
+struct tsc_srow {
+	uint64_t key;      /* path and inode, hashed */
+	uint32_t removed : 1, dirty : 1, matched : 1;
+};
+
 struct tsc_stream {
 	bool on;          /* --stream changes */
 	unsigned every;   /* --full-every: a full line every N, 0: never */
@@ -58,5 +64,18 @@ static inline void tsc_stream_full_next(struct tsc_stream *st)
 void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
 		     const struct cgs_snapshot *s, uint64_t out_errors);
 void tsc_stream_free(struct tsc_stream *st);
+
+/*
+ * The planner on rows (tsc_stream_plan() is these two): room for a line
+ * of m rows, to be filled with the line's rows in its order (key,
+ * removed, dirty; matched 0), NULL on ENOMEM (the state is lost: a full
+ * line); then the plan against the previous line, true for a
+ * change-only one: st->sel[0..nsel) the positions written (as st->at),
+ * st->drop[0..ndrop) the previous rows dropped, ascending. The rows
+ * become the state (st keeps them).
+ */
+struct tsc_srow *tsc_stream_rows(struct tsc_stream *st, size_t m);
+bool tsc_stream_diff(struct tsc_stream *st, struct tsc_srow *nw, size_t m,
+		     bool full);
 
 #endif

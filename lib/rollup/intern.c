@@ -65,11 +65,23 @@ struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
 	n = cgsi_cgtab_add(&s->cgs, path, len, h);
 	if (!n)
 		return NULL;
-	if (old)
-		cgsi_cgtab_unhash(&s->cgs, old);
-	n->older = old;
 	n->ino = id;
 	n->checked_ms = now;
+	if (old && old->ino > id) {
+		/* a late exit of an incarnation older than the current one
+		 * (ids grow with creation), first seen by this shard: it
+		 * goes into the chain by age, the current one stays */
+		cgsi_cgtab_unhash(&s->cgs, n);
+		struct cgsi_cgnode *m = old;
+		while (m->older && m->older->ino > id)
+			m = m->older;
+		n->older = m->older;
+		m->older = n;
+	} else {
+		if (old)
+			cgsi_cgtab_unhash(&s->cgs, old);
+		n->older = old;
+	}
 	cgsi_node_created(r, s, n);
 	return n;
 }

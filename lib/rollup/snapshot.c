@@ -60,6 +60,18 @@ static int path_cmp(const char *a, const char *b)
 	}
 }
 
+/* Where an incarnation of a path sorts among the others: by its
+ * directory's inode, which the kernel gives in creation order (kernfs
+ * ids only grow); one whose inode is not known yet, first if a newer one
+ * superseded it in its shard, else last (its shard's current one). Not
+ * by the superseded flag first: a shard that never saw the newer
+ * incarnation holds the same one unsuperseded, and the shards' nodes of
+ * one incarnation must sort together to be merged into one row. */
+static uint64_t age_key(bool superseded, uint64_t ino)
+{
+	return ino ? ino : superseded ? 0 : UINT64_MAX;
+}
+
 /* The unknown bucket last; same path: older incarnations first, so that
  * the current one is the ancestor its descendants attach to. */
 static int order(bool ua, const char *pa, bool sa, uint64_t ia, bool ub,
@@ -70,9 +82,8 @@ static int order(bool ua, const char *pa, bool sa, uint64_t ia, bool ub,
 	int c = path_cmp(pa, pb);
 	if (c)
 		return c;
-	if (sa != sb)
-		return sa ? -1 : 1;
-	return ia < ib ? -1 : ia > ib;
+	uint64_t ka = age_key(sa, ia), kb = age_key(sb, ib);
+	return ka < kb ? -1 : ka > kb;
 }
 
 static int sent_cmp(const struct sent *a, const struct sent *b)
@@ -233,9 +244,15 @@ static int sort_merge(struct vec *a, struct snap_mem *m,
 				cgsi_topk_merge(&d->comms[1], &s->comms[1]);
 				cgsi_comms_free(s->comms);
 			}
+			/* one incarnation (both inodes known): superseded if
+			 * any shard saw a newer one; an inode not known may
+			 * be a different incarnation's, as before */
+			if (d->ino && s->ino)
+				d->superseded = d->superseded || s->superseded;
+			else
+				d->superseded = d->superseded && s->superseded;
 			if (!d->ino)
 				d->ino = s->ino;
-			d->superseded = d->superseded && s->superseded;
 			d->gone = d->gone || s->gone;
 			d->folded = d->folded || s->folded;
 			continue;

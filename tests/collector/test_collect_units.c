@@ -960,6 +960,137 @@ static void t_stream_plan(void **st0)
 	cgs_rollup_free(r);
 }
 
+/* A row as a reader holds it: the planner's view (key, removed) and
+ * what it wrote (a version that moves whenever the row changed). */
+struct mrow {
+	uint64_t key;
+	bool removed, dirty;
+	unsigned version;
+};
+
+/* What a reader of the change-only line does (docs/streams.md): drop,
+ * place the written rows at their positions, fill the rest with the rows
+ * kept in their order. false if the line does not fit the state. */
+static bool rebuild(struct mrow *state, size_t *n, const struct mrow *nw,
+		    const struct tsc_stream *st, size_t m)
+{
+	struct mrow o[64];
+	bool used[64] = { false }, dropped[64] = { false };
+	size_t kept = 0;
+	if (*n - st->ndrop + st->nsel != m)
+		return false;
+	for (size_t i = 0; i < st->ndrop; i++) {
+		if (st->drop[i] >= *n || dropped[st->drop[i]] ||
+		    (i && st->drop[i - 1] >= st->drop[i]))
+			return false; /* out of range, twice or not ascending */
+		dropped[st->drop[i]] = true;
+	}
+	for (size_t i = 0; i < st->nsel; i++) {
+		if (st->at[i] >= m || used[st->at[i]] ||
+		    st->sel[i] != st->at[i])
+			return false;
+		used[st->at[i]] = true;
+		o[st->at[i]] = nw[st->at[i]]; /* the line's row */
+	}
+	for (size_t k = 0; k < m; k++) {
+		if (used[k])
+			continue;
+		while (kept < *n && dropped[kept])
+			kept++;
+		o[k] = state[kept++];
+	}
+	memcpy(state, o, m * sizeof(*o));
+	*n = m;
+	return true;
+}
+
+/* The planner on random lines (rows reordered, removed, added, changed,
+ * marked removed; a key repeated within a line, as two incarnations of a
+ * path whose inode is not known yet): the state a reader rebuilds from
+ * each change-only line is the line's full state. */
+static void t_stream_rows_random(void **state0)
+{
+	struct tsc_stream st = { .on = true, .full_due = true };
+	struct mrow state[64], prev[64], nw[64];
+	size_t n = 0, pn = 0;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	unsigned version = 0, changes = 0, dups = 0, dup_full = 0;
+	uint64_t fresh = 0;
+	(void)state0;
+#define RND(k) ((seed = seed * 6364136223846793005ull + 1442695040888963407ull), \
+		(unsigned)((seed >> 33) % (k)))
+	for (unsigned line = 0; line < 20000; line++) {
+		size_t m = 0;
+		/* from the previous line's rows: most kept, some swapped */
+		for (size_t i = 0; i < pn && m < 40; i++) {
+			if (RND(10) == 0)
+				continue; /* gone */
+			nw[m] = prev[i];
+			/* dirty: changed now; the row was dirty: changes back */
+			bool dirty = RND(6) == 0;
+			if (dirty || nw[m].dirty)
+				nw[m].version = ++version;
+			nw[m].dirty = dirty;
+			if (RND(20) == 0) {
+				nw[m].removed = !nw[m].removed;
+				nw[m].version = ++version;
+			}
+			m++;
+		}
+		for (size_t i = 1; i < m; i++)
+			if (RND(8) == 0) {
+				struct mrow t = nw[i];
+				nw[i] = nw[i - 1];
+				nw[i - 1] = t;
+			}
+		for (unsigned a = RND(4); a > 0 && m < 48; a--) { /* new */
+			size_t at = RND((unsigned)m + 1);
+			memmove(&nw[at + 1], &nw[at], (m - at) * sizeof(*nw));
+			/* a new cgroup, or now and then a second row of
+			 * one already in the line */
+			uint64_t key = m && RND(40) == 0 ? nw[RND((unsigned)m)].key
+						       : ++fresh;
+			nw[at] = (struct mrow){ .key = key,
+						.removed = RND(3) == 0,
+						.dirty = RND(2) == 0,
+						.version = ++version };
+			m++;
+		}
+		bool dup = false;
+		for (size_t i = 0; i < m; i++)
+			for (size_t j = 0; j < i; j++)
+				dup = dup || nw[i].key == nw[j].key;
+		dups += dup;
+		struct tsc_srow *rows = tsc_stream_rows(&st, m);
+		assert_non_null(rows);
+		for (size_t k = 0; k < m; k++)
+			rows[k] = (struct tsc_srow){ .key = nw[k].key,
+						     .removed = nw[k].removed,
+						     .dirty = nw[k].dirty };
+		bool full = st.full_due || st.dup || RND(50) == 0;
+		bool changes_line = tsc_stream_diff(&st, rows, m, full);
+		dup_full += dup && !full && !changes_line;
+		if (changes_line) {
+			changes++;
+			assert_true(rebuild(state, &n, nw, &st, m));
+		} else {
+			memcpy(state, nw, m * sizeof(*nw));
+			n = m;
+		}
+		for (size_t k = 0; k < m; k++) {
+			assert_int_equal(state[k].key, nw[k].key);
+			assert_int_equal(state[k].version, nw[k].version);
+		}
+		memcpy(prev, nw, m * sizeof(*nw));
+		pn = m;
+	}
+#undef RND
+	print_message("%u change-only lines, %u with a key twice, %u made full\n", changes, dups, dup_full);
+	assert_true(changes > 10000); /* most lines were change-only */
+	assert_true(dups > 1000 && dup_full > 100);
+	tsc_stream_free(&st);
+}
+
 /* memtrim: after a burst, not during it, and not more often than
  * MEMTRIM_EVERY_NS. */
 static void t_memtrim(void **state)
@@ -1149,6 +1280,7 @@ int main(void)
 		fp_unit_test(t_prom_lean, &F),
 		fp_unit_test(t_prom_workload_series, &F),
 		fp_unit_test(t_stream_plan, &F),
+		cmocka_unit_test(t_stream_rows_random),
 		cmocka_unit_test(t_memtrim),
 		cmocka_unit_test(t_ratelimit),
 		cmocka_unit_test(t_http_gzip),

@@ -26,6 +26,7 @@
 #include "support/skip.h"
 #include "support/snap.h"
 #include "attribute/proc_stat.h"
+#include "rollup/counters.h"
 #include "rollup/rollup_int.h"
 #include "util/cpulist.h"
 
@@ -1039,6 +1040,70 @@ static void test_recreated(void **state)
 	cgs_rollup_free(r);
 }
 
+/* Exits of one cgroup id in shard sh (by the kernel source's id). */
+static void acct_id(struct cgs_rollup *r, unsigned sh, const char *path,
+		    uint64_t id, unsigned tasks)
+{
+	struct cgsi_rshard *s = &r->shards[sh];
+	pthread_mutex_lock(&s->lock);
+	struct cgsi_cgnode *n = cgsi_intern_id(r, s, path, strlen(path), id,
+					       F.now_ms);
+	assert_non_null(n);
+	assert_int_equal(n->ino, id);
+	for (unsigned i = 0; i < tasks; i++) {
+		struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 6000 + i,
+						  6000 + i, 1, i);
+		cgsi_counters_account(&n->cum, &rec);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Three incarnations of one path (ids growing in creation order) whose exits reach two shards in different orders: a shard that
+ * never saw the newer one holds its incarnation unsuperseded, a late exit
+ * of an older one reaches a shard after the newer one. A snapshot shows
+ * one row per incarnation (the shards' nodes merged), oldest first, only
+ * the newest live; the late one does not take the current one's place. */
+static void test_recreated_shards(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 2, 0);
+	fp_mkdir(&F, "/inc");
+	char p[512];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/inc", F.mnt);
+	assert_int_equal(stat(p, &st), 0);
+	if (st.st_ino <= 200)
+		cgt_skip("inode %ju of %s: too small for two older ids",
+			 (uintmax_t)st.st_ino, p);
+	/* the current one is the directory there */
+	const uint64_t ino[] = { st.st_ino - 200, st.st_ino - 100, st.st_ino },
+		       tasks[] = { 3, 5, 6 };
+	acct_id(r, 0, "/inc", ino[0], 2);
+	acct_id(r, 1, "/inc", ino[0], 1); /* shard 1 sees no newer one */
+	acct_id(r, 0, "/inc", ino[2], 6);
+	acct_id(r, 0, "/inc", ino[1], 5); /* late, after the newest */
+	struct cgsi_cgnode *cur = cgsi_cgtab_find(
+		&r->shards[0].cgs, "/inc", 4, cgsi_path_hash("/inc", 4));
+	assert_non_null(cur);
+	assert_int_equal(cur->ino, ino[2]);
+	struct cgs_snapshot *s = snap(r, 0, false);
+	size_t k = 0;
+	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		if (strcmp(g->path, "/inc"))
+			continue;
+		assert_true(k < 3);
+		assert_int_equal(g->ino, ino[k]);
+		assert_int_equal(g->self->tasks, tasks[k]);
+		assert_int_equal(g->removed, k < 2);
+		k++;
+	}
+	assert_int_equal(k, 3);
+	assert_int_equal(find(s, "/", false)->subtree->tasks, 14);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+}
+
 /* ---- memory bound ------------------------------------------------------ */
 
 static void test_churn_bounded(void **state)
@@ -1672,6 +1737,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_reused_pid, &F),
 		fp_unit_test(test_removed_retire, &F),
 		fp_unit_test(test_recreated, &F),
+		fp_unit_test(test_recreated_shards, &F),
 		fp_unit_test(test_churn_bounded, &F),
 		fp_unit_test(test_shards_concurrent, &F),
 		fp_unit_test(test_snapshot_model, &F),
