@@ -61,12 +61,12 @@ static int path_cmp(const char *a, const char *b)
 }
 
 /* Where an incarnation of a path sorts among the others: by its
- * directory's inode, which the kernel gives in creation order (kernfs
- * ids only grow); one whose inode is not known yet, first if a newer one
- * superseded it in its shard, else last (its shard's current one). Not
- * by the superseded flag first: a shard that never saw the newer
+ * directory's inode; one whose inode is not known yet, first if a newer
+ * one superseded it in its shard, else last (its shard's current one).
+ * Not by the superseded flag first: a shard that never saw the newer
  * incarnation holds the same one unsuperseded, and the shards' nodes of
- * one incarnation must sort together to be merged into one row. */
+ * one incarnation must sort together to be merged into one row
+ * (order_incarnations() then puts the superseded ones first). */
 static uint64_t age_key(bool superseded, uint64_t ino)
 {
 	return ino ? ino : superseded ? 0 : UINT64_MAX;
@@ -156,12 +156,38 @@ static int sort_runs(struct vec *a, struct snap_scratch *sc)
 	return 0;
 }
 
-static bool same_cgroup(const struct sent *a, const struct sent *b)
+/* How two entries sorted next to each other relate. */
+enum kin { OTHER, INCARNATION, SAME };
+
+static enum kin kin(const struct sent *a, const struct sent *b)
 {
 	if (a->unknown || b->unknown)
-		return a->unknown && b->unknown;
-	return !strcmp(a->path, b->path) &&
-	       (a->ino == b->ino || !a->ino || !b->ino);
+		return a->unknown && b->unknown ? SAME : OTHER;
+	if (strcmp(a->path, b->path))
+		return OTHER;
+	return a->ino == b->ino || !a->ino || !b->ino ? SAME : INCARNATION;
+}
+
+/* Within each path's run of incarnations (merged), the superseded ones
+ * first: the last is the current one, the ancestor its descendants
+ * attach to. Inodes give creation order in cgroupfs (kernfs), not on
+ * every file system: superseded, as a shard saw it, says more. */
+static void order_incarnations(struct vec *a)
+{
+	for (size_t lo = 0, hi; lo < a->n; lo = hi) {
+		for (hi = lo + 1; hi < a->n && !a->v[lo].unknown &&
+				  !strcmp(a->v[lo].path, a->v[hi].path);
+		     hi++)
+			;
+		for (size_t i = lo + 1; i < hi; i++) { /* a few: insertion */
+			struct sent e = a->v[i];
+			size_t j = i;
+			for (; j > lo && a->v[j - 1].superseded < e.superseded;
+			     j--)
+				a->v[j] = a->v[j - 1];
+			a->v[j] = e;
+		}
+	}
 }
 
 static const struct cgs_counters *self_delta_of(const struct sent *e)
@@ -230,8 +256,11 @@ static int sort_merge(struct vec *a, struct snap_mem *m,
 	if (sort_runs(a, sc) < 0)
 		return -ENOMEM;
 	size_t w = 0;
+	bool again = false; /* a path with several incarnations */
 	for (size_t i = 0; i < a->n; i++) {
-		if (w && same_cgroup(&a->v[w - 1], &a->v[i])) {
+		enum kin k = w ? kin(&a->v[w - 1], &a->v[i]) : OTHER;
+		again = again || k == INCARNATION;
+		if (k == SAME) {
 			struct sent *d = &a->v[w - 1], *s = &a->v[i];
 			if (add_k(d, s, m) < 0)
 				return -ENOMEM; /* vec_clear() frees all */
@@ -260,6 +289,8 @@ static int sort_merge(struct vec *a, struct snap_mem *m,
 		a->v[w++] = a->v[i];
 	}
 	a->n = w;
+	if (again)
+		order_incarnations(a);
 	return 0;
 }
 
