@@ -6,7 +6,8 @@ round). Three incarnations of one path, each running a different number of
 tasks (3, 5, 7), re-created (a) after a pause longer than the rollup's
 revalidation period and (b) at once (tens of ms between the last exit in
 one incarnation and the first in the next); no snapshot may show more
-than 7 tasks for the path (any sum of two incarnations is more), the
+than 7 tasks for the path (any sum of two incarnations is more) nor more
+rows than incarnations (the shards' parts of one are one row), the
 final one must show the live incarnation with exactly 7, and in case (a)
 each incarnation must have been seen complete.
 
@@ -54,6 +55,11 @@ def check_path(objs, path, counts, what):
     for o in objs:
         if o["type"] != "rollup":
             continue
+        rows = [c["tasks"] for c in o["cgroups"] if c["cgroup"] == path]
+        # one row an incarnation: the shards' parts of one merged
+        check(len(rows) <= len(counts) and sum(rows) <= sum(counts),
+              "%s: snapshot %d has rows %s for %s: an incarnation split "
+              "(they had %s)" % (what, o["seq"], rows, path, counts))
         for c in o["cgroups"]:
             if c["cgroup"] != path or c["tasks"] == 0:
                 continue
