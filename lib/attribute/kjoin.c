@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/types.h>
+
+#include "attribute/bpf/exitcg_abi.h"
 #include "attribute/kjoin.h"
 #include "util/common.h"
 
@@ -105,39 +108,57 @@ int64_t cgsi_kjoin_verify(const struct cgsi_kentry *e,
 {
 	if ((rec->fields & CGS_HAS_TGID) && e->tgid != rec->tgid)
 		return -1;
-	if (e->now_ns < e->start_ns)
-		return -1;
-	uint64_t life_ns = e->now_ns - e->start_ns;
-	uint64_t rec_ns = rec->etime_us * 1000u; /* truncated to the us */
-	if (life_ns + 1000u < rec_ns)
+	/* the entry's life to a tick (its time is an earlier exit's of the
+	 * same jiffy on its CPU: it may even end before a start taken since
+	 * then), the record's to the
+	 * microsecond (truncated); the gap between the two exits is at
+	 * least lo, at most hi */
+	const int64_t coarse = (int64_t)CGSI_KJOIN_COARSE_NS;
+	int64_t life = (int64_t)(e->now_ns - e->start_ns);
+	int64_t rec_ns = (int64_t)(rec->etime_us * 1000u);
+	int64_t lo = life - rec_ns - 1000, hi = life + coarse - rec_ns + 1000;
+	if (hi < 0)
 		return -1; /* this entry's task ended before the record's did */
-	uint64_t gap = life_ns > rec_ns ? life_ns - rec_ns : 0;
-	if (gap > CGSI_KJOIN_GAP_MAX_NS)
+	if (lo > (int64_t)CGSI_KJOIN_GAP_MAX_NS)
 		return -1;
-	if ((rec->fields & CGS_HAS_DELAY) && e->pcount != ~0ull) {
+	uint64_t gap = (uint64_t)hi; /* what grew in the gap: at most this */
+	/* the selection: what grew since the record, least for its own
+	 * entry (0 as a rule) */
+	uint64_t grown = lo > 0 ? (uint64_t)lo : 0;
+	if (rec->fields & CGS_HAS_DELAY) {
+		/* se.sum_exec_runtime, copied into the record by taskstats;
+		 * it grows only while the task runs */
+		if (e->runtime_ns < rec->cpu_run_virtual_ns ||
+		    e->runtime_ns - rec->cpu_run_virtual_ns > gap)
+			return -1;
+		grown = e->runtime_ns - rec->cpu_run_virtual_ns;
+	}
+	if ((rec->fields & CGS_HAS_DELAY) && !(e->flags & CGSK_F_NOSCHED)) {
 		/* sched_info is copied verbatim into the record and changes
 		 * only when the task is scheduled in or out */
 		const struct cgs_delay *d = &rec->delay[CGS_DELAY_CPU];
-		if (e->pcount < d->count || e->pcount - d->count > 2)
+		uint32_t slices = e->pcount - (uint32_t)d->count;
+		if (slices > 2)
 			return -1;
-		if (e->pcount == d->count ? e->run_delay != d->total_ns
-					  : (e->run_delay < d->total_ns ||
-					     e->run_delay - d->total_ns > gap))
+		if (!slices ? e->run_delay != d->total_ns
+			    : (e->run_delay < d->total_ns ||
+			       e->run_delay - d->total_ns > gap))
 			return -1;
 		/* scheduled in again: it was switched out first */
-		if (e->pcount != d->count && (rec->fields & CGS_HAS_CTXSW) &&
-		    (uint64_t)e->csw == (uint32_t)(rec->nvcsw + rec->nivcsw))
+		if (slices && (rec->fields & CGS_HAS_CTXSW) &&
+		    e->csw == (uint32_t)(rec->nvcsw + rec->nivcsw))
+			return -1;
+		/* running and waiting take turns in the gap */
+		grown += e->run_delay - d->total_ns;
+		if (grown > gap)
 			return -1;
 	}
 	if ((rec->fields & CGS_HAS_BASIC) &&
-	    (e->minflt < rec->minflt || e->minflt - rec->minflt > 16))
+	    e->minflt - (uint32_t)rec->minflt > 16)
 		return -1;
-	if (rec->fields & CGS_HAS_CTXSW) {
-		uint64_t c = rec->nvcsw + rec->nivcsw;
-		if ((uint64_t)e->csw < (uint32_t)c ||
-		    (uint64_t)e->csw - (uint32_t)c > 2)
-			return -1;
-	}
+	if ((rec->fields & CGS_HAS_CTXSW) &&
+	    e->csw - (uint32_t)(rec->nvcsw + rec->nivcsw) > 2)
+		return -1;
 	if (rec->fields & CGS_HAS_BTIME64) {
 		/* ac_btime64 = real seconds at taskstats time - whole
 		 * seconds of life: within [-2, +1] of ours */
@@ -148,7 +169,7 @@ int64_t cgsi_kjoin_verify(const struct cgsi_kentry *e,
 		if (d < -2 || d > 1)
 			return -1;
 	}
-	return (int64_t)gap;
+	return (int64_t)CGS_MIN(grown, (uint64_t)INT64_MAX);
 }
 
 bool cgsi_kjoin_has_tid(const struct cgsi_kjoin *j, uint32_t tid)

@@ -4,17 +4,20 @@
  * per shard, no locking of its own). Entries are kept in arrival order in
  * a ring (oldest first, for expiry) with a tid-keyed open-addressing index
  * over it. A record pairs only with an entry that provably belongs to it:
- * same tid and tgid, a lifetime that ends where the record's ends (the
- * entry is taken a few microseconds after the record: the gap), the same
- * run-queue wait to the nanosecond (cpu_delay_total) unless the task was
- * scheduled again in the gap (then grown by at most the gap), context
- * switches, CPU slices and minor faults that did not grow by more than
- * the gap allows, and a start second that agrees with ac_btime64. (The
- * record's cpu_run_real_total is not used: on this kernel it is sampled
- * at tick granularity, not se.sum_exec_runtime.) Of several candidates
- * (a pid reused while an older record is still queued or was dropped) the
- * one with the smallest gap wins. Pure code: unit-tested with synthetic
- * entries.
+ * same tid and tgid, a lifetime that ends where the record's ends (to a
+ * tick: the entry's clock is read once a jiffy), the same run time
+ * (se.sum_exec_runtime, the record's cpu_run_virtual_total) grown by at
+ * most what the task ran between taskstats_exit() and the tracepoint
+ * (the gap: a few microseconds as a rule), the same run-queue wait to the
+ * nanosecond (cpu_delay_total) unless the task was scheduled again in
+ * the gap (then grown by at most the gap), context switches, CPU slices
+ * and minor faults that did not grow by more than the gap allows, and a
+ * start second that agrees with ac_btime64. (The record's
+ * cpu_run_real_total is not used: on this kernel it is sampled at tick
+ * granularity, not se.sum_exec_runtime.) Of several candidates (a pid
+ * reused while an older record is still queued or was dropped) the one
+ * whose run time and wait grew least wins. Pure code: unit-tested with
+ * synthetic entries.
  */
 #ifndef CGS_ATTRIBUTE_KJOIN_H
 #define CGS_ATTRIBUTE_KJOIN_H
@@ -32,15 +35,27 @@
  * scheduled again, which the run-queue wait and slices must show. */
 #define CGSI_KJOIN_GAP_MAX_NS 2000000000ull
 
+/* How far the entry's clock may be behind the exit (it is the time of
+ * the first exit of the jiffy on its CPU, exitcg.bpf.c exit_clock()): a
+ * tick (4 ms at HZ=250, 10 at HZ=100), with room for a tick taken late
+ * (a vCPU not running). Beyond it an entry looks older than its record and the record
+ * falls back, counted, never paired wrongly: the run time and the
+ * scheduling fields are the proof. */
+#define CGSI_KJOIN_COARSE_NS 50000000ull
+
 struct cgsi_kentry {
 	uint32_t tid, tgid;
 	uint32_t csw;
 	uint32_t live; /* 0: slot free or claimed */
 	uint64_t cgid;
-	uint64_t start_ns, now_ns;
-	uint64_t pcount, run_delay; /* ~0: the kernel has no sched_info */
-	uint64_t minflt;
-	uint32_t flags;    /* CGSK_F_* of the entry (exitcg_abi.h) */
+	uint64_t start_ns;
+	uint64_t now_ns;   /* up to CGSI_KJOIN_COARSE_NS early */
+	uint64_t runtime_ns;
+	uint64_t run_delay;
+	uint32_t pcount;   /* mod 2^32 */
+	uint32_t minflt;   /* mod 2^32 */
+	uint32_t flags;    /* CGSK_F_* of the entry (exitcg_abi.h): with
+			    * CGSK_F_NOSCHED, no pcount nor run_delay */
 	char comm[16];     /* the process's command; "" when not asked */
 };
 
@@ -49,7 +64,7 @@ struct cgsi_kinfo {
 	uint64_t cgid;
 	uint32_t flags;
 	uint32_t miss;     /* no match: why (enum cgsi_kmiss, ksrc.h) */
-	uint64_t exit_ns;  /* the entry's CLOCK_MONOTONIC time */
+	uint64_t exit_ns;  /* CLOCK_MONOTONIC time at or after the exit */
 	char comm[16];
 };
 
@@ -58,7 +73,7 @@ static inline void cgsi_kinfo_of(struct cgsi_kinfo *ki,
 {
 	ki->cgid = e->cgid;
 	ki->flags = e->flags;
-	ki->exit_ns = e->now_ns;
+	ki->exit_ns = e->now_ns + CGSI_KJOIN_COARSE_NS;
 	memcpy(ki->comm, e->comm, sizeof(ki->comm));
 }
 
@@ -86,8 +101,10 @@ int cgsi_kjoin_init(struct cgsi_kjoin *j, uint32_t cap);
 void cgsi_kjoin_fini(struct cgsi_kjoin *j);
 
 /*
- * Whether entry e can be the record's: the gap (ns) between the record's
- * end of life and the entry's, or -1 when it cannot be.
+ * Whether entry e can be the record's: -1 when it cannot be, else how
+ * much it grew since the record (ns of run time and run-queue wait; of
+ * lifetime, to a tick, where the record has no delay block): the least
+ * is the record's own entry.
  */
 int64_t cgsi_kjoin_verify(const struct cgsi_kentry *e,
 			  const struct cgs_record *rec, int64_t real_off_ns);

@@ -58,8 +58,13 @@ struct cgrp_cset_link {
 	struct list_head cgrp_link;
 } __attribute__((preserve_access_index));
 
+struct sched_entity {
+	__u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	struct css_set *cgroups;
+	struct sched_entity se;
 	int pid;
 	int tgid;
 	struct task_struct *group_leader;

@@ -29,22 +29,30 @@
 /* Flags in the upper half of an exit entry's type. */
 #define CGSK_EV_TYPE_MASK 0xffffu
 #define CGSK_F_OOM (1u << 16) /* the process was an OOM victim */
+#define CGSK_F_NOSCHED (1u << 17) /* no sched_info (!CONFIG_SCHED_INFO):
+				   * pcount and run_delay are not there */
 #define CGSK_COMM_LEN 16      /* TASK_COMM_LEN */
 
 /* One exiting task, written by sched_process_exit in the task itself,
- * right after taskstats_exit() queued its record. */
+ * right after taskstats_exit() queued its record. One 64-byte line. */
 struct cgsk_exit {
 	__u32 type;       /* CGSK_EV_EXIT | CGSK_F_* */
 	__u32 tid;        /* ac_pid (initial pid namespace) */
 	__u32 tgid;       /* ac_tgid */
-	__u32 csw;        /* nvcsw + nivcsw */
+	__u32 csw;        /* nvcsw + nivcsw, mod 2^32 */
 	__u64 cgid;       /* cgroup id (kernfs id = directory inode) at
 			   * exit, in the hierarchy in use */
 	__u64 start_ns;   /* task->start_time, CLOCK_MONOTONIC ns */
-	__u64 now_ns;     /* CLOCK_MONOTONIC ns at the tracepoint */
-	__u64 pcount;     /* sched_info.pcount (cpu_count) */
+	__u64 now_ns;     /* CLOCK_MONOTONIC ns, to a tick: the precise
+			   * time of an exit on this CPU in the same jiffy
+			   * (this one or an earlier one; the precise clock
+			   * cost 35-60 ns an exit) */
+	__u64 runtime_ns; /* se.sum_exec_runtime: the record's
+			   * cpu_run_virtual_total when taskstats read it,
+			   * grown by what the task ran since */
 	__u64 run_delay;  /* sched_info.run_delay (cpu_delay_total), ns */
-	__u64 minflt;     /* min_flt (ac_minflt) */
+	__u32 pcount;     /* sched_info.pcount (cpu_count), mod 2^32 */
+	__u32 minflt;     /* min_flt (ac_minflt), mod 2^32 */
 };
 
 /* The process's command (its group leader's comm), in the array map
@@ -70,7 +78,10 @@ struct cgsk_ctl {
 			 * listens to this CPU (else nothing is written) */
 	__u64 tail_seen; /* the program's copy of tail, read again only
 			  * when the ring looks full */
-	__u64 pad0[4];
+	__u64 clk_jiffies; /* the exit clock (exitcg.bpf.c exit_clock()):
+			    * jiffies when clk_ns was read on this CPU */
+	__u64 clk_ns;
+	__u64 pad0[2];
 	__u64 tail;     /* entries consumed */
 	__u64 pad1[7];
 };
