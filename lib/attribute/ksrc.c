@@ -126,8 +126,7 @@ static void entry_of(struct cgsi_kentry *e, const struct cgsi_ksrc *k,
 		.tid = x->tid, .tgid = x->tgid, .csw = x->csw,
 		.cgid = x->cgid, .start_ns = x->start_ns,
 		.now_ns = x->now_ns, .runtime_ns = x->runtime_ns,
-		.pcount = x->pcount, .run_delay = x->run_delay,
-		.minflt = x->minflt,
+		.pcount = x->pcount, .run_delay = x->run_delay, .minflt = x->minflt,
 		.flags = x->type & ~CGSK_EV_TYPE_MASK,
 	};
 	if (k->comms) {

@@ -335,4 +335,27 @@ void cgsi_snap_check_removed(struct cgs_rollup *r, struct cgsi_rshard *s,
 			     bool ids_new);
 void cgsi_snap_stat_unvouched(const struct cgs_rollup *r, struct vec *a);
 
+/* snap_sort.c: the entries' order (by path, then incarnation), the node
+ * lists' (the same), the sort of a vector made of sorted runs (the
+ * shards' copies: -ENOMEM leaves it unsorted), and, after the merge,
+ * each path's incarnations with the superseded ones first. */
+int cgsi_snap_node_cmp(const struct cgsi_cgnode *a,
+		       const struct cgsi_cgnode *b);
+int cgsi_snap_node_pcmp(const void *pa, const void *pb);
+int cgsi_snap_sort_runs(struct vec *a, struct snap_scratch *sc);
+void cgsi_snap_order_incarnations(struct vec *a);
+
+/* How two entries sorted next to each other relate. */
+enum kin { KIN_OTHER, KIN_INCARNATION, KIN_SAME };
+
+static inline enum kin kin(const struct sent *a, const struct sent *b)
+{
+	if (a->unknown || b->unknown)
+		return a->unknown && b->unknown ? KIN_SAME : KIN_OTHER;
+	if (strcmp(a->path, b->path))
+		return KIN_OTHER;
+	return a->ino == b->ino || !a->ino || !b->ino ? KIN_SAME
+						       : KIN_INCARNATION;
+}
+
 #endif
