@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer target: the capture reader of taskstat-collect --replay
- * (cmd/capture.c), fed through fmemopen() as the collector feeds it a file,
+ * (cmd/collect/run/capture.c), fed through fmemopen() as the collector feeds it a file,
  * and every exit message it returns through the decoder, as replay does.
  *
  * Input: one mode byte, then the capture file.

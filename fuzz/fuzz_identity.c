@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libFuzzer target: the parsers of workload identity (lib/export/
+ * libFuzzer target: the parsers of workload identity (lib/identity/
  * id_parse.c) over the bytes of a runtime state file or a kubelet log
  * folder entry name.
  *
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "export/identity.h"
+#include "identity/identity.h"
 
 #define CID "4f3a1e0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f"
 #define UID "0b5c1d6e-7f80-4a91-b2c3-d4e5f6a7b8c9"

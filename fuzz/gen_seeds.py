@@ -11,7 +11,7 @@ decode:      one flag byte (see fuzz_decode.c) + a TASKSTATS_CMD_NEW message:
 proc_cgroup: one selector byte (hierarchy, buffer size) + /proc/<pid>/cgroup
              text of a hybrid, a v2-only and a v1-only host.
 capture:     one mode byte (bit 0: fix up checksums) + a capture file with
-             the above messages (format of cmd/capture.h, CRC-32 = zlib's).
+             the above messages (format of cmd/collect/run/capture.h, CRC-32 = zlib's).
 escape:      names (cgroup paths, comms) with hostile bytes, as is.
 
 Deterministic: re-running it rewrites the same bytes. Run from anywhere.

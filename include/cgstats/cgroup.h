@@ -43,7 +43,7 @@ int cgs_parse_proc_cgroup(const char *text, size_t len, const char *hierarchy,
  * What a cgroup path says about the workload in it. Every member is a
  * NUL-terminated string, "" when the path does not say; a member is only
  * ever filled from a syntactically valid match of a known shape (see
- * lib/export/workload.c and docs/collector.md), so its bytes are printable
+ * lib/workloads/workload.c and docs/collector.md), so its bytes are printable
  * ASCII. Each group of members comes from the nearest cgroup along the path
  * (the cgroup itself or its closest ancestor) that names it.
  */

@@ -2,7 +2,7 @@
 /*
  * collectd plugin "taskstat": per-cgroup totals of exited tasks from
  * libcgstats. module_register() hooks config, init, read and shutdown.
- * init wires the library as taskstat-collect does (cmd/live_open.c): a
+ * init wires the library as taskstat-collect does (cmd/collect/run/live_open.c): a
  * listener, a rollup with one writer per listener shard (the kernel
  * source gets each shard's CPUs), a self-test, then the listener's runner
  * whose threads account every exit record under their own shard.

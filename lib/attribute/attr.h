@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Attribution: which cgroup did the task of an exit record belong to,
- * decided in one call, cgsi_attr_resolve(), that answers (node key, how):
+ * decided by cgsi_attr_prepare() and cgsi_attr_resolve_locked(), that answer (node key, how):
  * the kernel source where it is loaded (ksrc.h: the record's verified
  * entry, its cgroup id, then the id's path), else, or when it has no
  * entry, the /proc fallback (fallback.c: the per-process cache of
@@ -14,8 +14,9 @@
  * lib/attribute includes no header of its owner.
  *
  * Locking: each shard's state is guarded by the owner's lock of that
- * shard (cgsi_attr_bind()); cgsi_attr_resolve() takes it and returns
- * with it held, so that the owner counts the record under the same lock.
+ * shard (cgsi_attr_bind()); the owner takes it between
+ * cgsi_attr_prepare() and cgsi_attr_resolve_locked() and counts the
+ * record under it before releasing it.
  */
 #ifndef CGS_ATTRIBUTE_ATTR_H
 #define CGS_ATTRIBUTE_ATTR_H
@@ -155,7 +156,7 @@ void cgsi_attr_close(struct cgsi_attr *a);
 void cgsi_attr_bind(struct cgsi_attr *a, unsigned i, pthread_mutex_t *lock,
 		    void *unknown);
 
-/* `now` as given to cgsi_attr_resolve(), read from the owner's clock if
+/* `now` as given to cgsi_attr_prepare(), read from the owner's clock if
  * the caller left it 0 (not read yet): the kernel source's common path
  * (an entry at its ring's head, a known cgroup id) needs no clock. */
 static inline uint64_t cgsi_attr_now(const struct cgsi_attr *a, uint64_t now)
@@ -173,7 +174,7 @@ struct cgsi_attr_ans {
 	struct cgsi_kinfo ki; /* (the kernel's entry) */
 };
 
-/* The sources cgsi_attr_resolve() asks, s->lock held: the kernel source
+/* The sources cgsi_attr_resolve_locked() asks, s->lock held: the kernel source
  * (attr.c), given what its lookup found (ans->ki) for a thread or process
  * record: a node and ans filled, or NULL; the /proc fallback
  * (fallback.c): never NULL (the unknown bucket at worst, *how
@@ -191,34 +192,42 @@ void cgsi_fallback_sweep_others(struct cgsi_attr *a, unsigned self,
 				uint64_t now);
 
 /*
- * Attribute rec (thread, process or TGID kind) on shard `shard`, whose
- * writer calls this without the shard's lock (now: the owner's clock, or
- * 0 to have it read only if needed); returns with it held (the
- * caller counts, then unlocks). May wait (bounded) for the record's
- * kernel entry before taking the lock, and drop and retake it (waiting
- * for another shard's, fallback.c): the caller keeps no pointer into the
+ * Attribute rec (thread, process or TGID kind) on shard `shard`, in two
+ * steps so that the owner takes and releases the shard's lock itself:
+ * cgsi_attr_prepare() without the lock (it may wait, bounded, for the
+ * record's kernel entry), then, with the lock held,
+ * cgsi_attr_resolve_locked(). The fallback may drop and retake the lock
+ * (waiting for another shard's): the caller keeps no pointer into the
  * shard's nodes across the call. Inline: the hot path pays no call of
- * its own (the sources it asks are the calls it always made).
+ * its own. `now`: the owner's clock, or 0 to have it read only if needed.
  */
-static inline void cgsi_attr_resolve(struct cgsi_attr *a, unsigned shard,
+static inline bool cgsi_attr_prepare(struct cgsi_attr *a, unsigned shard,
 				     const struct cgs_record *rec,
 				     uint64_t now, struct cgsi_attr_ans *ans)
 {
-	struct cgsi_ashard *s = &a->sh[shard];
-	bool found = false;
 	ans->ki.cgid = 0;
 	ans->ki.flags = 0;
 	ans->ki.comm[0] = '\0';
-	/* outside the shard lock: it may wait (bounded) for the entry */
 	if (a->ksrc && rec->kind != CGS_KIND_TGID)
-		found = cgsi_ksrc_lookup(a->ksrc, shard, rec, &ans->ki);
-	else if (!a->ksrc && a->nshards > 1 &&
-		 __builtin_expect((now = cgsi_attr_now(a, now)) >=
-					  __atomic_load_n(&a->sweep_next,
-							  __ATOMIC_RELAXED),
-				  0))
+		return cgsi_ksrc_lookup(a->ksrc, shard, rec, &ans->ki);
+	if (!a->ksrc && a->nshards > 1 &&
+	    __builtin_expect((now = cgsi_attr_now(a, now)) >=
+				     __atomic_load_n(&a->sweep_next,
+						     __ATOMIC_RELAXED),
+			     0))
 		cgsi_fallback_sweep_others(a, shard, now);
-	pthread_mutex_lock(s->lock);
+	return false;
+}
+
+/* The second step, shard `shard`'s lock held; `found`: what
+ * cgsi_attr_prepare() returned. */
+static inline void cgsi_attr_resolve_locked(struct cgsi_attr *a,
+					    unsigned shard,
+					    const struct cgs_record *rec,
+					    bool found, uint64_t now,
+					    struct cgsi_attr_ans *ans)
+{
+	struct cgsi_ashard *s = &a->sh[shard];
 	if (a->ksrc &&
 	    (ans->node = cgsi_attr_kernel_node(a, s, rec, found, now, ans)))
 		return;

@@ -356,8 +356,10 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 	 * where needed (cgsi_attr_now(), proc_comm()) */
 	uint64_t now = r->at.ksrc ? 0 : cgsi_rollup_now(r);
 	struct cgsi_attr_ans at;
-	/* returns with s->lock held; the node key is the node */
-	cgsi_attr_resolve(&r->at, shard, rec, now, &at);
+	bool found = cgsi_attr_prepare(&r->at, shard, rec, now, &at);
+	pthread_mutex_lock(&s->lock);
+	/* the node key is the node */
+	cgsi_attr_resolve_locked(&r->at, shard, rec, found, now, &at);
 	struct cgsi_cgnode *n = at.node;
 	struct acct_info ai = {
 		.inferred = at.how == CGS_SOURCE_INFERRED,

@@ -25,8 +25,8 @@
 
 #include "cgstats.h"
 #include "attribute/ksrc.h"
-#include "export/id_cache.h"
-#include "export/identity.h"
+#include "identity/id_cache.h"
+#include "identity/identity.h"
 #include "support/files.h"
 #include "support/skip.h"
 

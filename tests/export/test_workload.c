@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
-#include "export/workload.h"
+#include "workloads/workload.h"
 #include "support/skip.h"
 
 #define ID "4f3a1e0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Scrapers that ask and then read slowly (or never) hold the collector's
-memory only within a budget (cmd/http.c, "answers being sent"), whatever
+memory only within a budget (cmd/collect/http/http.c, "answers being sent"), whatever
 they ask for: the text, protobuf, gzip, /snapshot.
 
 The collector exports a few MB (--prom-level full, CGROUPS cgroups with an

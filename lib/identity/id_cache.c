@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "attribute/ksrc.h"
-#include "export/id_cache.h"
+#include "identity/id_cache.h"
 #include "util/common.h"
 
 #define QPATH 512 /* CGSK_PATH_MAX: what a mkdir event carries */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/identity.h"
+#include "identity/identity.h"
 #include "rollup/counters.h"
 #include "util/common.h"
 

@@ -2,13 +2,13 @@
 /*
  * cgs_rollup_identity(): the identity resolver hooked to the kernel
  * source's cgroup events, so that a container is named when its cgroup
- * appears (lib/export/id_cache.c), not at its first snapshot.
+ * appears (lib/identity/id_cache.c), not at its first snapshot.
  */
 #include <errno.h>
 
 #include "attribute/ksrc.h"
-#include "export/id_cache.h"
-#include "export/identity.h"
+#include "identity/id_cache.h"
+#include "identity/identity.h"
 #include "rollup/rollup_int.h"
 
 CGS_EXPORT int cgs_rollup_identity(struct cgs_rollup *r,

@@ -3,7 +3,7 @@
  * Workload identity from the node's own runtime state: the parsers (one
  * per file shape a runtime or the kubelet writes) and the bounded reader.
  * Every parser takes bytes and never touches the file system, so the fuzz
- * target feeds them directly; lib/export/identity.c decides which file to
+ * target feeds them directly; lib/identity/identity.c decides which file to
  * read for a cgroup.
  */
 #ifndef CGS_EXPORT_IDENTITY_H

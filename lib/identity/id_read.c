@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export/identity.h"
+#include "identity/identity.h"
 
 static enum cgsi_id_reason open_reason(int e)
 {

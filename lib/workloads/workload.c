@@ -44,7 +44,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "export/workload.h"
+#include "workloads/workload.h"
 #include "util/common.h"
 
 #define HEX64 64

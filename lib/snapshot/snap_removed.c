@@ -3,7 +3,7 @@
  * (a bounded slice of stat()s per shard, the kernel source's rmdir
  * events, the entries no node vouches for). */
 #include "attribute/ksrc.h"
-#include "rollup/snap_int.h"
+#include "snapshot/snap_int.h"
 
 struct snap_rmplan cgsi_snap_rmplan(struct cgs_rollup *r)
 {

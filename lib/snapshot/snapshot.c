@@ -20,7 +20,7 @@
 
 #include "attribute/ksrc.h"
 #include "rollup/counters.h"
-#include "rollup/snap_int.h"
+#include "snapshot/snap_int.h"
 
 /* The delta of every cgroup idle since the last snapshot (most of them
  * on most hosts): not a copy of zeros each, nothing to add to the

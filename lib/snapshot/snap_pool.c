@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "rollup/snap_int.h"
+#include "snapshot/snap_int.h"
 
 /* A block of at least `bytes`: a spare one (the pool's, already faulted
  * in) when it fits, else a new one; NULL on ENOMEM. */

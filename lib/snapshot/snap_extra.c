@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "rollup/snap_int.h"
+#include "snapshot/snap_int.h"
 
 /* A set's room (uninitialised): full, or the histograms only. */
 static struct cgsi_xset *xset_new(struct snap_mem *m, bool full)

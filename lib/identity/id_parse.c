@@ -11,7 +11,7 @@
 
 #include <json-c/json.h>
 
-#include "export/identity.h"
+#include "identity/identity.h"
 
 #define ID_JSON_DEPTH 16 /* config.json nests 6 deep; Labels strings 2 */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What a snapshot answers: its cgroups, totals, extra sets, rankings. */
-#include "rollup/snap_int.h"
+#include "snapshot/snap_int.h"
 
 CGS_EXPORT size_t cgs_snapshot_count(const struct cgs_snapshot *s)
 {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/id_cache.h"
-#include "export/identity.h"
+#include "identity/id_cache.h"
+#include "identity/identity.h"
 #include "util/common.h"
 
 enum id_source { SRC_CONTAINERD, SRC_CRIO, SRC_DOCKER, SRC_KUBELET, SRC_POD };

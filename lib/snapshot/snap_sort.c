@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "rollup/snap_int.h"
+#include "snapshot/snap_int.h"
 
 /* Path order with '/' lowest: a parent, then its subtree, then siblings. */
 static int path_cmp(const char *a, const char *b)
