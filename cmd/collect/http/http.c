@@ -38,11 +38,10 @@
  *    reader, so that the attack cannot stall this thread through the log.
  * The handlers only copy the last formatted text under prom_lock, a lock
  * the listener threads never take: HTTP cannot slow the receive path.
+ * This file is the connection plumbing; http_request.c answers requests.
  */
 #include <errno.h>
 #include <malloc.h>
-#include <microhttpd.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,70 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector.h"
-#include "http_gzip.h"
-#include "promproto.h"
-#include "httplog.h"
-#include "memtrim.h"
-#include "webconfig.h"
-
-#define PROM_TYPE "text/plain; version=0.0.4; charset=utf-8"
-#define JSON_TYPE "application/json"
-
-#define HTTP_PER_IP 64u
-#define HTTP_CONN_MAX 1024u
-#define HTTP_IDLE_S 5u
-#define HTTP_DEADLINE_S 10u
-#define HTTP_BACKLOG 1024
-#define HTTP_SHED_AGE_MS 250u
-#define HTTP_INFLIGHT_MIN (64u << 20) /* bytes of answers being sent */
-#define HTTP_INFLIGHT_BODIES 8u       /* ... or 8 answers of the new size */
-#define HTTP_SLOW_MS 1000u            /* an answer that may be cut for room */
-#define HP "taskstat_collector_http_"
-#define HTTP_POOL_BYTES (16u * 1024u) /* per connection: request headers */
-#define HTTP_MALLOC_FIXED (128 * 1024) /* glibc's initial thresholds */
-
-struct http;
-
-/* An answer being sent: its bytes count against the budget until it is
- * freed (by libmicrohttpd) or its connection is cut. Under http.lock. */
-struct hold {
-	struct http *h;
-	char *body;
-	size_t len;
-	bool released; /* its connection was cut: counted in pending */
-};
-
-struct hconn {
-	struct hconn *prev, *next;
-	struct hold *hold;  /* the answer it is being sent, or NULL */
-	uint64_t answer_ns; /* when that answer was queued */
-	struct tsc_webcfg *web; /* TLS: the configuration of its session */
-	int fd;
-	bool busy;         /* a request is being answered */
-	bool cut;          /* shut down by us */
-	uint64_t since_ns; /* opened, or the last request completed */
-};
-
-struct http {
-	struct MHD_Daemon *d;
-	struct tsc *c;
-	struct tsc_webcfg *web0;      /* the configuration started with */
-	bool tls;                     /* HTTPS (a reload cannot change it) */
-	pthread_mutex_t lock;         /* conns, nconn, the counters */
-	pthread_cond_t cond;
-	bool stopping;
-	pthread_t watchdog;
-	bool watchdog_on;
-	struct hconn head;            /* list of open connections */
-	unsigned nconn, limit, shed_at;
-	uint64_t cut_deadline, cut_shed, auth_failed;
-	size_t inflight;              /* bytes of answers being sent */
-	size_t pending;               /* ... of cut ones, until freed */
-	uint64_t cut_memory, refused_memory;
-	struct memtrim trim;          /* heap given back after bursts */
-	struct httplog log;           /* libmicrohttpd's messages */
-};
+#include "http_int.h"
 
 /* Under h->lock. Shut the socket: libmicrohttpd sees EOF and closes the
  * connection in its own thread. The fd stays valid: libmicrohttpd closes
@@ -217,7 +153,7 @@ static int tls_setup(struct http *h, struct MHD_Connection *conn,
 }
 
 /* mTLS, behind the handshake's own check. */
-static bool peer_ok(struct MHD_Connection *conn)
+bool http_peer_ok(struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
 		conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
@@ -272,7 +208,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	}
 }
 
-static void set_busy(struct http *h, struct MHD_Connection *conn, bool busy)
+void http_set_busy(struct http *h, struct MHD_Connection *conn, bool busy)
 {
 	struct hconn *hc = conn_of(conn);
 	if (!hc)
@@ -289,7 +225,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 {
 	(void)req_cls;
 	(void)toe;
-	set_busy(cls, conn, false);
+	http_set_busy(cls, conn, false);
 }
 
 /* Under h->lock: ho's connection is cut. Its bytes leave the budget's
@@ -322,8 +258,8 @@ static struct hconn *slow_victim(struct http *h, const struct hconn *me,
 /* Room for an answer of len bytes on conn (body: malloc'd, owned by the
  * hold from here on): the slowest readers cut to make it. NULL when there
  * is none (body freed). */
-static struct hold *hold_answer(struct http *h, struct MHD_Connection *conn,
-				char *body, size_t len)
+struct hold *http_hold_answer(struct http *h, struct MHD_Connection *conn,
+			      char *body, size_t len)
 {
 	struct hconn *me = conn_of(conn);
 	size_t budget = HTTP_INFLIGHT_BODIES * len;
@@ -368,7 +304,7 @@ static struct hold *hold_answer(struct http *h, struct MHD_Connection *conn,
 }
 
 /* libmicrohttpd is done with the answer (sent, or its connection gone). */
-static void hold_free(void *cls)
+void http_hold_free(void *cls)
 {
 	struct hold *ho = cls;
 	struct http *h = ho->h;
@@ -384,341 +320,6 @@ static void hold_free(void *cls)
 	pthread_mutex_unlock(&h->lock);
 	free(ho->body);
 	free(ho);
-}
-
-/* 503: answers in flight fill their budget, none slow enough to cut. */
-static enum MHD_Result busy(struct MHD_Connection *conn)
-{
-	static const char msg[] = "too many answers being sent; retry\n";
-	struct MHD_Response *resp = MHD_create_response_from_buffer(
-		sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-	if (!resp)
-		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				"text/plain; charset=utf-8");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-	enum MHD_Result ret = MHD_queue_response(
-		conn, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-/* A short answer of ours (body malloc'd, freed here). */
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
-			     const char *type, char *body, size_t len)
-{
-	struct MHD_Response *resp;
-	enum MHD_Result ret;
-
-	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(conn, status, resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-/* A scrape's answer (/metrics, /snapshot; body malloc'd, owned from here
- * on): gzip when Accept-Encoding asks (HEAD too, so its Content-Length is
- * what a GET would get; MHD sends HEAD's headers only), held against the
- * budget of answers in flight. */
-static enum MHD_Result answer(struct http *h, struct MHD_Connection *conn,
-			      const char *type, char *body, size_t len)
-{
-	const bool metrics = strcmp(type, JSON_TYPE) != 0;
-	const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-				MHD_HTTP_HEADER_ACCEPT_ENCODING);
-	size_t zlen;
-	char *z = http_wants_gzip(ae) ? http_gzip(body, len, &zlen) : NULL;
-	if (z) {
-		free(body);
-		body = z;
-		len = zlen;
-	}
-	struct hold *ho = hold_answer(h, conn, body, len);
-	if (!ho)
-		return busy(conn);
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer_with_free_callback_cls(
-			len, body, hold_free, ho);
-	if (!resp) {
-		hold_free(ho);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	/* /metrics: text or protobuf, by Accept */
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY,
-				metrics ? MHD_HTTP_HEADER_ACCEPT ", "
-				MHD_HTTP_HEADER_ACCEPT_ENCODING
-					: MHD_HTTP_HEADER_ACCEPT_ENCODING);
-	if (z)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
-					"gzip");
-	enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-static enum MHD_Result text(struct MHD_Connection *conn, unsigned status,
-			    const char *msg)
-{
-	char *b = strdup(msg);
-	if (!b)
-		return MHD_NO;
-	return reply(conn, status, "text/plain; charset=utf-8", b, strlen(b));
-}
-
-/* 401 with WWW-Authenticate: Basic. */
-static enum MHD_Result unauthorized(struct MHD_Connection *conn)
-{
-	static const char msg[] = "unauthorized\n";
-	struct MHD_Response *resp = MHD_create_response_from_buffer(
-		sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-	if (!resp)
-		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				"text/plain; charset=utf-8");
-	enum MHD_Result ret = MHD_queue_basic_auth_fail_response(
-		conn, "taskstat-collect", resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-static void auth_failed(struct http *h)
-{
-	pthread_mutex_lock(&h->lock);
-	h->auth_failed++;
-	pthread_mutex_unlock(&h->lock);
-}
-
-/* Basic authentication, with the configuration of now. */
-static bool authorized(struct http *h, struct MHD_Connection *conn)
-{
-	struct tsc_webcfg *w = tsc_web_get(h->c);
-	char *pass = NULL, *user = NULL;
-	bool ok = !w || !w->nusers;
-
-	if (!ok) {
-		user = MHD_basic_auth_get_username_password(conn, &pass);
-		ok = user && pass && tsc_webcfg_check(w, user, pass);
-		MHD_free(user);
-		MHD_free(pass);
-		if (!ok)
-			auth_failed(h);
-	}
-	tsc_webcfg_free(w);
-	return ok;
-}
-
-/* The server's own series, after the snapshot's (as of this request). */
-static char *add_http_metrics(struct http *h, char *body, size_t *len)
-{
-	unsigned n, limit = h->limit;
-	uint64_t dl, shed, auth, trims, log_rate, log_blocked, cutm, refm;
-	size_t inflight, pending;
-	char add[3072];
-
-	pthread_mutex_lock(&h->lock);
-	n = h->nconn;
-	dl = h->cut_deadline;
-	shed = h->cut_shed;
-	auth = h->auth_failed;
-	trims = h->trim.trims;
-	cutm = h->cut_memory;
-	refm = h->refused_memory;
-	inflight = h->inflight;
-	pending = h->pending;
-	pthread_mutex_unlock(&h->lock);
-	httplog_counts(&h->log, &log_rate, &log_blocked);
-	int k = snprintf(add, sizeof(add),
-		"# HELP " HP "connections Open HTTP connections.\n"
-		"# TYPE " HP "connections gauge\n"
-		HP "connections %u\n"
-		"# HELP " HP "connection_limit Most HTTP connections served at "
-		"once (%u per client address).\n"
-		"# TYPE " HP "connection_limit gauge\n"
-		HP "connection_limit %u\n"
-		"# HELP " HP "connections_cut_total HTTP connections closed by "
-		"the collector: request not done within %u s (deadline), "
-		"the oldest one without a request when the table was full "
-		"(shed), or the oldest answer still being sent after %u ms "
-		"when the answers in flight filled their budget (memory).\n"
-		"# TYPE " HP "connections_cut_total counter\n"
-		HP "connections_cut_total{reason=\"deadline\"} %llu\n"
-		HP "connections_cut_total{reason=\"shed\"} %llu\n"
-		HP "connections_cut_total{reason=\"memory\"} %llu\n"
-		"# HELP " HP "answer_bytes Bytes of answers being sent (each "
-		"holds its own copy; this one not counted), and of those of "
-		"connections cut until freed.\n"
-		"# TYPE " HP "answer_bytes gauge\n"
-		HP "answer_bytes{state=\"sending\"} %zu\n"
-		HP "answer_bytes{state=\"cut\"} %zu\n"
-		"# HELP " HP "requests_refused_total Scrapes answered 503: "
-		"the answers in flight filled their budget (at least %u MiB, "
-		"or %u answers of the size asked) and none was slow enough "
-		"to cut.\n"
-		"# TYPE " HP "requests_refused_total counter\n"
-		HP "requests_refused_total{reason=\"memory\"} %llu\n"
-		"# HELP " HP "auth_failures_total Requests refused for a "
-		"missing or wrong user name or password, or a client "
-		"certificate missing or not valid (mTLS).\n"
-		"# TYPE " HP "auth_failures_total counter\n"
-		HP "auth_failures_total %llu\n"
-		"# HELP " HP "memory_trims_total Times the heap was given "
-		"back to the system after a burst of connections.\n"
-		"# TYPE " HP "memory_trims_total counter\n"
-		HP "memory_trims_total %llu\n"
-		"# HELP " HP "log_suppressed_total libmicrohttpd messages not "
-		"printed: over the rate limit (%u a second after a burst of "
-		"%u), or stderr had no room (its reader lags).\n"
-		"# TYPE " HP "log_suppressed_total counter\n"
-		HP "log_suppressed_total{reason=\"rate\"} %llu\n"
-		HP "log_suppressed_total{reason=\"blocked\"} %llu\n",
-		n, HTTP_PER_IP, limit, HTTP_DEADLINE_S, HTTP_SLOW_MS,
-		(unsigned long long)dl, (unsigned long long)shed,
-		(unsigned long long)cutm, inflight, pending,
-		HTTP_INFLIGHT_MIN >> 20,
-		HTTP_INFLIGHT_BODIES, (unsigned long long)refm,
-		(unsigned long long)auth, (unsigned long long)trims,
-		RATELIMIT_PER_S, RATELIMIT_BURST,
-		(unsigned long long)log_rate,
-		(unsigned long long)log_blocked);
-	if (k < 0 || (size_t)k >= sizeof(add))
-		return body;
-	char web[1024];
-	size_t wk = tsc_web_metrics(h->c, web, sizeof(web));
-	char *nb = realloc(body, *len + (size_t)k + wk + 1);
-	if (!nb)
-		return body;
-	memcpy(nb + *len, add, (size_t)k);
-	memcpy(nb + *len + (size_t)k, web, wk);
-	*len += (size_t)k + wk;
-	nb[*len] = '\0';
-	return nb;
-}
-
-/*
- * /metrics in protobuf: the snapshot's native histograms, then every other
- * family of the text (with the server's own) converted. Until a snapshot
- * made the native part (the first one after the first protobuf scrape),
- * the text, as for any scraper.
- */
-static enum MHD_Result metrics_protobuf(struct http *h,
-					struct MHD_Connection *conn)
-{
-	size_t len, pblen;
-	char *pbn, *body = tsc_prom_copy_pb(h->c, &len, &pbn, &pblen);
-	if (body)
-		body = add_http_metrics(h, body, &len);
-	if (!body) {
-		free(pbn);
-		return MHD_NO;
-	}
-	if (!pbn)
-		return answer(h, conn, PROM_TYPE, body, len);
-	struct buf pb = { .p = pbn, .len = pblen, .cap = pblen };
-	prom_text2pb(&pb, body, len);
-	free(body);
-	if (pb.oom) {
-		buf_free(&pb);
-		return MHD_NO;
-	}
-	return answer(h, conn, PROMPROTO_TYPE, pb.p, pb.len);
-}
-
-/*
- * /healthz: the main loop is alive, its last snapshot (or, before the
- * first, the start) no older than three intervals plus 10 s. /ready: the
- * listener is registered and self-tested and the attribution source is
- * decided, which is true once this server runs (it starts after them).
- * Both answer without credentials: they say ok or not, nothing else.
- */
-static bool healthy(const struct tsc *c)
-{
-	uint64_t last = __atomic_load_n(&c->last_snap_mono_ns,
-					__ATOMIC_RELAXED);
-	uint64_t now = tsc_mono_ns(), slack = 3 * c->o->interval_ns +
-					     10000000000ull;
-	if (!last)
-		last = c->http_start_mono_ns;
-	return now < last + slack;
-}
-
-static enum MHD_Result health(struct MHD_Connection *conn, bool ready,
-			      const struct tsc *c)
-{
-	if (ready)
-		return c->rollup && c->l
-			       ? text(conn, MHD_HTTP_OK, "ready\n")
-			       : text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-				      "not ready\n");
-	return healthy(c) ? text(conn, MHD_HTTP_OK, "ok\n")
-			  : text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-				 "snapshots stalled\n");
-}
-
-static bool is_ready(const char *url)
-{
-	return !strcmp(url, "/ready") || !strcmp(url, "/-/ready");
-}
-
-static bool is_health(const char *url)
-{
-	return !strcmp(url, "/healthz") || !strcmp(url, "/-/healthy") ||
-	       is_ready(url);
-}
-
-static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
-			       const char *url, const char *method,
-			       const char *version, const char *upload_data,
-			       size_t *upload_data_size, void **req_cls)
-{
-	struct http *h = cls;
-	struct tsc *c = h->c;
-	bool head = !strcmp(method, MHD_HTTP_METHOD_HEAD);
-
-	(void)version;
-	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
-	set_busy(h, conn, true);
-	if (h->tls && !peer_ok(conn)) {
-		auth_failed(h);
-		return text(conn, MHD_HTTP_FORBIDDEN, "client certificate "
-			    "required\n");
-	}
-	if (is_health(url) && (head || !strcmp(method, MHD_HTTP_METHOD_GET)))
-		return health(conn, is_ready(url), c);
-	if (!authorized(h, conn))
-		return unauthorized(conn);
-	if (!head && strcmp(method, MHD_HTTP_METHOD_GET))
-		return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-			    "method not allowed\n");
-	if (!strcmp(url, "/"))
-		return text(conn, MHD_HTTP_OK, "taskstat-collect: metrics at "
-			    "/metrics, the last snapshot (JSON) at "
-			    "/snapshot, liveness at /healthz, readiness at "
-			    "/ready\n");
-	bool json = !strcmp(url, "/snapshot");
-	if (!json && strcmp(url, "/metrics"))
-		return text(conn, MHD_HTTP_NOT_FOUND, "not found; metrics "
-			    "are at /metrics\n");
-	size_t len;
-	if (!json && http_wants_protobuf(MHD_lookup_connection_value(
-			     conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)))
-		return metrics_protobuf(h, conn);
-	char *body = json ? tsc_json_copy(c, &len) : tsc_prom_copy(c, &len);
-	if (body && !json)
-		body = add_http_metrics(h, body, &len);
-	if (!body)
-		return MHD_NO;
-	return answer(h, conn, json ? JSON_TYPE : PROM_TYPE, body,
-		     len);
 }
 
 /* What RLIMIT_NOFILE leaves for connections, at most HTTP_CONN_MAX. */
@@ -804,7 +405,7 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 		{ MHD_OPTION_HTTPS_MEM_KEY, 0, tls ? h->web0->key_pem : NULL },
 		{ MHD_OPTION_END, 0, NULL },
 	};
-	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, http_handler, h,
 				MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errlen, "cannot start the HTTP%s server",
