@@ -1,47 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The /proc fallback attribution source: which cgroup did the task of an
- * exit record belong to, found after the fact (used where the kernel
- * source, attr.c, cannot load or has no verified entry).
- *
- * 1. Process cache hit (per shard, see pcache.c): threads of a known live
- *    process cost a hash probe and one read of the shared death slot, no
- *    syscall. A live entry older than revalidate_ms is re-read from
- *    /proc/<tgid>/cgroup, so a process that moved cgroups is attributed
- *    to its new cgroup for every record accounted more than revalidate_ms
- *    after the move (records of exits shortly before a move may also land
- *    in the new cgroup if they are accounted after it: /proc shows the
- *    cgroup at read time, not at exit time).
- * 2. Miss: read /proc/<tgid>/cgroup (readable while the process is alive
- *    or a zombie) and intern the path.
- * 3. Already reaped: the parent's cgroup (ac_ppid; its cache entry, else
- *    /proc/<ppid>/cgroup, else, the parent reaped too, another shard's
- *    entry for it). A fork inherits its parent's cgroup, so this is
- *    right unless the child was moved (services spawned then moved by a
- *    manager) or reparented (ac_ppid is then the reaper).
- * 4. With CGS_ROLLUP_TRACK_FORKS (forks.c), when the parent is gone too
- *    (a subshell's pipeline, gcc's driver): the nearest fork ancestor
- *    still known, walking the tracked fork parents (which also stay right
- *    for a process reparented to a reaper: step 3 is skipped when ac_ppid
- *    is not the fork parent, unless the walk finds nothing).
- * 5. Otherwise the unknown bucket, counted in `unattributed`.
- * With CGS_ROLLUP_FAST_ATTRIBUTION (and fork tracking), a process exit
- * that misses the cache first tries its fork parent's cache entry, before
- * step 2 (fork_parent_cg()): a fork inherits its parent's cgroup, and
- * under process churn the /proc read it saves is what costs the workload
- * (proc_cgroup_show takes cgroup_mutex and css_set_lock, as fork and exit
- * do). Wrong for a child that moved itself between fork and exit, hence
- * opt-in. Without the flag the only cost is a flag test on the miss path.
- * The answer is cached (entries from steps 3-4 are born dead and live only
- * for the grace period) so the TGID record that follows a process exit
- * needs no syscall, and late records from its other threads at most one
- * /proc read per shard per CGSI_DEAD_RECHECK_MS until the process is seen
- * gone (see dead_recheck()).
- *
- * Bound on moves: a record accounted more than revalidate_ms after its
- * process moved is attributed to the new cgroup whenever /proc/<tgid> is
- * still there (alive or zombie); once the process is reaped, the last
- * cgroup seen is used.
+ * The /proc fallback attribution source: an exit's cgroup found after the
+ * fact (process cache, /proc/<tgid>/cgroup, the parent, the fork
+ * ancestry, else the unknown bucket, counted), where the kernel source
+ * cannot load or has no verified entry. The steps, their error and the
+ * bound on moves: docs/design/attribution-fallback.md.
  */
 #include <sys/stat.h>
 

@@ -1,60 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fork tracking (CGS_ROLLUP_TRACK_FORKS): who forked each process, from
- * the proc connector, so that an exit record whose process and parent are
- * both reaped (a subshell's pipeline, `sh -c "sh -c true"`, gcc's driver
- * and its cc1/as) is attributed to the nearest live fork ancestor instead
- * of the unknown bucket. A fork inherits its parent's cgroup, so the
- * nearest ancestor still in /proc (or in the cache) is where it ran unless
- * something moved it.
- *
- * Socket: NETLINK_CONNECTOR bound to CN_IDX_PROC, PROC_CN_MCAST_LISTEN
- * (first the plain form, whose ack proves the subscription, then the
- * 6.6+ form with an event-type filter asking for PROC_EVENT_FORK only;
- * older kernels ignore the second message and stay on all events). A
- * classic BPF socket filter keeps only process forks (child_pid ==
- * child_tgid) and acks, so thread creations and other events are dropped
- * in the kernel before they are queued: what is queued grows with process
- * forks only, whose exits drain it (below). Forced 16 MiB buffer; the
- * kernel's drop counter (SO_MEMINFO) is read after every drain.
- *
- * Tables: the last fork of each process, link = seq << 22 | parent tgid
- * and when = fork time in rollup ms (mod 2^32), in a node per pid found
- * through a hash of pids, the nodes in a list in fork order. seq numbers
- * forks in arrival order, which is causal: a
- * parent's fork is queued before its child's, and a pid's reuse after its
- * death (so after every fork it made). Hence an ancestor whose seq is not
- * below its child's was forked again after the child: the walk stops
- * there (pid reuse never inherits a dead process's cgroup). The exiting
- * process's own entry is checked against its lifetime (tgetime/etime): an
- * entry forked after now - lifetime is a newer process with that pid. A
- * kernel drop makes every entry recorded before it untrusted (trust_seq):
- * a lost fork could have superseded it.
- *
- * Bounded: at most min(pid_max, CGSI_FORKS_KEEP) nodes (24 bytes each,
- * plus 8 bytes of hash per node: 2 MiB at most, where dense per-pid
- * arrays took 48 MiB with pid_max 4194304). Below that pid_max nothing is
- * ever forgotten (one node per pid, as a dense array would keep). Above
- * it a fork that finds the table full forgets the oldest one (the list's
- * head), so every fork after evicted_seq is known: an entry still there
- * is newer than any forgotten one, hence a pid missing from the table was
- * not forked after any entry that is there (the walk's reuse check above
- * stays exact), and only a missing pid's own parent is unknown, as for a
- * process forked before tracking started (the walk ends at it).
- *
- * Why no tracker thread (the first design had one): the drain happens on
- * the rollup's slow path instead, under the tracker's mutex: (1) a
- * synchronous catch-up before a record whose /proc entry is gone is
- * resolved (the fork event is queued before the child first runs, so it
- * is there by then), (2) an opportunistic drain on any cache miss at most
- * every CGSI_FORKS_DRAIN_MS (misses are new processes: they come with
- * process churn, i.e. with the forks to drain), (3) one per snapshot. So
- * fork tracking adds no wake-up and no thread: wake-ups are what costs a
- * listener most (taskstats-facts.md), a thread created by cgs_rollup_new
- * would exist before the collector drops its privileges (every thread must
- * lose its bounding set: it is per thread), and fork() from a process with
- * an extra thread is what the tests avoid. The hot path (threads of known
- * processes) is untouched. Memory: bounded, see Tables.
+ * Fork tracking (CGS_ROLLUP_TRACK_FORKS): the last fork of each process,
+ * from the proc connector, so that an exit whose process and parent are
+ * both reaped is attributed to its nearest live fork ancestor. Bounded
+ * tables, drained on the rollup's slow path (no thread of its own).
+ * Design, bounds and why: docs/design/attribution-forks.md.
  */
 #include <arpa/inet.h>
 #include <errno.h>

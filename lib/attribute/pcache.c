@@ -1,49 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Per-shard process cache: tgid -> cgroup node, so that the threads of a
- * known process cost no syscall and no path hashing (O(1) whatever the
- * cgroup depth). Open addressing, linear probing, backward-shift deletion
- * (no tombstones), grown by doubling: no allocation in steady state.
- *
- * Knowing when an entry's process died (pid reuse). pid_max is 32768 on
- * these hosts and pids wrap about once a second under churn, so an entry
- * must never outlive its process by more than the grace period:
- *  - the shard that accounts a process exit (AGROUP) marks its own entry
- *    dead (dead_ms) and bumps that pid's slot in a pid-indexed array of
- *    exit generations (deaths.h: relaxed store, only on process exits);
- *  - an entry remembers the generation of its pid when it was resolved;
- *    a hit whose generation differs from the slot's learns that its
- *    process died on another shard (relaxed load, a plain read, per hit);
- *  - a dead entry still answers for grace_ms after the death, because the
- *    other threads' records of that process may be queued on other shards
- *    (records are ordered per shard only). Before answering it re-reads
- *    /proc/<tgid>/cgroup once the death is known and then at most every
- *    CGSI_DEAD_RECHECK_MS, until /proc/<tgid> is seen gone: a process
- *    that reused the pid (or a parent that did, for the via-parent path)
- *    is then found in /proc instead of inheriting the dead one's cgroup,
- *    and a zombie that moved is seen where it is. After grace_ms the
- *    entry is evicted and the pid is resolved afresh;
- *  - a process exits once: a second process-exit record for a pid whose
- *    entry is already dead belongs to a new process and never inherits
- *    the dead one's cgroup, even inside the grace period. Short-lived
- *    single-threaded processes (where pid reuse happens) are thus always
- *    told apart. What remains: thread records of a new process that
- *    reused the pid and exited within CGSI_DEAD_RECHECK_MS of a re-read
- *    that still saw the old process (its zombie), or that was itself
- *    reaped before any re-read; and a new process's exit accounted
- *    before the old one's exit on a lagging shard;
- *  - entries resolved through a parent or not at all (the process was
- *    already reaped) are born dead: they serve only the grace period.
- * Trade-off of the shared array: 8 bytes per possible pid (calloc'ed,
- * only touched pages are resident); a cache line is written only when one
- * of its 8 pids exits, so readers rarely see it bounce. A lock or an
- * atomic read-modify-write per record is avoided entirely.
- *
- * Bounded memory: every insertion (a miss, already the slow path) sweeps
- * two slots incrementally; when the load reaches 1/2 a full sweep runs and
- * the table only grows if it is still above 3/8 full. So capacity tracks
- * the peak of (live processes seen + processes dead within grace_ms), and
- * entries idle CGSI_PCACHE_IDLE_MS are dropped even without an exit.
+ * known process cost no syscall (open addressing, no allocation in steady
+ * state). How a dead process's entry is told from a pid reused, and the
+ * memory bound: docs/design/attribution-pcache.md.
  */
 #include <stdlib.h>
 

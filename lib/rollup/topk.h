@@ -1,56 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Bounded heavy hitters (weighted Space-Saving, Metwally et al. 2005, with
- * the mergeable-summaries merge of Agarwal et al. 2012): "top-N process
- * commands per cgroup" by exits (weight 1) or by CPU (weight: us).
- *
- * A key is a byte string of 0..CGS_COMM_LEN (32) bytes of any value (a
- * length is part of the key: "a" and "a\0" differ). A summary holds at most
- * `cap` counters, allocated once by cgsi_topk_init(); adding never
- * allocates, whatever the number of distinct keys.
- *
- * Every summary keeps W (total: the sum of every weight added or merged
- * in) and a floor F, and each counter a count and an err. With true(x)
- * the total weight of key x that went into the summary (directly or
- * through merges), these hold at all times:
- *
- *   (1) listed x:      count - err <= true(x) <= count
- *   (2) listed x:      F <= count, err <= F
- *   (3) unlisted x:    true(x) <= F
- *   (4) F <= W / B, where B ("bcap") is the smallest capacity among this
- *       summary and every summary merged into it, directly or not (B = cap
- *       for a summary nothing was merged into, or only summaries of at
- *       least its capacity). More precisely B*F + sum(count - F) <= W.
- *
- * Hence err <= W/B for every counter, and every key with true(x) > W/B is
- * listed. F is 0 until a key has been dropped (a summary that never
- * filled is exact: err == 0 everywhere); for plain Space-Saving F is the
- * count of the last counter evicted, never more than the current minimum
- * count. count - err is exact for a key that entered the summary once (its
- * first occurrence) and was never evicted since.
- *
- * Add: a key present gets count += w. A key absent gets count = F + w,
- * err = F: in a free counter if any, else in place of the counter of the
- * minimum count c_min, which is dropped and F = c_min.
- *
- * Merge (dst, src; capacities may differ): a key in both gets the sum of
- * counts and of errs; a key in only one side gets the other side's floor
- * added to its count and err (the floor is the generalisation of "the
- * other side's minimum if full, else 0" that stays right when a summary
- * of a smaller capacity was merged in: such a summary need not be full
- * for keys to have been dropped); then the dst->cap largest counts are
- * kept, and F = max(F_dst + F_src, largest count dropped); W and B:
- * W_dst + W_src, min(B_dst, B_src). (1)-(4) hold for the union of both
- * streams. Merging summaries of capacity m (shards, child cgroups) keeps
- * the bound W_total/m; a smaller one of capacity m' brings it to
- * W_total/m'.
- *
- * Sums saturate at UINT64_MAX (never wrap): a saturated count, err, F or W
- * means "at least UINT64_MAX", and (1) then holds only for the lower
- * bound.
- *
- * Not thread-safe: the caller locks; cgsi_topk_copy() under the lock and
- * merge the copy later without it.
+ * Bounded heavy hitters (weighted Space-Saving with mergeable summaries):
+ * top-N commands per cgroup by exits or CPU, at most `cap` counters,
+ * adding never allocates. The invariants (err <= W/B, every key above
+ * W/B listed) and the merge: docs/design/topk.md. Not thread-safe: the
+ * caller locks.
  */
 #ifndef CGS_ROLLUP_TOPK_H
 #define CGS_ROLLUP_TOPK_H
