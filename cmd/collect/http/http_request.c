@@ -12,21 +12,35 @@
 #include "http_int.h"
 #include "promproto.h"
 
+#define TEXT_TYPE "text/plain; charset=utf-8"
+
+/* A constant text answer: 503 with Retry-After (busy) or 401 with
+ * WWW-Authenticate: Basic (unauthorized). */
+static enum MHD_Result canned(struct MHD_Connection *conn, bool auth,
+			      const char *msg)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		strlen(msg), (void *)msg, MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, TEXT_TYPE);
+	enum MHD_Result ret;
+	if (auth) {
+		ret = MHD_queue_basic_auth_fail_response(
+			conn, "taskstat-collect", resp);
+	} else {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+		ret = MHD_queue_response(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					 resp);
+	}
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 /* 503: answers in flight fill their budget, none slow enough to cut. */
 static enum MHD_Result busy(struct MHD_Connection *conn)
 {
-	static const char msg[] = "too many answers being sent; retry\n";
-	struct MHD_Response *resp = MHD_create_response_from_buffer(
-		sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-	if (!resp)
-		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				"text/plain; charset=utf-8");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-	enum MHD_Result ret = MHD_queue_response(
-		conn, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return canned(conn, false, "too many answers being sent; retry\n");
 }
 
 /* A short answer of ours (body malloc'd, freed here). */
@@ -96,23 +110,13 @@ static enum MHD_Result text(struct MHD_Connection *conn, unsigned status,
 	char *b = strdup(msg);
 	if (!b)
 		return MHD_NO;
-	return reply(conn, status, "text/plain; charset=utf-8", b, strlen(b));
+	return reply(conn, status, TEXT_TYPE, b, strlen(b));
 }
 
 /* 401 with WWW-Authenticate: Basic. */
 static enum MHD_Result unauthorized(struct MHD_Connection *conn)
 {
-	static const char msg[] = "unauthorized\n";
-	struct MHD_Response *resp = MHD_create_response_from_buffer(
-		sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-	if (!resp)
-		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				"text/plain; charset=utf-8");
-	enum MHD_Result ret = MHD_queue_basic_auth_fail_response(
-		conn, "taskstat-collect", resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return canned(conn, true, "unauthorized\n");
 }
 
 static void auth_failed(struct http *h)
