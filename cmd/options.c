@@ -155,6 +155,7 @@ enum { OPT_RETIRE_AFTER = 1152, OPT_RETIRE_MAX }; /* issue 28 */
 enum { OPT_LOG_LEVEL = 1216, OPT_CHECK }; /* issue 25, h-ops */
 enum { OPT_PROM_LEVEL = 1280, OPT_PROM_PARENTS }; /* issue 22 */
 enum { OPT_STREAM = 1600, OPT_FULL_EVERY }; /* issue 22 item 4 */
+enum { OPT_WIDE = 1664, OPT_HELP_ALL }; /* issue 38 */
 /* 1344: the workload view's (options.h) */
 
 static const struct option longopts[] = {
@@ -164,6 +165,7 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "events", no_argument, NULL, 'e' },
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "wide", no_argument, NULL, OPT_WIDE },
 	{ "comms", required_argument, NULL, OPT_COMMS },
 	{ "no-histograms", no_argument, NULL, OPT_NO_HISTOGRAMS },
 	{ "stream", required_argument, NULL, OPT_STREAM },
@@ -407,6 +409,9 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 	case OPT_NO_HISTOGRAMS:
 		o->no_histograms = true;
 		return 0;
+	case OPT_WIDE:
+		o->wide = true;
+		return 0;
 	case OPT_STREAM:
 	case OPT_FULL_EVERY:
 		return set_stream(c, arg, o);
@@ -520,6 +525,9 @@ static int check_combination(const struct tsc_opts *o)
 					       "meaning with --replay (the "
 					       "records were taken elsewhere)");
 	}
+	if (o->wide && o->format != TSC_FMT_AUTO && o->format != TSC_FMT_TABLE)
+		return tsc_usage_error("--wide", "has no meaning without the "
+				       "table format");
 	if (o->prom_comms && !o->comms)
 		return tsc_usage_error("--prom-comms", "needs --comms N (N > 0)");
 	if (o->kernel_buffer && (o->attribution == TSC_ATTR_EXACT ||
