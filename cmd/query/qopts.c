@@ -54,12 +54,9 @@ static int set_id(const char *opt, const char *arg, struct tsq_opts *o,
 	if (o->target)
 		return tsc_usage_error(opt, "one of PID, --tgid and --cgroup "
 				       "only");
-	int r = tsc_parse_uint(arg, 1, 0x7fffffff, &v);
-	if (r == -EINVAL)
-		return tsc_usage_error(opt, "'%s' is not a process id", arg);
-	if (r < 0)
-		return tsc_usage_error(opt, "'%s' is out of range (1..%u)", arg,
-				       0x7fffffffu);
+	int r = tsc_opt_uint(opt, arg, 1, 0x7fffffff, &v);
+	if (r)
+		return r;
 	o->target = t;
 	o->id = (uint32_t)v;
 	return 0;
@@ -90,10 +87,9 @@ static int set_option(int c, const char *arg, void *ctx)
 		return tsc_opt_seconds("--watch", arg, 1000000, UINT64_MAX,
 				       "0.001 to 1e9 seconds", &o->watch_ns);
 	case 'n':
-		r = tsc_parse_uint(arg, 1, ~0ull, &v);
-		if (r < 0)
-			return tsc_usage_error("--count", "'%s' is not a "
-					       "positive integer", arg);
+		r = tsc_opt_uint("--count", arg, 1, ~0ull, &v);
+		if (r)
+			return r;
 		o->count = v;
 		return 0;
 	case 'j':
