@@ -27,6 +27,22 @@ void tsc_check_ok(struct tsc *c, const char *fmt, ...)
 	fflush(stdout);
 }
 
+void tsc_check_warn(struct tsc *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!c->o->check)
+		return;
+	printf("warn %s: ", c->check_item ? c->check_item : "?");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* The status a run would exit with: 2 for what it rejects as an invalid
+ * option or value (as --help says), else 1. */
 int tsc_check_failed(struct tsc *c, int status)
 {
 	if (!status)
@@ -34,7 +50,7 @@ int tsc_check_failed(struct tsc *c, int status)
 	printf("FAIL %s (the reason is on stderr)\n",
 	       c->check_item ? c->check_item : "setup");
 	fflush(stdout);
-	return TSC_EXIT_ERROR;
+	return status == TSC_EXIT_USAGE ? TSC_EXIT_USAGE : TSC_EXIT_ERROR;
 }
 
 /* As the --user now: the files a reload will read. */

@@ -167,10 +167,15 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o);
 void tsc_teardown(struct tsc *c);
 
 /* check.c: --check. tsc_check_ok prints "ok ITEM: what" (c->check_item)
- * on stdout, only with --check. tsc_check runs after tsc_setup: the rest
- * of what a run would do before collecting; it returns the exit status,
- * 0 or TSC_EXIT_ERROR, as tsc_check_failed does for setup's status. */
+ * on stdout, only with --check; tsc_check_warn "warn ITEM: what" (usable,
+ * but worth a look; the exit status stays 0). tsc_check runs after
+ * tsc_setup: the rest of what a run would do before collecting; it
+ * returns the exit status, 0 or TSC_EXIT_ERROR; tsc_check_failed says
+ * FAIL and returns setup's status as the run would exit (2: an invalid
+ * option or value, else 1). */
 void tsc_check_ok(struct tsc *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void tsc_check_warn(struct tsc *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int tsc_check(struct tsc *c);
 int tsc_check_failed(struct tsc *c, int status);

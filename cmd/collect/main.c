@@ -2,7 +2,8 @@
 /*
  * taskstat-collect: per-cgroup accounting of task exits from taskstats.
  * Exit status: 0 after a clean stop, 1 on a runtime error, 2 for an
- * invalid option (always before anything is registered).
+ * invalid option (always before anything is registered), 3 when writing an
+ * output failed; --check the same (0: every item ok).
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -14,7 +15,8 @@
 #include "collector.h"
 #include "signals.h"
 
-/* --check anywhere: a command line it rejects exits 1 too */
+/* --check anywhere: a command line it rejects says FAIL options (and
+ * exits 2, as without --check) */
 static bool wants_check(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
@@ -39,7 +41,7 @@ int main(int argc, char **argv)
 		tsc_opts_free(&o);
 		if (r != TSC_PARSE_DONE && wants_check(argc, argv)) {
 			puts("FAIL options (the reason is on stderr)");
-			return TSC_EXIT_ERROR;
+			return r;
 		}
 		return r == TSC_PARSE_DONE ? 0 : r;
 	}

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,6 +8,50 @@
 
 #include "cgstats.h"
 #include "options.h"
+
+/* --help: one screen (issue 38); --help-all: every option (usage below) */
+static const char usage_short[] =
+"Usage: " PROG " [OPTIONS]\n"
+"Per-cgroup totals of exited tasks (taskstats) every --interval, until\n"
+"SIGINT/SIGTERM. Needs root or CAP_NET_ADMIN, except with --replay.\n"
+"\n"
+"Common options:\n"
+"  -f, --format table|jsonl|csv  snapshots as a table (default on a\n"
+"                                terminal), JSON lines (default otherwise)\n"
+"                                or CSV\n"
+"  -o, --output FILE             write to FILE instead of stdout\n"
+"  -i, --interval SECONDS        between snapshots (default 5)\n"
+"  -d, --duration SECONDS        stop after this long (a final snapshot is\n"
+"                                always written)\n"
+"  -e, --events                  also one line per exit record\n"
+"      --top N                   table: rows shown (default 20, 0: all)\n"
+"      --wide                    table: every column (default: the columns\n"
+"                                that fit the terminal, $COLUMNS or 120)\n"
+"      --comms N                 top N commands per cgroup (default 0: off)\n"
+"      --stream changes|full     changes (default): a line holds the cgroups\n"
+"                                changed since the last one (full lines at\n"
+"                                the start and every 60); full: all, always\n"
+"  -l, --listen ADDR:PORT        serve Prometheus text at /metrics\n"
+"      --textfile PATH           write the Prometheus text to PATH\n"
+"      --record FILE             write the raw exit records to a capture\n"
+"      --replay FILE             read a capture instead of listening\n"
+"      --attribution auto|kernel|exact|fast\n"
+"                                how an exit finds its cgroup (default auto:\n"
+"                                the kernel's, by BPF, where it loads)\n"
+"      --cgroup GLOB             only cgroups whose path matches GLOB\n"
+"  -u, --user NAME               drop to NAME once registered\n"
+"      --check                   try what the run needs, one line per item;\n"
+"                                collect nothing\n"
+"  -q, --quiet                   errors only (-v, --verbose: more messages)\n"
+"  -h, --help                    this summary\n"
+"      --help-all                every option: collection, export,\n"
+"                                workloads, cgroups shown, logging\n"
+"  -V, --version                 version\n"
+"\n"
+"Exit status: 0 after a clean stop, 1 on a runtime error, 2 for an invalid\n"
+"option, 3 when writing an output failed.\n"
+"Every option: " PROG " --help-all. The full reference: the manual\n"
+"page taskstat-collect(8) (man taskstat-collect), docs/collector.md.\n";
 
 static const char usage[] =
 "Usage: " PROG " [OPTIONS]\n"
@@ -24,6 +69,10 @@ static const char usage[] =
 "                                always written\n"
 "  -e, --events                  also write one line per exit record\n"
 "      --top N                   table format: rows shown (default 20, 0 all)\n"
+"      --wide                    table format: every column (default: the\n"
+"                                columns that fit the terminal, else\n"
+"                                $COLUMNS, else 120, by priority; long\n"
+"                                paths shortened with '...')\n"
 "      --comms N                 top N process commands per cgroup, by CPU\n"
 "                                and by exits, with the rest as (other)\n"
 "                                (JSON and table; default 0: off)\n"
@@ -137,7 +186,8 @@ static const char usage[] =
 "                                messages printed (default info); on the\n"
 "                                journal (JOURNAL_STREAM) with priority\n"
 "                                prefixes\n"
-"  -h, --help                    this text\n"
+"  -h, --help                    a one-screen summary\n"
+"      --help-all                this text\n"
 "  -V, --version                 version\n"
 "\n"
 "SIGHUP reopens --output and --record (log rotation) and reloads\n"
@@ -155,6 +205,7 @@ enum { OPT_RETIRE_AFTER = 1152, OPT_RETIRE_MAX }; /* issue 28 */
 enum { OPT_LOG_LEVEL = 1216, OPT_CHECK }; /* issue 25, h-ops */
 enum { OPT_PROM_LEVEL = 1280, OPT_PROM_PARENTS }; /* issue 22 */
 enum { OPT_STREAM = 1600, OPT_FULL_EVERY }; /* issue 22 item 4 */
+enum { OPT_WIDE = 1664, OPT_HELP_ALL }; /* issue 38 */
 /* 1344: the workload view's (options.h) */
 
 static const struct option longopts[] = {
@@ -164,6 +215,7 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "events", no_argument, NULL, 'e' },
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "wide", no_argument, NULL, OPT_WIDE },
 	{ "comms", required_argument, NULL, OPT_COMMS },
 	{ "no-histograms", no_argument, NULL, OPT_NO_HISTOGRAMS },
 	{ "stream", required_argument, NULL, OPT_STREAM },
@@ -200,6 +252,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "help", no_argument, NULL, 'h' },
+	{ "help-all", no_argument, NULL, OPT_HELP_ALL },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -300,6 +353,15 @@ static int set_listen(const char *arg, struct tsc_opts *o)
 		return tsc_usage_error("--listen", "'%s' is not ADDR:PORT "
 				       "(e.g. :9101, 127.0.0.1:9101, "
 				       "[::1]:9101)", arg);
+	/* an address, not a name to look up: said as such (issue 38) */
+	const char *h = o->listen_host;
+	unsigned char a[sizeof(struct in6_addr)];
+	if (arg[0] == '[' && inet_pton(AF_INET6, h, a) != 1)
+		return tsc_usage_error("--listen", "'%s' is not an IPv6 "
+				       "address", h);
+	if (*h && !h[strspn(h, "0123456789.")] && inet_pton(AF_INET, h, a) != 1)
+		return tsc_usage_error("--listen", "'%s' is not an IPv4 "
+				       "address", h);
 	o->listen = arg;
 	return 0;
 }
@@ -407,6 +469,12 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 	case OPT_NO_HISTOGRAMS:
 		o->no_histograms = true;
 		return 0;
+	case OPT_WIDE:
+		o->wide = true;
+		return 0;
+	case OPT_HELP_ALL:
+		fputs(usage, stdout);
+		return TSC_PARSE_DONE;
 	case OPT_STREAM:
 	case OPT_FULL_EVERY:
 		return set_stream(c, arg, o);
@@ -520,6 +588,9 @@ static int check_combination(const struct tsc_opts *o)
 					       "meaning with --replay (the "
 					       "records were taken elsewhere)");
 	}
+	if (o->wide && o->format != TSC_FMT_AUTO && o->format != TSC_FMT_TABLE)
+		return tsc_usage_error("--wide", "has no meaning without the "
+				       "table format");
 	if (o->prom_comms && !o->comms)
 		return tsc_usage_error("--prom-comms", "needs --comms N (N > 0)");
 	if (o->kernel_buffer && (o->attribution == TSC_ATTR_EXACT ||
@@ -581,8 +652,8 @@ int tsc_parse_options(int argc, char **argv, struct tsc_opts *o)
 	o->retire_after_ns = TSC_RETIRE_AFTER_S * 1000000000ull;
 	o->retire_max = TSC_RETIRE_MAX;
 	o->log_level = TSC_LOG_INFO;
-	r = tsc_getopt_run(argc, argv, ":f:o:i:d:el:u:qvhV", longopts, usage,
-			   PROG, set_option_fn, o);
+	r = tsc_getopt_run(argc, argv, ":f:o:i:d:el:u:qvhV", longopts,
+			   usage_short, PROG, set_option_fn, o);
 	if (!r)
 		r = tsc_no_operands(argc, argv);
 	return r ? r : check_combination(o);

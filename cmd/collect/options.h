@@ -46,6 +46,7 @@ struct tsc_opts {
 	const char *replay;
 	const char *user;
 	unsigned top;           /* table rows; 0: all */
+	bool wide;              /* --wide: the table's every column */
 	bool enable_delayacct;  /* write kernel.task_delayacct=1 at start */
 	unsigned comms;         /* --comms: commands shown per cgroup, 0: off */
 	bool no_histograms;     /* --no-histograms */

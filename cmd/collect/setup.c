@@ -154,8 +154,9 @@ static int bind_listen(struct tsc_opts *o, int *out)
 		hints.ai_family = AF_INET;
 		r = getaddrinfo(host, o->listen_port, &hints, &res);
 	}
-	if (r != 0)
-		return tsc_usage_error("--listen", "%s: %s", o->listen,
+	if (r != 0) /* a host name (addresses are checked in options.c) */
+		return tsc_usage_error("--listen", "%s: cannot look up '%s': "
+				       "%s", o->listen, host ? host : "",
 				       gai_strerror(r));
 	for (ai = res; ai; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,

@@ -24,6 +24,7 @@
 #include "memtrim.h"
 #include "output.h"
 #include "promproto.h"
+#include "termwidth.h"
 #include "workloads.h"
 
 uint64_t tsc_mono_ns(void)
@@ -429,6 +430,8 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 	in->hierarchy = c->hierarchy;
 	in->interval_ns = c->o->interval_ns;
 	in->top = c->o->top;
+	if (c->out == &out_table_ops && !c->o->wide) /* what fits */
+		in->width = tsc_term_width(c->out_fd);
 	in->workload_labels = c->o->prom_workload_labels;
 	in->prom_lean = !c->o->prom_full;
 	in->prom_parents = c->o->prom_parents;

@@ -76,13 +76,22 @@ int tsc_parse_hostport(const char *s, char **host, char port[8])
 	return 0;
 }
 
+/* "-1", "-0.5": a number all the same, below every range (one message
+ * for any value out of range, issue 38) */
+static bool negative_number(const char *s)
+{
+	uint64_t ns;
+	return s[0] == '-' && tsc_parse_seconds(s + 1, &ns) != -EINVAL;
+}
+
 int tsc_opt_uint(const char *opt, const char *arg, unsigned long long min,
 		 unsigned long long max, unsigned long long *out)
 {
 	int r = tsc_parse_uint(arg, min, max, out);
+	if (r == -EINVAL && negative_number(arg))
+		r = -ERANGE;
 	if (r == -EINVAL)
-		return tsc_usage_error(opt, "'%s' is not a non-negative "
-				       "integer", arg);
+		return tsc_usage_error(opt, "'%s' is not a whole number", arg);
 	if (r < 0)
 		return tsc_usage_error(opt, "'%s' is out of range (%llu..%llu)",
 				       arg, min, max);
@@ -93,9 +102,11 @@ int tsc_opt_seconds(const char *opt, const char *arg, uint64_t min_ns,
 		    uint64_t max_ns, const char *range, uint64_t *ns)
 {
 	int r = tsc_parse_seconds(arg, ns);
+	if (r == -EINVAL && negative_number(arg))
+		r = -ERANGE;
 	if (r == -EINVAL)
-		return tsc_usage_error(opt, "'%s' is not a non-negative number "
-				       "of seconds", arg);
+		return tsc_usage_error(opt, "'%s' is not a number of seconds",
+				       arg);
 	if (r < 0 || *ns < min_ns || *ns > max_ns)
 		return tsc_usage_error(opt, "'%s' is out of range (%s)", arg,
 				       range);

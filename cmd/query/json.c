@@ -2,13 +2,19 @@
 /*
  * JSON output, one object per line: "task" or "tgid" for a query,
  * "interval" for a --watch interval, "cgroup" for cgroupstats. Field
- * names are struct cgs_record's; durations keep their units in the name.
+ * names and units are the collector's (issue 38): times in seconds with
+ * "_s" (exact decimals), sizes in bytes, delays flat as
+ * delay_<class>_count / _s. --json-names 1.2 writes the names of 1.2
+ * instead (utime_us, cpu_run_real_ns, hiwater_rss_kb, read_char, a
+ * "delays" object): kept for one release.
  */
 #include <inttypes.h>
 #include <string.h>
 
 #include "escape.h"
 #include "query.h"
+
+bool tsq_json_names_12;
 
 static void key_u64(struct buf *b, const char *k, uint64_t v)
 {
@@ -26,15 +32,83 @@ static void key_str(struct buf *b, const char *k, const char *s)
 	esc_json(b, s, strlen(s));
 }
 
+/* A duration v in 10^-digits s: "<name>" in seconds, or (1.2) "<old>" in
+ * its own unit. */
+static void key_time(struct buf *b, const char *name, const char *old,
+		     uint64_t v, unsigned digits)
+{
+	if (tsq_json_names_12) {
+		key_u64(b, old, v);
+		return;
+	}
+	buf_printf(b, ",\"%s\":", name);
+	buf_fixed(b, v, digits);
+}
+
+/* A count renamed (1.2: old), or a size in KiB written in bytes. */
+static void key_as(struct buf *b, const char *name, const char *old,
+		   uint64_t v)
+{
+	key_u64(b, tsq_json_names_12 ? old : name, v);
+}
+
+static void key_kib(struct buf *b, const char *name, const char *old,
+		    uint64_t kib)
+{
+	key_u64(b, tsq_json_names_12 ? old : name,
+		tsq_json_names_12 ? kib : kib * 1024);
+}
+
 static void put_head(struct buf *b, const char *type, uint64_t real_ns)
 {
 	buf_printf(b, "{\"type\":\"%s\"", type);
 	key_num(b, "time", (double)real_ns / 1e9);
 }
 
-/* "delays":{"cpu":{...},...}: per carried class, with the average per
- * delay (total/count) and the share of `whole_ns` spent delayed. prev:
- * the interval's start (deltas), or NULL (totals since the start). */
+/* One class's delays as 1.2 wrote them: "cpu":{"count":..,"total_ns"..} */
+static void put_delay_12(struct buf *b, const char *name, uint64_t count,
+			 uint64_t total, const struct cgs_delay *d, bool maxmin,
+			 double pct, bool first)
+{
+	buf_printf(b, "%s\"%s\":{\"count\":%" PRIu64, first ? "" : ",",
+		   name, count);
+	key_u64(b, "total_ns", total);
+	key_u64(b, "avg_ns", count ? total / count : 0);
+	if (maxmin) {
+		key_u64(b, "max_ns", d->max_ns);
+		key_u64(b, "min_ns", d->min_ns);
+	}
+	key_num(b, "percent", pct);
+	buf_putc(b, '}');
+}
+
+/* One class's delays, flat: delay_<c>_count, _s, _avg_s, _max_s, _min_s
+ * (a query without --watch, where the kernel has them), _percent. */
+static void put_delay(struct buf *b, const char *name, uint64_t count,
+		      uint64_t total, const struct cgs_delay *d, bool maxmin,
+		      double pct)
+{
+	char k[64];
+
+	snprintf(k, sizeof(k), "delay_%s_count", name);
+	key_u64(b, k, count);
+	snprintf(k, sizeof(k), "delay_%s_s", name);
+	key_time(b, k, k, total, 9);
+	snprintf(k, sizeof(k), "delay_%s_avg_s", name);
+	key_time(b, k, k, count ? total / count : 0, 9);
+	if (maxmin) {
+		snprintf(k, sizeof(k), "delay_%s_max_s", name);
+		key_time(b, k, k, d->max_ns, 9);
+		snprintf(k, sizeof(k), "delay_%s_min_s", name);
+		key_time(b, k, k, d->min_ns, 9);
+	}
+	snprintf(k, sizeof(k), "delay_%s_percent", name);
+	key_num(b, k, pct);
+}
+
+/* The delays per carried class, with the average per delay (total/count)
+ * and the share of `whole_ns` spent delayed. prev: the interval's start
+ * (deltas), or NULL (totals since the start). */
 static void put_delays(struct buf *b, const struct cgs_record *r,
 		       const struct cgs_record *prev, uint64_t whole_ns)
 {
@@ -42,7 +116,8 @@ static void put_delays(struct buf *b, const struct cgs_record *r,
 	bool maxmin = !prev && (r->fields & CGS_HAS_DELAY_MAXMIN);
 	bool first = true;
 
-	buf_puts(b, ",\"delays\":{");
+	if (tsq_json_names_12)
+		buf_puts(b, ",\"delays\":{");
 	for (unsigned c = 0; c < n; c++) {
 		const struct cgs_delay *d = &r->delay[c];
 		uint64_t count = d->count, total = d->total_ns;
@@ -54,27 +129,24 @@ static void put_delays(struct buf *b, const struct cgs_record *r,
 			count = tsq_sub(count, prev->delay[c].count);
 			total = tsq_sub(total, prev->delay[c].total_ns);
 		}
-		buf_printf(b, "%s\"%s\":{\"count\":%" PRIu64, first ? "" : ",",
-			   name, count);
-		key_u64(b, "total_ns", total);
-		key_u64(b, "avg_ns", count ? total / count : 0);
-		if (maxmin) {
-			key_u64(b, "max_ns", d->max_ns);
-			key_u64(b, "min_ns", d->min_ns);
-		}
-		key_num(b, "percent", tsq_pct(total, whole_ns));
-		buf_putc(b, '}');
+		if (tsq_json_names_12)
+			put_delay_12(b, name, count, total, d, maxmin,
+				     tsq_pct(total, whole_ns), first);
+		else
+			put_delay(b, name, count, total, d, maxmin,
+				  tsq_pct(total, whole_ns));
 		first = false;
 	}
-	buf_putc(b, '}');
+	if (tsq_json_names_12)
+		buf_putc(b, '}');
 }
 
 /* What the kernel fills for a thread group too. */
 static void put_group_fields(struct buf *b, const struct cgs_record *r)
 {
-	key_u64(b, "etime_us", r->etime_us);
-	key_u64(b, "utime_us", r->utime_us);
-	key_u64(b, "stime_us", r->stime_us);
+	key_time(b, "etime_s", "etime_us", r->etime_us, 6);
+	key_time(b, "utime_s", "utime_us", r->utime_us, 6);
+	key_time(b, "stime_s", "stime_us", r->stime_us, 6);
 	key_u64(b, "nvcsw", r->nvcsw);
 	key_u64(b, "nivcsw", r->nivcsw);
 }
@@ -91,16 +163,18 @@ static void put_task(struct buf *b, const struct tsq_sample *s)
 	key_u64(b, "gid", r->gid);
 	key_u64(b, "version", r->version);
 	key_u64(b, "layout", r->layout);
-	key_u64(b, "btime_s", r->btime_s);
+	key_as(b, "btime", "btime_s", r->btime_s);
 	put_group_fields(b, r);
-	key_u64(b, "cpu_run_real_ns", r->cpu_run_real_ns);
-	key_u64(b, "cpu_run_virtual_ns", r->cpu_run_virtual_ns);
+	key_time(b, "cpu_run_real_s", "cpu_run_real_ns", r->cpu_run_real_ns,
+		 9);
+	key_time(b, "cpu_run_virtual_s", "cpu_run_virtual_ns",
+		 r->cpu_run_virtual_ns, 9);
 	key_u64(b, "minflt", r->minflt);
 	key_u64(b, "majflt", r->majflt);
-	key_u64(b, "hiwater_rss_kb", r->hiwater_rss_kb);
-	key_u64(b, "hiwater_vm_kb", r->hiwater_vm_kb);
-	key_u64(b, "read_char", r->read_char);
-	key_u64(b, "write_char", r->write_char);
+	key_kib(b, "hiwater_rss_bytes", "hiwater_rss_kb", r->hiwater_rss_kb);
+	key_kib(b, "hiwater_vm_bytes", "hiwater_vm_kb", r->hiwater_vm_kb);
+	key_as(b, "read_char_bytes", "read_char", r->read_char);
+	key_as(b, "write_char_bytes", "write_char", r->write_char);
 	key_u64(b, "read_syscalls", r->read_syscalls);
 	key_u64(b, "write_syscalls", r->write_syscalls);
 	key_u64(b, "read_bytes", r->read_bytes);
@@ -152,23 +226,24 @@ void tsq_json_delta(struct buf *b, const struct tsq_sample *prev,
 	key_u64(b, "seq", seq);
 	key_u64(b, task ? "pid" : "tgid", task ? r->pid : r->tgid);
 	key_str(b, "comm", cur->comm);
-	key_u64(b, "wall_ns", wall);
-	key_u64(b, "utime_us", du);
-	key_u64(b, "stime_us", ds);
+	key_time(b, "wall_s", "wall_ns", wall, 9);
+	key_time(b, "utime_s", "utime_us", du, 6);
+	key_time(b, "stime_s", "stime_us", ds, 6);
 	key_num(b, "cpu_percent", tsq_pct((du + ds) * 1000u, wall));
 	key_u64(b, "nvcsw", tsq_sub(r->nvcsw, p->nvcsw));
 	key_u64(b, "nivcsw", tsq_sub(r->nivcsw, p->nivcsw));
 	if (task) {
-		key_u64(b, "cpu_run_real_ns",
-			tsq_sub(r->cpu_run_real_ns, p->cpu_run_real_ns));
-		key_u64(b, "cpu_run_virtual_ns",
-			tsq_sub(r->cpu_run_virtual_ns,
-				p->cpu_run_virtual_ns));
+		key_time(b, "cpu_run_real_s", "cpu_run_real_ns",
+			 tsq_sub(r->cpu_run_real_ns, p->cpu_run_real_ns), 9);
+		key_time(b, "cpu_run_virtual_s", "cpu_run_virtual_ns",
+			 tsq_sub(r->cpu_run_virtual_ns,
+				 p->cpu_run_virtual_ns), 9);
 		key_u64(b, "minflt", tsq_sub(r->minflt, p->minflt));
 		key_u64(b, "majflt", tsq_sub(r->majflt, p->majflt));
-		key_u64(b, "read_char", tsq_sub(r->read_char, p->read_char));
-		key_u64(b, "write_char",
-			tsq_sub(r->write_char, p->write_char));
+		key_as(b, "read_char_bytes", "read_char",
+		       tsq_sub(r->read_char, p->read_char));
+		key_as(b, "write_char_bytes", "write_char",
+		       tsq_sub(r->write_char, p->write_char));
 		key_u64(b, "read_bytes",
 			tsq_sub(r->read_bytes, p->read_bytes));
 		key_u64(b, "write_bytes",

@@ -24,7 +24,10 @@ static const char usage[] =
 "                             changed: delays as % of the wall time\n"
 "  -n, --count N              with --watch: stop after N intervals\n"
 "  -j, --json                 one JSON object per line: per query, or per\n"
-"                             interval with --watch\n"
+"                             interval with --watch; the collector's\n"
+"                             field names and units (utime_s, delay_cpu_s)\n"
+"      --json-names 1.2       with --json: the names of 1.2 instead\n"
+"                             (utime_us, a delays object; until 1.4)\n"
 "  -h, --help                 this text\n"
 "  -V, --version              version of the command and of libcgstats\n"
 "\n"
@@ -39,6 +42,7 @@ static const struct option longopts[] = {
 	{ "watch", required_argument, NULL, 'w' },
 	{ "count", required_argument, NULL, 'n' },
 	{ "json", no_argument, NULL, 'j' },
+	{ "json-names", required_argument, NULL, 256 },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -54,12 +58,9 @@ static int set_id(const char *opt, const char *arg, struct tsq_opts *o,
 	if (o->target)
 		return tsc_usage_error(opt, "one of PID, --tgid and --cgroup "
 				       "only");
-	int r = tsc_parse_uint(arg, 1, 0x7fffffff, &v);
-	if (r == -EINVAL)
-		return tsc_usage_error(opt, "'%s' is not a process id", arg);
-	if (r < 0)
-		return tsc_usage_error(opt, "'%s' is out of range (1..%u)", arg,
-				       0x7fffffffu);
+	int r = tsc_opt_uint(opt, arg, 1, 0x7fffffff, &v);
+	if (r)
+		return r;
 	o->target = t;
 	o->id = (uint32_t)v;
 	return 0;
@@ -90,14 +91,20 @@ static int set_option(int c, const char *arg, void *ctx)
 		return tsc_opt_seconds("--watch", arg, 1000000, UINT64_MAX,
 				       "0.001 to 1e9 seconds", &o->watch_ns);
 	case 'n':
-		r = tsc_parse_uint(arg, 1, ~0ull, &v);
-		if (r < 0)
-			return tsc_usage_error("--count", "'%s' is not a "
-					       "positive integer", arg);
+		r = tsc_opt_uint("--count", arg, 1, ~0ull, &v);
+		if (r)
+			return r;
 		o->count = v;
 		return 0;
 	case 'j':
 		o->json = true;
+		return 0;
+	case 256: /* --json-names */
+		if (strcmp(arg, "1.2") && strcmp(arg, "1.3"))
+			return tsc_usage_error("--json-names", "'%s': 1.2 (the "
+					       "names before 1.3) or 1.3", arg);
+		tsq_json_names_12 = !strcmp(arg, "1.2");
+		o->json_names = true;
 		return 0;
 	}
 	return tsc_usage_error("?", "unhandled option"); /* not reached */
@@ -113,6 +120,8 @@ static int check_combination(const struct tsq_opts *o)
 	if (o->threads && o->watch_ns)
 		return tsc_usage_error("--threads", "cannot be combined with "
 				       "--watch");
+	if (o->json_names && !o->json)
+		return tsc_usage_error("--json-names", "needs --json");
 	if (o->count && !o->watch_ns)
 		return tsc_usage_error("--count", "needs --watch");
 	return 0;

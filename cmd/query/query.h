@@ -27,6 +27,7 @@ struct tsq_opts {
 	const char *cgroup;      /* TSQ_CGROUP */
 	bool threads;            /* --threads (TSQ_TGID) */
 	bool json;               /* --json */
+	bool json_names;         /* --json-names given */
 	uint64_t watch_ns;       /* --watch; 0: query once */
 	unsigned long long count; /* --count: intervals; 0: until a signal */
 };
@@ -62,6 +63,9 @@ static inline double tsq_pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
+
+/* --json-names 1.2: the JSON field names of 1.2 (json.c), for a release */
+extern bool tsq_json_names_12;
 
 /*
  * Output of one query (once) or one interval (--watch), as text or as a

@@ -144,13 +144,19 @@ void tsq_text_record(struct buf *b, const struct tsq_sample *s,
 		buf_printf(b, "  memory peaks: rss %" PRIu64 " KiB, vm %"
 			   PRIu64 " KiB\n", r->hiwater_rss_kb,
 			   r->hiwater_vm_kb);
-		buf_printf(b, "  read: %" PRIu64 " bytes in %" PRIu64
-			   " calls, %" PRIu64 " from storage\n", r->read_char,
-			   r->read_syscalls, r->read_bytes);
-		buf_printf(b, "  written: %" PRIu64 " bytes in %" PRIu64
-			   " calls, %" PRIu64 " to storage, %" PRIu64
+		/* the kernel rounds rchar, wchar, syscr, syscw down to a
+		 * multiple of 1024 (KB_MASK): the calls as their range */
+		buf_printf(b, "  read: %" PRIu64 " bytes in %" PRIu64 "-%"
+			   PRIu64 " calls, %" PRIu64 " from storage\n",
+			   r->read_char, r->read_syscalls,
+			   r->read_syscalls + 1023, r->read_bytes);
+		buf_printf(b, "  written: %" PRIu64 " bytes in %" PRIu64 "-%"
+			   PRIu64 " calls, %" PRIu64 " to storage, %" PRIu64
 			   " cancelled\n", r->write_char, r->write_syscalls,
-			   r->write_bytes, r->cancelled_write_bytes);
+			   r->write_syscalls + 1023, r->write_bytes,
+			   r->cancelled_write_bytes);
+		buf_puts(b, "  (the kernel counts read and written bytes and "
+			 "calls in steps of 1024)\n");
 	}
 	put_delays(b, r);
 	if (threads && n)

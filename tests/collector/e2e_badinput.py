@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Every invalid option value: one line naming the option, exit status 2,
-quickly (before anything is registered). Without CAP_NET_ADMIN and in a
-foreign network namespace: a message saying so, non-zero, within a second."""
+quickly (before anything is registered); one message for one kind of bad
+value (0 and -1 where both are out of range, issue 38); an address that is
+not one said as such, not as a failed host look-up. Without CAP_NET_ADMIN
+and in a foreign network namespace: a message saying so, non-zero, within
+a second."""
 import os
 import shutil
 import socket
@@ -86,10 +89,35 @@ try:
         (["--retire-max", "0", "--listen", ":0"], "--retire-max"),
         (["--retire-max", "many", "--listen", ":0"], "--retire-max"),
         (["--retire-max", "100"], "--retire-max"),
+        (["--wide"], "--wide"),  # with -f jsonl
+        (["--listen", "999.1.1.1:9101"], "--listen"),
+        (["--listen", "[::zz]:9101"], "--listen"),
     ]
     for args, opt in cases:
         usage_error(args, opt)
     busy.close()
+
+    # one kind of bad value, one message: out of range whether 0 or
+    # negative (the value aside), not a number otherwise
+    def message(args):
+        return run(args + ["-f", "jsonl"])[2].strip()
+    for opt, low, word in (("--duration", "0", "x"), ("--interval", "0", "x"),
+                           ("--shards", "0", "many"), ("--depth", "0", "x"),
+                           ("--top", None, "x")):
+        neg = message([opt, "-1"])
+        check("out of range" in neg, "%s -1: %r" % (opt, neg))
+        if low is not None:
+            zero = message([opt, low])
+            check(zero.replace("'%s'" % low, "'-1'") == neg,
+                  "%s: 0 and -1 say different things: %r, %r" %
+                  (opt, zero, neg))
+        nan = message([opt, word])
+        check("out of range" not in nan and "'%s' is not a" % word in nan,
+              "%s %s: %r" % (opt, word, nan))
+    for bad, fam in (("999.1.1.1:9101", "IPv4"), ("[::zz]:9101", "IPv6")):
+        err = message(["--listen", bad])
+        check("not an %s address" % fam in err and "look" not in err,
+              "--listen %s: %r" % (bad, err))
 
     rc, out, err, _ = run(["--help"])
     check(rc == 0 and b"--interval" in out and b"--replay" in out, "--help")

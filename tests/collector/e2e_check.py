@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """--check (issue 25): the ok case prints one "ok ITEM: ..." line per item
-and exits 0 without collecting (no snapshot written, an existing --output
-not truncated, a missing one not left behind); a bad --web-config and an
-unwritable --output each exit 1 with a "FAIL ITEM" line and the reason on
-stderr; as --user, a web config the user cannot read fails (a reload
-could not read it)."""
+("warn delayacct" when kernel.task_delayacct is 0, issue 38) and exits 0
+without collecting (no snapshot written, an existing --output not
+truncated, a missing one not left behind); a bad --web-config and an
+unwritable --output each exit 2 as a run would (an invalid option value,
+issue 38) with a "FAIL ITEM" line and the reason on stderr; an invalid
+option (--interval x, --interval -1) says "FAIL options" and exits 2; as
+--user, a web config the user cannot read fails (exit 1: a reload could
+not read it)."""
 import os
 import shutil
 import subprocess
@@ -50,7 +53,17 @@ for want in ("options", "hierarchy", "listen", "web-config", "output",
              "record", "textfile", "listener", "attribution", "privileges",
              "http", "run"):
     check(want in got, "ok case: no 'ok %s' line in %r" % (want, lines))
-check(all(ln.startswith("ok ") for ln in lines), "not ok: %r" % lines)
+try:
+    with open("/proc/sys/kernel/task_delayacct") as f:
+        dacct = f.read().strip()
+except OSError:
+    dacct = None
+want_warn = ["delayacct"] if dacct == "0" else []
+check(items(lines, "warn") == want_warn,
+      "warn lines %r, kernel.task_delayacct %s: %r" %
+      (items(lines, "warn"), dacct, lines))
+check(all(ln.startswith("ok ") or ln.startswith("warn ") for ln in lines),
+      "not ok: %r" % lines)
 with open(out) as f:
     check(f.read() == "keep me\n", "--check truncated or wrote --output")
 check(not os.path.exists(missing), "--check left --record behind")
@@ -62,13 +75,13 @@ with open(os.path.join(d, "bad.yml"), "w") as f:
             "  key_file: nope.key\n")
 rc, lines, err = run(["--listen", PORT, "--web-config",
                       os.path.join(d, "bad.yml")])
-check(rc == 1 and lines and lines[-1].startswith("FAIL web-config"),
+check(rc == 2 and lines and lines[-1].startswith("FAIL web-config"),
       "bad web config: exit %d %r" % (rc, lines))
 check("nope.crt" in err, "bad web config: reason not on stderr: %r" % err)
 
 for bad in (d, os.path.join(d, "no", "such", "dir")):
     rc, lines, err = run(["-o", bad])
-    check(rc == 1 and lines[-1].startswith("FAIL output"),
+    check(rc == 2 and lines[-1].startswith("FAIL output"),
           "unwritable output %s: exit %d %r" % (bad, rc, lines))
     check("--output" in err, "unwritable output: %r" % err)
 
@@ -83,9 +96,11 @@ rc, lines, err = run(["--listen", PORT, "--web-config", web, "-u",
                       "nobody"])
 check(rc == 0 and "privileges" in items(lines, "ok"),
       "--user, readable web config: exit %d %r %r" % (rc, lines, err))
-rc, lines, err = run(["--interval", "x"])
-check(rc == 1 and lines == ["FAIL options (the reason is on stderr)"],
-      "usage error: exit %d %r" % (rc, lines))
+for bad in (["--interval", "x"], ["--interval", "-1"],
+            ["--listen", "999.1.1.1:9101"]):
+    rc, lines, err = run(bad)
+    check(rc == 2 and lines == ["FAIL options (the reason is on stderr)"],
+          "usage error %s: exit %d %r" % (bad, rc, lines))
 shutil.rmtree(d)
 print("PASS: --check: ok items, bad web config, unwritable output, "
       "--user's view of the web config")

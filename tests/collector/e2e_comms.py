@@ -106,7 +106,8 @@ try:
 
         # the table: the commands under the cgroup's row
         d2 = cg.mkdir("t")
-        with Collector(B, ["-f", "table", "--comms", "3", "-i", "1"]) as col:
+        with Collector(B, ["-f", "table", "--wide", "--comms", "3", "-i",
+                           "1"]) as col:
             work(d2)
             time.sleep(1.5)
         lines = col.raw().decode("utf-8", "replace").splitlines()

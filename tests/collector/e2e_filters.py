@@ -163,8 +163,8 @@ try:
               part["cgroups_filtered"] == full["ncgroups"] - 3,
               "replay cgroups_filtered %d %d" %
               (full["cgroups_filtered"], part["cgroups_filtered"]))
-        tab = replay(cap, ["-f", "table", "--top", "0", "--stream", "full",
-                           "--cgroup", cg.path("b")]).out.decode()
+        tab = replay(cap, ["-f", "table", "--wide", "--top", "0", "--stream",
+                           "full", "--cgroup", cg.path("b")]).out.decode()
         last = tab.strip().split("\n\n")[-1]
         check(" " + cg.path("b") + "\n" in last + "\n" and
               cg.path("a/x") not in last and "filtered out" in last,

@@ -88,7 +88,7 @@ try:
         check(any(r[col["type"]] == "totals" for r in rows), "totals row")
 
         # Table: aligned header, escaped path
-        w, out = run(["-f", "table", "-i", "0.3"],
+        w, out = run(["-f", "table", "--wide", "-i", "0.3"],
                      lambda: workload(wdir, procs=2, threads=0))
         text = out.decode("utf-8")
         check("  final  records " in text, "table header line")

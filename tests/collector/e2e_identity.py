@@ -168,8 +168,9 @@ with tempfile.TemporaryDirectory() as tmp, Cgroups("ident") as cg:
                       (p, k, g.get(k), w))
         # the table: a process of the last container's cgroup, again
         d = cg.mkdir(POD + "/cri-containerd-%s.scope" % cid0)
-        with Collector(B, ["-f", "table", "-i", "0.5", "-d", "3", "--top",
-                           "0", "--containerd-state", state]) as col:
+        with Collector(B, ["-f", "table", "--wide", "-i", "0.5", "-d", "3",
+                           "--top", "0", "--containerd-state",
+                           state]) as col:
             time.sleep(1)
             subprocess.run(["sh", "-c", "echo $$ > %s/cgroup.procs; "
                             "/bin/true" % d], check=True)

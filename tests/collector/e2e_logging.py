@@ -42,7 +42,7 @@ def run(args, journal=None, timeout=20):
 bad = ["--interval", "x"]
 rc, lines = run(bad, "match")
 check(rc == 2 and lines == ["<3>taskstat-collect: --interval: 'x' is not "
-                            "a non-negative number of seconds"],
+                            "a number of seconds"],
       "usage error on the journal: %d %r" % (rc, lines))
 for j in (None, "other"):
     rc, lines = run(bad, j)

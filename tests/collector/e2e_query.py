@@ -3,7 +3,9 @@
 """taskstat-query against the real kernel: a CPU spinner queried once
 (CPU grows, cpu delays counted, averages = total/count), --tgid of a
 multi-threaded process (the group >= the sum of its threads, --threads
-lists /proc's threads), --watch deltas (two JSON intervals, numbers
+lists /proc's threads), the collector's JSON names and units (utime_s,
+delay_cpu_s; --json-names 1.2 the old ones), syscalls as the kernel's
+ranges of 1024, --watch deltas (two JSON intervals, numbers
 non-negative, running + waiting = the wall time of a spinner), --cgroup on
 a v1 cpu cgroup with a sleeping process and on a cgroup2 directory (exit
 4), a missing pid (exit 3, ESRCH), option errors (exit 2 naming the
@@ -13,6 +15,7 @@ clean stop on SIGTERM and the end of a watched process.
 
 argv[1]: the taskstat-query binary."""
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -57,7 +60,37 @@ def query_json(*args):
 
 
 def cpu_us(o):
-    return o["utime_us"] + o["stime_us"]
+    return round((o["utime_s"] + o["stime_s"]) * 1e6)
+
+
+def ns(o, k):
+    """A "_s" field (exact decimal seconds) in ns."""
+    return round(o[k] * 1e9)
+
+
+def delays(o):
+    """The flat delay_<class>_* fields (the collector's names, issue 38)
+    per class, in ns: {class: {count, total_ns, avg_ns, [max_ns, min_ns],
+    percent}}."""
+    out = {}
+    for k in o:
+        if k.startswith("delay_") and k.endswith("_count"):
+            c = k[len("delay_"):-len("_count")]
+            d = {"count": o[k], "total_ns": ns(o, "delay_%s_s" % c),
+                 "avg_ns": ns(o, "delay_%s_avg_s" % c),
+                 "percent": o["delay_%s_percent" % c]}
+            if "delay_%s_max_s" % c in o:
+                d["max_ns"] = ns(o, "delay_%s_max_s" % c)
+                d["min_ns"] = ns(o, "delay_%s_min_s" % c)
+            out[c] = d
+    return out
+
+
+# the collector's names (its JSON exit events); none of 1.2's units
+COLLECTOR_NAMES = ("btime", "etime_s", "utime_s", "stime_s",
+                   "cpu_run_real_s", "cpu_run_virtual_s", "read_char_bytes",
+                   "write_char_bytes", "read_syscalls", "hiwater_rss_bytes",
+                   "hiwater_vm_bytes", "delay_cpu_count", "delay_cpu_s")
 
 
 def non_negative(x, where):
@@ -111,6 +144,9 @@ def test_usage():
                       (["1", "2"], "2"),
                       (["--tgid"], "--tgid"),
                       (["--tgid", "-5"], "--tgid"),
+                      (["--json-names", "1.2", "1"], "--json-names"),
+                      (["--json", "--json-names", "2.0", "1"],
+                       "--json-names"),
                       (["--threads", "1"], "--threads"),
                       (["--count", "3", "1"], "--count"),
                       (["--tgid", "1", "--cgroup", "/x"], "--cgroup"),
@@ -142,7 +178,11 @@ def test_spinner():
         check(o["comm"].startswith("python"), "comm %r" % o["comm"])
         check(o["version"] >= 1, "version %d" % o["version"])
         non_negative(o, "task")
-        for name, d in o["delays"].items():
+        for k in COLLECTOR_NAMES:
+            check(k in o, "no %s in %s" % (k, sorted(o)))
+        check(not [k for k in o if k.endswith(("_us", "_ns", "_kb"))] and
+              "delays" not in o, "1.2 names in %s" % sorted(o))
+        for name, d in delays(o).items():
             check(d["avg_ns"] == (d["total_ns"] // d["count"]
                                   if d["count"] else 0),
                   "%s: avg %d != total/count" % (name, d["avg_ns"]))
@@ -154,15 +194,29 @@ def test_spinner():
                       "%s: min/avg/max %s" % (name, d))
     check(cpu_us(b) > cpu_us(a) > 0, "CPU did not grow: %d then %d" %
           (cpu_us(a), cpu_us(b)))
-    check(b["delays"]["cpu"]["count"] > 0, "no cpu delay counted")
-    check(b["delays"]["cpu"]["count"] >= a["delays"]["cpu"]["count"],
+    check(b["delay_cpu_count"] > 0, "no cpu delay counted")
+    check(b["delay_cpu_count"] >= a["delay_cpu_count"],
           "cpu delay count went back")
+    # --json-names 1.2: the names before 1.3, for one release
+    old = query_json("--json-names", "1.2", p.pid)
+    check(cpu_us(b) <= old["utime_us"] + old["stime_us"] and
+          old["btime_s"] == b["btime"] and
+          old["delays"]["cpu"]["count"] >= b["delay_cpu_count"] and
+          "total_ns" in old["delays"]["cpu"] and "hiwater_rss_kb" in old and
+          "read_char" in old and "utime_s" not in old,
+          "--json-names 1.2: %s" % old)
     # The text form: the header, the identity and the delay table.
     r = query(p.pid)
     check(r.rc == 0, "text: %d %s" % (r.rc, r.err))
     t = r.out.decode()
     check(t.startswith("pid %d (python" % p.pid), "text: %r" % t[:200])
     check("avg ms" in t and "\n  cpu " in t, "no delay table: %r" % t)
+    # syscalls in the kernel's steps of 1024: a range, said so
+    check(re.search(r"\n  written: \d+ bytes in (\d+)-(\d+) calls", t) and
+          "steps of 1024" in t, "written line: %r" % t)
+    m = re.search(r"\n  read: \d+ bytes in (\d+)-(\d+) calls", t)
+    check(m and int(m.group(2)) - int(m.group(1)) == 1023 and
+          int(m.group(1)) % 1024 == 0, "read calls: %r" % t)
     return p
 
 
@@ -177,22 +231,22 @@ def test_watch(p):
     for o in objs:
         check(o["type"] == "interval" and o["pid"] == p.pid, "%s" % o)
         non_negative(o, "interval")
-        wall = o["wall_ns"]
-        check(0.45e9 <= wall <= 1.5e9, "wall_ns %d for 0.5 s" % wall)
+        wall = ns(o, "wall_s")
+        check(0.45e9 <= wall <= 1.5e9, "wall %d ns for 0.5 s" % wall)
         check(abs(o["cpu_percent"] - 100.0 * cpu_us(o) * 1000 / wall)
               < 0.01, "cpu_percent %s inconsistent" % o["cpu_percent"])
-        cpu = o["delays"]["cpu"]
+        cpu = delays(o)["cpu"]
         check(abs(cpu["percent"] - 100.0 * cpu["total_ns"] / wall) < 0.01,
               "cpu delay percent %s inconsistent" % cpu["percent"])
         # a spinner is on a CPU or waiting for one: together the wall time
-        busy = o["cpu_run_virtual_ns"] + cpu["total_ns"]
+        run = ns(o, "cpu_run_virtual_s")
+        busy = run + cpu["total_ns"]
         check(abs(busy - wall) < 0.25 * wall,
               "running %d + waiting %d ns vs wall %d ns" %
-              (o["cpu_run_virtual_ns"], cpu["total_ns"], wall))
+              (run, cpu["total_ns"], wall))
         # tick-sampled user+system time agrees with the exact run time
-        check(abs(cpu_us(o) * 1000 - o["cpu_run_virtual_ns"]) < 0.25 * wall,
-              "utime+stime %d us vs run %d ns" %
-              (cpu_us(o), o["cpu_run_virtual_ns"]))
+        check(abs(cpu_us(o) * 1000 - run) < 0.25 * wall,
+              "utime+stime %d us vs run %d ns" % (cpu_us(o), run))
     # Text: a header, then one row per interval.
     r = query("-w", "0.3", "-n", "2", p.pid)
     lines = r.out.decode().splitlines()

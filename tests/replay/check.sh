@@ -15,7 +15,8 @@
 # text says of the replaying process itself, normalised here: the values of
 # the process_* series (its start time, CPU, memory, fds) are written as 0,
 # and taskstat_build_info's labels (the commit built) as "x". Needs no
-# privileges.
+# privileges. The table fits $COLUMNS when not a terminal (120 without it):
+# it is unset here, and a case's arguments may start with COLUMNS=N.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +25,7 @@ update=0
 [ "${2:-}" = --update ] && update=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+unset COLUMNS
 
 normalise() { # the Prometheus text: the replaying process's own values
 	sed -E -e 's/^(process_[a-z_]+) .*/\1 0/' \
@@ -38,15 +40,19 @@ for cap in "$here"/captures/*.tscap; do
 	while read -r name args; do
 		case $name in ''|\#*) continue ;; esac
 		out=$tmp/$name
+		cols=
+		if [[ $args == COLUMNS=* ]]; then
+			cols=${args%% *} args=${args#* }
+		fi
 		# shellcheck disable=SC2086 # args are split on purpose
 		if [[ " $args " == *" --textfile "* ]]; then
 			# --textfile's PATH is the case's file; stdout is not kept
 			args=${args/--textfile/--textfile $tmp/textfile.prom}
-			"$bin" --replay "$cap" $args > /dev/null 2> "$out.err" ||
+			env $cols "$bin" --replay "$cap" $args > /dev/null 2> "$out.err" ||
 				{ echo "FAIL $capname/$name: exit $?"; cat "$out.err"; fail=1; continue; }
 			normalise "$tmp/textfile.prom" > "$out"
 		else
-			"$bin" --replay "$cap" $args > "$out" 2> "$out.err" ||
+			env $cols "$bin" --replay "$cap" $args > "$out" 2> "$out.err" ||
 				{ echo "FAIL $capname/$name: exit $?"; cat "$out.err"; fail=1; continue; }
 		fi
 		# a warning on stderr is part of the output: <case>.stderr

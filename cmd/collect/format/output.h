@@ -56,6 +56,9 @@ struct snap_info {
 	const size_t *rcvbuf;         /* per shard; NULL in replay */
 	const char *const *shard_cpus; /* per shard; NULL in replay */
 	unsigned top;                  /* table: cgroups shown, 0: all */
+	/* table: the width its lines fit (columns chosen by priority, long
+	 * paths shortened, header wrapped), 0: --wide, every column */
+	unsigned width;
 	/* kernel.task_delayacct now: 1 on, 0 off, -1 unknown (no such
 	 * sysctl, or replay: this host's setting says nothing of the
 	 * recording's), then omitted */

@@ -155,9 +155,20 @@ static int check_delayacct(struct tsc *c)
 				"kernel.task_delayacct: %m\n");
 			return -EACCES;
 		}
-		tsc_check_ok(c, "kernel.task_delayacct is %d%s", on,
-			     c->o->enable_delayacct && on != 1 ?
-			     " (--enable-delayacct would set it to 1)" : "");
+		if (on == 1 || (on == 0 && c->o->enable_delayacct))
+			tsc_check_ok(c, "kernel.task_delayacct is %d%s", on,
+				     on ? "" : " (--enable-delayacct would "
+				     "set it to 1)");
+		else if (on == 0)
+			tsc_check_warn(c, "kernel.task_delayacct is 0: no delay "
+				       "counts (--enable-delayacct sets it)");
+		else if (on == -ENOENT)
+			tsc_check_ok(c, "no kernel.task_delayacct (before "
+				     "Linux 5.14: on unless booted with "
+				     "nodelayacct)");
+		else
+			tsc_check_warn(c, "kernel.task_delayacct: %s",
+				       strerror(-on));
 		return 0;
 	}
 	if (c->o->enable_delayacct && on != 1) {

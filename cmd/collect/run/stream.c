@@ -39,6 +39,11 @@ static bool row_dirty(const struct cgs_cgroup_stats *g)
 	       !counters_zero(g->subtree_delta);
 }
 
+bool tsc_stream_row_moved(const struct cgs_cgroup_stats *g)
+{
+	return g->inferred_delta || !counters_zero(g->self_delta);
+}
+
 static int grow(void **p, size_t *cap, size_t need, size_t each)
 {
 	if (need <= *cap)

@@ -65,6 +65,10 @@ void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
 		     const struct cgs_snapshot *s, uint64_t out_errors);
 void tsc_stream_free(struct tsc_stream *st);
 
+/* The cgroup's own counters moved since the previous line (exits, OOM
+ * kills, inferred records of its own): what a change-only table lists. */
+bool tsc_stream_row_moved(const struct cgs_cgroup_stats *g);
+
 /*
  * The planner on rows (tsc_stream_plan() is these two): room for a line
  * of m rows, to be filled with the line's rows in its order (key,
