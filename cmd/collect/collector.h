@@ -180,7 +180,7 @@ void tsc_check_warn(struct tsc *c, const char *fmt, ...)
 int tsc_check(struct tsc *c);
 int tsc_check_failed(struct tsc *c, int status);
 
-/* sink.c */
+/* the output stage (outputs.c, served.c, snapshot.c; sink.h inside it) */
 int tsc_shards_init(struct tsc *c, unsigned n);
 /* Under the shard's lock (held by the caller). */
 void tsc_shard_event(struct tsc *c, struct tsc_shard *s,

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The texts of the kept snapshot that others fetch: the Prometheus text
+ * and native histograms (a scrape, --textfile), the JSON line
+ * (/snapshot), made lazily under prom_lock. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "output.h"
+#include "promproto.h"
+#include "sink.h"
+#include "workloads.h"
+
+/*
+ * The texts of the kept snapshot, made when first asked for (a scrape,
+ * /snapshot, --textfile) and kept until the next snapshot: two scrapes of
+ * one snapshot format it once, a snapshot nobody fetches formats nothing.
+ * Under prom_lock.
+ */
+void tsc_prom_make_locked(struct tsc *c)
+{
+	if (c->prom_made || !c->kept)
+		return;
+	buf_reset(&c->prom);
+	size_t cut = out_prom(&c->prom, c->kept_in, c->kept);
+	tsc_workloads_prom(&c->prom, c);
+	buf_fit(&c->prom);
+	c->prom_made = true;
+	if (cut && !c->prom_cut_said) {
+		tsc_warn("--prom-max-series %llu: %zu of %zu cgroups left out "
+			"of the Prometheus text (the fewest task exits first), "
+			"counted in taskstat_collector_cgroups_not_exported\n",
+			(unsigned long long)c->kept_in->prom_max_series, cut,
+			snap_shown(c->kept_in, c->kept));
+		c->prom_cut_said = true;
+	}
+}
+
+/* The native histograms of the kept snapshot (protobuf), made when a
+ * scraper first asks for them, as the text. Under prom_lock. */
+static void pb_make_locked(struct tsc *c)
+{
+	if (c->pb_made || !c->kept)
+		return;
+	buf_reset(&c->pb);
+	out_promproto(&c->pb, c->kept_in, c->kept);
+	buf_fit(&c->pb);
+	c->pb_made = !c->pb.oom;
+}
+
+/* /snapshot's line is full, whatever --stream (it says "full" with
+ * --stream changes, as the main output's full lines do). */
+static void json_make_locked(struct tsc *c)
+{
+	if (c->json_made || !c->kept)
+		return;
+	struct snap_info in = *c->kept_in;
+	in.stream = c->stream.on ? TSC_STREAM_FULL : TSC_STREAM_NONE;
+	buf_reset(&c->json);
+	out_jsonl_ops.snapshot(&c->json, &in, c->kept);
+	buf_fit(&c->json);
+	c->json_made = true;
+}
+
+/* The kept snapshot and its texts go (before the next one is made: the
+ * library's pool reuses its memory). */
+void tsc_kept_free_locked(struct tsc *c)
+{
+	cgs_snapshot_free(c->kept);
+	c->kept = NULL;
+	free(c->kept_idx);
+	c->kept_idx = NULL;
+	c->prom_made = c->json_made = c->pb_made = false;
+	buf_free(&c->prom);
+	buf_free(&c->json);
+	buf_free(&c->pb);
+}
+
+void tsc_sink_free(struct tsc *c)
+{
+	pthread_mutex_lock(&c->prom_lock);
+	tsc_kept_free_locked(c);
+	pthread_mutex_unlock(&c->prom_lock);
+	free(c->kept_in);
+	c->kept_in = NULL;
+	tsc_stream_free(&c->stream);
+}
+
+static char *copy_locked(struct tsc *c, bool json, size_t *len)
+{
+	char *p = NULL;
+	pthread_mutex_lock(&c->prom_lock);
+	if (json)
+		json_make_locked(c);
+	else
+		tsc_prom_make_locked(c);
+	const struct buf *b = json ? &c->json : &c->prom;
+	*len = b->len;
+	p = malloc(b->len + 1);
+	if (p) {
+		memcpy(p, b->p ? b->p : "", b->len);
+		p[b->len] = '\0';
+		c->served_gen = c->text_gen;
+	}
+	pthread_mutex_unlock(&c->prom_lock);
+	return p;
+}
+
+char *tsc_prom_copy(struct tsc *c, size_t *len)
+{
+	atomic_store(&c->prom_served, true); /* see tsc_workloads_update() */
+	return copy_locked(c, false, len);
+}
+
+/* The text and the native histograms of one kept snapshot (one lock). */
+char *tsc_prom_copy_pb(struct tsc *c, size_t *len, char **pb, size_t *pblen)
+{
+	atomic_store(&c->prom_served, true);
+	*pb = NULL;
+	*pblen = 0;
+	pthread_mutex_lock(&c->prom_lock);
+	tsc_prom_make_locked(c);
+	pb_make_locked(c);
+	char *t = malloc(c->prom.len + 1);
+	if (t) {
+		memcpy(t, c->prom.p ? c->prom.p : "", c->prom.len);
+		t[c->prom.len] = '\0';
+		*len = c->prom.len;
+		c->served_gen = c->text_gen;
+		if (c->pb_made && (*pb = malloc(c->pb.len ? c->pb.len : 1))) {
+			memcpy(*pb, c->pb.p, c->pb.len);
+			*pblen = c->pb.len;
+		}
+	}
+	pthread_mutex_unlock(&c->prom_lock);
+	return t;
+}
+
+char *tsc_json_copy(struct tsc *c, size_t *len)
+{
+	return copy_locked(c, true, len);
+}
