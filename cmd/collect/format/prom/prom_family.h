@@ -102,6 +102,13 @@ static inline bool prom_family_in(const struct prom_family *f,
 	return f->scope == sc && prom_family_on(f, in);
 }
 
+/* prom_workload.c: the per-workload families (*n of them), in order. */
+const struct prom_family *prom_workload_table(size_t *n);
+/* A family's series count when it has one series (per cgroup or
+ * workload). */
+size_t prom_one(const struct prom_family *f, const struct snap_info *in,
+		const struct cgs_snapshot *s, size_t i);
+
 /* The taskstat_workload_* families of the workloads in in->workloads (no
  * family without a workload); returns the workloads written. */
 size_t prom_workload_families(struct buf *b, const struct snap_info *in);
