@@ -4,6 +4,7 @@
 
 #include "escape.h"
 #include "output.h"
+#include "selfmetric.h"
 
 static void key(struct buf *b, const char *k)
 {
@@ -234,8 +235,10 @@ static void hist_bounds(struct buf *b, const struct cgs_snapshot *s)
 
 /* The kernel source's own counters ("kernel_source", only while it
  * attributes: never in replay). ~600 bytes a snapshot. */
-static void kernel_source(struct buf *b, const struct cgs_rollup_totals *t)
+static void kernel_source(struct buf *b, const struct snap_info *in)
 {
+	const struct cgs_rollup_totals *t = &in->ktot;
+
 	buf_puts(b, ",\"kernel_source\":{\"unmatched_reasons\":{");
 	for (unsigned i = 0; i < TSC_KMISS_N; i++) {
 		if (i)
@@ -244,13 +247,7 @@ static void kernel_source(struct buf *b, const struct cgs_rollup_totals *t)
 		buf_u64(b, tsc_kmiss_get(t, i));
 	}
 	buf_putc(b, '}');
-	kv_u64(b, "unresolved", t->kernel_unresolved);
-	kv_u64(b, "cgroup_events_lost", t->kernel_cg_lost);
-	kv_u64(b, "ring_queued", t->kernel_ring_queued);
-	kv_u64(b, "ring_peak", t->kernel_ring_peak);
-	kv_u64(b, "ring_slots", t->kernel_ring_slots);
-	kv_u64(b, "cgroup_walks", t->kernel_walks);
-	kv_u64(b, "cgroup_walk_ms", t->kernel_walk_ms);
+	tsc_sm_json(b, TSC_SMG_KERNEL, in, NULL);
 	key(b, "bpf_stats");
 	if (!t->kernel_bpf_stats) {
 		buf_puts(b, "null}"); /* kernel.bpf_stats_enabled is 0 */
@@ -287,8 +284,6 @@ static void positions(struct buf *b, const struct snap_info *in,
 static void snapshot(struct buf *b, const struct snap_info *in,
 		     const struct cgs_snapshot *s)
 {
-	size_t n = cgs_snapshot_count(s);
-
 	buf_puts(b, "{\"type\":\"rollup\",\"time\":");
 	buf_fixed(b, in->time_ns, 9);
 	kv_u64(b, "seq", in->seq);
@@ -305,33 +300,22 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	key(b, "interval_s");
 	buf_fixed(b, in->interval_ns, 9);
 	kv_str(b, "hierarchy", in->hierarchy ? in->hierarchy : "");
-	kv_u64(b, "records", in->records);
-	kv_u64(b, "dropped", in->dropped);
-	kv_u64(b, "unattributed", in->unattributed);
-	kv_u64(b, "refused", in->refused);
-	kv_u64(b, "malformed", in->malformed);
-	kv_u64(b, "enobufs", in->enobufs);
+	tsc_sm_json(b, TSC_SMG_RECORDS, in, s);
 	if (in->attribution)
 		kv_str(b, "attribution_source", in->attribution);
+	static const enum tsc_sm_id attribution[] = {
+		TSC_SM_VIA_KERNEL, TSC_SM_KERNEL_UNMATCHED, TSC_SM_KERNEL_LOST,
+		TSC_SM_KERNEL_EXPIRED, TSC_SM_KERNEL_WAITS, TSC_SM_INFERRED,
+		TSC_SM_VIA_CACHE, TSC_SM_VIA_PROC, TSC_SM_VIA_PARENT,
+		TSC_SM_VIA_ANCESTOR, TSC_SM_VIA_FORK_PARENT,
+	};
 	buf_puts(b, ",\"attribution\":{");
-	buf_puts(b, "\"kernel\":");
-	buf_u64(b, in->via_kernel);
-	kv_u64(b, "kernel_unmatched", in->kernel_unmatched);
-	kv_u64(b, "kernel_lost", in->kernel_lost);
-	kv_u64(b, "kernel_expired", in->kernel_expired);
-	kv_u64(b, "kernel_waits", in->kernel_waits);
-	kv_u64(b, "inferred", in->inferred);
-	kv_u64(b, "cache", in->via_cache);
-	kv_u64(b, "proc", in->via_proc);
-	kv_u64(b, "parent", in->via_parent);
-	kv_u64(b, "ancestor", in->via_ancestor);
-	kv_u64(b, "fork_parent", in->via_fork_parent);
+	tsc_sm_json_ids(b, attribution,
+			sizeof(attribution) / sizeof(attribution[0]), in);
 	buf_putc(b, '}');
 	if (in->kernel_on)
-		kernel_source(b, &in->ktot);
-	key(b, "fork_tracking");
-	buf_puts(b, in->fork_tracking ? "true" : "false");
-	kv_u64(b, "fork_drops", in->fork_drops);
+		kernel_source(b, in);
+	tsc_sm_json(b, TSC_SMG_FORKS, in, s);
 	if (in->delayacct >= 0) {
 		key(b, "delayacct");
 		buf_puts(b, in->delayacct ? "true" : "false");
@@ -339,12 +323,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	kv_str(b, "oom_source", in->oom_source ? in->oom_source : "none");
 	if (in->histograms)
 		hist_bounds(b, s);
-	kv_u64(b, "shards", in->shards);
-	kv_u64(b, "ncgroups", n);
-	kv_u64(b, "cgroups_filtered", in->cgroups_filtered);
-	kv_u64(b, "retired_unserved", in->retired_unserved);
-	kv_u64(b, "retired_forced", in->retired_forced);
-	kv_u64(b, "removed_waiting", in->removed_waiting);
+	tsc_sm_json(b, TSC_SMG_HEALTH, in, s);
 	if (in->stream == TSC_STREAM_CHANGES)
 		positions(b, in, s);
 	buf_puts(b, ",\"cgroups\":[");

@@ -14,6 +14,7 @@
 #include "output.h"
 
 #include "prom_family.h"
+#include "selfmetric.h"
 
 #define P PROM_PREFIX
 #define head prom_head
@@ -92,32 +93,7 @@ static void kernel_self(struct buf *b, const struct snap_info *in)
 		buf_u64(b, tsc_kmiss_get(t, i));
 		buf_putc(b, '\n');
 	}
-	collector(b, "collector_kernel_unresolved_total", "counter",
-		  "Lookups of a cgroup id without a known path.",
-		  t->kernel_unresolved);
-	collector(b, "collector_kernel_cgroup_events_lost_total", "counter",
-		  "Cgroup mkdir/rmdir events the BPF program could not queue "
-		  "(their ring full).", t->kernel_cg_lost);
-	collector(b, "collector_kernel_ring_queued_entries", "gauge",
-		  "Exit entries in the kernel source's rings, not read yet.",
-		  t->kernel_ring_queued);
-	collector(b, "collector_kernel_ring_peak_entries", "gauge",
-		  "Most entries one CPU's ring held when read (of "
-		  "collector_kernel_ring_slots).", t->kernel_ring_peak);
-	collector(b, "collector_kernel_ring_slots", "gauge",
-		  "Entries each CPU's ring holds.", t->kernel_ring_slots);
-	collector(b, "collector_kernel_cgroup_walks_total", "counter",
-		  "Walks of the cgroup2 mount (start, unknown ids).",
-		  t->kernel_walks);
-	head(b, "collector_kernel_cgroup_walk_seconds", "gauge",
-	     "How long the last walk of the cgroup2 mount took.");
-	buf_puts(b, P "collector_kernel_cgroup_walk_seconds ");
-	buf_fixed(b, t->kernel_walk_ms, 3);
-	buf_putc(b, '\n');
-	collector(b, "collector_kernel_bpf_stats_enabled", "gauge",
-		  "1 if the kernel counts BPF run time (kernel.bpf_stats_enabled "
-		  "1): the BPF run time and count series are there (else "
-		  "absent).", t->kernel_bpf_stats);
+	tsc_sm_prom(b, TSC_SMG_KERNEL, in, NULL);
 	if (!t->kernel_bpf_stats)
 		return;
 	head(b, "collector_kernel_bpf_run_seconds_total", "counter",
@@ -287,36 +263,8 @@ int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
 /* The collector's records and how they found their cgroup. */
 static void out_prom_attribution(struct buf *b, const struct snap_info *in)
 {
-	collector(b, "collector_records_total", "counter",
-		  "Task exit records accounted.", in->records);
-	collector(b, "collector_dropped_total", "counter",
-		  "Exit events the kernel dropped (listener queue full).",
-		  in->dropped);
-	collector(b, "collector_unattributed_total", "counter",
-		  "Records accounted to the (unknown) cgroup.",
-		  in->unattributed);
-	collector(b, "collector_refused_total", "counter",
-		  "Records the rollup could not take (not accounted; 0 "
-		  "unless the library is misused).", in->refused);
-	collector(b, "collector_malformed_total", "counter",
-		  "Netlink messages rejected as malformed.", in->malformed);
-	collector(b, "collector_enobufs_total", "counter",
-		  "Receive queue overrun episodes reported with ENOBUFS.",
-		  in->enobufs);
-	head(b, "collector_attributed_total", "counter",
-	     "Records attributed to a cgroup, by how it was found.");
-	const struct { const char *via; uint64_t v; } vias[] = {
-		{ "cache", in->via_cache }, { "proc", in->via_proc },
-		{ "parent", in->via_parent }, { "ancestor", in->via_ancestor },
-		{ "fork_parent", in->via_fork_parent },
-		{ "kernel", in->via_kernel },
-	};
-	for (size_t i = 0; i < sizeof(vias) / sizeof(vias[0]); i++) {
-		buf_printf(b, P "collector_attributed_total{via=\"%s\"} ",
-			   vias[i].via);
-		buf_u64(b, vias[i].v);
-		buf_putc(b, '\n');
-	}
+	tsc_sm_prom(b, TSC_SMG_RECORDS, in, NULL);
+	tsc_sm_prom(b, TSC_SMG_VIA, in, NULL);
 	if (in->attribution) {
 		head(b, "collector_attribution_source", "gauge",
 		     "1 for the attribution source in use: kernel (exit-time "
@@ -324,35 +272,10 @@ static void out_prom_attribution(struct buf *b, const struct snap_info *in)
 		buf_printf(b, P "collector_attribution_source{source=\"%s\"} "
 			   "1\n", in->attribution);
 	}
-	collector(b, "collector_inferred_total", "counter",
-		  "Records whose cgroup was inferred, not known.",
-		  in->inferred);
-	collector(b, "collector_kernel_unmatched_total", "counter",
-		  "Records the kernel source had no verified entry for "
-		  "(attributed by the /proc fallback).", in->kernel_unmatched);
-	collector(b, "collector_kernel_lost_total", "counter",
-		  "Kernel-side entries dropped because their CPU's ring was "
-		  "full (exact).", in->kernel_lost);
-	collector(b, "collector_kernel_expired_total", "counter",
-		  "Kernel-side entries no record claimed (their record was "
-		  "dropped or went elsewhere).", in->kernel_expired);
-	collector(b, "collector_kernel_ringbuf_bytes", "gauge",
-		  "Kernel source ring bytes per shard, 0 without it.",
-		  in->kernel_ringbuf);
-	collector(b, "collector_kernel_cgroup_ids", "gauge",
-		  "Cgroup ids the kernel source holds a path for (live, and "
-		  "removed in the last minute, or past 8192 of those the last "
-		  "2 s), 0 without it.",
-		  in->kernel_cgroup_ids);
+	tsc_sm_prom(b, TSC_SMG_ATTRIBUTION, in, NULL);
 	if (in->kernel_on)
 		kernel_self(b, in);
-	collector(b, "collector_fork_tracking", "gauge",
-		  "1 if fork events from the proc connector are used.",
-		  in->fork_tracking);
-	collector(b, "collector_fork_events_dropped_total", "counter",
-		  "Fork events the kernel dropped (attribution of reaped "
-		  "processes may fall back to their parent).",
-		  in->fork_drops);
+	tsc_sm_prom(b, TSC_SMG_FORKS, in, NULL);
 	if (in->delayacct >= 0)
 		collector(b, "collector_delayacct_enabled", "gauge",
 			  "1 if kernel.task_delayacct is on (delays are "
@@ -370,27 +293,7 @@ static void out_prom_health(struct buf *b, const struct snap_info *in,
 			    const struct cgs_snapshot *s, size_t cut,
 			    uint64_t cut_series)
 {
-	collector(b, "collector_shards", "gauge", "Listener sockets.",
-		  in->shards);
-	collector(b, "collector_cgroups", "gauge", "Cgroups tracked.",
-		  s ? cgs_snapshot_count(s) : 0);
-	collector(b, "collector_cgroups_filtered", "gauge",
-		  "Cgroups left out of every output by --cgroup and "
-		  "--exclude-cgroup (the totals count them).",
-		  in->cgroups_filtered);
-	collector(b, "collector_retired_unserved_total", "counter",
-		  "Removed cgroups forgotten before a scrape fetched their "
-		  "final counts (--retire-after, --retire-max).",
-		  in->retired_unserved);
-	collector(b, "collector_retired_forced_total", "counter",
-		  "Of those, forgotten early: over --retire-max.",
-		  in->retired_forced);
-	collector(b, "collector_removed_waiting", "gauge",
-		  "Removed cgroups kept for a scrape of their final counts.",
-		  in->removed_waiting);
-	collector(b, "collector_prom_max_series", "gauge",
-		  "Per-cgroup series at most (--prom-max-series), 0: no limit.",
-		  in->prom_max_series);
+	tsc_sm_prom(b, TSC_SMG_HEALTH, in, s);
 	collector(b, "collector_cgroups_not_exported", "gauge",
 		  "Cgroups shown elsewhere whose series were left out here by "
 		  "--prom-max-series (those with the fewest task exits).",

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The collector's own series (taskstat_collector_*), defined once: name,
+ * type and help for the Prometheus text (and so the protobuf exposition,
+ * converted from it), the key of the JSON snapshot line, and where the
+ * value lives in struct snap_info. Each output walks a group in table
+ * order; where the JSON line orders a group otherwise (its "attribution"
+ * object) it lists the ids in its own order, never the definitions.
+ */
+#ifndef TSC_SELFMETRIC_H
+#define TSC_SELFMETRIC_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "output.h"
+
+enum tsc_sm_group {
+	TSC_SMG_RECORDS,     /* records, drops, malformed messages */
+	TSC_SMG_VIA,         /* records by how they found their cgroup */
+	TSC_SMG_ATTRIBUTION, /* inferred, the kernel source's misses */
+	TSC_SMG_KERNEL,      /* the kernel source's own (with kernel_on) */
+	TSC_SMG_FORKS,       /* fork tracking */
+	TSC_SMG_HEALTH,      /* size, limits, retirement */
+	TSC_SMG_NONE,        /* in no group: JSON by id only */
+};
+
+enum tsc_sm_id {
+	TSC_SM_RECORDS, TSC_SM_DROPPED, TSC_SM_UNATTRIBUTED, TSC_SM_REFUSED,
+	TSC_SM_MALFORMED, TSC_SM_ENOBUFS,
+	TSC_SM_VIA_CACHE, TSC_SM_VIA_PROC, TSC_SM_VIA_PARENT,
+	TSC_SM_VIA_ANCESTOR, TSC_SM_VIA_FORK_PARENT, TSC_SM_VIA_KERNEL,
+	TSC_SM_INFERRED, TSC_SM_KERNEL_UNMATCHED, TSC_SM_KERNEL_LOST,
+	TSC_SM_KERNEL_EXPIRED, TSC_SM_KERNEL_RINGBUF, TSC_SM_KERNEL_IDS,
+	TSC_SM_KERNEL_WAITS,
+	TSC_SM_K_UNRESOLVED, TSC_SM_K_CG_LOST, TSC_SM_K_RING_QUEUED,
+	TSC_SM_K_RING_PEAK, TSC_SM_K_RING_SLOTS, TSC_SM_K_WALKS,
+	TSC_SM_K_WALK_MS, TSC_SM_K_BPF_STATS,
+	TSC_SM_FORK_TRACKING, TSC_SM_FORK_DROPS,
+	TSC_SM_SHARDS, TSC_SM_CGROUPS, TSC_SM_CGROUPS_FILTERED,
+	TSC_SM_RETIRED_UNSERVED, TSC_SM_RETIRED_FORCED,
+	TSC_SM_REMOVED_WAITING, TSC_SM_PROM_MAX_SERIES,
+	TSC_SM__COUNT
+};
+
+/* The Prometheus text of group g: for each of its metrics that the text
+ * has, HELP and TYPE (once a family) and its series. s: the snapshot (the
+ * cgroup count), may be NULL. */
+void tsc_sm_prom(struct buf *b, enum tsc_sm_group g,
+		 const struct snap_info *in, const struct cgs_snapshot *s);
+/* ,"key":value for each metric of group g that the JSON line has. */
+void tsc_sm_json(struct buf *b, enum tsc_sm_group g,
+		 const struct snap_info *in, const struct cgs_snapshot *s);
+/* "key":value,... of the n metrics ids, in that order (a JSON object's
+ * members: no leading comma). */
+void tsc_sm_json_ids(struct buf *b, const enum tsc_sm_id *ids, size_t n,
+		     const struct snap_info *in);
+
+#endif
