@@ -31,6 +31,11 @@ struct sm {
 #define C "counter"
 #define G "gauge"
 #define AT "collector_attributed_total"
+#define LEFT_OUT "collector_workload_cgroups_left_out_total"
+#define IDF "collector_identity_failures_total"
+#define IDE "collector_identity_early_total"
+#define WLC(f) offsetof(struct cgs_workloads_counts, f)
+#define IDC(f) offsetof(struct cgs_identity_counts, f)
 
 static const struct sm sm[TSC_SM__COUNT] = {
 	[TSC_SM_RECORDS] = { TSC_SMG_RECORDS, SM_U64,
@@ -164,12 +169,50 @@ static const struct sm sm[TSC_SM__COUNT] = {
 		"collector_prom_max_series", G, "Per-cgroup series at most "
 		"(--prom-max-series), 0: no limit.", NULL, NULL,
 		INFO(prom_max_series) },
+
+	[TSC_SM_WORKLOADS] = { TSC_SMG_WORKLOADS, SM_U64,
+		"collector_workloads", G, "Workloads in the view now.", NULL,
+		NULL, WLC(workloads) },
+	[TSC_SM_WL_UNNAMED] = { TSC_SMG_WORKLOADS, SM_U64, LEFT_OUT, C,
+		"Cgroups in no workload: unnamed containers and pods, and "
+		"those past the view's bounds.", "reason=\"unnamed\"", NULL,
+		WLC(unnamed_cgroups) },
+	[TSC_SM_WL_OVER_LIMIT] = { TSC_SMG_WORKLOADS, SM_U64, LEFT_OUT, NULL,
+		NULL, "reason=\"over_limit\"", NULL, WLC(over_limit) },
+
+	[TSC_SM_IDF_TOO_BIG] = { TSC_SMG_ID_FAILURES, SM_U64, IDF, C,
+		"Runtime state files or folders that named nothing, by "
+		"reason.", "reason=\"too_big\"", NULL, IDC(too_big) },
+	[TSC_SM_IDF_NOT_REGULAR] = { TSC_SMG_ID_FAILURES, SM_U64, IDF, NULL,
+		NULL, "reason=\"not_regular\"", NULL, IDC(not_regular) },
+	[TSC_SM_IDF_LOOP] = { TSC_SMG_ID_FAILURES, SM_U64, IDF, NULL, NULL,
+		"reason=\"loop\"", NULL, IDC(loop) },
+	[TSC_SM_IDF_IO_ERROR] = { TSC_SMG_ID_FAILURES, SM_U64, IDF, NULL, NULL,
+		"reason=\"io_error\"", NULL, IDC(io_error) },
+	[TSC_SM_IDF_BAD_JSON] = { TSC_SMG_ID_FAILURES, SM_U64, IDF, NULL, NULL,
+		"reason=\"bad_json\"", NULL, IDC(bad_json) },
+	[TSC_SM_IDF_BAD_VALUE] = { TSC_SMG_ID_FAILURES, SM_U64, IDF, NULL,
+		NULL, "reason=\"bad_value\"", NULL, IDC(bad_value) },
+	[TSC_SM_IDF_DIR_TRUNCATED] = { TSC_SMG_ID_FAILURES, SM_U64, IDF, NULL,
+		NULL, "reason=\"dir_truncated\"", NULL, IDC(dir_truncated) },
+
+	[TSC_SM_IDE_NAMED] = { TSC_SMG_ID_EARLY, SM_U64, IDE, C, "Container "
+		"and pod cgroups looked up when they appeared (cgroup mkdir), "
+		"by result; gone_before and queue_full stay unnamed unless "
+		"their first snapshot finds their state.",
+		"result=\"named\"", NULL, IDC(early_named) },
+	[TSC_SM_IDE_UNNAMED] = { TSC_SMG_ID_EARLY, SM_U64, IDE, NULL, NULL,
+		"result=\"unnamed\"", NULL, IDC(early_unnamed) },
+	[TSC_SM_IDE_GONE_BEFORE] = { TSC_SMG_ID_EARLY, SM_U64, IDE, NULL,
+		NULL, "result=\"gone_before\"", NULL, IDC(gone_before) },
+	[TSC_SM_IDE_QUEUE_FULL] = { TSC_SMG_ID_EARLY, SM_U64, IDE, NULL, NULL,
+		"result=\"queue_full\"", NULL, IDC(queue_full) },
 };
 
-static uint64_t value(const struct sm *m, const struct snap_info *in,
+static uint64_t value(const struct sm *m, const void *base,
 		      const struct cgs_snapshot *s)
 {
-	const char *p = (const char *)in + m->off;
+	const char *p = (const char *)base + m->off;
 	switch (m->kind) {
 	case SM_UINT: return *(const unsigned *)p;
 	case SM_BOOL: return *(const bool *)p;
@@ -178,8 +221,8 @@ static uint64_t value(const struct sm *m, const struct snap_info *in,
 	}
 }
 
-void tsc_sm_prom(struct buf *b, enum tsc_sm_group g,
-		 const struct snap_info *in, const struct cgs_snapshot *s)
+static void prom_group(struct buf *b, enum tsc_sm_group g, const void *in,
+		       const struct cgs_snapshot *s)
 {
 	for (size_t i = 0; i < TSC_SM__COUNT; i++) {
 		const struct sm *m = &sm[i];
@@ -198,6 +241,17 @@ void tsc_sm_prom(struct buf *b, enum tsc_sm_group g,
 			buf_u64(b, value(m, in, s));
 		buf_putc(b, '\n');
 	}
+}
+
+void tsc_sm_prom(struct buf *b, enum tsc_sm_group g,
+		 const struct snap_info *in, const struct cgs_snapshot *s)
+{
+	prom_group(b, g, in, s);
+}
+
+void tsc_sm_prom_of(struct buf *b, enum tsc_sm_group g, const void *base)
+{
+	prom_group(b, g, base, NULL);
 }
 
 static void json_member(struct buf *b, const struct sm *m,

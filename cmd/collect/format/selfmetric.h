@@ -22,6 +22,9 @@ enum tsc_sm_group {
 	TSC_SMG_KERNEL,      /* the kernel source's own (with kernel_on) */
 	TSC_SMG_FORKS,       /* fork tracking */
 	TSC_SMG_HEALTH,      /* size, limits, retirement */
+	TSC_SMG_WORKLOADS,   /* the workload view (cgs_workloads_counts) */
+	TSC_SMG_ID_FAILURES, /* identity: files that named nothing */
+	TSC_SMG_ID_EARLY,    /* identity: look-ups at cgroup mkdir */
 	TSC_SMG_NONE,        /* in no group: JSON by id only */
 };
 
@@ -40,6 +43,12 @@ enum tsc_sm_id {
 	TSC_SM_SHARDS, TSC_SM_CGROUPS, TSC_SM_CGROUPS_FILTERED,
 	TSC_SM_RETIRED_UNSERVED, TSC_SM_RETIRED_FORCED,
 	TSC_SM_REMOVED_WAITING, TSC_SM_PROM_MAX_SERIES,
+	TSC_SM_WORKLOADS, TSC_SM_WL_UNNAMED, TSC_SM_WL_OVER_LIMIT,
+	TSC_SM_IDF_TOO_BIG, TSC_SM_IDF_NOT_REGULAR, TSC_SM_IDF_LOOP,
+	TSC_SM_IDF_IO_ERROR, TSC_SM_IDF_BAD_JSON, TSC_SM_IDF_BAD_VALUE,
+	TSC_SM_IDF_DIR_TRUNCATED,
+	TSC_SM_IDE_NAMED, TSC_SM_IDE_UNNAMED, TSC_SM_IDE_GONE_BEFORE,
+	TSC_SM_IDE_QUEUE_FULL,
 	TSC_SM__COUNT
 };
 
@@ -48,6 +57,10 @@ enum tsc_sm_id {
  * cgroup count), may be NULL. */
 void tsc_sm_prom(struct buf *b, enum tsc_sm_group g,
 		 const struct snap_info *in, const struct cgs_snapshot *s);
+/* The same for a group whose values live elsewhere than in a snap_info:
+ * base points to its struct (TSC_SMG_WORKLOADS: struct
+ * cgs_workloads_counts; TSC_SMG_ID_*: struct cgs_identity_counts). */
+void tsc_sm_prom_of(struct buf *b, enum tsc_sm_group g, const void *base);
 /* ,"key":value for each metric of group g that the JSON line has. */
 void tsc_sm_json(struct buf *b, enum tsc_sm_group g,
 		 const struct snap_info *in, const struct cgs_snapshot *s);

@@ -16,6 +16,7 @@
 #include "collector.h"
 #include "escape.h"
 #include "prom_family.h"
+#include "selfmetric.h"
 #include "workloads.h"
 
 static unsigned tsc_id_readers(void);
@@ -99,64 +100,19 @@ void tsc_workloads_update(struct tsc *c, const struct cgs_snapshot *s)
 	}
 }
 
-/* Containers looked up when their cgroup appeared, by result (issue 24):
- * 4 series per collector. */
-static void identity_early(struct buf *b, const struct cgs_identity_counts *i)
-{
-	const struct { const char *r; uint64_t v; } f[] = {
-		{ "named", i->early_named }, { "unnamed", i->early_unnamed },
-		{ "gone_before", i->gone_before },
-		{ "queue_full", i->queue_full },
-	};
-	buf_puts(b, "# HELP taskstat_collector_identity_early_total Container "
-		 "and pod cgroups looked up when they appeared (cgroup mkdir), "
-		 "by result; gone_before and queue_full stay unnamed unless "
-		 "their first snapshot finds their state.\n"
-		 "# TYPE taskstat_collector_identity_early_total counter\n");
-	for (size_t k = 0; k < sizeof(f) / sizeof(*f); k++)
-		buf_printf(b, "taskstat_collector_identity_early_total"
-			   "{result=\"%s\"} %llu\n", f[k].r,
-			   (unsigned long long)f[k].v);
-}
-
 /* What naming found and what the view keeps: the collector's own. */
 static void self_metrics(struct buf *b, const struct tsc *c)
 {
 	struct cgs_workloads_counts w = { .sz = sizeof(w) };
 	cgs_workloads_get_counts(c->wl, &w);
-	buf_printf(b, "# HELP taskstat_collector_workloads Workloads in the "
-		   "view now.\n# TYPE taskstat_collector_workloads gauge\n"
-		   "taskstat_collector_workloads %llu\n"
-		   "# HELP taskstat_collector_workload_cgroups_left_out_total "
-		   "Cgroups in no workload: unnamed containers and pods, and "
-		   "those past the view's bounds.\n"
-		   "# TYPE taskstat_collector_workload_cgroups_left_out_total "
-		   "counter\n"
-		   "taskstat_collector_workload_cgroups_left_out_total"
-		   "{reason=\"unnamed\"} %llu\n"
-		   "taskstat_collector_workload_cgroups_left_out_total"
-		   "{reason=\"over_limit\"} %llu\n",
-		   (unsigned long long)w.workloads,
-		   (unsigned long long)w.unnamed_cgroups,
-		   (unsigned long long)w.over_limit);
+	tsc_sm_prom_of(b, TSC_SMG_WORKLOADS, &w);
 	if (!c->ident)
 		return;
 	struct cgs_identity_counts i = { .sz = sizeof(i) };
 	cgs_identity_get_counts(c->ident, &i);
-	const struct { const char *r; uint64_t v; } f[] = {
-		{ "too_big", i.too_big }, { "not_regular", i.not_regular },
-		{ "loop", i.loop }, { "io_error", i.io_error },
-		{ "bad_json", i.bad_json }, { "bad_value", i.bad_value },
-		{ "dir_truncated", i.dir_truncated },
-	};
-	buf_puts(b, "# HELP taskstat_collector_identity_failures_total Runtime "
-		 "state files or folders that named nothing, by reason.\n"
-		 "# TYPE taskstat_collector_identity_failures_total counter\n");
-	for (size_t k = 0; k < sizeof(f) / sizeof(*f); k++)
-		buf_printf(b, "taskstat_collector_identity_failures_total"
-			   "{reason=\"%s\"} %llu\n", f[k].r,
-			   (unsigned long long)f[k].v);
-	identity_early(b, &i);
+	tsc_sm_prom_of(b, TSC_SMG_ID_FAILURES, &i);
+	/* containers looked up when their cgroup appeared (issue 24) */
+	tsc_sm_prom_of(b, TSC_SMG_ID_EARLY, &i);
 }
 
 size_t tsc_workloads_prom(struct buf *b, const struct tsc *c)
