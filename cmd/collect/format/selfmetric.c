@@ -34,6 +34,10 @@ struct sm {
 #define LEFT_OUT "collector_workload_cgroups_left_out_total"
 #define IDF "collector_identity_failures_total"
 #define IDE "collector_identity_early_total"
+#define HTTP(f) offsetof(struct tsc_sm_http, f)
+#define HC "collector_http_connections_cut_total"
+#define HA "collector_http_answer_bytes"
+#define HL "collector_http_log_suppressed_total"
 #define WLC(f) offsetof(struct cgs_workloads_counts, f)
 #define IDC(f) offsetof(struct cgs_identity_counts, f)
 
@@ -207,6 +211,50 @@ static const struct sm sm[TSC_SM__COUNT] = {
 		NULL, "result=\"gone_before\"", NULL, IDC(gone_before) },
 	[TSC_SM_IDE_QUEUE_FULL] = { TSC_SMG_ID_EARLY, SM_U64, IDE, NULL, NULL,
 		"result=\"queue_full\"", NULL, IDC(queue_full) },
+
+	[TSC_SM_HTTP_CONNS] = { TSC_SMG_HTTP, SM_U64,
+		"collector_http_connections", G, "Open HTTP connections.",
+		NULL, NULL, HTTP(conns) },
+	[TSC_SM_HTTP_LIMIT] = { TSC_SMG_HTTP, SM_U64,
+		"collector_http_connection_limit", G, "Most HTTP connections "
+		"served at once (64 per client address).", NULL, NULL,
+		HTTP(limit) },
+	[TSC_SM_HTTP_CUT_DEADLINE] = { TSC_SMG_HTTP, SM_U64, HC, C, "HTTP "
+		"connections closed by the collector: request not done within "
+		"10 s (deadline), the oldest one without a request when the "
+		"table was full (shed), or the oldest answer still being sent "
+		"after 1000 ms when the answers in flight filled their budget "
+		"(memory).", "reason=\"deadline\"", NULL, HTTP(cut_deadline) },
+	[TSC_SM_HTTP_CUT_SHED] = { TSC_SMG_HTTP, SM_U64, HC, NULL, NULL,
+		"reason=\"shed\"", NULL, HTTP(cut_shed) },
+	[TSC_SM_HTTP_CUT_MEMORY] = { TSC_SMG_HTTP, SM_U64, HC, NULL, NULL,
+		"reason=\"memory\"", NULL, HTTP(cut_memory) },
+	[TSC_SM_HTTP_SENDING] = { TSC_SMG_HTTP, SM_U64, HA, G, "Bytes of "
+		"answers being sent (each holds its own copy; this one not "
+		"counted), and of those of connections cut until freed.",
+		"state=\"sending\"", NULL, HTTP(sending) },
+	[TSC_SM_HTTP_CUT_BYTES] = { TSC_SMG_HTTP, SM_U64, HA, NULL, NULL,
+		"state=\"cut\"", NULL, HTTP(cut_bytes) },
+	[TSC_SM_HTTP_REFUSED] = { TSC_SMG_HTTP, SM_U64,
+		"collector_http_requests_refused_total", C, "Scrapes answered "
+		"503: the answers in flight filled their budget (at least 64 "
+		"MiB, or 8 answers of the size asked) and none was slow enough "
+		"to cut.", "reason=\"memory\"", NULL, HTTP(refused_memory) },
+	[TSC_SM_HTTP_AUTH] = { TSC_SMG_HTTP, SM_U64,
+		"collector_http_auth_failures_total", C, "Requests refused for "
+		"a missing or wrong user name or password, or a client "
+		"certificate missing or not valid (mTLS).", NULL, NULL,
+		HTTP(auth_failed) },
+	[TSC_SM_HTTP_TRIMS] = { TSC_SMG_HTTP, SM_U64,
+		"collector_http_memory_trims_total", C, "Times the heap was "
+		"given back to the system after a burst of connections.", NULL,
+		NULL, HTTP(trims) },
+	[TSC_SM_HTTP_LOG_RATE] = { TSC_SMG_HTTP, SM_U64, HL, C,
+		"libmicrohttpd messages not printed: over the rate limit (1 a "
+		"second after a burst of 5), or stderr had no room (its reader "
+		"lags).", "reason=\"rate\"", NULL, HTTP(log_rate) },
+	[TSC_SM_HTTP_LOG_BLOCKED] = { TSC_SMG_HTTP, SM_U64, HL, NULL, NULL,
+		"reason=\"blocked\"", NULL, HTTP(log_blocked) },
 };
 
 static uint64_t value(const struct sm *m, const void *base,

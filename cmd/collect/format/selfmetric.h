@@ -25,6 +25,7 @@ enum tsc_sm_group {
 	TSC_SMG_WORKLOADS,   /* the workload view (cgs_workloads_counts) */
 	TSC_SMG_ID_FAILURES, /* identity: files that named nothing */
 	TSC_SMG_ID_EARLY,    /* identity: look-ups at cgroup mkdir */
+	TSC_SMG_HTTP,        /* the scrape server (struct tsc_sm_http) */
 	TSC_SMG_NONE,        /* in no group: JSON by id only */
 };
 
@@ -49,7 +50,21 @@ enum tsc_sm_id {
 	TSC_SM_IDF_DIR_TRUNCATED,
 	TSC_SM_IDE_NAMED, TSC_SM_IDE_UNNAMED, TSC_SM_IDE_GONE_BEFORE,
 	TSC_SM_IDE_QUEUE_FULL,
+	TSC_SM_HTTP_CONNS, TSC_SM_HTTP_LIMIT, TSC_SM_HTTP_CUT_DEADLINE,
+	TSC_SM_HTTP_CUT_SHED, TSC_SM_HTTP_CUT_MEMORY, TSC_SM_HTTP_SENDING,
+	TSC_SM_HTTP_CUT_BYTES, TSC_SM_HTTP_REFUSED, TSC_SM_HTTP_AUTH,
+	TSC_SM_HTTP_TRIMS, TSC_SM_HTTP_LOG_RATE, TSC_SM_HTTP_LOG_BLOCKED,
 	TSC_SM__COUNT
+};
+
+/* The scrape server's counts, as of a request (http/http_metrics.c). The
+ * help texts name its limits: http_metrics.c checks they agree. */
+struct tsc_sm_http {
+	uint64_t conns, limit;
+	uint64_t cut_deadline, cut_shed, cut_memory;
+	uint64_t sending, cut_bytes; /* bytes of answers */
+	uint64_t refused_memory, auth_failed, trims;
+	uint64_t log_rate, log_blocked;
 };
 
 /* The Prometheus text of group g: for each of its metrics that the text
@@ -59,7 +74,8 @@ void tsc_sm_prom(struct buf *b, enum tsc_sm_group g,
 		 const struct snap_info *in, const struct cgs_snapshot *s);
 /* The same for a group whose values live elsewhere than in a snap_info:
  * base points to its struct (TSC_SMG_WORKLOADS: struct
- * cgs_workloads_counts; TSC_SMG_ID_*: struct cgs_identity_counts). */
+ * cgs_workloads_counts; TSC_SMG_ID_*: struct cgs_identity_counts;
+ * TSC_SMG_HTTP: struct tsc_sm_http). */
 void tsc_sm_prom_of(struct buf *b, enum tsc_sm_group g, const void *base);
 /* ,"key":value for each metric of group g that the JSON line has. */
 void tsc_sm_json(struct buf *b, enum tsc_sm_group g,
