@@ -416,12 +416,20 @@ static int set_export_option(int c, const char *arg, struct tsc_opts *o)
 	return 0;
 }
 
-/* --stream, --full-every (stream.h) */
+/* --stream, --full-every (stream.h); --wide and --help-all (issue 38) */
 static int set_stream(int c, const char *arg, struct tsc_opts *o)
 {
 	unsigned long long v;
 	int r;
 
+	if (c == OPT_WIDE) {
+		o->wide = true;
+		return 0;
+	}
+	if (c == OPT_HELP_ALL) {
+		fputs(usage, stdout);
+		return TSC_PARSE_DONE;
+	}
 	if (c == OPT_STREAM) {
 		if (strcmp(arg, "changes") && strcmp(arg, "full"))
 			return tsc_usage_error("--stream", "'%s': changes or "
@@ -469,14 +477,10 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 	case OPT_NO_HISTOGRAMS:
 		o->no_histograms = true;
 		return 0;
-	case OPT_WIDE:
-		o->wide = true;
-		return 0;
-	case OPT_HELP_ALL:
-		fputs(usage, stdout);
-		return TSC_PARSE_DONE;
 	case OPT_STREAM:
 	case OPT_FULL_EVERY:
+	case OPT_WIDE:
+	case OPT_HELP_ALL:
 		return set_stream(c, arg, o);
 	case OPT_PROM_COMMS:
 		o->prom_comms = true;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "termwidth.h"
 #include "usage.h"
 
 #define LOG_LINE 1024 /* longer messages go through the heap */
@@ -66,11 +67,39 @@ const char *tsc_log_level_name(int level)
 
 /* msg (len bytes) as lines "<N>PROG: ..." (no <N> off the journal) into
  * out (size outlen), each ending with '\n'. Returns the length written. */
+/* One line of a message at out + *n: the prefix, then p[0..m) (cont: a
+ * continuation, indented). false when out is full (*n: what it holds). */
+static bool one_line(int level, bool j, const char *p, size_t m,
+		     bool cont, char *out, size_t *n, size_t outlen)
+{
+	int k = j ? snprintf(out + *n, outlen - *n, "<%d>%s: %s", level,
+			     tsc_prog, cont ? "  " : "")
+		  : snprintf(out + *n, outlen - *n, "%s: %s", tsc_prog,
+			     cont ? "  " : "");
+	if (k < 0 || (size_t)k >= outlen - *n)
+		return false;
+	*n += (size_t)k;
+	if (m > outlen - *n - 1)
+		m = outlen - *n - 1;
+	memcpy(out + *n, p, m);
+	*n += m;
+	out[(*n)++] = '\n';
+	return *n < outlen - 1;
+}
+
+/* Columns a message line may take on a terminal (stderr one, not the
+ * journal), so that it is not wrapped by it (issue 38); 0: no limit. */
+static size_t tty_width(bool j)
+{
+	return !j && isatty(STDERR_FILENO) ? tsc_term_width(STDERR_FILENO)
+					   : 0;
+}
+
 static size_t lines(int level, const char *msg, size_t len, char *out,
 		    size_t outlen)
 {
 	bool j = tsc_log_journal();
-	size_t n = 0;
+	size_t n = 0, w = tty_width(j), lead = strlen(tsc_prog) + 2;
 	const char *p = msg, *end = msg + len;
 
 	while (len && end[-1] == '\n') { /* the last newline is ours */
@@ -80,19 +109,25 @@ static size_t lines(int level, const char *msg, size_t len, char *out,
 	do {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
-		int k = j ? snprintf(out + n, outlen - n, "<%d>%s: ", level,
-				     tsc_prog)
-			  : snprintf(out + n, outlen - n, "%s: ", tsc_prog);
-		if (k < 0 || (size_t)k >= outlen - n)
-			return n;
-		n += (size_t)k;
-		size_t m = (size_t)(le - p);
-		if (m > outlen - n - 1)
-			m = outlen - n - 1;
-		memcpy(out + n, p, m);
-		n += m;
-		out[n++] = '\n';
-		if (n >= outlen - 1)
+		bool cont = false;
+		/* too long for the terminal: broken before a word */
+		while (w > lead + 20 && lead + (cont ? 2 : 0) +
+		       tsc_text_cols(p, (size_t)(le - p)) > w) {
+			size_t room = w - lead - (cont ? 2 : 0), cut = 0;
+			for (size_t i = 0, c = 0; p + i < le && c <= room; i++) {
+				if (p[i] == ' ')
+					cut = i;
+				c += ((unsigned char)p[i] & 0xc0) != 0x80;
+			}
+			if (!cut)
+				break;
+			if (!one_line(level, j, p, cut, cont, out, &n, outlen))
+				return n;
+			p += cut + 1;
+			cont = true;
+		}
+		if (!one_line(level, j, p, (size_t)(le - p), cont, out, &n,
+			      outlen))
 			return n;
 		p = nl ? nl + 1 : end;
 	} while (p < end);

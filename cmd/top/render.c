@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "termwidth.h"
 #include "top.h"
 
 #define COL_W 9      /* a metric: 8 columns and a space */
@@ -88,31 +89,79 @@ static void status(const struct top_view *v, const struct top_status *st,
 	     sort_name(v->sort), v->reverse ? "^" : "", depth);
 }
 
-static size_t help(struct top_line *l, size_t max)
+static const char *const help_text[] = {
+	"Keys",
+	"  q          quit (the terminal is restored)",
+	"  h ?        this help; space, PgDn: next page; other keys return",
+	"  t          tree view (subtree sums) / flat list (own counts)",
+	"  < >        sort by the previous / next column",
+	"  r          reverse the order",
+	"  up down    select a row (also j k, PgUp PgDn, Home End)",
+	"  - + Enter  tree: collapse, expand, toggle the selected row",
+	"  d          tree: deepest level shown (all, 1, 2, ...)",
+	"  p          pause (accounting goes on)",
+	"  A name cut to its column ends in '...' (a path: starts with it)",
+	"Sort by a column (shown in brackets):",
+	"  [N] NAME      the cgroup path; WORKLOAD, last: the runtimes'",
+	"                namespace/pod/container",
+};
+#define HELP_FIXED (sizeof(help_text) / sizeof(help_text[0]))
+#define HELP_LINES (HELP_FIXED + M__COUNT)
+
+/* Help lines per page below the status lines: all when they fit, else
+ * one line less for the page footer. */
+static size_t help_per_page(unsigned height)
 {
-	static const char *const text[] = {
-		"Keys",
-		"  q          quit (the terminal is restored)",
-		"  h ?        this help; any key returns",
-		"  t          tree view (subtree sums) / flat list (own counts)",
-		"  < >        sort by the previous / next column",
-		"  r          reverse the order",
-		"  up down    select a row (also j k, PgUp PgDn, Home End)",
-		"  - + Enter  tree: collapse, expand, toggle the selected row",
-		"  d          tree: deepest level shown (all, 1, 2, ...)",
-		"  p          pause (accounting goes on)",
-		"Sort by a column (shown in brackets):",
-	};
-	size_t n = 0;
-	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]) && n < max; i++)
-		line(&l[n++], i ? TA_NORMAL : TA_HEAD, "%s", text[i]);
-	if (n < max)
-		line(&l[n++], TA_NORMAL, "  [N] NAME      the cgroup path (WORKLOAD, "
-		     "last: namespace/pod/container from the runtimes)");
-	for (int m = 0; m < M__COUNT && n < max; m++)
-		line(&l[n++], TA_NORMAL, "  [%c] %-9s %s", top_metrics[m].key,
-		     top_metrics[m].head, top_metrics[m].help);
+	size_t room = height > 4 ? height - 3 : 1;
+	return !height || room >= HELP_LINES ? HELP_LINES
+					     : room > 1 ? room - 1 : 1;
+}
+
+unsigned top_help_pages(unsigned height)
+{
+	size_t per = help_per_page(height);
+	return (unsigned)((HELP_LINES + per - 1) / per);
+}
+
+/* Page `page` (1, 2, ...) of the help, in at most max lines. */
+static size_t help(struct top_line *l, size_t max, unsigned page,
+		   unsigned height)
+{
+	size_t per = help_per_page(height), n = 0;
+	unsigned pages = top_help_pages(height);
+	if (page > pages)
+		page = pages;
+	for (size_t i = (page - 1) * per; i < HELP_LINES && n < per &&
+	     n < max; i++) {
+		if (i < HELP_FIXED)
+			line(&l[n++], i ? TA_NORMAL : TA_HEAD, "%s",
+			     help_text[i]);
+		else
+			line(&l[n++], TA_NORMAL, "  [%c] %-9s %s",
+			     top_metrics[i - HELP_FIXED].key,
+			     top_metrics[i - HELP_FIXED].head,
+			     top_metrics[i - HELP_FIXED].help);
+	}
+	if (pages > 1 && n < max)
+		line(&l[n++], TA_HEAD, "-- help %u/%u: space or PgDn %s, "
+		     "other keys return --", page, pages,
+		     page < pages ? "next page" : "back to the rows");
 	return n;
+}
+
+/* At l->text + pos: lead, then s in at most cols columns, shortened
+ * visibly (tsc_put_fit(): its end kept for a path, tail). */
+static void fit_at(struct top_line *l, size_t pos, const char *lead,
+		   const char *s, size_t cols, bool tail)
+{
+	struct buf b;
+	buf_init(&b);
+	buf_puts(&b, lead);
+	tsc_put_fit(&b, s, strlen(s), cols, tail);
+	if (!b.oom && pos < sizeof(l->text))
+		snprintf(l->text + pos, sizeof(l->text) - pos, "%.*s",
+			 (int)b.len, b.p);
+	buf_free(&b);
 }
 
 /* The WORKLOAD column, last (issue 24): shown when a visible row has
@@ -128,11 +177,12 @@ static bool any_workload(const struct top_view *v)
 static void workload_cell(struct top_line *l, int pos, unsigned width,
 			  const char *w)
 {
-	size_t cap = sizeof(l->text);
+	size_t cap = sizeof(l->text) - 1;
 	if (width && width < cap)
-		cap = width + 1;
-	if (pos >= 0 && (size_t)pos + 2 < cap)
-		snprintf(l->text + pos, cap - (size_t)pos, "  %s", w);
+		cap = width;
+	if (pos < 0 || (size_t)pos + 2 >= cap)
+		return;
+	fit_at(l, (size_t)pos, "  ", w, cap - (size_t)pos - 2, false);
 }
 
 /* The name cell: tree indentation and fold mark, or the path. */
@@ -166,11 +216,17 @@ size_t top_render(const struct top_view *v, const struct top_status *st,
 	if (width > sizeof(l->text) - 1)
 		width = sizeof(l->text) - 1;
 	status(v, st, l);
+	for (n = 0; width && n < 3; n++) /* cut visibly, not by the screen */
+		if (strlen(l[n].text) > width) {
+			char t[sizeof(l->text)];
+			memcpy(t, l[n].text, sizeof(t));
+			fit_at(&l[n], 0, "", t, width, false);
+		}
 	n = 3;
 	if (height && n >= height)
 		return height;
 	if (st->help)
-		return n + help(l + n, cap - 1 - n);
+		return n + help(l + n, cap - 1 - n, st->help, height);
 
 	choose(width, v->cur.oom_counted, on);
 	unsigned metrics = 0;
@@ -211,10 +267,17 @@ size_t top_render(const struct top_view *v, const struct top_status *st,
 	for (size_t k = first; k < v->nvis && k - first < rows; k++) {
 		const struct top_row *r = &v->rows[v->vis[k]];
 		bool sel = height && k == v->cursor;
-		name_cell(v, r, cell + 1, sizeof(cell) - 1);
-		cell[0] = sel ? '>' : ' '; /* seen without attributes too */
-		pos = snprintf(l[n].text, sizeof(l[n].text), "%-*.*s", name_w,
-			       name_w - 1, cell);
+		name_cell(v, r, cell, sizeof(cell));
+		/* the cursor mark, seen without attributes too; a name cut
+		 * to the column says so */
+		fit_at(&l[n], 0, sel ? ">" : " ", cell, (size_t)name_w - 2,
+		       !v->tree);
+		size_t len = strlen(l[n].text);
+		for (size_t c = tsc_text_cols(l[n].text, len);
+		     c < (size_t)name_w && len + 1 < sizeof(l[n].text); c++)
+			l[n].text[len++] = ' ';
+		l[n].text[len] = '\0';
+		pos = (int)len;
 		for (int m = 0; m < M__COUNT; m++) {
 			char h[32];
 			if (!on[m] || pos >= (int)sizeof(l[n].text))

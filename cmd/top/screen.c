@@ -57,13 +57,21 @@ static int key(struct top_view *v, struct top_status *st, bool *paused,
 	unsigned page = LINES > TOP_HEAD_LINES + 1 ?
 			(unsigned)LINES - TOP_HEAD_LINES : 1;
 
-	if (st->help) { /* any key leaves the help */
-		st->help = false;
+	if (st->help) { /* pages forth and back; other keys leave it */
+		unsigned pages = top_help_pages((unsigned)LINES);
+		if ((ch == ' ' || ch == KEY_NPAGE || ch == KEY_DOWN ||
+		     ch == 'j') && st->help < pages)
+			st->help++;
+		else if ((ch == KEY_PPAGE || ch == KEY_UP || ch == 'k') &&
+			 st->help > 1)
+			st->help--;
+		else
+			st->help = 0;
 		return ch == 'q';
 	}
 	switch (ch) {
 	case 'q': case 'Q': return 1;
-	case 'h': case '?': st->help = true; return 0;
+	case 'h': case '?': st->help = 1; return 0;
 	case 't': v->tree = !v->tree; break;
 	case '<': v->sort = v->sort == 0 ? TOP_SORT_NAME : v->sort - 1; break;
 	case '>': v->sort = v->sort == TOP_SORT_NAME ? 0 : v->sort + 1; break;

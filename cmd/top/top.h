@@ -143,8 +143,11 @@ struct top_status {
 	bool paused;
 	double interval_s;
 	const char *error;   /* the last fetch error, or NULL */
-	bool help;           /* the help screen instead of the rows */
+	unsigned help;       /* 0: the rows; N: page N of the help screen */
 };
+/* Pages of the help screen on a terminal of `height` lines (1 when it
+ * fits, or with no height). */
+unsigned top_help_pages(unsigned height);
 /* Lay out at most `height` lines (0: every row) of `width` columns (0:
  * every column, the name as wide as needed); returns the number of lines
  * written to *out (allocated, freed by the caller). */

@@ -24,6 +24,10 @@ done
 test -x "$prefix/sbin/taskstat-query" && test -e "$prefix/share/man/man8/taskstat-query.8" ||
 	{ echo "FAIL: taskstat-query not installed"; exit 1; }
 test -e "$libdir/cmake/cgstats/cgstatsConfig.cmake" || { echo "FAIL: no CMake package"; exit 1; }
+for c in taskstat-collect taskstat-top taskstat-query; do # issue 38
+	test -e "$prefix/share/bash-completion/completions/$c" ||
+		{ echo "FAIL: no bash completion for $c"; exit 1; }
+done
 ls "$prefix"/share/doc/*/examples/taskstat-collect.service >/dev/null
 
 # pkg-config consumer: the examples' own Makefile, outside the tree.

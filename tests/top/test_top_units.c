@@ -287,6 +287,73 @@ static void t_workload(void **state)
 	top_view_free(&v);
 }
 
+/* The help screen fits 80x24 (issue 38): every page within 24 lines of
+ * 80 columns, a footer when there is more, and every line of it over the
+ * pages (the last column's too); one page on a tall terminal. */
+static void t_help(void **state)
+{
+	struct top_view v;
+	struct top_line *l;
+	struct top_status st = { .source = "live", .interval_s = 2 };
+	(void)state;
+	top_view_init(&v);
+	push(&v, 10, CG("/", 0, 0, 0, 0));
+	unsigned pages = top_help_pages(24);
+	assert_true(pages >= 2);
+	bool last_metric = false, keys = false;
+	for (st.help = 1; st.help <= pages; st.help++) {
+		size_t n = top_render(&v, &st, 80, 24, &l);
+		assert_true(n <= 24);
+		for (size_t i = 0; i < n; i++) {
+			if (strlen(l[i].text) > 80)
+				fail_msg("%zu columns: %s", strlen(l[i].text),
+					 l[i].text);
+			keys |= strstr(l[i].text, "tree view") != NULL;
+			last_metric |= strstr(l[i].text,
+					      top_metrics[M__COUNT - 1].help)
+				       != NULL;
+		}
+		assert_non_null(strstr(l[n - 1].text, st.help < pages ?
+				       "next page" : "back to the rows"));
+		free(l);
+	}
+	assert_true(keys && last_metric);
+	assert_int_equal(top_help_pages(60), 1);
+	assert_int_equal(top_help_pages(0), 1);
+	top_view_free(&v);
+}
+
+/* A name cut to its column says so (issue 38): a path keeps its end after
+ * "...", a tree name its start before it. */
+#define LONG_NAME "a-very-long-cgroup-name-for-the-narrow-column-0123456789"
+static void t_name_cut(void **state)
+{
+	struct top_view v;
+	struct top_line *l;
+	struct top_status st = { .source = "live", .interval_s = 2 };
+	(void)state;
+	top_view_init(&v);
+	push(&v, 10, CG("/", 0, 0, 0, 0) "," CG("/" LONG_NAME, 1, 1, 0, 0));
+	push(&v, 11, CG("/", 0, 0, 0, 0) "," CG("/" LONG_NAME, 1, 3, 0, 0));
+	for (int tree = 0; tree < 2; tree++) {
+		v.tree = tree;
+		top_view_order(&v);
+		size_t n = top_render(&v, &st, 80, 24, &l);
+		int cut = 0;
+		for (size_t i = TOP_HEAD_LINES; i < n; i++) {
+			assert_true(strlen(l[i].text) <= 80);
+			assert_null(strstr(l[i].text, LONG_NAME));
+			cut += strstr(l[i].text, tree ? "a-very-long-" :
+				      "...") != NULL &&
+			       strstr(l[i].text, tree ? "..." : "0123456789")
+			       != NULL;
+		}
+		assert_int_equal(cut, 1);
+		free(l);
+	}
+	top_view_free(&v);
+}
+
 static int parse(struct top_opts *o, ...)
 {
 	char *argv[16] = { "taskstat-top" };
@@ -343,6 +410,8 @@ int main(void)
 		cmocka_unit_test(t_view),
 		cmocka_unit_test(t_render),
 		cmocka_unit_test(t_workload),
+		cmocka_unit_test(t_help),
+		cmocka_unit_test(t_name_cut),
 		cmocka_unit_test(t_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,14 +70,14 @@ static const struct tcol {
 	unsigned char w, prio;
 } tcols[T__N] = {
 	[T_TASKS] = { "TASKS", 9, 0 },       [T_NEW] = { "NEW", 7, 1 },
-	[T_PROCS] = { "PROCS", 9, 8 },       [T_TSUB] = { "TASKS+SUB", 9, 5 },
+	[T_PROCS] = { "PROCS", 9, 8 },       [T_TSUB] = { "TASKS+SUB", 9, 6 },
 	[T_PSUB] = { "PROCS+SUB", 9, 13 },   [T_USER] = { "USER_S", 10, 2 },
-	[T_SYS] = { "SYS_S", 10, 3 },        [T_NONZERO] = { "NONZERO", 7, 6 },
+	[T_SYS] = { "SYS_S", 10, 3 },        [T_NONZERO] = { "NONZERO", 7, 7 },
 	[T_SIGNAL] = { "SIGNAL", 6, 4 },     [T_OOM] = { "OOM", 4, 9 },
 	[T_L50] = { "LIFE_P50", 8, 14 },     [T_L99] = { "LIFE_P99", 8, 12 },
 	[T_CPU99] = { "CPU_P99", 8, 11 },    [T_WAIT99] = { "WAIT_P99", 8, 10 },
 	[T_INFERRED] = { "INFERRED", 8, 15 },
-	[T_WORKLOAD] = { "WORKLOAD", WL_W, 7 },
+	[T_WORKLOAD] = { "WORKLOAD", WL_W, 5 },
 };
 
 static bool hist_col(int c)
@@ -85,15 +85,18 @@ static bool hist_col(int c)
 	return c >= T_L50 && c <= T_WAIT99;
 }
 
-/* Columns the cell takes on a line, its blanks before it included. */
-static unsigned col_cost(int c)
+/* Columns the cell takes on a line, its blanks before it included (wl:
+ * the WORKLOAD column's width). */
+static unsigned col_cost(int c, unsigned wl)
 {
-	return tcols[c].w + (c == T_TASKS ? 0 : c == T_WORKLOAD ? 2 : 1);
+	return c == T_WORKLOAD ? wl + 2 : tcols[c].w + (c != T_TASKS ? 1u : 0u);
 }
 
-/* Which columns a line of in->width shows (all: --wide); wl: a row shown
- * has a workload name. Returns the columns they take. */
-static unsigned choose(const struct snap_info *in, bool wl, bool on[T__N])
+/* Which columns a line of in->width shows (all: --wide); wl: the width of
+ * the WORKLOAD column, 0 when no row shown has a workload name. Returns
+ * the columns they take. */
+static unsigned choose(const struct snap_info *in, unsigned wl,
+		       bool on[T__N])
 {
 	unsigned used = 0;
 	for (int c = 0; c < T__N; c++) {
@@ -103,7 +106,7 @@ static unsigned choose(const struct snap_info *in, bool wl, bool on[T__N])
 	}
 	if (!in->width) {
 		for (int c = 0; c < T__N; c++)
-			used += on[c] ? col_cost(c) : 0;
+			used += on[c] ? col_cost(c, WL_W) : 0;
 		return used;
 	}
 	used = 2 + PATH_MIN(in->width);
@@ -114,10 +117,10 @@ static unsigned choose(const struct snap_info *in, bool wl, bool on[T__N])
 			    (c == T_OOM && !in->oom_source) ||
 			    (c == T_WORKLOAD && !wl))
 				continue;
-			if (c != T_TASKS && used + col_cost(c) > in->width)
+			if (c != T_TASKS && used + col_cost(c, wl) > in->width)
 				continue;
 			on[c] = true;
-			used += col_cost(c);
+			used += col_cost(c, wl);
 		}
 	return used - 2 - PATH_MIN(in->width);
 }
@@ -339,7 +342,8 @@ static void head_line(struct buf *b, const struct snap_info *in,
  * left with a width). */
 static void row_line(struct buf *b, const struct snap_info *in,
 		     const struct cgs_snapshot *s, const struct row *r,
-		     const bool on[T__N], unsigned used, struct buf *t)
+		     const bool on[T__N], unsigned used, unsigned wl,
+		     struct buf *t)
 {
 	char v[3 * CGS_ID_NAME_LEN + 32];
 
@@ -348,7 +352,7 @@ static void row_line(struct buf *b, const struct snap_info *in,
 			continue;
 		if (c == T_WORKLOAD) {
 			workload(v, sizeof(v), in, r->g->path);
-			buf_printf(b, "  %-*s", WL_W, v);
+			buf_printf(b, "  %-*s", (int)wl, v);
 			continue;
 		}
 		cell(v, sizeof(v), c, in, s, r->g, r->i);
@@ -364,17 +368,23 @@ static void row_line(struct buf *b, const struct snap_info *in,
 	buf_putc(b, '\n');
 }
 
-/* A row of a workload (a name in the WORKLOAD column) among the shown. */
-static bool any_workload(const struct snap_info *in, const struct row *v,
-			 size_t n)
+/* The WORKLOAD column's width: WL_W with no width (--wide), else as wide
+ * as the longest name of the rows shown (at least its header), 0 when no
+ * row has one. */
+static unsigned workload_width(const struct snap_info *in,
+			       const struct row *v, size_t n)
 {
 	char w[3 * CGS_ID_NAME_LEN + 32];
+	size_t wl = 0;
+	if (!in->width)
+		return WL_W;
 	for (size_t k = 0; k < n; k++) {
 		workload(w, sizeof(w), in, v[k].g->path);
-		if (strcmp(w, "-"))
-			return true;
+		if (strcmp(w, "-") && strlen(w) > wl)
+			wl = strlen(w);
 	}
-	return false;
+	return !wl ? 0 : wl < sizeof("WORKLOAD") - 1 ? sizeof("WORKLOAD") - 1
+						     : (unsigned)wl;
 }
 
 /*
@@ -408,17 +418,18 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	}
 	qsort(v, rows, sizeof(*v), by_tasks);
 	size_t nrows = top && rows > top ? top : rows;
-	unsigned used = choose(in, in->width && any_workload(in, v, nrows), on);
+	unsigned wl = workload_width(in, v, nrows);
+	unsigned used = choose(in, wl, on);
 	for (int c = 0; c < T__N; c++)
 		if (on[c] && c == T_WORKLOAD)
-			buf_printf(b, "  %-*s", WL_W, tcols[c].head);
+			buf_printf(b, "  %-*s", (int)wl, tcols[c].head);
 		else if (on[c])
 			buf_printf(b, c == T_TASKS ? "%*s" : " %*s", tcols[c].w,
 				   tcols[c].head);
 	buf_puts(b, "  CGROUP\n");
 	buf_init(&t);
 	for (size_t i = 0; i < rows && (!top || shown < top); i++, shown++) {
-		row_line(b, in, s, &v[i], on, used, &t);
+		row_line(b, in, s, &v[i], on, used, wl, &t);
 		if (in->comms)
 			comm_lines(b, in, s, v[i].i);
 	}
