@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer target: the collector's escaping of arbitrary bytes for JSON,
- * CSV, Prometheus labels and the text table (cmd/escape.c).
+ * CSV, Prometheus labels and the text table (cmd/common/escape.c).
  *
  * Input: the bytes of a name (cgroup path or comm), as is.
  * Checked for every format: the output is valid UTF-8; JSON and table text

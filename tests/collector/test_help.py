@@ -56,7 +56,7 @@ check(longopts(short) <= longopts(full), "in --help, not in --help-all: %s"
 check(len(longopts(full)) > len(longopts(short)) and
       {"--wide", "--help-all", "--stream"} <= longopts(full),
       "--help-all: %s" % sorted(longopts(full)))
-with open(os.path.join(SRC, "cmd", "taskstat-collect.8")) as f:
+with open(os.path.join(SRC, "cmd", "collect", "taskstat-collect.8")) as f:
     man = f.read().replace("\\-", "-")
 missing = sorted(o for o in longopts(full) if o not in man)
 check(not missing, "options not in taskstat-collect(8): %s" % missing)

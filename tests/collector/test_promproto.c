@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The protobuf exposition (cmd/promproto.h), decoded with protobuf-c: the
+ * The protobuf exposition (cmd/collect/format/prom/promproto.h), decoded with protobuf-c: the
  * families are the text's (each once, none of a table histogram's
  * _bucket/_sum/_count), values equal, the distributions native histograms
  * of schema 0 whose spans and deltas are those of known lifetimes, the

@@ -644,7 +644,7 @@ def expect_counts(roll, path, tasks, processes, what=""):
 
 
 def utf8_lossy(b):
-    """The collector's rendering of arbitrary bytes (cmd/escape.h): valid
+    """The collector's rendering of arbitrary bytes (cmd/common/escape.h): valid
     UTF-8 sequences kept, every byte that does not start one becomes
     U+FFFD (one per byte, where Python's 'replace' would use one per
     maximal invalid subpart)."""
@@ -665,7 +665,7 @@ def utf8_lossy(b):
 
 def name_escape(b):
     r"""The collector's reversible rendering of arbitrary bytes in CSV,
-    Prometheus label values and the table (cmd/escape.h): a backslash
+    Prometheus label values and the table (cmd/common/escape.h): a backslash
     becomes \\, a byte that does not start a valid UTF-8 sequence \xNN
     (lower-case hex), valid sequences are kept; each format's own quoting
     comes on top."""

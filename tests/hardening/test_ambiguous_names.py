@@ -9,7 +9,7 @@ deleted  a live cgroup named "x (deleted)" (cgroupfs allows it) must be
 dup      two cgroups whose names differ only in invalid UTF-8 bytes
          (".../dup\\xff", ".../dup\\xfe") must stay two distinct keys in
          every format: JSON has cgroup_hex; CSV rows and Prometheus label
-         values carry the reversible escape (\\xff, \\xfe; cmd/escape.h),
+         values carry the reversible escape (\\xff, \\xfe; cmd/common/escape.h),
          each with its own 2 tasks and no duplicate series.
 Arguments after the binary select cases (default: both)."""
 import csv

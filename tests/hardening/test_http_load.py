@@ -59,7 +59,7 @@ if A.seconds2 is None:
     A.seconds2 = A.seconds / 2
 RSS_BOUND_KIB = 1024   # after the attack, above the start
 RSS_ROUND2_KIB = 512   # after the second attack, above the first
-LOG_BURST, LOG_PER_S, LOG_SUMMARY_S = 5, 1, 10  # cmd/ratelimit.h
+LOG_BURST, LOG_PER_S, LOG_SUMMARY_S = 5, 1, 10  # cmd/collect/http/ratelimit.h
 HOST_EXITS = 3  # records per exit of ours past which the host is churning
 need_live(A.bin)
 PRLIMIT = need_tool("prlimit")
