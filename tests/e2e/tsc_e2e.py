@@ -505,6 +505,26 @@ def scrape(hostport, path="/metrics"):
         return r.read().decode()
 
 
+def workload_value(text, name, labels):
+    """The value of taskstat_workload_<name>{<labels>} (labels exactly
+    as written, in order) in a Prometheus text, or None."""
+    m = re.search(r"^taskstat_workload_%s\{%s\} (\S+)$" %
+                  (re.escape(name), re.escape(labels)), text, re.M)
+    return None if m is None else float(m.group(1))
+
+
+def wait_workload(hostport, name, labels, want, timeout=30):
+    """Scrape until taskstat_workload_<name>{<labels>} >= want (or the
+    timeout); the last text scraped and that value."""
+    t0 = time.time()
+    while True:
+        text = scrape(hostport)
+        v = workload_value(text, name, labels)
+        if (v is not None and v >= want) or time.time() - t0 > timeout:
+            return text, v
+        time.sleep(0.3)
+
+
 def churn_prom_counts(text, prefix):
     """{cgroup: [tasks, processes]} of the cgroups <prefix>/c<i> (those of
     tests/hardening/cgroup_churn.c) in a Prometheus text, and the
