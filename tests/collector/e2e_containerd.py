@@ -12,10 +12,11 @@ one-layer busybox-static image imported by `ctr images import`. Each run
 --listen, --containerd-state on the daemon's state), then:
  - RunPodSandbox: a host-network pod, cgroup_parent
    /kubepods/burstable/pod<uid> as the kubelet's cgroupfs driver makes it;
- - CreateContainer + StartContainer of container "crash", attempts 0, 1,
-   2 (a crash loop: each a new container id and cgroup; the older dead
-   ones removed as the kubelet's garbage collection does): PID 1, a shell,
-   runs cat and seq, a child shell killed by SIGSEGV, and exits 1;
+ - CreateContainer + StartContainer of container "crash", attempts 0 to
+   3 (a crash loop of three restarts: each a new container id and cgroup;
+   the older dead ones removed as the kubelet's garbage collection does):
+   PID 1, a shell, runs cat and seq, a child shell killed by SIGSEGV, and
+   exits 1;
  - StopPodSandbox + RemovePodSandbox.
 Checked, per run:
  - every --events exit record of a cgroup under the pod names namespace
@@ -23,7 +24,7 @@ Checked, per run:
    the image; the sandbox's its pod, no container;
  - each container's cgroup has its exits (the SIGSEGV, PID 1's exit 1);
  - the restarts fold into one workload series set (namespace/pod/
-   container): signaled 3, SIGSEGV 3, cgroups_total 3;
+   container): signaled 4, SIGSEGV 4, cgroups_total 4;
  - the pod's own cgroup (/kubepods/burstable/pod<uid>) is named on its
    JSON rows.
 A miss is printed as the exact record. Misses of the kinds in KNOWN (the
@@ -34,6 +35,7 @@ and checked to be gone at the end.
 Skips (77): not root, no taskstats, no containerd/ctr/umoci/busybox-static
 or python3-grpcio, or containerd cannot start or run a pod here."""
 import atexit
+import json
 import os
 import signal
 import sys
@@ -55,7 +57,7 @@ RUNS = int(os.environ.get("CTRD_RUNS", "2"))
 STRICT = os.environ.get("CTRD_STRICT") == "1"
 NS = "cgs-e2e"
 CONTAINER = "crash"
-ATTEMPTS = 3
+ATTEMPTS = 4  # the first run and three restarts
 # busybox's applets; a child shell gets SIGSEGV (PID 1 of a pid
 # namespace ignores the signals it has no handler for)
 CRASH = ("cat /proc/self/stat >/dev/null; seq 3 >/dev/null; "
@@ -95,7 +97,7 @@ def container_config(attempt):
 
 
 def crash_loop(c, sid, cfg):
-    """The container's three runs, the kubelet's way; their ids."""
+    """The container's runs, the kubelet's way; their ids."""
     ids = []
     for n in range(ATTEMPTS):
         cid = c.cri("CreateContainer", pod_sandbox_id=sid,
@@ -111,9 +113,16 @@ def crash_loop(c, sid, cfg):
     return ids
 
 
+def role(g, podcg, sid, cids):
+    """Whose cgroup g is, in words."""
+    ids = {sid: "the sandbox"}
+    ids.update((c, "attempt %d" % n) for n, c in enumerate(cids))
+    return ids.get(g[len(podcg) + 1:], "the pod" if g == podcg else "?")
+
+
 def misses_of(objs, podcg, sid, cids, labels):
-    """The exit records of the pod's cgroups that lack a name, by kind;
-    and the exits per container cgroup."""
+    """The misses (kind, whose cgroup, the record) of the pod's exit
+    records and rows; and the exit records per cgroup."""
     want_c = {"namespace": NS, "pod": labels["pod"],
               "container_name": CONTAINER, "image": IMAGE}
     want_s = {"namespace": NS, "pod": labels["pod"]}
@@ -122,7 +131,8 @@ def misses_of(objs, podcg, sid, cids, labels):
     miss = []
     for o in objs:
         g = o.get("cgroup", "")
-        if o.get("type") != "exit" or not g.startswith(podcg + "/"):
+        if o.get("type") != "exit" or not (g == podcg or
+                                           g.startswith(podcg + "/")):
             continue
         per.setdefault(g, []).append(o)
         if g in cgs:
@@ -130,15 +140,14 @@ def misses_of(objs, podcg, sid, cids, labels):
         else:
             want = want_s
             if g == podcg + "/" + sid and o.get("container_name"):
-                miss.append(("sandbox-container", o))
-        bad = {k: o.get(k) for k, w in want.items() if o.get(k) != w}
-        if bad:
-            miss.append(("exit-unnamed", o))
+                miss.append(("sandbox-container", "sandbox", o))
+        if any(o.get(k) != w for k, w in want.items()):
+            miss.append(("exit-unnamed", role(g, podcg, sid, cids), o))
     for o in objs:
         for r in o.get("cgroups", []) if o.get("type") == "rollup" else []:
             if r["cgroup"] == podcg and (r.get("namespace") != NS or
                                          r.get("pod") != labels["pod"]):
-                miss.append(("pod-cgroup-unnamed", {
+                miss.append(("pod-cgroup-unnamed", "pod", {
                     k: v for k, v in r.items() if k in ID_KEYS}))
                 break
         else:
@@ -167,7 +176,7 @@ def check_exits(per, sbcg):
 
 
 def check_folded(hp, labels):
-    """The three crashes in one workload series set."""
+    """The crashes in one workload series set."""
     lab = ",".join('%s="%s"' % kv for kv in labels.items())
     text, v = wait_workload(hp, "process_exits_total",
                             lab + ',outcome="signaled"', ATTEMPTS)
@@ -213,7 +222,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="cgs-ctrd-")  # short: socket paths
     c = Containerd(tmp)
     atexit.register(c.cleanup)  # also on a failure's sys.exit
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))  # ctest timeout
+    signal.signal(signal.SIGTERM, lambda *a: fail("SIGTERM (a timeout?)"))
     try:
         c.start()
         c.import_image(busybox_image(tmp))
@@ -222,22 +231,28 @@ def main():
         for k in range(RUNS):
             m, n = one_run(c, k)
             exits += n
-            misses += [(k, kind, o) for kind, o in m]
+            misses += [(k,) + x for x in m]
         dt = time.monotonic() - t0
     finally:
         c.cleanup()
-    left = c.leftovers()
+        left = c.leftovers()  # checked after a failure too
+        if left:
+            print("LEFT after the cleanup: %s" % left)
     check(not left, "left after the test: %s" % left)
-    runs_missed = len({k for k, _, _ in misses})
-    for k, kind, o in misses:
-        print("MISS run %d %s%s: %s" % (k, kind, " (known: %s)" % KNOWN[kind]
-                                        if kind in KNOWN else "", o))
-    print("%s: %d runs (%.1f s), %d exit records of the pods checked, %d runs with "
-          "a miss; cleanup: nothing left" % (c.version, RUNS, dt, exits,
-                                             runs_missed))
+    for k, kind, who, o in misses:
+        print("MISS run %d, %s of %s%s: %s" % (
+            k, kind, who, " (known: %s)" % KNOWN[kind] if kind in KNOWN
+            else "", json.dumps(o, separators=(",", ":"))))
+    kinds = sorted({m[1] for m in misses})
+    print("%s: %d runs (%.1f s), %d exit records of the pods checked; runs "
+          "with a miss: %s; cleanup: nothing left" % (
+              c.version, RUNS, dt, exits, ", ".join(
+                  "%s %d" % (kd, len({m[0] for m in misses if m[1] == kd}))
+                  for kd in kinds) or "none"))
     hard = [m for m in misses if STRICT or m[1] not in KNOWN]
     if hard:
-        fail("%d misses in %d of %d runs" % (len(hard), runs_missed, RUNS))
+        fail("%d misses in %d of %d runs" % (
+            len(hard), len({m[0] for m in hard}), RUNS))
     print("OK")
 
 
