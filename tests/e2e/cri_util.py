@@ -492,10 +492,11 @@ class Containerd:
         left += ["mount %s" % m for m in mounts_under(self.d)]
         for rel in self.cgroups:
             left += ["cgroup %s" % d for d in cgroup_dirs(rel)]
-        for anc in self.made:
-            left += ["cgroup %s" % os.path.join(m, anc)
-                     for m in cgroup_mounts()
-                     if os.path.isdir(os.path.join(m, anc))]
+        for anc in self.made:  # (one with children is another test's now)
+            left += ["cgroup %s" % d for d in (
+                os.path.join(m, anc) for m in cgroup_mounts())
+                if os.path.isdir(d) and not next(
+                    (e for e in os.scandir(d) if e.is_dir()), None)]
         left += ["shim socket %s" % s for s in self.shim_sockets()]
         if not self.run_before and os.path.exists("/run/containerd"):
             left.append("/run/containerd")
