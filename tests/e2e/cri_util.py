@@ -31,7 +31,7 @@ import sys
 import time
 import zlib
 
-from tsc_e2e import skip
+from tsc_e2e import cgroup_mounts, rmdir_retry, skip
 
 SYS_PYTHON = "/usr/bin/python3"
 IMAGE = "cgs.invalid/busybox:1"  # .invalid: never a registry's name
@@ -205,14 +205,6 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs",
 """
 
 
-def cgroup_mounts():
-    """Mount points of every cgroup hierarchy (v1 and cgroup2)."""
-    with open("/proc/self/mountinfo") as f:
-        return [ln.split()[4] for ln in f
-                if ln.partition(" - ")[2].split()[0] in ("cgroup",
-                                                         "cgroup2")]
-
-
 def mounts_under(d):
     """Mount points at or below folder d, deepest first."""
     d = os.path.realpath(d)
@@ -258,17 +250,6 @@ def cgroup_dirs(rel):
         d = os.path.join(m, rel.lstrip("/"))
         out += [dp for dp, _, _ in os.walk(d)]
     return out
-
-
-def rmdir_retry(d, tries=100):
-    for _ in range(tries):  # a dying task may hold it a moment
-        try:
-            os.rmdir(d)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.05)
 
 
 class Containerd:

@@ -139,6 +139,27 @@ def cgroup2_root():
 
 # --- cgroups ------------------------------------------------------------
 
+def cgroup_mounts():
+    """Mount points of every cgroup hierarchy (v1 and cgroup2)."""
+    with open("/proc/self/mountinfo") as f:
+        return [ln.split()[4] for ln in f
+                if ln.partition(" - ")[2].split()[0] in ("cgroup",
+                                                         "cgroup2")]
+
+
+def rmdir_retry(d, tries=100):
+    """rmdir d (gone already is fine); a dying task may hold it a
+    moment."""
+    for _ in range(tries):
+        try:
+            os.rmdir(d)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
 def _like(s, rel):
     """s (ASCII str) as str or bytes, whichever rel is."""
     return os.fsencode(s) if isinstance(rel, bytes) else s
@@ -188,14 +209,7 @@ class Cgroups:
                         r.write(pid)
                 except OSError:
                     pass
-            for _ in range(100):  # a dying task may hold it a moment
-                try:
-                    os.rmdir(dirpath)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.05)
+            rmdir_retry(dirpath)
 
     def cleanup(self):
         self.rmtree(self.base)
