@@ -33,7 +33,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
 from tsc_e2e import (Cgroups, Collector, arg, check, need_live,  # noqa
-                     port_from_stderr, scrape, strict_json_lines)
+                     port_from_stderr, scrape, strict_json_lines,
+                     wait_workload, workload_value)
 from runc_util import bundle, need_runc, probe, runc, v1_leftovers  # noqa
 
 B = arg(1, "taskstat-collect")
@@ -59,12 +60,6 @@ def spec_annotations(cid):
     }
 
 
-def value(text, name, labels):
-    m = re.search(r"^taskstat_workload_%s\{%s\} (\S+)$" %
-                  (re.escape(name), re.escape(labels)), text, re.M)
-    return None if m is None else float(m.group(1))
-
-
 def run_container(tmp, cg, cid, state):
     """One run of the container, its spec where containerd keeps it."""
     d = os.path.join(state, "io.containerd.runtime.v2.task", "k8s.io", cid)
@@ -74,17 +69,6 @@ def run_container(tmp, cg, cid, state):
     check(r.returncode == 1, "runc run: exit %d (want the script's 1): %s"
           % (r.returncode, r.stderr.strip()))
     return cgpath
-
-
-def wait_for(hostport, name, labels, want, timeout=30):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        text = scrape(hostport)
-        v = value(text, name, labels)
-        if v is not None and v >= want:
-            return text, v
-        time.sleep(0.3)
-    return text, v
 
 
 with tempfile.TemporaryDirectory() as tmp, Cgroups("ident") as cg:
@@ -106,28 +90,30 @@ with tempfile.TemporaryDirectory() as tmp, Cgroups("ident") as cg:
                 if k == 0:  # the first sample the workload has: 0
                     t0 = time.time()
                     while first is None and time.time() - t0 < 30:
-                        first = value(scrape(hp), "process_exits_total",
-                                      LABELS + ',outcome="signaled"')
+                        first = workload_value(
+                            scrape(hp), "process_exits_total",
+                            LABELS + ',outcome="signaled"')
                         time.sleep(0.2)
                     check(first == 0, "the new workload's first sample is "
                           "%r, want 0" % first)
-                text, v = wait_for(hp, "process_exits_total",
-                                   LABELS + ',outcome="signaled"', k + 1)
+                text, v = wait_workload(hp, "process_exits_total",
+                                        LABELS + ',outcome="signaled"',
+                                        k + 1)
                 check(v == k + 1, "after %d crashes the workload counts %r"
                       % (k + 1, v))
-            sig = value(text, "process_signals_total",
-                        LABELS + ',signal="SIGSEGV"')
+            sig = workload_value(text, "process_signals_total",
+                                 LABELS + ',signal="SIGSEGV"')
             check(sig == 3, "SIGSEGV exits of the workload: %r, want 3" % sig)
-            check(value(text, "cgroups_total", LABELS) == 3,
+            check(workload_value(text, "cgroups_total", LABELS) == 3,
                   "cgroups_total: %r, want 3" %
-                  value(text, "cgroups_total", LABELS))
+                  workload_value(text, "cgroups_total", LABELS))
             check(re.search(r'^taskstat_workload_info\{%s,image="registry'
                             r'\.example/shop:1\.4"\} 1$' % re.escape(LABELS),
                             text, re.M), "no workload_info with the image")
             # lean: a named container's cgroup has the outcomes seen (its
             # zeros are the workload's, which has all five from 0)
-            check(value(text, "process_exits_total",
-                        LABELS + ',outcome="core_dumped"') == 0,
+            check(workload_value(text, "process_exits_total",
+                                 LABELS + ',outcome="core_dumped"') == 0,
                   "the workload has no core_dumped at 0")
             own = dict(ln.split("outcome=")[1].split("} ")
                        for ln in text.splitlines()
@@ -147,7 +133,7 @@ with tempfile.TemporaryDirectory() as tmp, Cgroups("ident") as cg:
             check(r.returncode == 0, "runc run: %s" % r.stderr.strip())
             side = 'kind="container",namespace="prod",pod="shop-7d9f",' \
                    'container="side"'
-            text, v = wait_for(hp, "task_exits_total", side, 1)
+            text, v = wait_workload(hp, "task_exits_total", side, 1)
             check(v is not None and v >= 1, "the kubelet's link named no "
                   "workload: %r" % v)
             time.sleep(1.2)

@@ -139,6 +139,27 @@ def cgroup2_root():
 
 # --- cgroups ------------------------------------------------------------
 
+def cgroup_mounts():
+    """Mount points of every cgroup hierarchy (v1 and cgroup2)."""
+    with open("/proc/self/mountinfo") as f:
+        return [ln.split()[4] for ln in f
+                if ln.partition(" - ")[2].split()[0] in ("cgroup",
+                                                         "cgroup2")]
+
+
+def rmdir_retry(d, tries=100):
+    """rmdir d (gone already is fine); a dying task may hold it a
+    moment."""
+    for _ in range(tries):
+        try:
+            os.rmdir(d)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
 def _like(s, rel):
     """s (ASCII str) as str or bytes, whichever rel is."""
     return os.fsencode(s) if isinstance(rel, bytes) else s
@@ -188,14 +209,7 @@ class Cgroups:
                         r.write(pid)
                 except OSError:
                     pass
-            for _ in range(100):  # a dying task may hold it a moment
-                try:
-                    os.rmdir(dirpath)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.05)
+            rmdir_retry(dirpath)
 
     def cleanup(self):
         self.rmtree(self.base)
@@ -503,6 +517,26 @@ def scrape(hostport, path="/metrics"):
     with urllib.request.urlopen("http://%s%s" % (hostport, path),
                                 timeout=10) as r:
         return r.read().decode()
+
+
+def workload_value(text, name, labels):
+    """The value of taskstat_workload_<name>{<labels>} (labels exactly
+    as written, in order) in a Prometheus text, or None."""
+    m = re.search(r"^taskstat_workload_%s\{%s\} (\S+)$" %
+                  (re.escape(name), re.escape(labels)), text, re.M)
+    return None if m is None else float(m.group(1))
+
+
+def wait_workload(hostport, name, labels, want, timeout=30):
+    """Scrape until taskstat_workload_<name>{<labels>} >= want (or the
+    timeout); the last text scraped and that value."""
+    t0 = time.time()
+    while True:
+        text = scrape(hostport)
+        v = workload_value(text, name, labels)
+        if (v is not None and v >= want) or time.time() - t0 > timeout:
+            return text, v
+        time.sleep(0.3)
 
 
 def churn_prom_counts(text, prefix):

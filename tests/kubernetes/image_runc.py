@@ -45,7 +45,8 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(
     os.path.abspath(__file__)), "..", "e2e"))
-from tsc_e2e import arg, check, fail, skip  # noqa: E402
+from tsc_e2e import (arg, cgroup_mounts, check, fail,  # noqa: E402
+                     rmdir_retry, skip)
 
 try:
     import yaml
@@ -210,14 +211,6 @@ def exits_of(text, cgroup):
         % re.escape(cgroup), text, re.M))
 
 
-def cgroup_mounts():
-    """Mount points of every cgroup hierarchy (v1 and cgroup2)."""
-    with open("/proc/self/mountinfo") as f:
-        return [ln.split()[4] for ln in f
-                if ln.partition(" - ")[2].split()[0] in ("cgroup",
-                                                         "cgroup2")]
-
-
 def host_workload(name, n):
     """On the host, outside the container: a shell joins cgroup /name in
     every hierarchy (the collector keys on one of them: cgroup2 where
@@ -243,15 +236,7 @@ def remove_cgroup(name):
     """rmdir /name in every hierarchy (a dying task may hold it a
     moment)."""
     for m in cgroup_mounts():
-        d = os.path.join(m, name.lstrip("/"))
-        for _ in range(100):
-            try:
-                os.rmdir(d)
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.05)
+        rmdir_retry(os.path.join(m, name.lstrip("/")))
 
 
 def v1_leftovers(name):
