@@ -115,8 +115,6 @@ struct tsc {
 	/* the workload view (workloads.c), NULL: off */
 	struct cgs_identity_src *ident;
 	struct cgs_workloads *wl;
-	atomic_bool prom_served;   /* a scrape took the text since the last
-				    * snapshot (http threads set it) */
 	bool wl_err_said;
 	/* The last snapshot, kept (prom_lock) for /metrics, /snapshot and
 	 * --textfile, whose texts are made from it when first asked for

@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -87,10 +86,6 @@ void tsc_workloads_update(struct tsc *c, const struct cgs_snapshot *s)
 {
 	if (!c->wl)
 		return;
-	/* a scrape served the text made before: the zeros of the workloads
-	 * new in it were seen, their counts may show now */
-	if (atomic_exchange(&c->prom_served, false))
-		cgs_workloads_served(c->wl);
 	int r = cgs_workloads_update(c->wl, s, tsc_mono_ns() / 1000000u);
 	if (r < 0 && !c->wl_err_said) {
 		tsc_warn("workload view: %s (counted again next snapshot)\n",
