@@ -282,6 +282,9 @@ static int live_stop(struct tsc *c, int err)
 	if (r < 0 && !tsc_output_error(c))
 		tsc_err("stopping the listener: %s\n",
 			cgs_strerror(r));
+	/* the exits held for their names: until answered, at most their
+	 * hold; then as they are */
+	tsc_hold_settle(c, TSC_HOLD_NS, true);
 	/* the events and capture records drained last reach their files even
 	 * if the final snapshot fails */
 	tsc_flush_all(c);

@@ -114,6 +114,29 @@ static void identity_early(struct buf *b, const struct cgs_identity_counts *i)
 			   (unsigned long long)f[k].v);
 }
 
+/* Exits held for their names (hold.c), by how they left: 4 series per
+ * collector, with --events. */
+static void events_held(struct buf *b, const struct tsc *c)
+{
+	static const char *const res[TSC_HOLD__RESULTS] = {
+		"named", "unnamed", "timeout", "full" };
+	uint64_t v[TSC_HOLD__RESULTS] = { 0 };
+	for (unsigned i = 0; i < c->nshards; i++)
+		for (int k = 0; k < TSC_HOLD__RESULTS; k++)
+			v[k] += __atomic_load_n(&c->shards[i].hold.out[k],
+						__ATOMIC_RELAXED);
+	buf_puts(b, "# HELP taskstat_collector_events_held_total Exit events "
+		 "whose cgroup's name look-up was pending, held until it "
+		 "answered, by how they were written: named, unnamed (no "
+		 "source named the cgroup), timeout (still pending after "
+		 "2 s), full (not held: the shard held 256 already).\n"
+		 "# TYPE taskstat_collector_events_held_total counter\n");
+	for (int k = 0; k < TSC_HOLD__RESULTS; k++)
+		buf_printf(b, "taskstat_collector_events_held_total"
+			   "{result=\"%s\"} %llu\n", res[k],
+			   (unsigned long long)v[k]);
+}
+
 /* What naming found and what the view keeps: the collector's own. */
 static void self_metrics(struct buf *b, const struct tsc *c)
 {
@@ -152,6 +175,8 @@ static void self_metrics(struct buf *b, const struct tsc *c)
 			   "{reason=\"%s\"} %llu\n", f[k].r,
 			   (unsigned long long)f[k].v);
 	identity_early(b, &i);
+	if (c->o->events && c->shards)
+		events_held(b, c);
 }
 
 size_t tsc_workloads_prom(struct buf *b, const struct tsc *c)

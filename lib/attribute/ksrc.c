@@ -883,6 +883,14 @@ void cgsi_ksrc_set_cg_hook(struct cgsi_ksrc *k, cgsi_ksrc_cg_fn *fn,
 	k->cg_hook_ctx = ctx;
 	__atomic_store_n(&k->skel->bss->wake_mkdir, fn != NULL,
 			 __ATOMIC_RELAXED);
+	/* the cgroups there before: named before their records are
+	 * written, as those made from now on (the lock keeps the two
+	 * apart: a mkdir after this comes as an event) */
+	for (uint32_t i = 0; fn && i <= k->ids.mask; i++) {
+		const struct cgsi_cgid_ent *e = &k->ids.slot[i];
+		if (e->id && e->path && !e->removed_ms)
+			fn(ctx, CGSI_KSRC_EXISTING, e->id, e->path);
+	}
 	pthread_mutex_unlock(&k->idlock);
 	if (fn) /* someone must be there to be woken */
 		reader_start(k);
