@@ -101,7 +101,9 @@ void cgs_workloads_free(struct cgs_workloads *w);
  * @snap: The next snapshot of one rollup, taken without folding (feed
  *	every snapshot, in order: the view adds a cgroup's self counters when
  *	it first sees it, then its self_delta, so a snapshot skipped is lost
- *	to it; the first may have no deltas). Not kept.
+ *	to it). A no_delta snapshot folded into an empty view is undone at
+ *	the next update (whose deltas include it); one after others is not
+ *	folded (since 1.3). Not kept.
  * @now_ms: The caller's clock (monotonic ms), for retirement and holds.
  *
  * A cgroup seen for the first time is named (the identity source's

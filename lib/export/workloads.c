@@ -14,6 +14,7 @@
  * workload with none).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,8 @@ struct cgs_workloads {
 	struct cg *c;     /* open addressing by path; path NULL: free */
 	size_t capc, nc;
 	uint64_t gen;
+	bool peeked;      /* the last update was a peek (see peek()) */
+	bool advanced;    /* a snapshot that advanced the baseline folded */
 	size_t seen;      /* cgroups of this update (all of them: no sweep) */
 	uint32_t *order;  /* sorted indices into w, nw of them */
 	uint32_t *wh;     /* open addressing by key: index + 1, 0 free */
@@ -475,12 +478,51 @@ static int sort_order(struct cgs_workloads *w)
 	return 0;
 }
 
+/* Everything folded so far goes (the counts stay). */
+static void forget_all(struct cgs_workloads *w)
+{
+	for (size_t i = 0; i < w->nw; i++)
+		wl_free(&w->w[i]);
+	w->nw = 0;
+	for (size_t i = 0; i < w->capc; i++)
+		free(w->c[i].path);
+	if (w->capc)
+		memset(w->c, 0, w->capc * sizeof(*w->c));
+	w->nc = 0;
+	if (w->capwh)
+		memset(w->wh, 0, w->capwh * sizeof(*w->wh));
+}
+
+/*
+ * A snapshot taken with no_delta (the collector's before its first
+ * interval) does not advance the deltas: the next snapshot's deltas
+ * include what it showed. Folded into an empty view it is a peek, undone
+ * at the next snapshot (else its first cgroups were counted twice: issue
+ * 40's "nothing counted twice"); after others it is not folded (the view
+ * stays as of the last one). True: skip this snapshot.
+ */
+static bool peek(struct cgs_workloads *w, const struct cgs_snapshot *s)
+{
+	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	bool nd = t && t->sz >= offsetof(struct cgs_rollup_totals, no_delta) +
+			       sizeof(t->no_delta) && t->no_delta;
+	if (nd && w->advanced)
+		return true;
+	if (w->peeked) /* the last peek undone */
+		forget_all(w);
+	w->peeked = nd;
+	w->advanced |= !nd;
+	return false;
+}
+
 CGS_EXPORT int cgs_workloads_update(struct cgs_workloads *w,
 				    const struct cgs_snapshot *s,
 				    uint64_t now_ms)
 {
 	if (!w || !s)
 		return -EINVAL;
+	if (peek(w, s))
+		return 0;
 	w->gen++;
 	w->seen = 0;
 	for (size_t i = 0; i < w->nw; i++)

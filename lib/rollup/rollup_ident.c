@@ -24,11 +24,8 @@ static void seed_by_walk(struct cgs_rollup *r, void *ctx)
 	if (!r->mount.mounted || cgsi_cgid_init(&t, &r->mount) < 0)
 		return;
 	if (cgsi_cgid_walk(&t, cgsi_now_mono_ms(), 1) > 0)
-		for (uint32_t i = 0; i <= t.mask; i++)
-			if (t.slot[i].id && t.slot[i].path)
-				cgsi_idcache_event(ctx, CGSI_KSRC_EXISTING,
-						   t.slot[i].id,
-						   t.slot[i].path);
+		cgsi_cgid_each_live(&t, cgsi_idcache_event, ctx,
+				    CGSI_KSRC_EXISTING);
 	cgsi_cgid_fini(&t);
 }
 

@@ -243,6 +243,35 @@ static void units_and_unnamed(void **state)
 	assert_int_equal(c.unnamed_cgroups, 2);
 }
 
+/* A no_delta snapshot first (the collector's before its first interval)
+ * is undone at the next: the cgroup it showed is not counted twice (the
+ * next one's deltas include it); after others one is not folded. */
+static void no_delta_first(void **state)
+{
+	struct fx *x = *state;
+	struct cgs_snapshot_opts o = { .sz = sizeof(o), .no_delta = true };
+	struct cgs_snapshot *s = NULL;
+	exit_in(x, "/system.slice/p.service", 0);
+	assert_int_equal(cgs_rollup_snapshot(x->r, &o, &s), 0);
+	assert_int_equal(cgs_snapshot_totals(s)->no_delta, 1);
+	assert_int_equal(cgs_workloads_update(x->w, s, x->now), 0);
+	cgs_snapshot_free(s);
+	assert_int_equal(find(x, CGS_WLK_UNIT, "p.service").total->processes,
+			 1);
+	exit_in(x, "/system.slice/p.service", 0);
+	update(x);
+	struct cgs_workload_view v = find(x, CGS_WLK_UNIT, "p.service");
+	assert_int_equal(v.total->processes, 2);
+	assert_int_equal(v.cgroups_seen, 1);
+	exit_in(x, "/system.slice/p.service", 0);
+	assert_int_equal(cgs_rollup_snapshot(x->r, &o, &s), 0);
+	assert_int_equal(cgs_workloads_update(x->w, s, x->now), 0);
+	cgs_snapshot_free(s);
+	update(x);
+	v = find(x, CGS_WLK_UNIT, "p.service");
+	assert_int_equal(v.total->processes, 3);
+}
+
 /* A container whose runtime state was written after its first exits were
  * in a snapshot: named at the next update, with every count it has. */
 static void named_late(void **state)
@@ -319,6 +348,7 @@ int main(int argc, char **argv)
 		T(crash_loop),
 		T(units_and_unnamed),
 		T(named_late),
+		T(no_delta_first),
 		T(retirement),
 		T(api),
 	};
