@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "workloads.h"
 
 /* Per-shard callback: runs on the shard's own thread. */
 static int on_exit_event(const struct cgs_exit *ev, void *user)
@@ -239,6 +240,8 @@ static int live_loop(struct tsc *c, int sigfd)
 		}
 		if (r == SIGHUP) { /* logrotate: reopen; reload certificates */
 			tsc_reopen(c);
+			/* containers not named yet: looked up again */
+			tsc_workloads_watch(c);
 			if (tsc_export)
 				tsc_export->web_reload(c, "SIGHUP");
 			continue;
