@@ -13,6 +13,7 @@
 #include "cgstats.h"
 #include "options.h"
 #include "notify.h"
+#include "hold.h"
 #include "privdrop.h"
 #include "stream.h"
 
@@ -44,6 +45,7 @@ struct tsc_shard {
 	struct buf cap; /* capture records not yet written */
 	struct buf path; /* copy of the task's cgroup path */
 	uint64_t cap_too_big; /* records not representable in a capture */
+	struct tsc_hold hold; /* exits waiting for their names (hold.c) */
 } __attribute__((aligned(64)));
 
 struct http;
@@ -115,8 +117,6 @@ struct tsc {
 	/* the workload view (workloads.c), NULL: off */
 	struct cgs_identity_src *ident;
 	struct cgs_workloads *wl;
-	atomic_bool prom_served;   /* a scrape took the text since the last
-				    * snapshot (http threads set it) */
 	bool wl_err_said;
 	/* The last snapshot, kept (prom_lock) for /metrics, /snapshot and
 	 * --textfile, whose texts are made from it when first asked for
@@ -186,6 +186,13 @@ int tsc_shards_init(struct tsc *c, unsigned n);
 void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 		     const struct cgs_record *r, const char *cgroup,
 		     const char *source, uint64_t recv_ns, unsigned shard);
+/* Held exits of shard s (its lock held) asked again and written when
+ * answered (all: every one, as it is); hold.c. */
+void tsc_hold_shard(struct tsc *c, struct tsc_shard *s, unsigned shard,
+		    uint64_t now_ns, bool all);
+/* Every shard's, until none is held or wait_ns passed (then, with all,
+ * the rest as they are); the records held now, summed. */
+unsigned tsc_hold_settle(struct tsc *c, uint64_t wait_ns, bool all);
 void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force);
 void tsc_flush_all(struct tsc *c);
 /* Snapshot everything and write it to every output. */

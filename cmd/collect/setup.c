@@ -431,6 +431,7 @@ void tsc_teardown(struct tsc *c)
 		buf_free(&c->shards[i].ev);
 		buf_free(&c->shards[i].cap);
 		buf_free(&c->shards[i].path);
+		tsc_hold_free(&c->shards[i].hold);
 		pthread_mutex_destroy(&c->shards[i].lock);
 	}
 	free(c->shards);

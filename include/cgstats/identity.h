@@ -103,6 +103,16 @@ struct cgs_identity_counts {
 	uint64_t retired;       /* names dropped keep_ms after their cgroup */
 	uint64_t cache_hits;    /* cgs_identity_resolve() answered from the
 				 * cache (no file read) */
+	uint64_t existing;      /* container/pod cgroups there when the
+				 * hook was set (cgs_rollup_identity(): at
+				 * start, again on each call), queued */
+	uint64_t retried;       /* look-ups that named nothing, made again
+				 * (50 ms, 250 ms, 1 s later; then
+				 * early_unnamed) */
+	uint64_t retry_named;   /* ... named at a retry */
+	uint64_t pods_named;    /* pods' own cgroups named by their first
+				 * container named (the CRI's sandbox-*
+				 * annotations) */
 };
 
 struct cgs_identity_src;
@@ -181,9 +191,19 @@ int cgs_identity_get_counts(const struct cgs_identity_src *src,
  * (cgs_rollup_identity()). O(1); the slot's lock is shared with nothing but
  * the resolver's publishing. For a record's names on the hot path.
  *
+ * Since 1.3 a cgroup whose look-up is still to come (queued at its mkdir,
+ * there when cgs_rollup_identity() was called, or asked again after a
+ * look-up that named nothing: 50 ms, 250 ms and 1 s later) answers
+ * -EAGAIN: a caller that writes names with each record holds the record
+ * (bounded) and asks again, so that no exit of a container goes out
+ * unnamed because it came before its look-up. A pending cgroup shares a
+ * counter slot (4,096 slots by path hash) with others: a rare collision
+ * makes another cgroup answer -EAGAIN as long.
+ *
  * Context: Any thread, one per @reader slot.
  * Return: 0 (@out filled), -ENOENT when none is cached
- *	(not a container, not named, or retired), -EINVAL.
+ *	(not a container, not named, or retired), -EAGAIN (its look-up is
+ *	pending: ask again soon), -EINVAL.
  */
 int cgs_identity_cached(struct cgs_identity_src *src, unsigned reader,
 			const char *cgroup_path, struct cgs_identity *out);
@@ -207,16 +227,27 @@ struct cgs_rollup;
  * keep_ms after its rmdir. No file is read on the record path; the hook
  * costs a queue push per container cgroup event.
  *
- * A cgroup that appeared before the call, or whose event was lost (the
- * kernel source's cgroup ring full), or that was queued behind a full
- * queue, is named at its first snapshot (cgs_workloads_update()), if its
- * runtime state is still there; one that came and went before its
- * look-up is unknown, counted in gone_before or queue_full.
+ * The container and pod cgroups there at the call (the kernel source's
+ * table of them, from its walk at open) are queued too (since 1.3;
+ * counted in existing, at most max_cached), after the events; calling it
+ * again with the same @src (e.g. on SIGHUP) queues those not named yet
+ * again. A look-up that named nothing is made again 50 ms, 250 ms and 1 s
+ * later (retried) while the cgroup lives. Until its look-up has answered,
+ * cgs_identity_cached() says -EAGAIN for the cgroup. A container's names
+ * name its pod's own cgroup too (pods_named), without the kubelet's log
+ * folders.
+ *
+ * A cgroup whose event was lost (the kernel source's cgroup ring full),
+ * or that was queued behind a full queue, is named at its first snapshot
+ * (cgs_workloads_update()), if its runtime state is still there; one that
+ * came and went before its look-up is unknown, counted in gone_before or
+ * queue_full.
  *
  * Context: Any thread; not concurrently with cgs_rollup_free(@r).
- * Return: 0; -EOPNOTSUPP when @r has no kernel source (names then come
- *	from the snapshots only); -EINVAL for a NULL @r; -errno when the
- *	thread cannot be made.
+ * Return: 0; -EOPNOTSUPP when @r has no kernel source (the cgroups there
+ *	now are still looked up, from a walk of the mount, since 1.3, and
+ *	new ones are named at their first snapshot), -EINVAL for a NULL @r,
+ *	-errno when the thread cannot be made.
  */
 int cgs_rollup_identity(struct cgs_rollup *r, struct cgs_identity_src *src);
 

@@ -434,6 +434,10 @@ struct cgs_rollup_totals {
 	uint64_t kernel_bpf_exit_runs;
 	uint64_t kernel_bpf_cgroup_ns;   /* the cgroup event programs */
 	uint64_t kernel_bpf_cgroup_runs;
+	/* (1.3) a snapshot's totals only: 1 when it was taken with no_delta
+	 * (its deltas are since the last snapshot that advanced the
+	 * baseline, and the next one's will be too) */
+	uint64_t no_delta;
 };
 
 /* How oom_kills are counted (totals.oom_source). */

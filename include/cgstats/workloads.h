@@ -33,9 +33,9 @@ struct cgs_workloads_opts {
 	struct cgs_identity_src *identity;
 	uint64_t retire_after_ms; /* a workload is dropped this long after its
 				   * last cgroup went; 0: 15 minutes */
-	uint64_t hold_ms;     /* a new workload shows zeros until it has been
-			       * served once (cgs_workloads_served()) or this
-			       * long; 0: 60 s */
+	uint64_t hold_ms;     /* ignored since 1.3 (a new workload shows its
+			       * counts at once, as its cgroups' series
+			       * do); kept for the ABI */
 	size_t max_workloads; /* 0: 16,384; more are counted, not kept */
 	size_t max_cgroups;   /* cgroups remembered; 0: 262,144 */
 };
@@ -48,15 +48,17 @@ struct cgs_workload_view {
 	const char *k8s_namespace, *pod, *container, *unit;
 	const char *image;    /* of its latest cgroup; not part of the key */
 	/* cumulative since the workload was first seen: its cgroups' own
-	 * (self) counters, every cgroup it ever had; all 0 while held */
+	 * (self) counters, every cgroup it ever had, each as of the last
+	 * snapshot folded in (removed cgroups included until retired, and
+	 * after, once) */
 	const struct cgs_counters *total;
 	/* process exits by terminating signal (slot = signal number), the
-	 * same way; NULL when none (or while held) */
+	 * same way; NULL when none */
 	const uint64_t *signals; /* CGS_SIGNAL_SLOTS entries */
 	uint64_t cgroups_seen;   /* cgroups it has had (restarts + 1) */
 	uint64_t cgroups_live;   /* in the last snapshot */
 	uint64_t first_seen_ms, last_seen_ms; /* caller's clock */
-	uint32_t held;           /* 1: new, shown as zeros (see hold_ms) */
+	uint32_t held;           /* always 0 since 1.3 (see hold_ms) */
 };
 
 /* The view's own counters. */
@@ -65,9 +67,11 @@ struct cgs_workloads_counts {
 	uint64_t workloads;       /* kept now */
 	uint64_t cgroups;         /* cgroups remembered now */
 	uint64_t retired;         /* workloads dropped after retire_after_ms */
-	uint64_t unnamed_cgroups; /* containers and pods no source named:
-				   * their exits are in no workload (they
-				   * are in the per-cgroup totals) */
+	uint64_t unnamed_cgroups; /* containers and pods no source named,
+				   * also at the next 3 snapshots (or before
+				   * they left): their exits are in no
+				   * workload (they are in the per-cgroup
+				   * totals) */
 	uint64_t over_limit;      /* cgroups left out: max_workloads or
 				   * max_cgroups reached */
 };
@@ -97,11 +101,15 @@ void cgs_workloads_free(struct cgs_workloads *w);
  * @snap: The next snapshot of one rollup, taken without folding (feed
  *	every snapshot, in order: the view adds a cgroup's self counters when
  *	it first sees it, then its self_delta, so a snapshot skipped is lost
- *	to it; the first may have no deltas). Not kept.
+ *	to it). A no_delta snapshot folded into an empty view is undone at
+ *	the next update (whose deltas include it); one after others is not
+ *	folded (since 1.3). Not kept.
  * @now_ms: The caller's clock (monotonic ms), for retirement and holds.
  *
- * A cgroup seen for the first time is named once (the identity source's
- * files are read here, never per record); cgroups gone from @snap leave
+ * A cgroup seen for the first time is named (the identity source's
+ * files are read here, never per record); a container or pod no source
+ * named is asked again at the next 3 updates, and once named all its
+ * counts join its workload; cgroups gone from @snap leave
  * their workload, which is dropped retire_after_ms after its last one.
  * O(cgroups in @snap). Pointers from cgs_workloads_get() become invalid.
  *
@@ -115,10 +123,9 @@ int cgs_workloads_update(struct cgs_workloads *w,
  * cgs_workloads_served() - Say the current view was served to a scraper.
  * @w: The view.
  *
- * Releases the holds of the workloads shown as zeros: their counters show
- * from the next cgs_workloads_get(). A Prometheus exporter calls it after
- * each scrape, so every workload's first sample is 0 and increase() sees
- * its first crash.
+ * Does nothing since 1.3: a new workload is no longer shown as zeros
+ * until served (its series disagreed with its cgroups' in the same
+ * scrape); kept for the ABI.
  *
  * Context: The view's thread.
  */

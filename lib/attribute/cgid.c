@@ -257,3 +257,15 @@ int cgsi_cgid_walk(struct cgsi_cgid *m, uint64_t now_ms, int force)
 					CGSI_CGID_WALK_COST * m->walk_ms_last);
 	return n;
 }
+
+void cgsi_cgid_each_live(const struct cgsi_cgid *m,
+			 void (*fn)(void *ctx, int type, uint64_t id,
+				    const char *path),
+			 void *ctx, int type)
+{
+	for (uint32_t i = 0; m->slot && i <= m->mask; i++) {
+		const struct cgsi_cgid_ent *e = &m->slot[i];
+		if (e->id && e->path && !e->removed_ms)
+			fn(ctx, type, e->id, e->path);
+	}
+}

@@ -90,6 +90,12 @@ int cgsi_cgid_is_removed(const struct cgsi_cgid *m, uint64_t id);
 /* Whether id's entry was dropped (purged) lately: 1, else 0. */
 int cgsi_cgid_was_purged(const struct cgsi_cgid *m, uint64_t id);
 
+/* fn(ctx, type, id, path) for every entry not known to be removed. */
+void cgsi_cgid_each_live(const struct cgsi_cgid *m,
+			 void (*fn)(void *ctx, int type, uint64_t id,
+				    const char *path),
+			 void *ctx, int type);
+
 /* Walk the mount (unless the last one is too recent: CGSI_CGID_WALK_MS,
  * CGSI_CGID_WALK_COST; or force), adding every directory; purges entries
  * removed long ago. A directory without subdirectories (nlink 2) is

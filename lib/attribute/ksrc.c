@@ -69,12 +69,10 @@ struct cgsi_ksrc {
 	pthread_mutex_t idlock; /* ids, cgrb, dfl_hier */
 	struct cgsi_cgid ids;
 	const struct cgsi_cg_mount *mount;
-	int64_t dfl_hier;       /* the hierarchy's id (cgroup2: -1 until
-				 * learned) */
+	int64_t dfl_hier;       /* its hierarchy id (cgroup2: -1 till known) */
 	struct cgsi_cgv1 v1;    /* a v1 hierarchy: how (else how 0) */
 	uint64_t now_ms;        /* for cgroup events, under idlock */
-	uint64_t cg_unreadable; /* cgroup events with no usable path
-				 * (idlock) */
+	uint64_t cg_unreadable; /* events with no usable path (idlock) */
 	pthread_t reader;       /* cg_reader(), if reader_on */
 	bool reader_on;
 	_Atomic int reader_tried; /* reader_start() ran (first lookup) */
@@ -850,6 +848,8 @@ void cgsi_ksrc_set_cg_hook(struct cgsi_ksrc *k, cgsi_ksrc_cg_fn *fn,
 	k->cg_hook_ctx = ctx;
 	__atomic_store_n(&k->skel->bss->wake_mkdir, fn != NULL,
 			 __ATOMIC_RELAXED);
+	if (fn) /* the cgroups there before (a mkdir after: an event) */
+		cgsi_cgid_each_live(&k->ids, fn, ctx, CGSI_KSRC_EXISTING);
 	pthread_mutex_unlock(&k->idlock);
 	if (fn) /* someone must be there to be woken */
 		reader_start(k);

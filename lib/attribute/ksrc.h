@@ -165,6 +165,9 @@ size_t cgsi_ksrc_ids(struct cgsi_ksrc *k);
  */
 #define CGSI_KSRC_MKDIR 2
 #define CGSI_KSRC_RMDIR 3
+/* Setting a hook also calls it with this type for every cgroup the id
+ * table holds as live (there before: the start-up walk's, a seed). */
+#define CGSI_KSRC_EXISTING 4
 typedef void cgsi_ksrc_cg_fn(void *ctx, int type, uint64_t id,
 			     const char *path);
 void cgsi_ksrc_set_cg_hook(struct cgsi_ksrc *k, cgsi_ksrc_cg_fn *fn,

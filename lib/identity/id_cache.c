@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +15,15 @@
 
 #define QPATH 512 /* CGSK_PATH_MAX: what a mkdir event carries */
 #define SWEEP_MS 1000u
+/* Pending look-ups by path hash (a counting filter): a reader that misses
+ * a path whose slot is not 0 answers -EAGAIN (a look-up may name it
+ * soon); a collision only makes another cgroup's record wait as long. */
+#define PEND_SLOTS 4096u
+/* A look-up that named nothing is made again this long after the last
+ * (state written after the cgroup, a pod's own cgroup before its first
+ * container named it): its records wait meanwhile, at most ~1.3 s. */
+static const uint32_t retry_ms[] = { 50, 250, 1000 };
+#define RETRIES (sizeof(retry_ms) / sizeof(*retry_ms))
 
 struct ent {
 	char *path;
@@ -33,7 +44,14 @@ struct rtab {
 
 struct qent {
 	int type;
+	unsigned tries;  /* look-ups made before (a retry: > 0) */
 	char path[QPATH];
+};
+
+struct rent { /* a look-up to make again */
+	char *path;
+	uint64_t due_ms;
+	unsigned tries;
 };
 
 struct cgsi_idcache {
@@ -44,6 +62,11 @@ struct cgsi_idcache {
 	size_t qlen;
 	uint64_t head, tail;
 	uint64_t queued, queue_full;
+	char **walk;     /* cgroups there before the hook (existing) */
+	size_t nwalk, walk_at, walk_cap;
+	struct rent *rq; /* look-ups to make again, at most qlen */
+	size_t nrq;
+	uint64_t existing, retried, retry_named;
 	bool stop;
 	/* the resolver (its lock, *lk) */
 	pthread_t th;
@@ -55,10 +78,12 @@ struct cgsi_idcache {
 	size_t max;
 	uint64_t keep_ms, gone, last_sweep;
 	uint64_t early_named, early_unnamed, gone_before, cache_full,
-		retired;
+		retired, pods_named;
 	/* the readers' copies */
 	unsigned nr;
 	struct rtab *r;
+	uint64_t pub_gen; /* publishes so far (atomic) */
+	uint32_t pend[PEND_SLOTS]; /* pending look-ups by hash (atomic) */
 };
 
 static uint64_t hash(const char *s)
@@ -172,9 +197,40 @@ void cgsi_idcache_free(struct cgsi_idcache *c)
 	}
 	free(c->r);
 	free(c->q);
+	for (size_t i = c->walk_at; i < c->nwalk; i++)
+		free(c->walk[i]);
+	free(c->walk);
+	for (size_t i = 0; i < c->nrq; i++)
+		free(c->rq[i].path);
+	free(c->rq);
 	pthread_mutex_destroy(&c->qmu);
 	pthread_cond_destroy(&c->qcv);
 	free(c);
+}
+
+static uint32_t *pend_slot(struct cgsi_idcache *c, const char *path)
+{
+	return &c->pend[hash(path) & (PEND_SLOTS - 1)];
+}
+
+/* A cgroup there before the hook: to the walk list (qmu held). */
+static bool walk_push(struct cgsi_idcache *c, const char *path)
+{
+	if (c->nwalk - c->walk_at >= c->max)
+		return false;
+	if (c->nwalk == c->walk_cap) {
+		size_t cap = c->walk_cap ? c->walk_cap * 2 : 64;
+		char **n = realloc(c->walk, cap * sizeof(*n));
+		if (!n)
+			return false;
+		c->walk = n;
+		c->walk_cap = cap;
+	}
+	if (!(c->walk[c->nwalk] = strdup(path)))
+		return false;
+	c->nwalk++;
+	c->existing++;
+	return true;
 }
 
 void cgsi_idcache_event(void *arg, int type, uint64_t id, const char *path)
@@ -188,15 +244,23 @@ void cgsi_idcache_event(void *arg, int type, uint64_t id, const char *path)
 	if (!w.container[0] && !w.pod_uid[0])
 		return; /* names nothing any source knows */
 	pthread_mutex_lock(&c->qmu);
-	if (c->q && c->head - c->tail < c->qlen) {
+	bool ok = false;
+	if (type == CGSI_KSRC_EXISTING) {
+		ok = c->q && walk_push(c, path);
+	} else if (c->q && c->head - c->tail < c->qlen) {
 		struct qent *e = &c->q[c->head++ % c->qlen];
 		e->type = type;
+		e->tries = 0;
 		strcpy(e->path, path);
 		c->queued++;
-		pthread_cond_signal(&c->qcv);
-	} else {
-		c->queue_full++;
+		ok = true;
 	}
+	if (ok && type != CGSI_KSRC_RMDIR) /* its records wait for it */
+		__atomic_add_fetch(pend_slot(c, path), 1, __ATOMIC_RELEASE);
+	if (ok)
+		pthread_cond_signal(&c->qcv);
+	else
+		c->queue_full++;
 	pthread_mutex_unlock(&c->qmu);
 }
 
@@ -211,6 +275,7 @@ static void publish(struct cgsi_idcache *c, struct ent *e, bool add)
 			pt_del(&c->r[i].t, e);
 		pthread_mutex_unlock(&c->r[i].mu);
 	}
+	__atomic_add_fetch(&c->pub_gen, 1, __ATOMIC_RELEASE);
 }
 
 static void drop(struct cgsi_idcache *c, struct ent *e)
@@ -221,8 +286,8 @@ static void drop(struct cgsi_idcache *c, struct ent *e)
 	free(e);
 }
 
-void cgsi_idcache_put(struct cgsi_idcache *c, const char *path,
-		      const struct cgs_identity *id)
+static void put_one(struct cgsi_idcache *c, const char *path,
+		    const struct cgs_identity *id)
 {
 	uint64_t h = hash(path);
 	struct ent *old = pt_get(&c->all, path, h);
@@ -248,6 +313,46 @@ void cgsi_idcache_put(struct cgsi_idcache *c, const char *path,
 	publish(c, e, true);
 }
 
+/*
+ * A container's names name its pod too: its parent cgroup, when that is
+ * the pod's own (kubepods-...-pod<uid>.slice, or pod<uid> with cgroupfs)
+ * and has no name yet, gets namespace, pod and uid (the CRI's sandbox-*
+ * annotations; the sandbox is the pod's first container): the pod's
+ * cgroup is named without the kubelet's log folders.
+ */
+static void put_pod(struct cgsi_idcache *c, const char *path,
+		    const struct cgs_identity *id)
+{
+	const char *sl = strrchr(path, '/');
+	if (!id->k8s_namespace[0] || !id->pod[0] || !id->pod_uid[0] || !sl ||
+	    sl == path || (size_t)(sl - path) >= QPATH)
+		return;
+	char parent[QPATH];
+	memcpy(parent, path, (size_t)(sl - path));
+	parent[sl - path] = '\0';
+	struct cgs_workload w = { .sz = sizeof(w) };
+	cgs_workload_from_path(parent, &w);
+	if (w.container[0] || strcmp(w.pod_uid, id->pod_uid))
+		return;
+	const struct ent *e = pt_get(&c->all, parent, hash(parent));
+	if (e && e->id.k8s_namespace[0])
+		return;
+	struct cgs_identity p = { .sz = sizeof(p) };
+	memcpy(p.k8s_namespace, id->k8s_namespace, sizeof(p.k8s_namespace));
+	memcpy(p.pod, id->pod, sizeof(p.pod));
+	memcpy(p.pod_uid, id->pod_uid, sizeof(p.pod_uid));
+	memcpy(p.source, id->source, sizeof(p.source));
+	put_one(c, parent, &p);
+	c->pods_named++;
+}
+
+void cgsi_idcache_put(struct cgsi_idcache *c, const char *path,
+		      const struct cgs_identity *id)
+{
+	put_one(c, path, id);
+	put_pod(c, path, id);
+}
+
 bool cgsi_idcache_find(struct cgsi_idcache *c, const char *path,
 		       struct cgs_identity *out)
 {
@@ -264,11 +369,24 @@ int cgsi_idcache_read(struct cgsi_idcache *c, unsigned reader,
 	struct rtab *r = &c->r[reader % c->nr];
 	uint64_t h = hash(path);
 	int rc = -ENOENT;
-	pthread_mutex_lock(&r->mu);
-	const struct ent *e = pt_get(&r->t, path, h);
-	if (e)
-		rc = cgsi_out_copy(out, &e->id, sizeof(e->id));
-	pthread_mutex_unlock(&r->mu);
+	uint64_t g = __atomic_load_n(&c->pub_gen, __ATOMIC_ACQUIRE);
+	for (int again = 0; again < 2; again++) {
+		pthread_mutex_lock(&r->mu);
+		const struct ent *e = pt_get(&r->t, path, h);
+		if (e)
+			rc = cgsi_out_copy(out, &e->id, sizeof(e->id));
+		pthread_mutex_unlock(&r->mu);
+		if (rc != -ENOENT)
+			return rc;
+		/* a look-up pending: its answer is published before its
+		 * slot goes down, so a slot seen 0 after a publish is
+		 * looked up again */
+		if (__atomic_load_n(&c->pend[h & (PEND_SLOTS - 1)],
+				    __ATOMIC_ACQUIRE))
+			return -EAGAIN;
+		if (__atomic_load_n(&c->pub_gen, __ATOMIC_ACQUIRE) == g)
+			break;
+	}
 	return rc;
 }
 
@@ -301,7 +419,17 @@ static bool rmdir_queued(const struct cgsi_idcache *c, const char *path)
 	return false;
 }
 
-static void handle(struct cgsi_idcache *c, const struct qent *q, bool gone)
+/* A look-up's end (after its answer was published): records of the
+ * cgroup wait for it no longer. */
+static void finish(struct cgsi_idcache *c, const char *path)
+{
+	uint32_t *p = pend_slot(c, path);
+	if (__atomic_load_n(p, __ATOMIC_RELAXED))
+		__atomic_sub_fetch(p, 1, __ATOMIC_RELEASE);
+}
+
+/* Look @q up (c->lk held); true: no name yet, make it again later. */
+static bool handle(struct cgsi_idcache *c, const struct qent *q, bool gone)
 {
 	uint64_t now = cgsi_now_mono_ms();
 	uint64_t h = hash(q->path);
@@ -311,18 +439,96 @@ static void handle(struct cgsi_idcache *c, const struct qent *q, bool gone)
 			e->gone_ms = now;
 			c->gone++;
 		}
-		return;
+		return false;
 	}
+	/* a retry or a cgroup of the walk named meanwhile (its pod by a
+	 * container, a snapshot's look-up): done; a mkdir is a new cgroup
+	 * of the path, looked up anew */
+	if (e && q->type != CGSI_KSRC_MKDIR)
+		return false;
 	struct cgs_identity id = { .sz = sizeof(id) };
 	if (c->fn(c->ctx, q->path, &id) > 0 &&
 	    (id.source[0] || id.k8s_namespace[0])) {
 		cgsi_idcache_put(c, q->path, &id);
 		c->early_named++;
-	} else if (gone) {
-		c->gone_before++;
-	} else {
-		c->early_unnamed++;
+		c->retry_named += q->tries > 0;
+		return false;
 	}
+	if (gone) {
+		c->gone_before++;
+		return false;
+	}
+	if (q->tries < RETRIES)
+		return true;
+	c->early_unnamed++;
+	return false;
+}
+
+/* An rmdir: the path's retries go next, as gone (qmu held). */
+static void retries_gone(struct cgsi_idcache *c, const char *path)
+{
+	for (size_t i = 0; i < c->nrq; i++)
+		if (!strcmp(c->rq[i].path, path))
+			c->rq[i].due_ms = 0;
+}
+
+/* The next look-up (qmu held): an event, a retry due, a cgroup of the
+ * walk, in that order; false: none now, *wait_ms until a retry is due. */
+static bool next(struct cgsi_idcache *c, struct qent *q, bool *gone,
+		 uint64_t now, uint64_t *wait_ms)
+{
+	*gone = false;
+	*wait_ms = 1000;
+	if (c->head != c->tail) {
+		*q = c->q[c->tail++ % c->qlen];
+		*gone = q->type == CGSI_KSRC_MKDIR && rmdir_queued(c, q->path);
+		if (q->type == CGSI_KSRC_RMDIR)
+			retries_gone(c, q->path);
+		return true;
+	}
+	size_t b = SIZE_MAX;
+	for (size_t i = 0; i < c->nrq; i++)
+		if (b == SIZE_MAX || c->rq[i].due_ms < c->rq[b].due_ms)
+			b = i;
+	char *p = NULL;
+	if (b != SIZE_MAX && c->rq[b].due_ms <= now) {
+		*gone = c->rq[b].due_ms == 0;
+		q->type = CGSI_KSRC_EXISTING;
+		q->tries = c->rq[b].tries;
+		p = c->rq[b].path;
+		c->rq[b] = c->rq[--c->nrq];
+	} else if (c->walk_at < c->nwalk) {
+		q->type = CGSI_KSRC_EXISTING;
+		q->tries = 0;
+		p = c->walk[c->walk_at++];
+		if (c->walk_at == c->nwalk)
+			c->walk_at = c->nwalk = 0;
+	} else {
+		if (b != SIZE_MAX)
+			*wait_ms = c->rq[b].due_ms - now;
+		return false;
+	}
+	snprintf(q->path, sizeof(q->path), "%s", p);
+	free(p);
+	return true;
+}
+
+/* After a look-up (qmu held): made again later, or done. */
+static void after(struct cgsi_idcache *c, const struct qent *q, bool again,
+		  uint64_t now)
+{
+	if (q->type == CGSI_KSRC_RMDIR)
+		return;
+	if (again && c->nrq < c->qlen &&
+	    (c->rq[c->nrq].path = strdup(q->path))) {
+		c->rq[c->nrq].due_ms = now + retry_ms[q->tries];
+		c->rq[c->nrq++].tries = q->tries + 1;
+		c->retried++;
+		return;
+	}
+	if (again)
+		c->queue_full++; /* no room to ask again: unnamed */
+	finish(c, q->path);
 }
 
 static void *run(void *arg)
@@ -330,29 +536,33 @@ static void *run(void *arg)
 	struct cgsi_idcache *c = arg;
 	pthread_mutex_lock(&c->qmu);
 	while (!c->stop) {
-		if (c->head == c->tail) {
+		struct qent q;
+		bool gone, again = false;
+		uint64_t wait;
+		bool have = next(c, &q, &gone, cgsi_now_mono_ms(), &wait);
+		if (!have) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 1;
+			wait = wait ? wait : 1;
+			ts.tv_sec += (time_t)(wait / 1000);
+			ts.tv_nsec += (long)(wait % 1000) * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
 			pthread_cond_timedwait(&c->qcv, &c->qmu, &ts);
-		}
-		struct qent q;
-		bool have = c->head != c->tail, gone = false;
-		if (have) {
-			q = c->q[c->tail % c->qlen];
-			c->tail++;
-			gone = q.type == CGSI_KSRC_MKDIR &&
-			       rmdir_queued(c, q.path);
 		}
 		pthread_mutex_unlock(&c->qmu);
 		pthread_mutex_lock(c->lk);
 		if (have)
-			handle(c, &q, gone);
+			again = handle(c, &q, gone);
 		uint64_t now = cgsi_now_mono_ms();
 		if (now - c->last_sweep >= SWEEP_MS)
 			sweep(c, now);
 		pthread_mutex_unlock(c->lk);
 		pthread_mutex_lock(&c->qmu);
+		if (have)
+			after(c, &q, again, now);
 	}
 	pthread_mutex_unlock(&c->qmu);
 	return NULL;
@@ -368,8 +578,9 @@ int cgsi_idcache_start(struct cgsi_idcache *c, pthread_mutex_t *lock,
 		c->fn = fn;
 		c->ctx = ctx;
 		c->q = calloc(c->qlen, sizeof(*c->q));
+		c->rq = calloc(c->qlen, sizeof(*c->rq));
 		rc = -ENOMEM;
-		if (c->q) {
+		if (c->q && c->rq) {
 			sigset_t all, old;
 			sigfillset(&all);
 			pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -379,7 +590,9 @@ int cgsi_idcache_start(struct cgsi_idcache *c, pthread_mutex_t *lock,
 		}
 		if (rc) {
 			free(c->q);
+			free(c->rq);
 			c->q = NULL;
+			c->rq = NULL;
 		}
 	}
 	pthread_mutex_unlock(&c->qmu);
@@ -405,7 +618,11 @@ void cgsi_idcache_counts(struct cgsi_idcache *c,
 	pthread_mutex_lock(&c->qmu);
 	out->queued = c->queued;
 	out->queue_full = c->queue_full;
+	out->existing = c->existing;
+	out->retried = c->retried;
 	pthread_mutex_unlock(&c->qmu);
+	out->retry_named = c->retry_named;
+	out->pods_named = c->pods_named;
 	out->early_named = c->early_named;
 	out->early_unnamed = c->early_unnamed;
 	out->gone_before = c->gone_before;

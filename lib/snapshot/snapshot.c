@@ -778,6 +778,7 @@ CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
 		goto fail;
 	snap->n = a.n;
 	t.snapshot_gen = snap->gen;
+	t.no_delta = o.no_delta;
 	snap->totals = t;
 	cgsi_snap_mem_trim(&snap->mem);
 	size_t used = a.n * sizeof(struct sent);

@@ -2,10 +2,19 @@
 /*
  * The workload view: per-cgroup self deltas of each snapshot added to the
  * workload the cgroup belongs to, so a container's successive cgroups (a
- * restart is a new cgroup) add up. Cgroups are named once, when first
- * seen (identity.c); the view lives off the record path entirely.
+ * restart is a new cgroup) add up. Cgroups are named when first seen
+ * (identity.c), a container or pod no source named yet again at the next
+ * NAME_TRIES snapshots; the view lives off the record path entirely.
+ *
+ * A workload's counters are those of its cgroups in the same snapshot,
+ * from the first one that shows it: the per-cgroup series and the
+ * workload series of one scrape agree (issue 40: a new workload used to
+ * show zeros until a scrape had served it, so the scrape that showed a
+ * crash-looping container's three cgroups with a crash each showed its
+ * workload with none).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,13 +30,17 @@ struct wl {
 	char *image;
 	struct cgs_counters total;
 	uint64_t *signals;
-	uint64_t seen, live, first_ms, last_ms, hold_until;
-	bool held;
+	uint64_t seen, live, first_ms, last_ms;
 };
+
+/* Snapshots at which a container or pod cgroup no source named is looked
+ * up again (its runtime's state may come after its first exits). */
+#define NAME_TRIES 3
 
 struct cg {
 	char *path;
 	int32_t wl;       /* index into workloads, -1: none (not a workload) */
+	uint8_t tries;    /* look-ups left for an unnamed container or pod */
 	uint64_t gen;     /* the update that saw it last */
 };
 
@@ -38,12 +51,13 @@ struct cgs_workloads {
 	struct cg *c;     /* open addressing by path; path NULL: free */
 	size_t capc, nc;
 	uint64_t gen;
+	bool peeked;      /* the last update was a peek (see peek()) */
+	bool advanced;    /* a snapshot that advanced the baseline folded */
 	size_t seen;      /* cgroups of this update (all of them: no sweep) */
 	uint32_t *order;  /* sorted indices into w, nw of them */
 	uint32_t *wh;     /* open addressing by key: index + 1, 0 free */
 	size_t capwh;
 	struct cgs_workloads_counts n;
-	struct cgs_counters zero;
 };
 
 static uint64_t hash(const char *s, size_t n)
@@ -73,14 +87,11 @@ CGS_EXPORT int cgs_workloads_new(const struct cgs_workloads_opts *opts,
 	}
 	if (!w->o.retire_after_ms)
 		w->o.retire_after_ms = 15 * 60 * 1000;
-	if (!w->o.hold_ms)
-		w->o.hold_ms = 60 * 1000;
 	if (!w->o.max_workloads)
 		w->o.max_workloads = 16384;
 	if (!w->o.max_cgroups)
 		w->o.max_cgroups = 262144;
 	w->n.sz = sizeof(w->n);
-	w->zero.sz = sizeof(w->zero);
 	*out = w;
 	return 0;
 }
@@ -246,15 +257,14 @@ static int32_t wl_add(struct cgs_workloads *w, enum cgs_workload_kind k,
 	x->image = strdup(image);
 	x->total.sz = sizeof(x->total);
 	x->first_ms = now;
-	x->held = true;
-	x->hold_until = now + w->o.hold_ms;
 	*wh_slot(w, key, len) = (uint32_t)w->nw + 1;
 	return (int32_t)w->nw++;
 }
 
-/* Name a cgroup seen for the first time: its workload (made if new). */
+/* Name a cgroup: its workload (made if new); -1 and *unnamed set for a
+ * container or pod no source named (yet). */
 static int32_t name_cgroup(struct cgs_workloads *w, const char *path,
-			   uint64_t now)
+			   uint64_t now, bool *unnamed)
 {
 	struct cgs_identity id = { .sz = sizeof(id) };
 	struct cgs_workload p = { .sz = sizeof(p) };
@@ -263,8 +273,9 @@ static int32_t name_cgroup(struct cgs_workloads *w, const char *path,
 		cgs_identity_resolve(w->o.identity, path, &id);
 	enum cgs_workload_kind k;
 	const char *f[4];
+	*unnamed = false;
 	if (!key_of(&id, &p, &k, f)) {
-		w->n.unnamed_cgroups += p.container[0] || p.pod_uid[0];
+		*unnamed = p.container[0] || p.pod_uid[0];
 		return -1;
 	}
 	size_t len;
@@ -306,6 +317,26 @@ static void add_signals(struct wl *x, const struct cgs_snapshot *s, size_t i,
 		x->signals[k] += sc.n[k];
 }
 
+/* The cgroup's workload, looked up at its first sight and, while no
+ * source named it, at the next NAME_TRIES snapshots; true when it was
+ * named now (then all its counts go in: they were in no workload). */
+static bool name_now(struct cgs_workloads *w, struct cg *c, bool first,
+		     uint64_t now)
+{
+	if (!first && (c->wl >= 0 || !c->tries))
+		return false;
+	bool unnamed;
+	c->wl = name_cgroup(w, c->path, now, &unnamed);
+	if (c->wl >= 0) {
+		c->tries = 0;
+		return true;
+	}
+	c->tries = unnamed ? (uint8_t)(first ? NAME_TRIES : c->tries - 1) : 0;
+	if (unnamed && !c->tries) /* left out for good */
+		w->n.unnamed_cgroups++;
+	return false;
+}
+
 static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 		size_t i, uint64_t now)
 {
@@ -327,9 +358,9 @@ static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 		c->path = strdup(st->path);
 		if (!c->path)
 			return -ENOMEM;
-		c->wl = name_cgroup(w, st->path, now);
 		w->nc++;
 	}
+	bool all = name_now(w, c, first, now);
 	c->gen = w->gen;
 	w->seen++;
 	if (c->wl < 0)
@@ -337,14 +368,14 @@ static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 	struct wl *x = &w->w[c->wl];
 	x->live++;
 	x->last_ms = now;
-	/* first sight: everything the cgroup has (it is new, or the view
-	 * came after it); then what each snapshot added */
-	const struct cgs_counters *d = first ? st->self : st->self_delta;
+	/* named now: everything the cgroup has (it is new, the view came
+	 * after it, or its name came late); then what each snapshot added */
+	const struct cgs_counters *d = all ? st->self : st->self_delta;
 	if (d) {
 		cgsi_counters_add(&x->total, d);
 		if (d->exit_signaled)
-			add_signals(x, s, i, first ? CGS_SET_SELF
-					 : CGS_SET_SELF_DELTA);
+			add_signals(x, s, i, all ? CGS_SET_SELF
+					       : CGS_SET_SELF_DELTA);
 	}
 	return 0;
 }
@@ -402,6 +433,8 @@ static void sweep(struct cgs_workloads *w, uint64_t now)
 		if (!old[i].path)
 			continue;
 		if (old[i].gen != w->gen) {
+			/* gone while still unnamed: left out */
+			w->n.unnamed_cgroups += old[i].wl < 0 && old[i].tries;
 			/* its cached names go keep_ms later */
 			cgsi_identity_forget(w->o.identity, old[i].path);
 			free(old[i].path);
@@ -445,19 +478,55 @@ static int sort_order(struct cgs_workloads *w)
 	return 0;
 }
 
+/* Everything folded so far goes (the counts stay). */
+static void forget_all(struct cgs_workloads *w)
+{
+	for (size_t i = 0; i < w->nw; i++)
+		wl_free(&w->w[i]);
+	w->nw = 0;
+	for (size_t i = 0; i < w->capc; i++)
+		free(w->c[i].path);
+	if (w->capc)
+		memset(w->c, 0, w->capc * sizeof(*w->c));
+	w->nc = 0;
+	if (w->capwh)
+		memset(w->wh, 0, w->capwh * sizeof(*w->wh));
+}
+
+/*
+ * A snapshot taken with no_delta (the collector's before its first
+ * interval) does not advance the deltas: the next snapshot's deltas
+ * include what it showed. Folded into an empty view it is a peek, undone
+ * at the next snapshot (else its first cgroups were counted twice: issue
+ * 40's "nothing counted twice"); after others it is not folded (the view
+ * stays as of the last one). True: skip this snapshot.
+ */
+static bool peek(struct cgs_workloads *w, const struct cgs_snapshot *s)
+{
+	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	bool nd = t && t->sz >= offsetof(struct cgs_rollup_totals, no_delta) +
+			       sizeof(t->no_delta) && t->no_delta;
+	if (nd && w->advanced)
+		return true;
+	if (w->peeked) /* the last peek undone */
+		forget_all(w);
+	w->peeked = nd;
+	w->advanced |= !nd;
+	return false;
+}
+
 CGS_EXPORT int cgs_workloads_update(struct cgs_workloads *w,
 				    const struct cgs_snapshot *s,
 				    uint64_t now_ms)
 {
 	if (!w || !s)
 		return -EINVAL;
+	if (peek(w, s))
+		return 0;
 	w->gen++;
 	w->seen = 0;
-	for (size_t i = 0; i < w->nw; i++) {
+	for (size_t i = 0; i < w->nw; i++)
 		w->w[i].live = 0;
-		if (w->w[i].held && now_ms >= w->w[i].hold_until)
-			w->w[i].held = false;
-	}
 	size_t n = cgs_snapshot_count(s);
 	int err = 0;
 	for (size_t i = 0; i < n && !err; i++)
@@ -471,12 +540,10 @@ CGS_EXPORT int cgs_workloads_update(struct cgs_workloads *w,
 	return err ? err : e2;
 }
 
+/* Kept for the ABI: no workload is held any longer (see the top). */
 CGS_EXPORT void cgs_workloads_served(struct cgs_workloads *w)
 {
-	if (!w)
-		return;
-	for (size_t i = 0; i < w->nw; i++)
-		w->w[i].held = false;
+	(void)w;
 }
 
 CGS_EXPORT size_t cgs_workloads_count(const struct cgs_workloads *w)
@@ -491,11 +558,9 @@ static int view_of(const struct cgs_workloads *w, const struct wl *x,
 		.sz = sizeof(v), .kind = x->kind, .k8s_namespace = x->ns,
 		.pod = x->pod, .container = x->ctr, .unit = x->unit,
 		.image = x->image ? x->image : "",
-		.total = x->held ? &w->zero : &x->total,
-		.signals = x->held ? NULL : x->signals,
+		.total = &x->total, .signals = x->signals,
 		.cgroups_seen = x->seen, .cgroups_live = x->live,
 		.first_seen_ms = x->first_ms, .last_seen_ms = x->last_ms,
-		.held = x->held,
 	};
 	return cgsi_out_copy(out, &v, sizeof(v));
 }

@@ -19,9 +19,10 @@ def need_runc():
         skip("runc not installed (apt-get install runc)")
 
 
-def rootfs(d):
-    """Copy sh, true, seq (as cgsr-*) and their libraries (ldd) into d."""
-    for prog in ("sh", "true", "seq"):
+def rootfs(d, extra=()):
+    """Copy sh, true, seq and the extra programs (as cgsr-*) and their
+    libraries (ldd) into d."""
+    for prog in ("sh", "true", "seq") + tuple(extra):
         src = os.path.realpath(shutil.which(prog))
         out = subprocess.run(["ldd", src], capture_output=True,
                              text=True).stdout
@@ -33,11 +34,11 @@ def rootfs(d):
         shutil.copy2(src, os.path.join(d, "bin", "cgsr-" + prog))
 
 
-def bundle(d, cgpath, script, annotations=None):
+def bundle(d, cgpath, script, annotations=None, extra=()):
     """An OCI bundle in d: `runc spec`'s defaults, our process, cgroup and
     annotations (as a CRI runtime writes them into the spec)."""
     os.makedirs(os.path.join(d, "rootfs"), exist_ok=True)
-    rootfs(os.path.join(d, "rootfs"))
+    rootfs(os.path.join(d, "rootfs"), extra)
     subprocess.run([RUNC, "spec"], cwd=d, check=True)
     with open(os.path.join(d, "config.json")) as f:
         c = json.load(f)

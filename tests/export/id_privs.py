@@ -109,7 +109,9 @@ def layout(t):
 
 
 def run(t, wrap):
-    keys = ["ctrd", "crio", "dock", "kube", "pod"]
+    # the pod first: once a container of it is named, its names name the
+    # pod from the cache (source containerd), not from its folder
+    keys = ["pod", "ctrd", "crio", "dock", "kube"]
     r = subprocess.run(wrap + [BIN, os.path.join(t, "containerd"),
                                os.path.join(t, "crio"),
                                os.path.join(t, "docker"),

@@ -201,16 +201,18 @@ static void kubelet_logs(void **state)
 	put_text(f, "log/containers/other_prod_web-" SID ".log", "");
 	put_text(f, "log/containers/shop-7d9f_prod_web-" CID ".log", "");
 	put_text(f, "log/pods/prod_shop-7d9f_" UID "/web/0.log", "");
-	struct cgs_identity id = resolve(f, CG_CTRD, 5);
+	/* the pod's own cgroup: names from its folder (first: once a
+	 * container of it is named, its names name the pod from the cache) */
+	struct cgs_identity id = resolve(f, POD, 3);
+	assert_string_equal(id.pod, "shop-7d9f");
+	assert_string_equal(id.pod_uid, UID);
+	assert_int_equal(counts(f).by_source[4], 1);
+	id = resolve(f, CG_CTRD, 5);
 	assert_string_equal(id.source, "kubelet");
 	assert_string_equal(id.container, "web");
 	assert_string_equal(id.pod, "shop-7d9f");
 	assert_string_equal(id.k8s_namespace, "prod");
-	/* the pod's own cgroup: names from its folder */
-	id = resolve(f, POD, 3);
-	assert_string_equal(id.pod, "shop-7d9f");
-	assert_string_equal(id.pod_uid, UID);
-	assert_int_equal(counts(f).by_source[4], 1);
+	assert_int_equal(counts(f).pods_named, 0); /* it had its name */
 }
 
 /* Not a container: nothing looked for, nothing counted as unnamed. */
@@ -343,7 +345,14 @@ static void cached_after_gone(void **state)
 	struct cgs_identity id = resolve(f, CG_CTRD, 6);
 	assert_string_equal(id.container, "web");
 	assert_int_equal(counts(f).cache_hits, 1);
-	assert_int_equal(counts(f).cached, 1);
+	/* the container and its pod's own cgroup, named by it (issue 38.3:
+	 * no kubelet log folders here) */
+	assert_int_equal(counts(f).cached, 2);
+	assert_int_equal(counts(f).pods_named, 1);
+	struct cgs_identity pod = resolve(f, POD, 3);
+	assert_string_equal(pod.k8s_namespace, "prod");
+	assert_string_equal(pod.pod, "shop-7d9f");
+	assert_string_equal(pod.container, "");
 	for (unsigned r = 0; r < 3; r++) {
 		struct cgs_identity c = { .sz = sizeof(c) };
 		assert_true(cgs_identity_cached(f->src, r, CG_CTRD, &c) == 0);
@@ -402,13 +411,35 @@ static void named_at_mkdir(void **state)
 	cgsi_idcache_event(ctx, CGSI_KSRC_RMDIR, 8, CG_CTRD);
 	n = wait_counts(s, offsetof(struct cgs_identity_counts, retired), 1);
 	assert_int_equal(n.retired, 1);
-	assert_int_equal(n.cached, 0);
+	assert_int_equal(n.cached, 1); /* its pod's, named by it, stays */
+	assert_int_equal(n.pods_named, 1);
 	assert_int_equal(cgs_identity_cached(s, 1, CG_CTRD, &id), -ENOENT);
-	/* a container whose state is not there: looked up, unnamed */
+	assert_int_equal(cgs_identity_cached(s, 0, POD, &id), 0);
+	assert_string_equal(id.pod, "shop-7d9f");
+	/* a container whose state is not there: pending (its records
+	 * wait) while looked up again 50 ms, 250 ms, 1 s later; unnamed */
 	cgsi_idcache_event(ctx, CGSI_KSRC_MKDIR, 9, CG_CRIO);
+	assert_int_equal(cgs_identity_cached(s, 1, CG_CRIO, &id), -EAGAIN);
+	usleep(100000);
+	assert_int_equal(cgs_identity_cached(s, 0, CG_CRIO, &id), -EAGAIN);
 	n = wait_counts(s, offsetof(struct cgs_identity_counts,
 				    early_unnamed), 1);
 	assert_int_equal(n.early_unnamed + n.gone_before, 1);
+	assert_int_equal(n.retried, 3);
+	assert_int_equal(cgs_identity_cached(s, 1, CG_CRIO, &id), -ENOENT);
+	/* one there before the hook (the start-up walk's): pending until
+	 * named, then named; its state written late, named at a retry */
+	cgsi_idcache_event(ctx, CGSI_KSRC_EXISTING, 10, CG_CTRD);
+	assert_int_equal(cgs_identity_cached(s, 1, CG_CTRD, &id), -EAGAIN);
+	usleep(20000);
+	put_text(f, "containerd/io.containerd.runtime.v2.task/k8s.io/" CID
+		    "/config.json", ctrd_spec);
+	n = wait_counts(s, offsetof(struct cgs_identity_counts,
+				    retry_named), 1);
+	assert_int_equal(n.existing, 1);
+	assert_int_equal(n.retry_named, 1);
+	assert_int_equal(cgs_identity_cached(s, 1, CG_CTRD, &id), 0);
+	assert_string_equal(id.container, "web");
 	cgs_identity_free(s); /* stops the thread */
 }
 

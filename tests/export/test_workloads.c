@@ -3,10 +3,12 @@
  * Unit tests of the workload view (cgs_workloads_*): a Kubernetes
  * container crashing in three successive cgroups (three container ids, as
  * restarts are, its CRI state laid out as containerd writes it) folds into
- * one workload whose signal count is 3; a new workload shows zeros until
- * served once; a systemd unit is a workload of its own; a container no
- * source names is counted, not invented; a workload goes retire_after_ms
- * after its last cgroup. Real rollup, synthetic records (fake /proc).
+ * one workload whose signal count is 3, counted in the same update as its
+ * cgroups (no hold: issue 40); a systemd unit is a workload of its own; a
+ * container no source names is asked again at the next 3 updates, then
+ * counted, not invented, and one whose state came late joins with all its
+ * counts; a workload goes retire_after_ms after its last cgroup. Real
+ * rollup, synthetic records (fake /proc).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,14 +182,9 @@ static void crash_loop(void **state)
 		container_path(p, sizeof(p), i);
 		exit_in(x, p, SIGSEGV); /* killed by SIGSEGV */
 		update(x);
+		/* the update that shows the cgroup's crash shows the
+		 * workload's: no hold until a scrape served it */
 		struct cgs_workload_view v = find(x, CGS_WLK_CONTAINER, "web");
-		if (i == 0) { /* new: zeros until served once */
-			assert_int_equal(v.held, 1);
-			assert_int_equal(v.total->exit_signaled, 0);
-			assert_null(v.signals);
-			cgs_workloads_served(x->w);
-			v = find(x, CGS_WLK_CONTAINER, "web");
-		}
 		assert_int_equal(v.held, 0);
 		assert_string_equal(v.k8s_namespace, "prod");
 		assert_string_equal(v.pod, "shop-7d9f");
@@ -200,15 +197,22 @@ static void crash_loop(void **state)
 		struct cgs_workload_view f = { .sz = sizeof(f) };
 		assert_int_equal(cgs_workloads_find(x->w, p, &f), 0);
 		assert_ptr_equal(f.total, v.total);
-		assert_int_equal(cgs_workloads_find(x->w, POD, &f), -ENOENT);
+		/* the pod's own cgroup: named by its container (its
+		 * CRI annotations), a workload of its own */
+		if (i > 0) { /* looked up before the container at first */
+			assert_int_equal(cgs_workloads_find(x->w, POD, &f), 0);
+			assert_int_equal(f.kind, CGS_WLK_POD);
+			assert_string_equal(f.pod, "shop-7d9f");
+		}
 		fp_rmdir(x->f, p); /* the container's cgroup goes */
 		x->now += 1000;
 		retire_all(x);
 		assert_false(in_snapshot(x, p));
 	}
 	/* the same container name in another pod's cgroup is another
-	 * workload only if the pod differs: here it is the same pod */
-	assert_int_equal(cgs_workloads_count(x->w), 1);
+	 * workload only if the pod differs: here it is the same pod (and
+	 * the pod's own cgroup is the pod's workload) */
+	assert_int_equal(cgs_workloads_count(x->w), 2);
 }
 
 static void units_and_unnamed(void **state)
@@ -220,15 +224,78 @@ static void units_and_unnamed(void **state)
 	container_path(p, sizeof(p), 3); /* no state: came and went */
 	exit_in(x, p, 0);
 	update(x);
-	cgs_workloads_served(x->w);
 	struct cgs_workload_view v = find(x, CGS_WLK_UNIT, "cron.service");
 	assert_int_equal(v.total->processes, 2);
 	assert_int_equal(v.total->exit_nonzero, 1);
 	assert_int_equal(v.cgroups_seen, 2);
 	struct cgs_workloads_counts c = { .sz = sizeof(c) };
+	/* asked again at the next three updates, then left out */
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(cgs_workloads_get_counts(x->w, &c), 0);
+		assert_int_equal(c.unnamed_cgroups, 0);
+		update(x);
+	}
 	assert_int_equal(cgs_workloads_get_counts(x->w, &c), 0);
 	assert_int_equal(c.unnamed_cgroups, 2); /* the container, its pod */
 	assert_int_equal(c.workloads, 1);
+	update(x); /* counted once */
+	assert_int_equal(cgs_workloads_get_counts(x->w, &c), 0);
+	assert_int_equal(c.unnamed_cgroups, 2);
+}
+
+/* A no_delta snapshot first (the collector's before its first interval)
+ * is undone at the next: the cgroup it showed is not counted twice (the
+ * next one's deltas include it); after others one is not folded. */
+static void no_delta_first(void **state)
+{
+	struct fx *x = *state;
+	struct cgs_snapshot_opts o = { .sz = sizeof(o), .no_delta = true };
+	struct cgs_snapshot *s = NULL;
+	exit_in(x, "/system.slice/p.service", 0);
+	assert_int_equal(cgs_rollup_snapshot(x->r, &o, &s), 0);
+	assert_int_equal(cgs_snapshot_totals(s)->no_delta, 1);
+	assert_int_equal(cgs_workloads_update(x->w, s, x->now), 0);
+	cgs_snapshot_free(s);
+	assert_int_equal(find(x, CGS_WLK_UNIT, "p.service").total->processes,
+			 1);
+	exit_in(x, "/system.slice/p.service", 0);
+	update(x);
+	struct cgs_workload_view v = find(x, CGS_WLK_UNIT, "p.service");
+	assert_int_equal(v.total->processes, 2);
+	assert_int_equal(v.cgroups_seen, 1);
+	exit_in(x, "/system.slice/p.service", 0);
+	assert_int_equal(cgs_rollup_snapshot(x->r, &o, &s), 0);
+	assert_int_equal(cgs_workloads_update(x->w, s, x->now), 0);
+	cgs_snapshot_free(s);
+	update(x);
+	v = find(x, CGS_WLK_UNIT, "p.service");
+	assert_int_equal(v.total->processes, 3);
+}
+
+/* A container whose runtime state was written after its first exits were
+ * in a snapshot: named at the next update, with every count it has. */
+static void named_late(void **state)
+{
+	struct fx *x = *state;
+	char p[PATH_MAX];
+	container_path(p, sizeof(p), 1);
+	exit_in(x, p, SIGSEGV);
+	update(x);
+	assert_int_equal(cgs_workloads_count(x->w), 0);
+	exit_in(x, p, 0);
+	cri_state(x, ids[1], "late");
+	update(x);
+	struct cgs_workload_view v = find(x, CGS_WLK_CONTAINER, "late");
+	assert_int_equal(v.total->processes, 2);
+	assert_int_equal(v.total->exit_signaled, 1);
+	assert_int_equal(v.signals[SIGSEGV], 1);
+	assert_int_equal(v.cgroups_seen, 1);
+	update(x); /* nothing added twice */
+	v = find(x, CGS_WLK_CONTAINER, "late");
+	assert_int_equal(v.total->processes, 2);
+	struct cgs_workloads_counts c = { .sz = sizeof(c) };
+	assert_int_equal(cgs_workloads_get_counts(x->w, &c), 0);
+	assert_int_equal(c.unnamed_cgroups, 0);
 }
 
 static void retirement(void **state)
@@ -280,6 +347,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		T(crash_loop),
 		T(units_and_unnamed),
+		T(named_late),
+		T(no_delta_first),
 		T(retirement),
 		T(api),
 	};

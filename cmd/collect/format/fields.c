@@ -168,6 +168,14 @@ int exit_signal_of(uint32_t status)
 	return WIFSIGNALED(status) ? (int)WTERMSIG(status) : 0;
 }
 
+/* The wait status's core bit, as the outcome core_dumped counts it (the
+ * kernel's ac_flag ACORE is set for a core dump begun, written or not:
+ * RLIMIT_CORE 0 writes none; it stays in "flag"). */
+bool exit_core_of(uint32_t status)
+{
+	return WIFSIGNALED(status) && WCOREDUMP(status);
+}
+
 const char *kind_name(enum cgs_kind k)
 {
 	switch (k) {

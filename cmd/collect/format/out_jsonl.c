@@ -382,7 +382,7 @@ static void event(struct buf *b, const struct cgs_record *r,
 	kv_u64(b, "exit_status", r->exit_status);
 	buf_printf(b, ",\"exit_code\":%d,\"signal\":%d,\"core\":%s",
 		   exit_code_of(r->exit_status), exit_signal_of(r->exit_status),
-		   (r->flag & CGS_AC_CORE) ? "true" : "false");
+		   exit_core_of(r->exit_status) ? "true" : "false");
 	kv_u64(b, "flag", r->flag);
 	buf_printf(b, ",\"nice\":%d", r->nice);
 	key(b, "utime_s");

@@ -174,6 +174,8 @@ void field_put(struct buf *b, uint64_t v, enum funit u);
 /* Wait status -> exit code (or -1) and signal (or 0). */
 int exit_code_of(uint32_t status);
 int exit_signal_of(uint32_t status);
+/* Wait status -> a core was dumped (WCOREDUMP), as outcome core_dumped. */
+bool exit_core_of(uint32_t status);
 const char *kind_name(enum cgs_kind k);
 
 /*

@@ -38,6 +38,8 @@ struct sm {
 #define HC "collector_http_connections_cut_total"
 #define HA "collector_http_answer_bytes"
 #define HL "collector_http_log_suppressed_total"
+#define EH "collector_events_held_total"
+#define HELD(f) offsetof(struct tsc_sm_held, f)
 #define WLC(f) offsetof(struct cgs_workloads_counts, f)
 #define IDC(f) offsetof(struct cgs_identity_counts, f)
 
@@ -255,6 +257,19 @@ static const struct sm sm[TSC_SM__COUNT] = {
 		"lags).", "reason=\"rate\"", NULL, HTTP(log_rate) },
 	[TSC_SM_HTTP_LOG_BLOCKED] = { TSC_SMG_HTTP, SM_U64, HL, NULL, NULL,
 		"reason=\"blocked\"", NULL, HTTP(log_blocked) },
+
+	[TSC_SM_HELD_NAMED] = { TSC_SMG_HELD, SM_U64, EH, C, "Exit events "
+		"whose cgroup's name look-up was pending, held until it "
+		"answered, by how they were written: named, unnamed (no "
+		"source named the cgroup), timeout (still pending after "
+		"2 s), full (not held: the shard held 256 already).",
+		"result=\"named\"", NULL, HELD(named) },
+	[TSC_SM_HELD_UNNAMED] = { TSC_SMG_HELD, SM_U64, EH, NULL, NULL,
+		"result=\"unnamed\"", NULL, HELD(unnamed) },
+	[TSC_SM_HELD_TIMEOUT] = { TSC_SMG_HELD, SM_U64, EH, NULL, NULL,
+		"result=\"timeout\"", NULL, HELD(timeout) },
+	[TSC_SM_HELD_FULL] = { TSC_SMG_HELD, SM_U64, EH, NULL, NULL,
+		"result=\"full\"", NULL, HELD(full) },
 };
 
 static uint64_t value(const struct sm *m, const void *base,

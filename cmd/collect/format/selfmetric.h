@@ -26,6 +26,7 @@ enum tsc_sm_group {
 	TSC_SMG_ID_FAILURES, /* identity: files that named nothing */
 	TSC_SMG_ID_EARLY,    /* identity: look-ups at cgroup mkdir */
 	TSC_SMG_HTTP,        /* the scrape server (struct tsc_sm_http) */
+	TSC_SMG_HELD,        /* exits held for names (struct tsc_sm_held) */
 	TSC_SMG_NONE,        /* in no group: JSON by id only */
 };
 
@@ -54,6 +55,8 @@ enum tsc_sm_id {
 	TSC_SM_HTTP_CUT_SHED, TSC_SM_HTTP_CUT_MEMORY, TSC_SM_HTTP_SENDING,
 	TSC_SM_HTTP_CUT_BYTES, TSC_SM_HTTP_REFUSED, TSC_SM_HTTP_AUTH,
 	TSC_SM_HTTP_TRIMS, TSC_SM_HTTP_LOG_RATE, TSC_SM_HTTP_LOG_BLOCKED,
+	TSC_SM_HELD_NAMED, TSC_SM_HELD_UNNAMED, TSC_SM_HELD_TIMEOUT,
+	TSC_SM_HELD_FULL,
 	TSC_SM__COUNT
 };
 
@@ -67,6 +70,13 @@ struct tsc_sm_http {
 	uint64_t log_rate, log_blocked;
 };
 
+/* Exits held for their cgroup's names (sink/hold.c), summed over the
+ * shards, by how they were written. The help texts name hold.h's limits:
+ * workloads.c checks they agree. */
+struct tsc_sm_held {
+	uint64_t named, unnamed, timeout, full;
+};
+
 /* The Prometheus text of group g: for each of its metrics that the text
  * has, HELP and TYPE (once a family) and its series. s: the snapshot (the
  * cgroup count), may be NULL. */
@@ -75,7 +85,8 @@ void tsc_sm_prom(struct buf *b, enum tsc_sm_group g,
 /* The same for a group whose values live elsewhere than in a snap_info:
  * base points to its struct (TSC_SMG_WORKLOADS: struct
  * cgs_workloads_counts; TSC_SMG_ID_*: struct cgs_identity_counts;
- * TSC_SMG_HTTP: struct tsc_sm_http). */
+ * TSC_SMG_HTTP: struct tsc_sm_http;
+ * TSC_SMG_HELD: struct tsc_sm_held). */
 void tsc_sm_prom_of(struct buf *b, enum tsc_sm_group g, const void *base);
 /* ,"key":value for each metric of group g that the JSON line has. */
 void tsc_sm_json(struct buf *b, enum tsc_sm_group g,

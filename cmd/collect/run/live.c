@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "workloads.h"
 
 /* Per-shard callback: runs on the shard's own thread. */
 static int on_exit_event(const struct cgs_exit *ev, void *user)
@@ -239,6 +240,8 @@ static int live_loop(struct tsc *c, int sigfd)
 		}
 		if (r == SIGHUP) { /* logrotate: reopen; reload certificates */
 			tsc_reopen(c);
+			/* containers not named yet: looked up again */
+			tsc_workloads_watch(c);
 			if (tsc_export)
 				tsc_export->web_reload(c, "SIGHUP");
 			continue;
@@ -282,6 +285,9 @@ static int live_stop(struct tsc *c, int err)
 	if (r < 0 && !tsc_output_error(c))
 		tsc_err("stopping the listener: %s\n",
 			cgs_strerror(r));
+	/* the exits held for their names: until answered, at most their
+	 * hold; then as they are */
+	tsc_hold_settle(c, TSC_HOLD_NS, true);
 	/* the events and capture records drained last reach their files even
 	 * if the final snapshot fails */
 	tsc_flush_all(c);

@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -88,16 +87,30 @@ void tsc_workloads_update(struct tsc *c, const struct cgs_snapshot *s)
 {
 	if (!c->wl)
 		return;
-	/* a scrape served the text made before: the zeros of the workloads
-	 * new in it were seen, their counts may show now */
-	if (atomic_exchange(&c->prom_served, false))
-		cgs_workloads_served(c->wl);
 	int r = cgs_workloads_update(c->wl, s, tsc_mono_ns() / 1000000u);
 	if (r < 0 && !c->wl_err_said) {
 		tsc_warn("workload view: %s (counted again next snapshot)\n",
 			 strerror(-r));
 		c->wl_err_said = true;
 	}
+}
+
+/* Exits held for their names (hold.c), by how they left: 4 series per
+ * collector, with --events. */
+static void events_held(struct buf *b, const struct tsc *c)
+{
+	_Static_assert(TSC_HOLD_NS == 2000000000ull && TSC_HOLD_MAX == 256,
+		       "selfmetric.c's help of events_held_total names them");
+	uint64_t v[TSC_HOLD__RESULTS] = { 0 };
+	for (unsigned i = 0; i < c->nshards; i++)
+		for (int k = 0; k < TSC_HOLD__RESULTS; k++)
+			v[k] += __atomic_load_n(&c->shards[i].hold.out[k],
+						__ATOMIC_RELAXED);
+	struct tsc_sm_held h = {
+		.named = v[TSC_HOLD_NAMED], .unnamed = v[TSC_HOLD_UNNAMED],
+		.timeout = v[TSC_HOLD_TIMEOUT], .full = v[TSC_HOLD_FULL],
+	};
+	tsc_sm_prom_of(b, TSC_SMG_HELD, &h);
 }
 
 /* What naming found and what the view keeps: the collector's own. */
@@ -113,6 +126,8 @@ static void self_metrics(struct buf *b, const struct tsc *c)
 	tsc_sm_prom_of(b, TSC_SMG_ID_FAILURES, &i);
 	/* containers looked up when their cgroup appeared (issue 24) */
 	tsc_sm_prom_of(b, TSC_SMG_ID_EARLY, &i);
+	if (c->o->events && c->shards)
+		events_held(b, c);
 }
 
 size_t tsc_workloads_prom(struct buf *b, const struct tsc *c)

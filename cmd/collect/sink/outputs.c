@@ -50,6 +50,7 @@ int tsc_shards_init(struct tsc *c, unsigned n)
 		buf_init(&c->shards[i].ev);
 		buf_init(&c->shards[i].cap);
 		buf_init(&c->shards[i].path);
+		tsc_hold_init(&c->shards[i].hold, 0, 0);
 	}
 	return 0;
 }
@@ -202,12 +203,22 @@ void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 		     const char *source, uint64_t recv_ns, unsigned shard)
 {
 	/* the names the resolver found when the cgroup appeared: a look-up
-	 * in this shard's own table, no file read, no wait */
+	 * in this shard's own table, no file read, no wait; a look-up still
+	 * to come holds the record (hold.c) */
 	struct cgs_identity id = { .sz = sizeof(id) };
-	bool named = c->ident && cgroup &&
-		     cgs_identity_cached(c->ident, shard, cgroup, &id) == 0;
+	int n = c->ident && cgroup ?
+		cgs_identity_cached(c->ident, shard, cgroup, &id) : -ENOENT;
+	if (n == -EAGAIN || s->hold.n) {
+		uint64_t now = tsc_mono_ns();
+		if (tsc_hold_due(&s->hold, now))
+			tsc_hold_shard(c, s, shard, now, false);
+		if (n == -EAGAIN &&
+		    tsc_hold_push(&s->hold, r, cgroup, source, recv_ns,
+				  now) == 0)
+			return;
+	}
 	c->out->event(&s->ev, r, cgroup, source, recv_ns, shard,
-		      named ? &id : NULL);
+		      n == 0 ? &id : NULL);
 }
 
 void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force)
@@ -224,6 +235,8 @@ void tsc_flush_all(struct tsc *c)
 	for (unsigned i = 0; i < c->nshards; i++) {
 		struct tsc_shard *s = &c->shards[i];
 		pthread_mutex_lock(&s->lock);
+		if (s->hold.n) /* held exits answered meanwhile go too */
+			tsc_hold_shard(c, s, i, tsc_mono_ns(), false);
 		tsc_shard_flush_locked(c, s, true);
 		pthread_mutex_unlock(&s->lock);
 	}

@@ -109,14 +109,12 @@ static char *copy_locked(struct tsc *c, bool json, size_t *len)
 
 char *tsc_prom_copy(struct tsc *c, size_t *len)
 {
-	atomic_store(&c->prom_served, true); /* see tsc_workloads_update() */
 	return copy_locked(c, false, len);
 }
 
 /* The text and the native histograms of one kept snapshot (one lock). */
 char *tsc_prom_copy_pb(struct tsc *c, size_t *len, char **pb, size_t *pblen)
 {
-	atomic_store(&c->prom_served, true);
 	*pb = NULL;
 	*pblen = 0;
 	pthread_mutex_lock(&c->prom_lock);

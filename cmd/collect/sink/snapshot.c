@@ -75,7 +75,10 @@ static void write_main(struct tsc *c, uint64_t time_ns)
 	struct snap_info in = *c->kept_in;
 	const struct cgs_snapshot *s = c->kept;
 
-	tsc_flush_all(c); /* events before the snapshot that counts them */
+	/* events before the snapshot that counts them: held ones a moment
+	 * for their names (the resolver's look-ups take milliseconds) */
+	tsc_hold_settle(c, 50000000u, false);
+	tsc_flush_all(c);
 	tsc_stream_plan(&c->stream, &in, s,
 			__atomic_load_n(&c->ost[TSC_OUT_OUTPUT].errors,
 					__ATOMIC_RELAXED));
