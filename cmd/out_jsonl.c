@@ -139,6 +139,41 @@ static void outcomes(struct buf *b, const struct snap_info *in,
 	buf_puts(b, "}}");
 }
 
+/* "<name>":{"<class>":seconds,...} of the classes with a non-zero peak
+ * (at: its time, seconds since the epoch); nothing when none. */
+static void peak_obj(struct buf *b, const char *name,
+		     const struct cgs_delay_peaks *p, bool at)
+{
+	bool first = true;
+	for (int c = 0; c < CGS_DELAY__COUNT; c++) {
+		uint64_t v = at ? p->c[c].at_ns : p->c[c].max_ns;
+		if (!v)
+			continue;
+		buf_printf(b, first ? ",\"%s\":{" : ",", name);
+		buf_printf(b, "\"%s\":", cgs_delay_name((enum cgs_delay_class)c));
+		buf_fixed(b, v, 9);
+		first = false;
+	}
+	if (!first)
+		buf_putc(b, '}');
+}
+
+/* The cgroup's longest delay per class (its own task records): since it
+ * was first seen ("delay_max_s", "delay_max_at") and in the period
+ * ("delay_max_delta_s", "delay_max_delta_at"); each only when known. */
+static void peaks(struct buf *b, const struct cgs_snapshot *s, size_t i)
+{
+	CGS_OPTS(cgs_delay_peaks, p);
+	if (cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF, &p) == 0) {
+		peak_obj(b, "delay_max_s", &p, false);
+		peak_obj(b, "delay_max_at", &p, true);
+	}
+	if (cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF_DELTA, &p) == 0) {
+		peak_obj(b, "delay_max_delta_s", &p, false);
+		peak_obj(b, "delay_max_delta_at", &p, true);
+	}
+}
+
 /* "histograms": cumulative counts per bucket (bounds in the snapshot's
  * "histogram_le_s"), count and sum, of the cgroup itself. */
 static void histograms(struct buf *b, const struct cgs_snapshot *s, size_t i)
@@ -369,6 +404,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		kv_u64(b, "inferred", g->inferred);
 		kv_u64(b, "inferred_delta", g->inferred_delta);
 		outcomes(b, in, s, i, g);
+		peaks(b, s, i);
 		if (in->histograms)
 			histograms(b, s, i);
 		if (in->comms)

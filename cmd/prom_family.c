@@ -829,7 +829,7 @@ static void build(void)
 	for (size_t f = 0; f < tsc_nfields; f++)
 		nf += tsc_fields[f].prom != NULL;
 	size_t nwl = sizeof(workload_families) / sizeof(workload_families[0]);
-	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2 + nwl;
+	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2 + 2 + nwl;
 	struct prom_family *t = calloc(n + 1, sizeof(*t)), *p = t;
 	if (!t)
 		return;
@@ -856,6 +856,8 @@ static void build(void)
 			p->max_series = tsc_noutcomes;
 		p++;
 	}
+	*p++ = prom_peak_families[0];
+	*p++ = prom_peak_families[1];
 	for (int k = 0; k < CGS_HIST__COUNT; k++) {
 		*p++ = hist_family(k, false);
 		if (hist_lean((enum cgs_hist_kind)k))

@@ -81,6 +81,9 @@ struct prom_family {
 	enum prom_scope scope; /* 0: per cgroup */
 };
 
+/* The delay peak families (prom_peaks.c): full, lean. */
+extern const struct prom_family prom_peak_families[2];
+
 /* The families, in exposition order; *n receives their number. Built once,
  * thread-safe, never freed. NULL on ENOMEM. */
 const struct prom_family *prom_families(size_t *n);
