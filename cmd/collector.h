@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "capture.h"
+#include "exe_cache.h"
 #include "cgstats.h"
 #include "options.h"
 #include "notify.h"
@@ -115,6 +116,10 @@ struct tsc {
 	/* the workload view (workloads.c), NULL: off */
 	struct cgs_identity_src *ident;
 	struct cgs_workloads *wl;
+	/* --events live: executables by (dev, inode) (exe_cache.h), NULL:
+	 * off; its counts as of the last snapshot */
+	struct exe_cache *exe;
+	struct exe_counts exe_n;
 	atomic_bool prom_served;   /* a scrape took the text since the last
 				    * snapshot (http threads set it) */
 	bool wl_err_said;

@@ -236,7 +236,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 static void event(struct buf *b, const struct cgs_record *r,
 		  const char *cgroup, const char *source, uint64_t recv_ns,
 		  unsigned shard,
-		  const struct cgs_identity *id)
+		  const struct cgs_identity *id, const char *exe)
 {
 	struct cgs_counters c;
 
@@ -307,6 +307,7 @@ static void event(struct buf *b, const struct cgs_record *r,
 	sep(b, stream_col);
 	buf_puts(b, "\r\n");
 	(void)shard;
+	(void)exe; /* not a column yet: every CSV line would change */
 }
 
 const struct out_ops out_csv_ops = {

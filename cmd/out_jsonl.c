@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "exe_cache.h"
 #include "output.h"
 
 static void key(struct buf *b, const char *k)
@@ -367,6 +368,16 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	key(b, "fork_tracking");
 	buf_puts(b, in->fork_tracking ? "true" : "false");
 	kv_u64(b, "fork_drops", in->fork_drops);
+	if (in->exe) { /* --events live: what the exit events could name */
+		buf_puts(b, ",\"exe\":{");
+		buf_printf(b, "\"known\":%llu,\"unknown\":%llu,\"entries\":%llu,"
+			   "\"full\":%llu,\"bytes\":%llu}",
+			   (unsigned long long)in->exe->known,
+			   (unsigned long long)in->exe->unknown,
+			   (unsigned long long)in->exe->entries,
+			   (unsigned long long)in->exe->full,
+			   (unsigned long long)in->exe->bytes);
+	}
 	if (in->delayacct >= 0) {
 		key(b, "delayacct");
 		buf_puts(b, in->delayacct ? "true" : "false");
@@ -417,7 +428,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 static void event(struct buf *b, const struct cgs_record *r,
 		  const char *cgroup, const char *source, uint64_t recv_ns,
 		  unsigned shard,
-		  const struct cgs_identity *id)
+		  const struct cgs_identity *id, const char *exe)
 {
 	buf_puts(b, "{\"type\":\"exit\",\"time\":");
 	buf_fixed(b, recv_ns, 9);
@@ -431,6 +442,8 @@ static void event(struct buf *b, const struct cgs_record *r,
 	kv_u64(b, "uid", r->uid);
 	kv_u64(b, "gid", r->gid);
 	kv_str(b, "comm", r->comm);
+	if (exe) /* the executable's path, when the map knew it */
+		kv_str(b, "exe", exe);
 	kv_str(b, "cgroup", cgroup ? cgroup : CGS_UNKNOWN_CGROUP);
 	kv_str(b, "source", source ? source : "none");
 	if (id) /* the names the snapshot rows have, from the cache */

@@ -89,6 +89,9 @@ struct snap_info {
 	/* the workload view as of this snapshot (names on JSON rows), NULL:
 	 * off */
 	const struct cgs_workloads *workloads;
+	/* --events live: the executables' map's counts (exe_cache.h); NULL:
+	 * no map (replay, no --events), nothing written */
+	const struct exe_counts *exe;
 	/* --stream (stream.h): TSC_STREAM_NONE writes no such field (--stream
 	 * full: the lines as before); TSC_STREAM_FULL, TSC_STREAM_CHANGES.
 	 * With changes, shown holds the cgroups whose rows changed, at[k] the
@@ -184,10 +187,12 @@ struct out_ops {
 	void (*snapshot)(struct buf *b, const struct snap_info *in,
 			 const struct cgs_snapshot *s);
 	/* On a listener thread, into that shard's buffer; id: the cgroup's
-	 * names (cgs_identity_cached()), NULL when none is known. */
+	 * names (cgs_identity_cached()), NULL when none is known; exe: the
+	 * executable's path (exe_cache.h), NULL when not known. */
 	void (*event)(struct buf *b, const struct cgs_record *r,
 		      const char *cgroup, const char *source, uint64_t recv_ns,
-		      unsigned shard, const struct cgs_identity *id);
+		      unsigned shard, const struct cgs_identity *id,
+		      const char *exe);
 };
 
 extern const struct out_ops out_table_ops, out_jsonl_ops, out_csv_ops;

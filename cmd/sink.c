@@ -225,8 +225,14 @@ void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 	struct cgs_identity id = { .sz = sizeof(id) };
 	bool named = c->ident && cgroup &&
 		     cgs_identity_cached(c->ident, shard, cgroup, &id) == 0;
+	/* the executable: a look-up in the map scans fill, no file read */
+	char exe[4096];
+	bool known = c->exe && r->kind != CGS_KIND_TGID &&
+		     (r->fields & CGS_HAS_TGID) &&
+		     exe_cache_get(c->exe, r->exe_dev, r->exe_inode, exe,
+				   sizeof(exe));
 	c->out->event(&s->ev, r, cgroup, source, recv_ns, shard,
-		      named ? &id : NULL);
+		      named ? &id : NULL, known ? exe : NULL);
 }
 
 void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force)
@@ -315,6 +321,8 @@ static void kept_free_locked(struct tsc *c)
 
 void tsc_sink_free(struct tsc *c)
 {
+	exe_cache_free(c->exe);
+	c->exe = NULL;
 	pthread_mutex_lock(&c->prom_lock);
 	kept_free_locked(c);
 	pthread_mutex_unlock(&c->prom_lock);
@@ -451,6 +459,10 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 		in->via_fork_parent = t->via_fork_parent;
 		in->fork_tracking = t->fork_tracking;
 		in->fork_drops = t->fork_drops;
+		if (c->exe) {
+			exe_cache_counts(c->exe, &c->exe_n);
+			in->exe = &c->exe_n;
+		}
 		in->via_kernel = t->via_kernel;
 		in->kernel_unmatched = t->kernel_unmatched;
 		in->kernel_lost = t->kernel_lost;
