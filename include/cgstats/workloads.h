@@ -57,6 +57,11 @@ struct cgs_workload_view {
 	uint64_t cgroups_live;   /* in the last snapshot */
 	uint64_t first_seen_ms, last_seen_ms; /* caller's clock */
 	uint32_t held;           /* 1: new, shown as zeros (see hold_ms) */
+	/* From 1.3: the longest delay of each class over its cgroups' task
+	 * records since the workload was first seen (the largest of its
+	 * cgroups' own cgs_snapshot_delay_peaks()); NULL when none (or while
+	 * held) */
+	const struct cgs_delay_peaks *peaks;
 };
 
 /* The view's own counters. */

@@ -21,6 +21,7 @@ struct wl {
 	char *image;
 	struct cgs_counters total;
 	uint64_t *signals;
+	struct cgs_delay_peaks *peaks; /* NULL: none yet */
 	uint64_t seen, live, first_ms, last_ms, hold_until;
 	bool held;
 };
@@ -90,6 +91,7 @@ static void wl_free(struct wl *x)
 	free(x->key);
 	free(x->image);
 	free(x->signals);
+	free(x->peaks);
 }
 
 CGS_EXPORT void cgs_workloads_free(struct cgs_workloads *w)
@@ -306,6 +308,26 @@ static void add_signals(struct wl *x, const struct cgs_snapshot *s, size_t i,
 		x->signals[k] += sc.n[k];
 }
 
+/* The cgroup's peaks of set `set` into the workload's: the larger per
+ * class, with its time. */
+static void add_peaks(struct wl *x, const struct cgs_snapshot *s, size_t i,
+		      enum cgs_counter_set set)
+{
+	struct cgs_delay_peaks p = { .sz = sizeof(p) };
+	if (cgs_snapshot_delay_peaks(s, i, set, &p) < 0)
+		return;
+	for (unsigned c = 0; c < CGS_DELAY__COUNT; c++) {
+		if (!p.c[c].max_ns ||
+		    (x->peaks && p.c[c].max_ns <= x->peaks->c[c].max_ns))
+			continue;
+		if (!x->peaks && !(x->peaks = calloc(1, sizeof(*x->peaks))))
+			return;
+		x->peaks->sz = sizeof(*x->peaks);
+		x->peaks->nclasses = CGS_DELAY__COUNT;
+		x->peaks->c[c] = p.c[c];
+	}
+}
+
 static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 		size_t i, uint64_t now)
 {
@@ -345,6 +367,9 @@ static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 		if (d->exit_signaled)
 			add_signals(x, s, i, first ? CGS_SET_SELF
 					 : CGS_SET_SELF_DELTA);
+		if (d->tasks)
+			add_peaks(x, s, i, first ? CGS_SET_SELF
+				  : CGS_SET_SELF_DELTA);
 	}
 	return 0;
 }
@@ -496,6 +521,7 @@ static int view_of(const struct cgs_workloads *w, const struct wl *x,
 		.cgroups_seen = x->seen, .cgroups_live = x->live,
 		.first_seen_ms = x->first_ms, .last_seen_ms = x->last_ms,
 		.held = x->held,
+		.peaks = x->held ? NULL : x->peaks,
 	};
 	return cgsi_out_copy(out, &v, sizeof(v));
 }

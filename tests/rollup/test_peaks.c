@@ -190,11 +190,57 @@ static void test_no_peaks(void **state)
 	cgs_rollup_free(r);
 }
 
+/* A workload's peaks: the largest of its cgroups' own, across its
+ * restarts (one unit, two cgroups), none while held. */
+static void test_workload_peaks(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
+	struct cgs_workloads *w = NULL;
+	struct cgs_workloads_opts o = { .sz = sizeof(o), .hold_ms = 1000 };
+	assert_int_equal(cgs_workloads_new(&o, &w), 0);
+	struct cgs_record a = task(CGS_KIND_PROCESS, 30, 400, 0, 7000);
+	struct cgs_record b = task(CGS_KIND_PROCESS, 31, 600, 5, 8000);
+	struct cgs_record c = task(CGS_KIND_PROCESS, 32, 500, 9, 9000);
+	put(r, 0, "/system.slice/pk.service", &a);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
+	assert_int_equal(cgs_workloads_update(w, s, 1), 0);
+	struct cgs_workload_view v = { .sz = sizeof(v) };
+	assert_int_equal(cgs_workloads_find(w, "/system.slice/pk.service",
+					    &v),
+			 0);
+	assert_null(v.peaks); /* held: shown as zeros */
+	cgs_workloads_served(w);
+	assert_int_equal(cgs_workloads_find(w, "/system.slice/pk.service",
+					    &v),
+			 0);
+	assert_non_null(v.peaks);
+	assert_int_equal(v.peaks->c[CGS_DELAY_CPU].max_ns, 400);
+	assert_int_equal(v.peaks->c[CGS_DELAY_CPU].at_ns, 7000);
+	cgs_snapshot_free(s);
+	/* the next period: one more record there, one in a sub-cgroup of
+	 * the unit (the same workload) */
+	put(r, 0, "/system.slice/pk.service", &b);
+	put(r, 0, "/system.slice/pk.service/x", &c);
+	s = cgt_snap(r, 0, false, 0);
+	assert_int_equal(cgs_workloads_update(w, s, 2), 0);
+	assert_int_equal(cgs_workloads_find(w, "/system.slice/pk.service",
+					    &v),
+			 0);
+	assert_int_equal(v.peaks->c[CGS_DELAY_CPU].max_ns, 600);
+	assert_int_equal(v.peaks->c[CGS_DELAY_CPU].at_ns, 8000);
+	assert_int_equal(v.peaks->c[CGS_DELAY_BLKIO].max_ns, 9);
+	cgs_snapshot_free(s);
+	cgs_workloads_free(w);
+	cgs_rollup_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		fp_unit_test(test_peaks, &F),
 		fp_unit_test(test_no_peaks, &F),
+		fp_unit_test(test_workload_peaks, &F),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
