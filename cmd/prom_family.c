@@ -458,7 +458,7 @@ static void wl_label(struct buf *b, bool *first, const char *k, const char *v)
 }
 
 /* "taskstat_<name>{kind=...,namespace=...,...", no closing brace */
-static void wl_open(struct buf *b, const struct prom_family *f,
+void prom_wl_open(struct buf *b, const struct prom_family *f,
 		    const struct cgs_workload_view *v)
 {
 	bool first = true;
@@ -501,7 +501,7 @@ static void wl_info(struct buf *b, const struct prom_family *f,
 	CGS_OPTS(cgs_workload_view, v);
 	if (!wl_get(c, x, &v) || !wl_info_shown(c->in, &v))
 		return;
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	if (*v.image) {
 		buf_puts(b, ",image=\"");
 		esc_prom_label(b, v.image, strlen(v.image));
@@ -522,7 +522,7 @@ static void wl_exits(struct buf *b, const struct prom_family *f,
 	/* the per-cgroup lean rule; oom_kills is 0 where not counted */
 	prom_outcomes_excl(v.total, true, n);
 	for (int k = 0; k < 5; k++) { /* every outcome from 0 on */
-		wl_open(b, f, &v);
+		prom_wl_open(b, f, &v);
 		buf_printf(b, ",outcome=\"%s\"}", names[k]);
 		wl_value(b, n[k]);
 	}
@@ -550,7 +550,7 @@ static void wl_signals(struct buf *b, const struct prom_family *f,
 	for (int k = 1; v.signals && k < CGS_SIGNAL_SLOTS; k++) {
 		if (!v.signals[k])
 			continue;
-		wl_open(b, f, &v);
+		prom_wl_open(b, f, &v);
 		buf_printf(b, ",signal=\"%s\"}", cgs_signal_name(k));
 		wl_value(b, v.signals[k]);
 	}
@@ -570,7 +570,7 @@ static void wl_crashes(struct buf *b, const struct prom_family *f,
 	for (size_t k = 0; v.signals && k < sizeof(crash_signals) /
 					     sizeof(*crash_signals); k++)
 		n += v.signals[crash_signals[k]];
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	buf_putc(b, '}');
 	wl_value(b, n);
 }
@@ -581,9 +581,9 @@ static void wl_cpu(struct buf *b, const struct prom_family *f,
 	CGS_OPTS(cgs_workload_view, v);
 	if (!wl_get(c, x, &v))
 		return;
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	buf_printf(b, ",mode=\"user\"} %.6f\n", v.total->utime_us / 1e6);
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	buf_printf(b, ",mode=\"system\"} %.6f\n", v.total->stime_us / 1e6);
 }
 
@@ -594,7 +594,7 @@ static void wl_count(struct buf *b, const struct prom_family *f,
 	CGS_OPTS(cgs_workload_view, v);
 	if (!wl_get(c, x, &v))
 		return;
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	buf_putc(b, '}');
 	wl_value(b, f->arg ? v.cgroups_seen : v.total->tasks);
 }
@@ -622,7 +622,7 @@ static void wl_delay(struct buf *b, const struct prom_family *f,
 	CGS_OPTS(cgs_workload_view, v);
 	if (!wl_get(c, x, &v) || !wl_delay_shown(&v))
 		return;
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	buf_puts(b, ",class=\"cpu\"} ");
 	buf_fixed(b, v.total->delay[CGS_DELAY_CPU].total_ns, 9);
 	buf_putc(b, '\n');
@@ -829,7 +829,7 @@ static void build(void)
 	for (size_t f = 0; f < tsc_nfields; f++)
 		nf += tsc_fields[f].prom != NULL;
 	size_t nwl = sizeof(workload_families) / sizeof(workload_families[0]);
-	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2 + 2 + nwl;
+	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2 + 4 + nwl;
 	struct prom_family *t = calloc(n + 1, sizeof(*t)), *p = t;
 	if (!t)
 		return;
@@ -885,6 +885,7 @@ static void build(void)
 	*p++ = inferred_families[1];
 	for (size_t k = 0; k < nwl; k++) /* after the collector's own */
 		*p++ = workload_families[k];
+	*p++ = prom_peak_families[2], *p++ = prom_peak_families[3];
 	table = t;
 	ntable = (size_t)(p - t);
 }

@@ -81,8 +81,15 @@ struct prom_family {
 	enum prom_scope scope; /* 0: per cgroup */
 };
 
-/* The delay peak families (prom_peaks.c): full, lean. */
-extern const struct prom_family prom_peak_families[2];
+/* The delay peak families (prom_peaks.c): per cgroup full, lean; per
+ * workload full, lean. */
+extern const struct prom_family prom_peak_families[4];
+
+/* "taskstat_<name>{kind=...,namespace=...,...", no closing brace: a
+ * workload's labels (prom_family.c). */
+struct cgs_workload_view;
+void prom_wl_open(struct buf *b, const struct prom_family *f,
+		  const struct cgs_workload_view *v);
 
 /* The families, in exposition order; *n receives their number. Built once,
  * thread-safe, never freed. NULL on ENOMEM. */

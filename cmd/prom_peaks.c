@@ -63,10 +63,66 @@ static void write_peaks(struct buf *b, const struct prom_family *f,
 	  "over cgroups is the host's", false, lean, classes, NULL,          \
 	  peak_series, write_peaks, PROM_SCOPE_CGROUP }
 
-const struct prom_family prom_peak_families[2] = {
+/* --- per workload: the largest of its cgroups' (cgs_workload_view) */
+
+static bool wl_on(const struct snap_info *in)
+{
+	return in->workloads != NULL;
+}
+
+static bool wl_peaks(const struct snap_info *in, size_t i,
+		     struct cgs_workload_view *v)
+{
+	return cgs_workloads_get(in->workloads, i, v) == 0 && v->peaks;
+}
+
+static size_t wl_peak_series(const struct prom_family *f,
+			     const struct snap_info *in,
+			     const struct cgs_snapshot *s, size_t i)
+{
+	(void)s;
+	CGS_OPTS(cgs_workload_view, v);
+	size_t n = 0;
+	if (wl_peaks(in, i, &v))
+		for (int c = 0; c < CGS_DELAY__COUNT; c++)
+			n += peak_shown(f, v.peaks, c);
+	return n;
+}
+
+static void wl_write_peaks(struct buf *b, const struct prom_family *f,
+			   const struct prom_ctx *c, size_t x)
+{
+	CGS_OPTS(cgs_workload_view, v);
+	if (!wl_peaks(c->in, x, &v))
+		return;
+	for (int k = 0; k < CGS_DELAY__COUNT; k++) {
+		if (!peak_shown(f, v.peaks, k))
+			continue;
+		prom_wl_open(b, f, &v);
+		buf_printf(b, ",class=\"%s\"} ",
+			   cgs_delay_name((enum cgs_delay_class)k));
+		buf_fixed(b, v.peaks->c[k].max_ns, 9);
+		buf_putc(b, '\n');
+	}
+}
+
+#define WL_PEAK_FAMILY(set, lean, classes, which)                            \
+	{ "workload_delay_max_seconds", "gauge",                              \
+	  "Longest single delay of an exited task of the workload (every "   \
+	  "cgroup it had), by class (" which ").",                            \
+	  "seconds", set, "the largest of the workload's exited tasks",     \
+	  false, lean, classes, wl_on, wl_peak_series, wl_write_peaks,       \
+	  PROM_SCOPE_WORKLOAD }
+
+const struct prom_family prom_peak_families[4] = {
 	PEAK_FAMILY(PROM_SET_FULL, 0, CGS_DELAY__COUNT,
 		    "a class from its first delay on"),
 	PEAK_FAMILY(PROM_SET_LEAN, 1, 1,
 		    "the CPU run-queue wait only; --prom-level full has "
 		    "every class"),
+	WL_PEAK_FAMILY(PROM_SET_FULL, 0, CGS_DELAY__COUNT,
+		       "a class from its first delay on"),
+	WL_PEAK_FAMILY(PROM_SET_LEAN, 1, 1,
+		       "the CPU run-queue wait only; --prom-level full has "
+		       "every class"),
 };

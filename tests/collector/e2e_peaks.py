@@ -6,7 +6,8 @@ hogs pinned to it) shows a cpu delay peak (delay_max_s) that is the
 longest per-task cpu_delay_max of its records, read independently from
 the raw netlink messages of --record (struct taskstats v16/v17 at its
 own offsets, not the collector's decoder), and at least a millisecond;
-the Prometheus text has it as taskstat_delay_max_seconds{class="cpu"}."""
+the Prometheus text has it as taskstat_delay_max_seconds{class="cpu"},
+and as the workload's (the cgroup is a systemd unit's)."""
 import os
 import struct
 import sys
@@ -17,7 +18,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
 from tsc_e2e import (Cgroups, Collector, arg, by_path, check,  # noqa: E402
                      fail, final_rollup, fork_child, move_self, need_live,
-                     set_comm, skip, strict_json_lines)
+                     port_from_stderr, scrape, set_comm, skip,
+                     strict_json_lines)
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -111,9 +113,13 @@ cap = os.path.join(tmp, "peaks.tscap")
 prom = os.path.join(tmp, "peaks.prom")
 try:
     with Cgroups("peaks") as cg:
-        d = cg.mkdir("victim")
+        # a systemd unit's name: the workload view folds it in too
+        unit = "cgs-pk%d.service" % os.getpid()
+        d = cg.mkdir(unit)
         with Collector(B, ["-f", "jsonl", "-i", "0.5", "--record", cap,
-                           "--textfile", prom]) as col:
+                           "--textfile", prom, "--listen",
+                           "127.0.0.1:0"]) as col:
+            hp = port_from_stderr(col)
             hogs = [task(d, "cgs-hog", HOG_S) for _ in range(2)]
             time.sleep(0.2)  # the hogs hold the CPU
             victims = []
@@ -122,8 +128,13 @@ try:
                 time.sleep(0.05)
             reap(victims + hogs)
             time.sleep(0.8)
+            # a new workload shows zeros until served once: a scrape,
+            # then the next snapshot's text has its values
+            scrape(hp)
+            time.sleep(1.2)
+            metrics = scrape(hp)
         roll = final_rollup(strict_json_lines(col.raw()))
-        path = cg.path("victim")
+        path = cg.path(unit)
         row = by_path(roll).get(path)
         check(row is not None, "no row for %s" % path)
         check(row["tasks"] == len(hogs) + len(victims),
@@ -154,6 +165,12 @@ try:
         line = [ln for ln in text.splitlines() if ln.startswith(want)]
         check(line and abs(float(line[0].split()[-1]) - peak) < 1e-9,
               "Prometheus: %r not %s" % (line, peak))
+        # ... and the workload's (the unit's), the same
+        wl = [ln for ln in metrics.splitlines()
+              if ln.startswith("taskstat_workload_delay_max_seconds{") and
+              'unit="%s"' % unit in ln and 'class="cpu"' in ln]
+        check(wl and abs(float(wl[0].split()[-1]) - peak) < 1e-9,
+              "Prometheus workload: %r not %s" % (wl, peak))
     print("ok")
 finally:
     for n in (cap, prom):
