@@ -23,36 +23,53 @@ static bool peak_shown(const struct prom_family *f,
 	return p->c[c].max_ns && (!(f->arg & 1) || c == CGS_DELAY_CPU);
 }
 
+static size_t shown(const struct prom_family *f,
+		    const struct cgs_delay_peaks *p)
+{
+	size_t n = 0;
+	for (int c = 0; c < CGS_DELAY__COUNT; c++)
+		n += peak_shown(f, p, c);
+	return n;
+}
+
+/* The series of p after the labels (opened: x a cgroup, else wv's). */
+static void series(struct buf *b, const struct prom_family *f,
+		   const struct prom_ctx *c, size_t x,
+		   const struct cgs_workload_view *wv,
+		   const struct cgs_delay_peaks *p)
+{
+	for (int k = 0; k < CGS_DELAY__COUNT; k++) {
+		if (!peak_shown(f, p, k))
+			continue;
+		if (wv) {
+			prom_wl_open(b, f, wv);
+		} else {
+			buf_puts(b, PROM_PREFIX);
+			buf_puts(b, f->name);
+			cglabel(b, c->L, x);
+		}
+		buf_printf(b, ",class=\"%s\"} ",
+			   cgs_delay_name((enum cgs_delay_class)k));
+		buf_fixed(b, p->c[k].max_ns, 9);
+		buf_putc(b, '\n');
+	}
+}
+
 static size_t peak_series(const struct prom_family *f,
 			  const struct snap_info *in,
 			  const struct cgs_snapshot *s, size_t i)
 {
 	(void)in;
 	CGS_OPTS(cgs_delay_peaks, p);
-	size_t n = 0;
-	if (peaks_of(s, i, &p))
-		for (int c = 0; c < CGS_DELAY__COUNT; c++)
-			n += peak_shown(f, &p, c);
-	return n;
+	return peaks_of(s, i, &p) ? shown(f, &p) : 0;
 }
 
 static void write_peaks(struct buf *b, const struct prom_family *f,
 			const struct prom_ctx *c, size_t x)
 {
 	CGS_OPTS(cgs_delay_peaks, p);
-	if (!peaks_of(c->s, c->keep[x], &p))
-		return;
-	for (int k = 0; k < CGS_DELAY__COUNT; k++) {
-		if (!peak_shown(f, &p, k))
-			continue;
-		buf_puts(b, PROM_PREFIX);
-		buf_puts(b, f->name);
-		cglabel(b, c->L, x);
-		buf_printf(b, ",class=\"%s\"} ",
-			   cgs_delay_name((enum cgs_delay_class)k));
-		buf_fixed(b, p.c[k].max_ns, 9);
-		buf_putc(b, '\n');
-	}
+	if (peaks_of(c->s, c->keep[x], &p))
+		series(b, f, c, x, NULL, &p);
 }
 
 #define PEAK_FAMILY(set, lean, classes, which)                               \
@@ -82,28 +99,15 @@ static size_t wl_peak_series(const struct prom_family *f,
 {
 	(void)s;
 	CGS_OPTS(cgs_workload_view, v);
-	size_t n = 0;
-	if (wl_peaks(in, i, &v))
-		for (int c = 0; c < CGS_DELAY__COUNT; c++)
-			n += peak_shown(f, v.peaks, c);
-	return n;
+	return wl_peaks(in, i, &v) ? shown(f, v.peaks) : 0;
 }
 
 static void wl_write_peaks(struct buf *b, const struct prom_family *f,
 			   const struct prom_ctx *c, size_t x)
 {
 	CGS_OPTS(cgs_workload_view, v);
-	if (!wl_peaks(c->in, x, &v))
-		return;
-	for (int k = 0; k < CGS_DELAY__COUNT; k++) {
-		if (!peak_shown(f, v.peaks, k))
-			continue;
-		prom_wl_open(b, f, &v);
-		buf_printf(b, ",class=\"%s\"} ",
-			   cgs_delay_name((enum cgs_delay_class)k));
-		buf_fixed(b, v.peaks->c[k].max_ns, 9);
-		buf_putc(b, '\n');
-	}
+	if (wl_peaks(c->in, x, &v))
+		series(b, f, c, x, &v, v.peaks);
 }
 
 #define WL_PEAK_FAMILY(set, lean, classes, which)                            \
