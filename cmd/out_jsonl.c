@@ -347,6 +347,10 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	kv_u64(b, "refused", in->refused);
 	kv_u64(b, "malformed", in->malformed);
 	kv_u64(b, "enobufs", in->enobufs);
+	if (in->truncated)
+		kv_u64(b, "truncated", in->truncated);
+	if (in->version0)
+		kv_u64(b, "version0_records", in->version0);
 	if (in->attribution)
 		kv_str(b, "attribution_source", in->attribution);
 	buf_puts(b, ",\"attribution\":{");

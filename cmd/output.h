@@ -34,6 +34,10 @@ struct snap_info {
 	const char *hierarchy;
 	uint64_t interval_ns;
 	uint64_t records, unattributed, dropped, malformed, enobufs;
+	/* of malformed: messages larger than the receive slot; records of
+	 * version 0 (old kernels' group records, decoded by their size):
+	 * JSON only, only when non-zero (live) */
+	uint64_t truncated, version0;
 	uint64_t refused; /* records the rollup could not take (always 0
 			   * when wired right: shown so that it is seen) */
 	/* how records found their cgroup; fork events lost (attribution of

@@ -502,6 +502,8 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 			/* A truncated message can't be decoded: malformed. */
 			in->malformed = loss.malformed + loss.truncated;
 			in->enobufs = loss.enobufs;
+			in->truncated = loss.truncated;
+			in->version0 = loss.version0;
 		}
 		for (unsigned i = 0; i < c->nshards; i++)
 			c->rcvbuf[i] = cgs_listener_shard_rcvbuf(c->l, i);

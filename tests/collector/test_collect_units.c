@@ -610,9 +610,20 @@ static void t_filter_outputs(void **st)
 	assert_int_equal(v.n, 2); /* /a/x, /a/y: not /, /a, /a/x/z, /b ... */
 	assert_int_equal(v.n + v.filtered, cgs_snapshot_count(s));
 
-	/* JSON: the array holds the two, the totals everything */
+	/* JSON: the array holds the two, the totals everything; without
+	 * truncated messages and version-0 records no key says them */
 	out_jsonl_ops.snapshot(&b, &in, s);
 	buf_putc(&b, '\0');
+	assert_null(strstr(b.p, "\"truncated\""));
+	assert_null(strstr(b.p, "\"version0_records\""));
+	buf_reset(&b);
+	in.truncated = 3;
+	in.version0 = 2;
+	out_jsonl_ops.snapshot(&b, &in, s);
+	in.truncated = in.version0 = 0;
+	buf_putc(&b, '\0');
+	assert_non_null(strstr(b.p, "\"enobufs\":0,\"truncated\":3,"
+			       "\"version0_records\":2,"));
 	assert_non_null(strstr(b.p, "\"cgroup\":\"/a/x\""));
 	assert_non_null(strstr(b.p, "\"cgroup\":\"/a/y\""));
 	assert_null(strstr(b.p, "\"cgroup\":\"/b\""));
