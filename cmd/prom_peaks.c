@@ -110,8 +110,10 @@ static void wl_write_peaks(struct buf *b, const struct prom_family *f,
 		series(b, f, c, x, &v, v.peaks);
 }
 
-#define WL_PEAK_FAMILY(set, lean, classes, which)                            \
-	{ "workload_delay_max_seconds", "gauge",                              \
+/* (named as prom_family.c's workload families: scripts/check-docs finds
+ * the workload metrics by it) */
+#define WL_FAMILY(name, set, lean, classes, which)                           \
+	{ name, "gauge",                                                      \
 	  "Longest single delay of an exited task of the workload (every "   \
 	  "cgroup it had), by class (" which ").",                            \
 	  "seconds", set, "the largest of the workload's exited tasks",     \
@@ -124,9 +126,9 @@ const struct prom_family prom_peak_families[4] = {
 	PEAK_FAMILY(PROM_SET_LEAN, 1, 1,
 		    "the CPU run-queue wait only; --prom-level full has "
 		    "every class"),
-	WL_PEAK_FAMILY(PROM_SET_FULL, 0, CGS_DELAY__COUNT,
-		       "a class from its first delay on"),
-	WL_PEAK_FAMILY(PROM_SET_LEAN, 1, 1,
-		       "the CPU run-queue wait only; --prom-level full has "
-		       "every class"),
+	WL_FAMILY("workload_delay_max_seconds", PROM_SET_FULL, 0,
+		  CGS_DELAY__COUNT, "a class from its first delay on"),
+	WL_FAMILY("workload_delay_max_seconds", PROM_SET_LEAN, 1, 1,
+		  "the CPU run-queue wait only; --prom-level full has every "
+		  "class"),
 };
