@@ -105,6 +105,10 @@ static void fill_payload(uint8_t *p, size_t len, unsigned version,
 		put64(p, 384, 0x801);      /* exe dev */
 		put64(p, 392, 123456);     /* exe inode */
 	}
+	if (len >= 560) {
+		put64(p, 432, 61000 + s->pid % 977); /* cpu_delay_max (v16) */
+		put64(p, 440, 9000);       /* cpu_delay_min */
+	}
 }
 
 /* Append one netlink attribute header; returns the offset of its data. */

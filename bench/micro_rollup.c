@@ -175,9 +175,15 @@ static void fill(struct cgs_record *r, enum cgs_kind kind, uint32_t pid,
 	r->stime_us = seed % 991;
 	r->cpu_run_real_ns = seed * 31;
 	r->cpu_run_virtual_ns = seed * 29;
+	/* as a v16 kernel sends them: every field group, the delays' maxima
+	 * (the cpu one always non-zero: scheduler stats) */
+	r->fields = CGS_HAS_DELAY | CGS_HAS_BASIC | CGS_HAS_XACCT |
+		    CGS_HAS_IO | CGS_HAS_CTXSW | CGS_HAS_TGID |
+		    CGS_HAS_DELAY_MAXMIN;
 	for (int i = 0; i < CGS_DELAY__COUNT; i++) {
 		r->delay[i].count = seed % 7;
 		r->delay[i].total_ns = seed * 3;
+		r->delay[i].max_ns = i ? 0 : seed % 4099 + 1;
 	}
 	r->minflt = seed % 100;
 	r->hiwater_rss_kb = seed % 4096;

@@ -10,7 +10,9 @@
  * The copy is malloc'ed at exactly its size so ASan sees any read past the
  * end. Besides "no crash", the target checks what the API promises: return
  * values, counters, NUL-terminated comm, lengths, independence from
- * alignment and that NO_TGID changes nothing in the task record.
+ * alignment, that NO_TGID changes nothing in the task record, that a
+ * message cut short (a datagram larger than the receive slot) is never
+ * read as a record, and that v17's times appear only from its layout.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -28,6 +30,45 @@ static void check_record(const struct cgs_record *r, size_t max_len)
 	CHECK(r->layout != 0);
 	if (r->kind == CGS_KIND_TGID)
 		CHECK(r->pid == 0);
+	/* times of the maxima: only from the v17 layout (or a newer one
+	 * read by its prefix), never in the slots no kernel fills */
+	for (unsigned c = 0; c < CGS_DELAY_SLOTS; c++)
+		CHECK(!r->delay_max_at_ns[c] ||
+		      (c < cgs_delay_classes() &&
+		       (r->fields & CGS_HAS_DELAY_MAX_TS)));
+}
+
+static uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* A message larger than the receive slot arrives cut to the slot (the
+ * listener counts MSG_TRUNC and drops it; a caller that does not check
+ * hands the prefix over): every prefix shorter than nlmsg_len is refused,
+ * never read as a record. */
+static int decode_at(const uint8_t *src, size_t len, unsigned off,
+		     unsigned flags, struct cgs_record *t,
+		     struct cgs_record *g, struct cgs_decode_stats *st);
+static void fuzz_cut(const uint8_t *m, size_t len, unsigned ctl)
+{
+	if (len < 16)
+		return;
+	size_t want = ld32(m);
+	size_t cuts[3] = { len / 2, len - 1 - (ctl % (len - 1)), 1024 };
+	for (int k = 0; k < 3; k++) {
+		size_t cut = cuts[k];
+		if (cut >= len || cut >= want)
+			continue;
+		CGS_OPTS(cgs_record, t);
+		CGS_OPTS(cgs_record, g);
+		CGS_OPTS(cgs_decode_stats, st);
+		int rc = decode_at(m, cut, 0, 0, &t, &g, &st);
+		CHECK(rc == -EBADMSG || rc == -ENOMSG);
+		CHECK(st.records == 0);
+	}
 }
 
 static int decode_at(const uint8_t *src, size_t len, unsigned off,
@@ -68,6 +109,8 @@ static void fuzz_msg(const uint8_t *m, size_t len, unsigned ctl)
 	CHECK(st.malformed == (rc == -EBADMSG));
 	if (rc > 0)
 		CHECK(st.records == (uint64_t)__builtin_popcount((unsigned)rc));
+	CHECK(st.version0 <= st.records && st.version0 <= st.layout_guesses);
+	fuzz_cut(m, len, ctl);
 	if (flags)
 		CHECK(rc <= 0 || !(rc & 2));
 	if (rc > 0 && (rc & 1)) {

@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "capture.h"
+#include "exe_cache.h"
 #include "cgstats.h"
 #include "options.h"
 #include "notify.h"
@@ -117,6 +118,10 @@ struct tsc {
 	/* the workload view (workloads.c), NULL: off */
 	struct cgs_identity_src *ident;
 	struct cgs_workloads *wl;
+	/* --events live: executables by (dev, inode) (exe_cache.h), NULL:
+	 * off; its counts as of the last snapshot */
+	struct exe_cache *exe;
+	struct exe_counts exe_n;
 	bool wl_err_said;
 	/* The last snapshot, kept (prom_lock) for /metrics, /snapshot and
 	 * --textfile, whose texts are made from it when first asked for
@@ -186,6 +191,12 @@ int tsc_shards_init(struct tsc *c, unsigned n);
 void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 		     const struct cgs_record *r, const char *cgroup,
 		     const char *source, uint64_t recv_ns, unsigned shard);
+/* One exit line of shard s (its lock held) with its names (id, may be
+ * NULL) and its executable from the exe map (--events). */
+void tsc_event_out(struct tsc *c, struct tsc_shard *s,
+		   const struct cgs_record *r, const char *cgroup,
+		   const char *source, uint64_t recv_ns, unsigned shard,
+		   const struct cgs_identity *id);
 /* Held exits of shard s (its lock held) asked again and written when
  * answered (all: every one, as it is); hold.c. */
 void tsc_hold_shard(struct tsc *c, struct tsc_shard *s, unsigned shard,

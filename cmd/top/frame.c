@@ -85,6 +85,17 @@ static int cgroup(struct json_object *g, struct top_cg *cg)
 	cg->cum[M_FAIL] = num(out, "exit_nonzero") + num(out, "signaled");
 	cg->cum[M_OOM] = num(out, "oom_kills");
 	cg->cum[M_TOTAL] = cg->cum[M_EXITS];
+	/* the worst wait of any class (delay_max_s: absent when none) */
+	struct json_object *pk;
+	if (json_object_object_get_ex(g, "delay_max_s", &pk) &&
+	    json_object_is_type(pk, json_type_object)) {
+		json_object_object_foreach(pk, cls, val) {
+			(void)cls;
+			double d = json_object_get_double(val);
+			if (d > cg->cum[M_MAXWAIT])
+				cg->cum[M_MAXWAIT] = d;
+		}
+	}
 	return 0;
 }
 

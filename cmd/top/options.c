@@ -80,7 +80,7 @@ int top_sort_by_name(const char *s)
 		[M_EXITS] = "exits", [M_PROCS] = "procs", [M_CPU] = "cpu",
 		[M_CPUDLY] = "cpudly", [M_IODLY] = "iodly", [M_READ] = "read",
 		[M_WRITE] = "write", [M_FAIL] = "fail", [M_OOM] = "oom",
-		[M_TOTAL] = "total",
+		[M_TOTAL] = "total", [M_MAXWAIT] = "maxwait",
 	};
 	if (!strcmp(s, "name"))
 		return TOP_SORT_NAME;

@@ -33,6 +33,8 @@ enum top_metric {
 	M_FAIL,    /* process exits with a non-zero code or by a signal */
 	M_OOM,     /* OOM kills */
 	M_TOTAL,   /* task exits since the collector started (not a rate) */
+	M_MAXWAIT, /* the longest single delay of an exited task, any class
+		    * (a peak: not a rate, a subtree's is its largest) */
 	M__COUNT
 };
 
@@ -45,6 +47,7 @@ struct top_metric_def {
 	bool rate;         /* per second (else the cumulative value) */
 	unsigned prio;     /* 0 first: columns shown as the width allows */
 	const char *help;
+	bool peak;         /* a maximum: a subtree's is its largest row's */
 };
 extern const struct top_metric_def top_metrics[M__COUNT];
 #define TOP_SORT_NAME M__COUNT /* sort by name */

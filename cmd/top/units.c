@@ -28,6 +28,9 @@ const struct top_metric_def top_metrics[M__COUNT] = {
 		    "OOM kills per second" },
 	[M_TOTAL] = { "EXITS", 'T', TU_COUNT, false, 9,
 		      "task exits since the collector started" },
+	[M_MAXWAIT] = { "MAXWAIT", 'X', TU_SECONDS, false, 10,
+			"worst wait: an exited task's longest delay",
+			true },
 };
 
 static const char *const byte_units[] = { "B", "KiB", "MiB", "GiB", "TiB",

@@ -134,8 +134,14 @@ static int build_rows(struct top_view *v)
 	for (size_t i = 0; i < f->n; i++) {
 		for (int p = v->rows[i].parent; p >= 0; p = v->rows[p].parent) {
 			v->rows[p].children |= p == v->rows[i].parent;
-			for (int m = 0; m < M__COUNT; m++)
-				v->rows[p].sub[m] += v->rows[i].self[m];
+			for (int m = 0; m < M__COUNT; m++) {
+				double *s = &v->rows[p].sub[m];
+				double x = v->rows[i].self[m];
+				if (!top_metrics[m].peak)
+					*s += x;
+				else if (x > *s)
+					*s = x;
+			}
 		}
 	}
 	v->n = f->n;

@@ -24,6 +24,11 @@ struct cgs_decode_stats {
 	uint64_t layout_guesses;  /* records whose layout was inferred (version
 				   * 0 or a v14 header on a longer payload) */
 	uint64_t tgid_skipped;    /* TGID records ignored (CGS_NO_TGID) */
+	/* From 1.3: records with version 0 (the TGID aggregates of kernels
+	 * before 16c4f0211aaa "taskstats: set version in TGID exit
+	 * notifications"), decoded by their size (or by the layout of the
+	 * task record beside them); also in layout_guesses */
+	uint64_t version0;
 };
 
 /*
@@ -106,7 +111,7 @@ int cgs_decode_payload(const void *payload, size_t len, enum cgs_kind kind,
 size_t cgs_taskstats_size(unsigned version);
 
 /* Newest struct version this library decodes fully. */
-#define CGS_TASKSTATS_VERSION_MAX 16
+#define CGS_TASKSTATS_VERSION_MAX 17
 
 #ifdef __cplusplus
 }

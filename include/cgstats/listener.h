@@ -256,6 +256,8 @@ struct cgs_loss {
 	 * cgs_listener_drain(), cgs_listener_run() or
 	 * cgs_listener_selftest()): consumed, delivered to nobody */
 	uint64_t discarded;
+	/* From 1.3: struct cgs_decode_stats' version0 */
+	uint64_t version0;
 };
 
 /* cgs_listener_loss() shard meaning all shards */

@@ -83,6 +83,7 @@ struct cgs_delay {
 #define CGS_HAS_WPCOPY (1u << 11)   /* v13 */
 #define CGS_HAS_IRQ (1u << 12)      /* v14 */
 #define CGS_HAS_DELAY_MAXMIN (1u << 13) /* v15/v16: delay max/min */
+#define CGS_HAS_DELAY_MAX_TS (1u << 14) /* v17: when each max happened */
 
 /* ac_flag bits (linux/acct.h) */
 #define CGS_AC_FORK 0x01
@@ -151,6 +152,10 @@ struct cgs_record {
 	uint64_t nvcsw, nivcsw;
 	/* device and inode of the executable (v12) */
 	uint64_t exe_dev, exe_inode;
+	/* From 1.3: when each class's longest delay (delay[c].max_ns)
+	 * happened, CLOCK_REALTIME ns since the epoch; 0 when the kernel
+	 * did not say (before v17) or the task had no such delay */
+	uint64_t delay_max_at_ns[CGS_DELAY_SLOTS];
 	/* new fields go here */
 };
 

@@ -269,6 +269,49 @@ int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
  */
 uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q);
 
+/* The longest delay of one class (from 1.3). */
+struct cgs_delay_peak {
+	uint64_t max_ns; /* the longest single delay any task record of the
+			  * set carried (its delay[c].max_ns), ns; 0: none */
+	uint64_t at_ns;  /* when it happened: CLOCK_REALTIME ns since the
+			  * epoch, from kernels that send it (struct
+			  * taskstats v17); 0: not known */
+};
+
+/* A cgroup's delay peaks, by enum cgs_delay_class (from 1.3). */
+struct cgs_delay_peaks {
+	size_t sz;          /* bytes the library filled */
+	unsigned nclasses;  /* classes the library knows (cgs_delay_classes()) */
+	struct cgs_delay_peak c[CGS_DELAY_SLOTS];
+};
+
+/**
+ * cgs_snapshot_delay_peaks() - The longest delays of one cgroup.
+ * @s: The snapshot.
+ * @i: Index of the cgroup, 0 <= i < cgs_snapshot_count().
+ * @set: Which records: the cgroup's own (self) or its subtree's, since it
+ *	was first seen (cumulative) or since the previous snapshot (delta:
+ *	the records that arrived in the period).
+ * @out: Receives the peaks; sz set (see <cgstats.h>), on return the bytes
+ *	written.
+ *
+ * For each delay class the maximum over the task records (threads and
+ * processes; never the TGID aggregates, whose max is the last thread's)
+ * of the longest single delay the task had in its life (kernels from
+ * struct taskstats v15; all zero before), with the time it happened when
+ * the kernel sends it (v17). A record counts in the period in which it
+ * arrived, so a delta peak may have happened before the period began
+ * (at_ns says when, if known). Subtree peaks keep those of retired
+ * descendants, as the subtree counters keep their counts.
+ *
+ * Context: As cgs_snapshot_get().
+ * Return: 0; -EINVAL for a NULL @s or @out, out->sz too small, or @i or
+ * @set out of range.
+ */
+int cgs_snapshot_delay_peaks(const struct cgs_snapshot *s, size_t i,
+			     enum cgs_counter_set set,
+			     struct cgs_delay_peaks *out);
+
 /* Rankings of the commands in a cgroup (cgs_rollup_opts.comms). */
 enum cgs_comm_rank {
 	CGS_COMMS_BY_CPU = 0,   /* user + system CPU of every task record,

@@ -59,6 +59,10 @@ struct cgs_workload_view {
 	uint64_t cgroups_live;   /* in the last snapshot */
 	uint64_t first_seen_ms, last_seen_ms; /* caller's clock */
 	uint32_t held;           /* always 0 since 1.3 (see hold_ms) */
+	/* From 1.3: the longest delay of each class over its cgroups' task
+	 * records since the workload was first seen (the largest of its
+	 * cgroups' own cgs_snapshot_delay_peaks()); NULL when none */
+	const struct cgs_delay_peaks *peaks;
 };
 
 /* The view's own counters. */

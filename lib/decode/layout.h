@@ -26,6 +26,14 @@
  *    (Dec 2024) inserted only *_delay_max after each *_delay_total and
  *    kept TASKSTATS_VERSION 14 (patch "[PATCH linux next] delayacct: add
  *    delay max to record delay peak", 2024-12-03): 496 bytes.
+ *  v17 (proposed on linux-next, Jan 2026: "[PATCH v3] delayacct: add
+ *    timestamp of delay max", Wang Yaxin, 2026-01-19; not in 6.18): v16
+ *    followed by one 16-byte timespec (tv_sec s64, tv_nsec long) per
+ *    class, in the order of the max/min pairs: cpu, blkio, swapin,
+ *    freepages, thrashing, compact, wpcopy, irq (560..688). The kernel
+ *    stores it with ktime_get_real_ts64() when a new max is recorded
+ *    (CLOCK_REALTIME), zero while the class has none. Later postings
+ *    spell the type __kernel_timespec: the same 16 bytes on x86-64.
  *  v1 (the first taskstats kernels): version, padding[3], then the delay
  *    block, so cpu_count sits at offset 8, not 16.
  */
@@ -41,6 +49,7 @@
 #define CGSI_TS_V1_SIZE 72u
 #define CGSI_TS_V14MAX_SIZE 496u
 #define CGSI_TS_V16_SIZE 560u
+#define CGSI_TS_V17_SIZE 688u
 
 /* Layout ids: the struct version whose layout it is, plus this one. */
 #define CGSI_LAYOUT_V14MAX CGS_LAYOUT_V14_MAXONLY
@@ -100,6 +109,15 @@ struct cgsi_ts_v16 {
 	uint64_t compact_delay_max, compact_delay_min;
 	uint64_t wpcopy_delay_max, wpcopy_delay_min;
 	uint64_t irq_delay_max, irq_delay_min;
+};
+
+/* v17: v16, then when each max happened */
+struct cgsi_kts {
+	int64_t tv_sec, tv_nsec;
+};
+struct cgsi_ts_v17 {
+	struct cgsi_ts_v16 v16;
+	struct cgsi_kts max_ts[CGS_DELAY__COUNT]; /* by enum cgs_delay_class */
 };
 
 /* v15: pairs inserted after each total */
@@ -178,6 +196,10 @@ _Static_assert(CGSI_OFF(cgsi_ts_v16, irq_count) == 416, "v16");
 _Static_assert(CGSI_OFF(cgsi_ts_v16, cpu_delay_max) == 432, "v16");
 _Static_assert(CGSI_OFF(cgsi_ts_v16, irq_delay_min) == 552, "v16");
 
+_Static_assert(sizeof(struct cgsi_ts_v17) == CGSI_TS_V17_SIZE, "v17 size");
+_Static_assert(CGSI_OFF(cgsi_ts_v17, max_ts) == 560, "v17 cpu_delay_max_ts");
+_Static_assert(CGSI_OFF(cgsi_ts_v17, max_ts[CGS_DELAY_IRQ]) == 672, "v17");
+
 /* v15 offsets as the facts file gives them */
 _Static_assert(sizeof(struct cgsi_ts_v15) == CGSI_TS_V16_SIZE, "v15 size");
 _Static_assert(CGSI_OFF(cgsi_ts_v15, cpu_delay_max) == 32, "v15");
@@ -202,6 +224,11 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 #define CGSI_REC_KNOWN_DELAYS_END                                            \
 	offsetof(struct cgs_record, delay[CGS_DELAY__COUNT])
 #define CGSI_REC_SLOTS_END offsetof(struct cgs_record, delay[CGS_DELAY_SLOTS])
+/* ... and the same for the times of the maxima */
+#define CGSI_REC_KNOWN_ATS_END                                               \
+	offsetof(struct cgs_record, delay_max_at_ns[CGS_DELAY__COUNT])
+#define CGSI_REC_ATS_END                                                     \
+	offsetof(struct cgs_record, delay_max_at_ns[CGS_DELAY_SLOTS])
 
 
 /* payload.c: st += d, as far as the caller's st->sz goes (decoder

@@ -232,6 +232,7 @@ static inline void stats_add_msg(struct cgs_decode_stats *st, int r,
 		st->unknown_version += ls->unknown_version;
 		st->unknown_bytes += ls->unknown_bytes;
 		st->tgid_skipped += ls->tgid_skipped;
+		st->version0 += ls->version0;
 	}
 }
 

@@ -15,7 +15,7 @@ static const uint16_t ts_size[CGS_TASKSTATS_VERSION_MAX + 1] = {
 	[1] = 72,   [2] = 248,  [3] = 272,  [4] = 272,  [5] = 288,
 	[6] = 312,  [7] = 328,  [8] = 328,  [9] = 344,  [10] = 352,
 	[11] = 368, [12] = 400, [13] = 416, [14] = 432, [15] = 560,
-	[16] = 560,
+	[16] = 560, [17] = 688,
 };
 
 #define F_V2 (CGS_HAS_DELAY | CGS_HAS_BASIC | CGS_HAS_XACCT)
@@ -30,12 +30,14 @@ static const uint16_t ts_size[CGS_TASKSTATS_VERSION_MAX + 1] = {
 #define F_V13 (F_V12 | CGS_HAS_WPCOPY)
 #define F_V14 (F_V13 | CGS_HAS_IRQ)
 #define F_V15 (F_V14 | CGS_HAS_DELAY_MAXMIN)
+#define F_V17 (F_V15 | CGS_HAS_DELAY_MAX_TS)
 
 static const uint32_t ts_fields[CGS_TASKSTATS_VERSION_MAX + 1] = {
 	[1] = CGS_HAS_DELAY, [2] = F_V2,   [3] = F_V3,   [4] = F_V3,
 	[5] = F_V5,          [6] = F_V6,   [7] = F_V7,   [8] = F_V7,
 	[9] = F_V9,          [10] = F_V10, [11] = F_V11, [12] = F_V12,
 	[13] = F_V13,        [14] = F_V14, [15] = F_V15, [16] = F_V15,
+	[17] = F_V17,
 };
 
 static const char *const delay_names[CGS_DELAY__COUNT] = {
@@ -152,6 +154,22 @@ static void conv_v1(const struct cgsi_ts_v1 *s, struct cgs_record *o)
 CONV_FULL(conv_v16, cgsi_ts_v16)
 CONV_FULL(conv_v15, cgsi_ts_v15)
 
+/* v17's times of the maxima: ns since the epoch, 0 for a time the
+ * kernel left zero (no such delay) or one out of range */
+static void conv_v17_ts(const struct cgsi_ts_v17 *s, struct cgs_record *o)
+{
+	for (unsigned c = 0; c < CGS_DELAY__COUNT; c++) {
+		const struct cgsi_kts *t = &s->max_ts[c];
+		bool ok = t->tv_sec > 0 && t->tv_nsec >= 0 &&
+			  t->tv_nsec < 1000000000 &&
+			  (uint64_t)t->tv_sec < UINT64_MAX / 1000000000u - 1;
+		o->delay_max_at_ns[c] =
+			ok ? (uint64_t)t->tv_sec * 1000000000u +
+				     (uint64_t)t->tv_nsec
+			   : 0;
+	}
+}
+
 static void conv_v14max(const struct cgsi_ts_v14max *s, struct cgs_record *o,
 			uint32_t f)
 {
@@ -170,7 +188,8 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 		struct cgsi_ts_v14max v14max;
 		struct cgsi_ts_v15 v15;
 		struct cgsi_ts_v16 v16;
-		unsigned char raw[CGSI_TS_V16_SIZE];
+		struct cgsi_ts_v17 v17;
+		unsigned char raw[CGSI_TS_V17_SIZE];
 	} b;
 	uint16_t version;
 	unsigned layout;
@@ -201,8 +220,8 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 	} else if (version > CGS_TASKSTATS_VERSION_MAX) {
 		/* newer than us: appended fields only, by the rules the
 		 * header states since v16 */
-		layout = 16;
-		need = known = CGSI_TS_V16_SIZE;
+		layout = CGS_TASKSTATS_VERSION_MAX;
+		need = known = CGSI_TS_V17_SIZE;
 	} else {
 		/* version 0: TGID aggregates of older kernels */
 		if (hint_layout && hint_layout != CGSI_LAYOUT_V14MAX &&
@@ -238,7 +257,9 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 		 * zero */
 		memset(out, 0, CGSI_REC_KNOWN_DELAYS_END);
 		memset((char *)out + CGSI_REC_SLOTS_END, 0,
-		       sizeof(*out) - CGSI_REC_SLOTS_END);
+		       CGSI_REC_KNOWN_ATS_END - CGSI_REC_SLOTS_END);
+		memset((char *)out + CGSI_REC_ATS_END, 0,
+		       sizeof(*out) - CGSI_REC_ATS_END);
 	} else {
 		memset(out, 0, sizeof(*out));
 	}
@@ -252,6 +273,10 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 		break;
 	case CGSI_LAYOUT_V14MAX:
 		conv_v14max(&b.v14max, out, fields);
+		break;
+	case 17:
+		conv_v16(&b.v16, out, fields);
+		conv_v17_ts(&b.v17, out);
 		break;
 	default:
 		conv_v16(&b.v16, out, fields);
@@ -270,6 +295,8 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 	if (st) {
 		if (guessed)
 			st->layout_guesses++;
+		if (!version)
+			st->version0++;
 		if (version > CGS_TASKSTATS_VERSION_MAX)
 			st->unknown_version++;
 		st->unknown_bytes += len - known;
@@ -290,6 +317,7 @@ void cgsi_decode_stats_add(struct cgs_decode_stats *st,
 		st->unknown_version += d->unknown_version;
 		st->unknown_bytes += d->unknown_bytes;
 		st->tgid_skipped += d->tgid_skipped;
+		st->version0 += d->version0;
 		return;
 	}
 

@@ -393,6 +393,7 @@ static void add_loss(struct cgs_loss *sum, struct cgsi_shard *s)
 	sum->unknown_bytes += LD(d->unknown_bytes);
 	sum->layout_guesses += LD(d->layout_guesses);
 	sum->tgid_skipped += LD(d->tgid_skipped);
+	sum->version0 += LD(d->version0);
 }
 
 CGS_EXPORT int cgs_listener_loss(struct cgs_listener *l, unsigned shard,

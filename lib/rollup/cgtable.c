@@ -92,8 +92,10 @@ int cgsi_cgtab_init(struct cgsi_cgtab *t)
 static void node_free(struct cgsi_cgnode *n)
 {
 	free(n->x);
+	free(n->dpk);
 	if (n->carry) {
 		free(n->carry->x);
+		free(n->carry->dpk);
 		free(n->carry);
 	}
 	if (n->comms) {

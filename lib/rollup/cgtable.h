@@ -11,6 +11,7 @@
 
 #include "cgstats.h"
 #include "rollup/extra.h"
+#include "rollup/peaks.h"
 #include "rollup/topk.h"
 
 /* What a node holds of its retired descendants, made with the first one
@@ -22,6 +23,8 @@ struct cgsi_carry {
 	struct cgsi_xpair *x; /* carry | carry_base, every word (extra.h);
 			       * NULL while no descendant retired into it had
 			       * extra sets; owned */
+	struct cgsi_dpk *dpk; /* their delay peaks (peaks.h); NULL: none;
+			       * owned */
 };
 
 struct cgsi_cgnode {
@@ -40,6 +43,8 @@ struct cgsi_cgnode {
 				    * (cgsi_nz_mark()): here, not in x, for
 				    * a snapshot to know which lines of x to
 				    * ask for with the node's counters */
+	struct cgsi_dpk *dpk;    /* delay peaks (peaks.h), made with the
+				  * first record carrying them; owned */
 	struct cgsi_topk *comms; /* [2] by enum cgs_comm_rank, with
 				  * cgs_rollup_opts.comms; NULL: off; owned */
 	uint64_t oom_sigkills; /* CGS_OOM_CGROUP: SIGKILL exits when the

@@ -114,6 +114,11 @@ static int carry_into(struct cgsi_cgnode *p, const struct cgsi_cgnode *n)
 	if (n->x && ((!pc->x && !(pc->x = calloc(1, sizeof(*pc->x)))) ||
 		     !cgsi_node_x(p) || (n->sigs && !cgsi_node_widen(p))))
 		return -ENOMEM;
+	const struct cgsi_dpk *ndp = n->dpk, *ncdp = nc ? nc->dpk : NULL;
+	if ((ndp || ncdp) && !cgsi_dpk_get(&pc->dpk))
+		return -ENOMEM;
+	if (ndp || ncdp)
+		cgsi_dpk_carry(pc->dpk, ndp, ncdp);
 	cgsi_counters_add(&pc->carry, &n->cum);
 	cgsi_counters_add(&pc->carry_base, &n->base);
 	uint64_t rss = n->ivl_rss, vm = n->ivl_vm;

@@ -290,6 +290,9 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 		n->ivl_rss = rec->hiwater_rss_kb;
 	if (rec->hiwater_vm_kb > n->ivl_vm)
 		n->ivl_vm = rec->hiwater_vm_kb;
+	/* delay peaks: made with the first record carrying them (v15+) */
+	if ((rec->fields & CGS_HAS_DELAY_MAXMIN) && cgsi_dpk_get(&n->dpk))
+		cgsi_pkset_observe(&n->dpk->ivl, rec);
 	if (rec->kind == CGS_KIND_PROCESS) {
 		n->cum.oom_kills += ai->oom;
 		unsigned sig;

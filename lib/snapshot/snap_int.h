@@ -120,8 +120,15 @@ static inline char *path_dup(struct snap_mem *m, const char *p, size_t len)
 }
 
 /* A cgroup's extra sets by enum cgs_counter_set. */
+/* A cgroup's delay peaks by enum cgs_counter_set (peaks.h), in the
+ * snapshot's mem; NULL: none. */
+struct snap_pk {
+	struct cgsi_pkset s[4];
+};
+
 struct snap_x {
 	struct xref s[4];
+	const struct snap_pk *pk;
 };
 
 struct sent {
@@ -141,6 +148,7 @@ struct sent {
 	 * only where sub is set (else they are the self ones) */
 	struct xref xs[4];
 	struct cgsi_topk *comms; /* [2] self, cumulative; NULL: none */
+	struct snap_pk *pk;      /* delay peaks; NULL: none */
 };
 
 /* A cgroup's rankings (by enum cgs_comm_rank). */
@@ -308,6 +316,23 @@ static inline bool copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 			  bool advance, struct snap_mem *m)
 {
 	return !n->x || cgsi_snap_copy_x(e, n, idle, advance, m);
+}
+
+/* snap_peaks.c: e's delay peaks from node n (and its carry), the node's
+ * interval peaks restarted with advance; d's += s's (two entries of one
+ * cgroup); a parent's subtree sets += a child's. false on ENOMEM. */
+bool cgsi_snap_copy_pk(struct sent *e, struct cgsi_cgnode *n, bool advance,
+		       struct snap_mem *m);
+bool cgsi_snap_pk_add(struct sent *d, const struct sent *s,
+		      struct snap_mem *m);
+bool cgsi_snap_pk_up(struct sent *p, const struct sent *c,
+		     struct snap_mem *m);
+
+static inline bool copy_pk(struct sent *e, struct cgsi_cgnode *n, bool advance,
+			   struct snap_mem *m)
+{
+	return (!n->dpk && !(n->carry && n->carry->dpk)) ||
+	       cgsi_snap_copy_pk(e, n, advance, m);
 }
 
 static inline bool copy_comms(struct sent *e, const struct cgsi_cgnode *n)

@@ -91,7 +91,8 @@ static int add_k(struct sent *d, const struct sent *s, struct snap_mem *m)
 	}
 	if (!xset_addto(&d->xs[CGS_SET_SELF], s->xs[CGS_SET_SELF], m) ||
 	    !xset_addto(&d->xs[CGS_SET_SELF_DELTA], s->xs[CGS_SET_SELF_DELTA],
-			m))
+			m) ||
+	    (s->pk && !cgsi_snap_pk_add(d, s, m)))
 		return -ENOMEM;
 	return 0;
 }
@@ -537,7 +538,8 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		bool current = entry_current(m, g, idx, e->k);
 		light = idle && current;
 		if (!copy_node(e, m, idle, advance, current, g, idx, mem) ||
-		    !copy_x(e, m, idle, advance, mem) || !copy_comms(e, m))
+		    !copy_x(e, m, idle, advance, mem) || !copy_comms(e, m) ||
+		    !copy_pk(e, m, advance, mem))
 			goto enomem;
 	}
 	if (tail)
@@ -674,6 +676,7 @@ static void fill_entry(struct cgs_snapshot *snap, size_t i, struct sent *e,
 	c->subtree_delta = sub_of(e, true);
 	for (int j = 0; j < 4; j++)
 		snap->xv[i].s[j] = x_set(e, j);
+	snap->xv[i].pk = e->pk;
 }
 
 /* Every entry in order, each linked to its parent (parent[i], -1: none;
@@ -738,6 +741,11 @@ static int sum_subtrees(struct cgs_snapshot *snap, struct vec *a,
 			return -ENOMEM;
 		for (int k = 0; k < 4; k++)
 			snap->xv[parent[i]].s[k] = x_set(pe, k);
+		if (a->v[i].pk) {
+			if (!cgsi_snap_pk_up(pe, &a->v[i], &snap->mem))
+				return -ENOMEM;
+			snap->xv[parent[i]].pk = pe->pk;
+		}
 	}
 	return 0;
 }

@@ -30,6 +30,7 @@ struct wl {
 	char *image;
 	struct cgs_counters total;
 	uint64_t *signals;
+	struct cgs_delay_peaks *peaks; /* NULL: none yet */
 	uint64_t seen, live, first_ms, last_ms;
 };
 
@@ -101,6 +102,7 @@ static void wl_free(struct wl *x)
 	free(x->key);
 	free(x->image);
 	free(x->signals);
+	free(x->peaks);
 }
 
 CGS_EXPORT void cgs_workloads_free(struct cgs_workloads *w)
@@ -337,6 +339,26 @@ static bool name_now(struct cgs_workloads *w, struct cg *c, bool first,
 	return false;
 }
 
+/* The cgroup's peaks of set `set` into the workload's: the larger per
+ * class, with its time. */
+static void add_peaks(struct wl *x, const struct cgs_snapshot *s, size_t i,
+		      enum cgs_counter_set set)
+{
+	struct cgs_delay_peaks p = { .sz = sizeof(p) };
+	if (cgs_snapshot_delay_peaks(s, i, set, &p) < 0)
+		return;
+	for (unsigned c = 0; c < CGS_DELAY__COUNT; c++) {
+		if (!p.c[c].max_ns ||
+		    (x->peaks && p.c[c].max_ns <= x->peaks->c[c].max_ns))
+			continue;
+		if (!x->peaks && !(x->peaks = calloc(1, sizeof(*x->peaks))))
+			return;
+		x->peaks->sz = sizeof(*x->peaks);
+		x->peaks->nclasses = CGS_DELAY__COUNT;
+		x->peaks->c[c] = p.c[c];
+	}
+}
+
 static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 		size_t i, uint64_t now)
 {
@@ -375,6 +397,9 @@ static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 		cgsi_counters_add(&x->total, d);
 		if (d->exit_signaled)
 			add_signals(x, s, i, all ? CGS_SET_SELF
+					       : CGS_SET_SELF_DELTA);
+		if (d->tasks)
+			add_peaks(x, s, i, all ? CGS_SET_SELF
 					       : CGS_SET_SELF_DELTA);
 	}
 	return 0;
@@ -561,6 +586,7 @@ static int view_of(const struct cgs_workloads *w, const struct wl *x,
 		.total = &x->total, .signals = x->signals,
 		.cgroups_seen = x->seen, .cgroups_live = x->live,
 		.first_seen_ms = x->first_ms, .last_seen_ms = x->last_ms,
+		.peaks = x->peaks,
 	};
 	return cgsi_out_copy(out, &v, sizeof(v));
 }

@@ -190,7 +190,9 @@ try:
         # CSV: a last column; the table: a header note
         text = run_cmd([B, "--replay", cap, "-f", "csv", "-i", "0.3"])[1]
         rows = text.decode().split("\r\n")
-        check(rows[0].endswith(",cgroups_filtered,namespace,pod,container_name,image,stream"),
+        check(rows[0].endswith(",delay_irq_max_delta_s,stream") and
+              ",cgroups_filtered,namespace,pod,container_name,image,"
+              in rows[0],
               "CSV header: %s" % rows[0][-40:])
         kinds = [r.rsplit(",", 1)[1] for r in rows[1:]
                  if r.startswith("totals,")]

@@ -610,9 +610,20 @@ static void t_filter_outputs(void **st)
 	assert_int_equal(v.n, 2); /* /a/x, /a/y: not /, /a, /a/x/z, /b ... */
 	assert_int_equal(v.n + v.filtered, cgs_snapshot_count(s));
 
-	/* JSON: the array holds the two, the totals everything */
+	/* JSON: the array holds the two, the totals everything; without
+	 * truncated messages and version-0 records no key says them */
 	out_jsonl_ops.snapshot(&b, &in, s);
 	buf_putc(&b, '\0');
+	assert_null(strstr(b.p, "\"truncated\""));
+	assert_null(strstr(b.p, "\"version0_records\""));
+	buf_reset(&b);
+	in.truncated = 3;
+	in.version0 = 2;
+	out_jsonl_ops.snapshot(&b, &in, s);
+	in.truncated = in.version0 = 0;
+	buf_putc(&b, '\0');
+	assert_non_null(strstr(b.p, "\"enobufs\":0,\"truncated\":3,"
+			       "\"version0_records\":2,"));
 	assert_non_null(strstr(b.p, "\"cgroup\":\"/a/x\""));
 	assert_non_null(strstr(b.p, "\"cgroup\":\"/a/y\""));
 	assert_null(strstr(b.p, "\"cgroup\":\"/b\""));
@@ -625,7 +636,8 @@ static void t_filter_outputs(void **st)
 	assert_non_null(strstr(b.p, want));
 
 	/* CSV: two cgroup rows, the count in the totals row's column before
-	 * the four names (namespace, pod, container_name, image) */
+	 * the four names (namespace, pod, container_name, image) and the 24
+	 * delay peak columns */
 	buf_reset(&b);
 	out_csv_ops.snapshot(&b, &in, s);
 	buf_putc(&b, '\0');
@@ -633,7 +645,8 @@ static void t_filter_outputs(void **st)
 	for (const char *p = b.p; (p = strstr(p, "\ncgroup,")); p++)
 		rows++;
 	assert_int_equal(rows, 2);
-	snprintf(want, sizeof(want), ",%zu,,,,\r\n", v.filtered);
+	snprintf(want, sizeof(want), ",%zu%.28s\r\n", v.filtered,
+		 ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,");
 	const char *eol = strstr(b.p, "\r\n");
 	assert_true(eol && !strncmp(eol - strlen(want) + 2, want,
 				    strlen(want)));
@@ -644,14 +657,14 @@ static void t_filter_outputs(void **st)
 	out_csv_ops.prologue(&h, false);
 	buf_add(&h, b.p, strlen(b.p));
 	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 7, 7, 1, 7);
-	out_csv_ops.event(&h, &rec, "/a/x", "proc", 1, 0, NULL);
+	out_csv_ops.event(&h, &rec, "/a/x", "proc", 1, 0, NULL, NULL);
 	/* an exit with its names (cgs_identity_cached()): the last columns */
 	struct cgs_identity id = { .sz = sizeof(id), .k8s_namespace = "prod",
 				   .pod = "shop", .container = "web",
 				   .image = "reg/shop:1" };
-	out_csv_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id);
+	out_csv_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id, NULL);
 	buf_putc(&h, '\0');
-	assert_non_null(strstr(h.p, ",prod,shop,web,reg/shop:1\r\n"));
+	assert_non_null(strstr(h.p, ",prod,shop,web,reg/shop:1,"));
 	size_t width = 0, lines = 0;
 	for (const char *l = h.p; *l; lines++) {
 		const char *e = strstr(l, "\r\n");
@@ -668,16 +681,22 @@ static void t_filter_outputs(void **st)
 	}
 	assert_int_equal(lines, 1 + 1 + 2 + 2);
 	assert_non_null(strstr(h.p, ",cgroups_filtered,namespace,pod,"
-			       "container_name,image\r\n"));
+			       "container_name,image,delay_cpu_max_s,"));
+	assert_non_null(strstr(h.p, ",delay_irq_max_delta_s\r\n"));
 	/* the names on a JSON and a table event; a sandbox has no
 	 * container name */
 	buf_reset(&h);
-	out_jsonl_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id);
-	out_table_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id);
+	out_jsonl_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id, NULL);
+	out_table_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id, NULL);
 	id.sandbox = 1;
-	out_jsonl_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id);
-	out_jsonl_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, NULL);
+	out_jsonl_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, &id, NULL);
+	out_jsonl_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, NULL, NULL);
+	/* the executable, when the map knew it: after comm */
+	out_jsonl_ops.event(&h, &rec, "/a/x", "kernel", 1, 0, NULL,
+			    "/usr/bin/sha256sum (deleted)");
 	buf_putc(&h, '\0');
+	assert_non_null(strstr(h.p, "\"exe\":\"/usr/bin/sha256sum (deleted)\","
+			       "\"cgroup\""));
 	const char *j1 = h.p, *t1 = strchr(j1, '\n') + 1;
 	const char *j2 = strchr(t1, '\n') + 1, *j3 = strchr(j2, '\n') + 1;
 	assert_non_null(strstr(j1, "\"source\":\"kernel\",\"namespace\":"
@@ -1253,7 +1272,9 @@ static void t_prom_workload_series(void **st)
 	assert_true(n <= 12 * cgs_workloads_count(wl) + 2);
 	assert_non_null(strstr(b.p, "taskstat_workload_crashes_total{kind=\"unit\","
 				    "unit=\"grafh-c.scope\"} 4\n"));
-	assert_int_equal(lines_with(b.p, "# TYPE taskstat_workload_"), 8);
+	/* 8, and the delay peaks' (written with no series: these records
+	 * carry none) */
+	assert_int_equal(lines_with(b.p, "# TYPE taskstat_workload_"), 9);
 
 	buf_free(&b);
 	cgs_workloads_free(wl);

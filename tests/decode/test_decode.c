@@ -429,7 +429,8 @@ static void test_sizes_and_names(void **state)
 	for (unsigned v = 1; v <= 16; v++)
 		assert_int_equal(cgs_taskstats_size(v), vsize[v]);
 	assert_int_equal(cgs_taskstats_size(0), 0);
-	assert_int_equal(cgs_taskstats_size(17), 0);
+	assert_int_equal(cgs_taskstats_size(17), 688);
+	assert_int_equal(cgs_taskstats_size(18), 0);
 	assert_int_equal(cgs_taskstats_size(65535), 0);
 	assert_string_equal(cgs_delay_name(CGS_DELAY_CPU), "cpu");
 	assert_string_equal(cgs_delay_name(CGS_DELAY_BLKIO), "blkio");
@@ -551,10 +552,11 @@ static void test_v14_long(void **state)
 	assert_int_equal(st.unknown_version, 0);
 }
 
-/* A newer struct (v17, 688 bytes) decoded by its v16 prefix. */
+/* A newer struct (v18, 816 bytes) decoded by its v17 prefix (v17's
+ * own fields: test_decode_v17.c). */
 static void test_future_version(void **state)
 {
-	unsigned char p[700];
+	unsigned char p[820];
 	CGS_OPTS(cgs_decode_stats, st);
 	CGS_OPTS(cgs_record, r);
 	CGS_OPTS(cgs_record, t);
@@ -562,29 +564,30 @@ static void test_future_version(void **state)
 	struct mb m;
 	(void)state;
 
-	build_payload(p, 688, 17, 16, 16);
-	for (int i = 560; i < 688; i++)
+	build_payload(p, 816, 18, 16, 16);
+	for (int i = 688; i < 816; i++)
 		p[i] = (unsigned char)(i * 7 + 1);
-	assert_int_equal(payload_exact(p, 688, CGS_KIND_THREAD, &r, &st), 0);
-	assert_int_equal(r.version, 17);
-	assert_int_equal(r.layout, 16);
-	assert_int_equal(r.payload_len, 688);
+	assert_int_equal(payload_exact(p, 816, CGS_KIND_THREAD, &r, &st), 0);
+	assert_int_equal(r.version, 18);
+	assert_int_equal(r.layout, 17);
+	assert_int_equal(r.payload_len, 816);
 	assert_int_equal(r.unknown_bytes, 128);
-	assert_int_equal(r.fields, expect_fields(16));
+	assert_int_equal(r.fields,
+			 expect_fields(16) | CGS_HAS_DELAY_MAX_TS);
 	check_record(&r, 16, 16, true);
 	assert_int_equal(st.unknown_version, 1);
 	assert_int_equal(st.unknown_bytes, 128);
 
 	/* in a PID+TGID message: both records counted */
-	exit_msg(&m, 10, p, 688);
-	mb_record(&m, 5, 2, 11, p, 688);
+	exit_msg(&m, 10, p, 816);
+	mb_record(&m, 5, 2, 11, p, 816);
 	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), 3);
 	assert_int_equal(st.unknown_version, 3);
 	assert_int_equal(st.unknown_bytes, 3 * 128);
 	assert_int_equal(g.unknown_bytes, 128);
 
 	/* a rejected message leaves the per-record counters alone */
-	exit_msg(&m, 10, p, 688);
+	exit_msg(&m, 10, p, 816);
 	mb_record(&m, 5, 2, 11, p, 100);
 	assert_int_equal(decode_mb(&m, 0, &t, &g, &st), -EBADMSG);
 	assert_int_equal(st.unknown_version, 3);
@@ -593,7 +596,7 @@ static void test_future_version(void **state)
 	st.malformed = 0;
 
 	/* a future version shorter than what we know must be refused */
-	assert_int_equal(payload_exact(p, 559, CGS_KIND_THREAD, &r, &st),
+	assert_int_equal(payload_exact(p, 687, CGS_KIND_THREAD, &r, &st),
 			 -EBADMSG);
 	assert_int_equal(st.malformed, 1);
 }

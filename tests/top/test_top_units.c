@@ -118,6 +118,35 @@ static const char *vis(const struct top_view *v, size_t k)
 	return k < v->nvis ? v->rows[v->vis[k]].path : NULL;
 }
 
+/* A row with delay peaks (delay_max_s as the collector writes it) */
+#define CGPK(path, depth, peaks) \
+	"{\"cgroup\":\"" path "\",\"depth\":" #depth ",\"removed\":false," \
+	"\"tasks\":1,\"processes\":1,\"outcomes\":{}" peaks "}"
+
+/* MAXWAIT: the largest class of the row's delay_max_s, 0 without it; a
+ * subtree's is its largest row's, not a sum; never a rate. */
+static void t_maxwait(void **state)
+{
+	struct top_view v;
+	(void)state;
+	top_view_init(&v);
+	push(&v, 10, CGPK("/", 0, "") "," CGPK("/a", 1,
+		 ",\"delay_max_s\":{\"cpu\":0.002,\"blkio\":0.030}") ","
+		 CGPK("/a/x", 2, ",\"delay_max_s\":{\"cpu\":0.020}") ","
+		 CGPK("/b", 1, ",\"delay_max_s\":{\"cpu\":0.001}"));
+	assert_true(v.rows[0].self[M_MAXWAIT] == 0);
+	assert_true(v.rows[1].self[M_MAXWAIT] == 0.030);
+	assert_true(v.rows[2].self[M_MAXWAIT] == 0.020);
+	assert_true(v.rows[1].sub[M_MAXWAIT] == 0.030);
+	assert_true(v.rows[0].sub[M_MAXWAIT] == 0.030);
+	assert_true(v.rows[3].sub[M_MAXWAIT] == 0.001);
+	push(&v, 11, CGPK("/", 0, "") "," CGPK("/a", 1,
+		 ",\"delay_max_s\":{\"cpu\":0.002,\"blkio\":0.030}"));
+	assert_true(v.rows[1].self[M_MAXWAIT] == 0.030); /* not a rate */
+	assert_int_equal(top_sort_by_name("maxwait"), M_MAXWAIT);
+	top_view_free(&v);
+}
+
 static void t_view(void **state)
 {
 	struct top_view v;
@@ -408,6 +437,7 @@ int main(void)
 		cmocka_unit_test(t_human),
 		cmocka_unit_test(t_frame),
 		cmocka_unit_test(t_view),
+		cmocka_unit_test(t_maxwait),
 		cmocka_unit_test(t_render),
 		cmocka_unit_test(t_workload),
 		cmocka_unit_test(t_help),

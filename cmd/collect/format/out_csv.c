@@ -50,6 +50,53 @@ static void sep(struct buf *b, size_t n)
 		buf_putc(b, ',');
 }
 
+/* The delay peak columns (issue 39), appended after the names: per class
+ * delay_<c>_max_s, then delay_<c>_max_at (seconds since the epoch, empty
+ * when not known), then delay_<c>_max_delta_s: NPK of them. */
+#define NPK (3 * CGS_DELAY__COUNT)
+
+static void peak_header(struct buf *b)
+{
+	static const char *const sfx[3] = { "max_s", "max_at", "max_delta_s" };
+	for (int k = 0; k < 3; k++)
+		for (int c = 0; c < CGS_DELAY__COUNT; c++)
+			buf_printf(b, ",delay_%s_%s",
+				   cgs_delay_name((enum cgs_delay_class)c),
+				   sfx[k]);
+}
+
+/* max[c], at[c] (0: empty) and, with delta, delta[c]; else empty. */
+static void peak_cols(struct buf *b, const struct cgs_delay_peak *max,
+		      const struct cgs_delay_peak *delta)
+{
+	for (int c = 0; c < CGS_DELAY__COUNT; c++) {
+		buf_putc(b, ',');
+		buf_fixed(b, max[c].max_ns, 9);
+	}
+	for (int c = 0; c < CGS_DELAY__COUNT; c++) {
+		buf_putc(b, ',');
+		if (max[c].at_ns)
+			buf_fixed(b, max[c].at_ns, 9);
+	}
+	for (int c = 0; c < CGS_DELAY__COUNT; c++) {
+		buf_putc(b, ',');
+		if (delta)
+			buf_fixed(b, delta[c].max_ns, 9);
+	}
+}
+
+/* A cgroup's peak columns: its own, cumulative and in the period. */
+static void cgroup_peaks(struct buf *b, const struct cgs_snapshot *s,
+			 size_t i)
+{
+	CGS_OPTS(cgs_delay_peaks, p);
+	CGS_OPTS(cgs_delay_peaks, d);
+	if (cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF, &p) < 0 ||
+	    cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF_DELTA, &d) < 0)
+		memset(p.c, 0, sizeof(p.c)), memset(d.c, 0, sizeof(d.c));
+	peak_cols(b, p.c, d.c);
+}
+
 /* Number of counter columns: fields, delays, subtree, delta. */
 static size_t counter_cols(void)
 {
@@ -99,8 +146,9 @@ static void header(struct buf *b, bool stream)
 	buf_puts(b, ",unit,slice,runtime,container,container_id,pod_uid,"
 		    "qos_class,cgroups_filtered");
 	/* the runtimes' names (issue 24; "container" is the id's column) */
-	buf_printf(b, ",namespace,pod,container_name,image%s\r\n",
-		   stream ? ",stream" : "");
+	buf_puts(b, ",namespace,pod,container_name,image");
+	peak_header(b);
+	buf_printf(b, "%s\r\n", stream ? ",stream" : "");
 	stream_col = stream;
 }
 
@@ -129,7 +177,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		   in->attribution ? in->attribution : "");
 	sep(b, tsc_noutcomes + NWL);
 	buf_printf(b, ",%llu", (unsigned long long)in->cgroups_filtered);
-	sep(b, NID);
+	sep(b, NID + NPK);
 	row_end(b, in);
 	for (size_t j = 0, m = snap_shown(in, s); j < m; j++) {
 		const struct cgs_cgroup_stats *g =
@@ -179,6 +227,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			names(b, v.k8s_namespace, v.pod, v.container, v.image);
 		else
 			sep(b, NID);
+		cgroup_peaks(b, s, snap_index(in, j));
 		row_end(b, in);
 	}
 }
@@ -187,7 +236,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 static void event(struct buf *b, const struct cgs_record *r,
 		  const char *cgroup, const char *source, uint64_t recv_ns,
 		  unsigned shard,
-		  const struct cgs_identity *id)
+		  const struct cgs_identity *id, const char *exe)
 {
 	struct cgs_counters c;
 
@@ -249,9 +298,16 @@ static void event(struct buf *b, const struct cgs_record *r,
 		      id->sandbox ? "" : id->container, id->image);
 	else
 		sep(b, NID);
+	struct cgs_delay_peak pk[CGS_DELAY__COUNT];
+	for (int d = 0; d < CGS_DELAY__COUNT; d++) {
+		pk[d].max_ns = r->delay[d].max_ns;
+		pk[d].at_ns = r->delay_max_at_ns[d];
+	}
+	peak_cols(b, pk, NULL); /* the task's own: no period */
 	sep(b, stream_col);
 	buf_puts(b, "\r\n");
 	(void)shard;
+	(void)exe; /* not a column yet: every CSV line would change */
 }
 
 const struct out_ops out_csv_ops = {

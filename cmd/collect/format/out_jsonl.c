@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "exe_cache.h"
 #include "output.h"
 #include "selfmetric.h"
 
@@ -138,6 +139,41 @@ static void outcomes(struct buf *b, const struct snap_info *in,
 			first = false;
 		}
 	buf_puts(b, "}}");
+}
+
+/* "<name>":{"<class>":seconds,...} of the classes with a non-zero peak
+ * (at: its time, seconds since the epoch); nothing when none. */
+static void peak_obj(struct buf *b, const char *name,
+		     const struct cgs_delay_peaks *p, bool at)
+{
+	bool first = true;
+	for (int c = 0; c < CGS_DELAY__COUNT; c++) {
+		uint64_t v = at ? p->c[c].at_ns : p->c[c].max_ns;
+		if (!v)
+			continue;
+		buf_printf(b, first ? ",\"%s\":{" : ",", name);
+		buf_printf(b, "\"%s\":", cgs_delay_name((enum cgs_delay_class)c));
+		buf_fixed(b, v, 9);
+		first = false;
+	}
+	if (!first)
+		buf_putc(b, '}');
+}
+
+/* The cgroup's longest delay per class (its own task records): since it
+ * was first seen ("delay_max_s", "delay_max_at") and in the period
+ * ("delay_max_delta_s", "delay_max_delta_at"); each only when known. */
+static void peaks(struct buf *b, const struct cgs_snapshot *s, size_t i)
+{
+	CGS_OPTS(cgs_delay_peaks, p);
+	if (cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF, &p) == 0) {
+		peak_obj(b, "delay_max_s", &p, false);
+		peak_obj(b, "delay_max_at", &p, true);
+	}
+	if (cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF_DELTA, &p) == 0) {
+		peak_obj(b, "delay_max_delta_s", &p, false);
+		peak_obj(b, "delay_max_delta_at", &p, true);
+	}
 }
 
 /* "histograms": cumulative counts per bucket (bounds in the snapshot's
@@ -316,6 +352,11 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	if (in->kernel_on)
 		kernel_source(b, in);
 	tsc_sm_json(b, TSC_SMG_FORKS, in, s);
+	if (in->exe) { /* --events live: what the exit events could name */
+		buf_puts(b, ",\"exe\":{");
+		tsc_sm_json_of(b, TSC_SMG_EXE, in->exe);
+		buf_putc(b, '}');
+	}
 	if (in->delayacct >= 0) {
 		key(b, "delayacct");
 		buf_puts(b, in->delayacct ? "true" : "false");
@@ -348,6 +389,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		kv_u64(b, "inferred", g->inferred);
 		kv_u64(b, "inferred_delta", g->inferred_delta);
 		outcomes(b, in, s, i, g);
+		peaks(b, s, i);
 		if (in->histograms)
 			histograms(b, s, i);
 		if (in->comms)
@@ -360,7 +402,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 static void event(struct buf *b, const struct cgs_record *r,
 		  const char *cgroup, const char *source, uint64_t recv_ns,
 		  unsigned shard,
-		  const struct cgs_identity *id)
+		  const struct cgs_identity *id, const char *exe)
 {
 	buf_puts(b, "{\"type\":\"exit\",\"time\":");
 	buf_fixed(b, recv_ns, 9);
@@ -374,6 +416,8 @@ static void event(struct buf *b, const struct cgs_record *r,
 	kv_u64(b, "uid", r->uid);
 	kv_u64(b, "gid", r->gid);
 	kv_str(b, "comm", r->comm);
+	if (exe) /* the executable's path, when the map knew it */
+		kv_str(b, "exe", exe);
 	kv_str(b, "cgroup", cgroup ? cgroup : CGS_UNKNOWN_CGROUP);
 	kv_str(b, "source", source ? source : "none");
 	if (id) /* the names the snapshot rows have, from the cache */

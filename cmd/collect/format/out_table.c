@@ -446,8 +446,9 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 
 static void event(struct buf *b, const struct cgs_record *r,
 		  const char *cgroup, const char *source, uint64_t recv_ns,
-		  unsigned shard, const struct cgs_identity *id)
+		  unsigned shard, const struct cgs_identity *id, const char *exe)
 {
+	(void)exe; /* the table has no room for it */
 	int code = exit_code_of(r->exit_status);
 	timestamp(b, recv_ns);
 	buf_printf(b, " exit %-7s pid %u tgid %u ppid %u comm ",

@@ -34,6 +34,10 @@ struct snap_info {
 	const char *hierarchy;
 	uint64_t interval_ns;
 	uint64_t records, unattributed, dropped, malformed, enobufs;
+	/* of malformed: messages larger than the receive slot; records of
+	 * version 0 (old kernels' group records, decoded by their size):
+	 * JSON only, only when non-zero (live) */
+	uint64_t truncated, version0;
 	uint64_t refused; /* records the rollup could not take (always 0
 			   * when wired right: shown so that it is seen) */
 	/* how records found their cgroup; fork events lost (attribution of
@@ -92,6 +96,9 @@ struct snap_info {
 	/* the workload view as of this snapshot (names on JSON rows), NULL:
 	 * off */
 	const struct cgs_workloads *workloads;
+	/* --events live: the executables' map's counts (exe_cache.h); NULL:
+	 * no map (replay, no --events), nothing written */
+	const struct exe_counts *exe;
 	/* --stream (stream.h): TSC_STREAM_NONE writes no such field (--stream
 	 * full: the lines as before); TSC_STREAM_FULL, TSC_STREAM_CHANGES.
 	 * With changes, shown holds the cgroups whose rows changed, at[k] the
@@ -189,10 +196,12 @@ struct out_ops {
 	void (*snapshot)(struct buf *b, const struct snap_info *in,
 			 const struct cgs_snapshot *s);
 	/* On a listener thread, into that shard's buffer; id: the cgroup's
-	 * names (cgs_identity_cached()), NULL when none is known. */
+	 * names (cgs_identity_cached()), NULL when none is known; exe: the
+	 * executable's path (exe_cache.h), NULL when not known. */
 	void (*event)(struct buf *b, const struct cgs_record *r,
 		      const char *cgroup, const char *source, uint64_t recv_ns,
-		      unsigned shard, const struct cgs_identity *id);
+		      unsigned shard, const struct cgs_identity *id,
+		      const char *exe);
 };
 
 extern const struct out_ops out_table_ops, out_jsonl_ops, out_csv_ops;

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "exe_cache.h"
 #include "prom_family.h"
 #include "selfmetric.h"
 
@@ -12,6 +13,7 @@ enum sm_kind {
 	SM_BOOL,  /* bool: JSON true/false, Prometheus 0/1 */
 	SM_MILLI, /* uint64_t thousandths: Prometheus as units, 3 decimals */
 	SM_COUNT, /* the snapshot's cgroups (no field) */
+	SM_U64_NZ, /* uint64_t, in JSON only when not 0 */
 };
 
 struct sm {
@@ -40,6 +42,7 @@ struct sm {
 #define HL "collector_http_log_suppressed_total"
 #define EH "collector_events_held_total"
 #define HELD(f) offsetof(struct tsc_sm_held, f)
+#define EXE(f) offsetof(struct exe_counts, f)
 #define WLC(f) offsetof(struct cgs_workloads_counts, f)
 #define IDC(f) offsetof(struct cgs_identity_counts, f)
 
@@ -64,6 +67,12 @@ static const struct sm sm[TSC_SM__COUNT] = {
 	[TSC_SM_ENOBUFS] = { TSC_SMG_RECORDS, SM_U64,
 		"collector_enobufs_total", C, "Receive queue overrun episodes "
 		"reported with ENOBUFS.", NULL, "enobufs", INFO(enobufs) },
+	/* of malformed: messages larger than the receive slot; records of
+	 * version 0 (old kernels' group records, decoded by their size) */
+	[TSC_SM_TRUNCATED] = { TSC_SMG_RECORDS, SM_U64_NZ, NULL, NULL, NULL,
+		NULL, "truncated", INFO(truncated) },
+	[TSC_SM_VERSION0] = { TSC_SMG_RECORDS, SM_U64_NZ, NULL, NULL, NULL,
+		NULL, "version0_records", INFO(version0) },
 
 	[TSC_SM_VIA_CACHE] = { TSC_SMG_VIA, SM_U64, AT, C, "Records "
 		"attributed to a cgroup, by how it was found.",
@@ -270,6 +279,18 @@ static const struct sm sm[TSC_SM__COUNT] = {
 		"result=\"timeout\"", NULL, HELD(timeout) },
 	[TSC_SM_HELD_FULL] = { TSC_SMG_HELD, SM_U64, EH, NULL, NULL,
 		"result=\"full\"", NULL, HELD(full) },
+
+	/* --events live: what the exit events could name (exe_cache.h) */
+	[TSC_SM_EXE_KNOWN] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
+		"known", EXE(known) },
+	[TSC_SM_EXE_UNKNOWN] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
+		"unknown", EXE(unknown) },
+	[TSC_SM_EXE_ENTRIES] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
+		"entries", EXE(entries) },
+	[TSC_SM_EXE_FULL] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
+		"full", EXE(full) },
+	[TSC_SM_EXE_BYTES] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
+		"bytes", EXE(bytes) },
 };
 
 static uint64_t value(const struct sm *m, const void *base,
@@ -318,8 +339,7 @@ void tsc_sm_prom_of(struct buf *b, enum tsc_sm_group g, const void *base)
 }
 
 static void json_member(struct buf *b, const struct sm *m,
-			const struct snap_info *in,
-			const struct cgs_snapshot *s)
+			const void *in, const struct cgs_snapshot *s)
 {
 	buf_putc(b, '"');
 	buf_puts(b, m->json);
@@ -336,8 +356,23 @@ void tsc_sm_json(struct buf *b, enum tsc_sm_group g,
 	for (size_t i = 0; i < TSC_SM__COUNT; i++) {
 		if (sm[i].group != g || !sm[i].json)
 			continue;
+		if (sm[i].kind == SM_U64_NZ && !value(&sm[i], in, s))
+			continue;
 		buf_putc(b, ',');
 		json_member(b, &sm[i], in, s);
+	}
+}
+
+void tsc_sm_json_of(struct buf *b, enum tsc_sm_group g, const void *base)
+{
+	bool first = true;
+	for (size_t i = 0; i < TSC_SM__COUNT; i++) {
+		if (sm[i].group != g || !sm[i].json)
+			continue;
+		if (!first)
+			buf_putc(b, ',');
+		first = false;
+		json_member(b, &sm[i], base, NULL);
 	}
 }
 

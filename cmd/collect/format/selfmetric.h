@@ -27,12 +27,13 @@ enum tsc_sm_group {
 	TSC_SMG_ID_EARLY,    /* identity: look-ups at cgroup mkdir */
 	TSC_SMG_HTTP,        /* the scrape server (struct tsc_sm_http) */
 	TSC_SMG_HELD,        /* exits held for names (struct tsc_sm_held) */
+	TSC_SMG_EXE,         /* the exe map, JSON (struct exe_counts) */
 	TSC_SMG_NONE,        /* in no group: JSON by id only */
 };
 
 enum tsc_sm_id {
 	TSC_SM_RECORDS, TSC_SM_DROPPED, TSC_SM_UNATTRIBUTED, TSC_SM_REFUSED,
-	TSC_SM_MALFORMED, TSC_SM_ENOBUFS,
+	TSC_SM_MALFORMED, TSC_SM_ENOBUFS, TSC_SM_TRUNCATED, TSC_SM_VERSION0,
 	TSC_SM_VIA_CACHE, TSC_SM_VIA_PROC, TSC_SM_VIA_PARENT,
 	TSC_SM_VIA_ANCESTOR, TSC_SM_VIA_FORK_PARENT, TSC_SM_VIA_KERNEL,
 	TSC_SM_INFERRED, TSC_SM_KERNEL_UNMATCHED, TSC_SM_KERNEL_LOST,
@@ -57,6 +58,8 @@ enum tsc_sm_id {
 	TSC_SM_HTTP_TRIMS, TSC_SM_HTTP_LOG_RATE, TSC_SM_HTTP_LOG_BLOCKED,
 	TSC_SM_HELD_NAMED, TSC_SM_HELD_UNNAMED, TSC_SM_HELD_TIMEOUT,
 	TSC_SM_HELD_FULL,
+	TSC_SM_EXE_KNOWN, TSC_SM_EXE_UNKNOWN, TSC_SM_EXE_ENTRIES,
+	TSC_SM_EXE_FULL, TSC_SM_EXE_BYTES,
 	TSC_SM__COUNT
 };
 
@@ -93,6 +96,9 @@ void tsc_sm_json(struct buf *b, enum tsc_sm_group g,
 		 const struct snap_info *in, const struct cgs_snapshot *s);
 /* "key":value,... of the n metrics ids, in that order (a JSON object's
  * members: no leading comma). */
+/* The JSON members of group g, comma separated (no leading comma), of the
+ * struct at base (TSC_SMG_EXE: struct exe_counts). */
+void tsc_sm_json_of(struct buf *b, enum tsc_sm_group g, const void *base);
 void tsc_sm_json_ids(struct buf *b, const enum tsc_sm_id *ids, size_t n,
 		     const struct snap_info *in);
 

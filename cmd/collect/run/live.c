@@ -219,6 +219,9 @@ static int live_loop(struct tsc *c, int sigfd)
 	uint64_t next_flush = flush_iv ? now + flush_iv : UINT64_MAX;
 	int r;
 
+	/* --events: the map of executables (made and first filled before the
+	 * capabilities went, live_open.c), rescanned after each snapshot */
+
 	for (;;) {
 		uint64_t until = next_snap;
 		if (deadline < until)
@@ -264,6 +267,8 @@ static int live_loop(struct tsc *c, int sigfd)
 			next_snap += iv;
 			if (next_snap <= now) /* we were late: don't burst */
 				next_snap = now + iv;
+			if (c->exe)
+				exe_cache_scan(c->exe);
 		}
 		if (now >= next_flush) {
 			tsc_flush_all(c);

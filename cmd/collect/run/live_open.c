@@ -213,6 +213,12 @@ static int shed_privileges(struct tsc *c)
 	char err[256];
 	int r;
 
+	/* --events: the executables of every live process, read while
+	 * /proc/<pid>/exe of root's processes still may be (exe_cache.h);
+	 * without memory the events name none */
+	if (c->o->events && !c->exe && (c->exe = exe_cache_new(NULL, 0)))
+		exe_cache_scan(c->exe);
+
 	c->check_item = "privileges";
 	if (c->drop) {
 		r = priv_drop(&c->user, err, sizeof(err));

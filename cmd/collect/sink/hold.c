@@ -99,8 +99,8 @@ static void hold_write(void *arg, const struct tsc_hold_ent *e,
 		       const struct cgs_identity *id)
 {
 	struct hold_ctx *x = arg;
-	x->c->out->event(&x->s->ev, &e->rec, e->cgroup, e->source, e->recv_ns,
-			 x->shard, id);
+	tsc_event_out(x->c, x->s, &e->rec, e->cgroup, e->source, e->recv_ns,
+		      x->shard, id);
 }
 
 void tsc_hold_shard(struct tsc *c, struct tsc_shard *s, unsigned shard,

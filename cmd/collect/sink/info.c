@@ -47,6 +47,10 @@ void tsc_fill_info(struct tsc *c, struct snap_info *in,
 		in->via_fork_parent = t->via_fork_parent;
 		in->fork_tracking = t->fork_tracking;
 		in->fork_drops = t->fork_drops;
+		if (c->exe) {
+			exe_cache_counts(c->exe, &c->exe_n);
+			in->exe = &c->exe_n;
+		}
 		in->via_kernel = t->via_kernel;
 		in->kernel_unmatched = t->kernel_unmatched;
 		in->kernel_lost = t->kernel_lost;
@@ -86,6 +90,8 @@ void tsc_fill_info(struct tsc *c, struct snap_info *in,
 			/* A truncated message can't be decoded: malformed. */
 			in->malformed = loss.malformed + loss.truncated;
 			in->enobufs = loss.enobufs;
+			in->truncated = loss.truncated;
+			in->version0 = loss.version0;
 		}
 		for (unsigned i = 0; i < c->nshards; i++)
 			c->rcvbuf[i] = cgs_listener_shard_rcvbuf(c->l, i);

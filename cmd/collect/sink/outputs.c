@@ -198,6 +198,21 @@ void tsc_out_write_locked(struct tsc *c, enum tsc_out k, struct buf *b)
 	buf_reset(b);
 }
 
+void tsc_event_out(struct tsc *c, struct tsc_shard *s,
+		   const struct cgs_record *r, const char *cgroup,
+		   const char *source, uint64_t recv_ns, unsigned shard,
+		   const struct cgs_identity *id)
+{
+	/* the executable: a look-up in the map scans fill, no file read */
+	char exe[4096];
+	bool known = c->exe && r->kind != CGS_KIND_TGID &&
+		     (r->fields & CGS_HAS_TGID) &&
+		     exe_cache_get(c->exe, r->exe_dev, r->exe_inode, exe,
+				   sizeof(exe));
+	c->out->event(&s->ev, r, cgroup, source, recv_ns, shard, id,
+		      known ? exe : NULL);
+}
+
 void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 		     const struct cgs_record *r, const char *cgroup,
 		     const char *source, uint64_t recv_ns, unsigned shard)
@@ -217,7 +232,7 @@ void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 				  now) == 0)
 			return;
 	}
-	c->out->event(&s->ev, r, cgroup, source, recv_ns, shard,
+	tsc_event_out(c, s, r, cgroup, source, recv_ns, shard,
 		      n == 0 ? &id : NULL);
 }
 

@@ -79,6 +79,8 @@ void tsc_kept_free_locked(struct tsc *c)
 
 void tsc_sink_free(struct tsc *c)
 {
+	exe_cache_free(c->exe);
+	c->exe = NULL;
 	pthread_mutex_lock(&c->prom_lock);
 	tsc_kept_free_locked(c);
 	pthread_mutex_unlock(&c->prom_lock);

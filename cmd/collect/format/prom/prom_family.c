@@ -549,7 +549,7 @@ static void build(void)
 		nf += tsc_fields[f].prom != NULL;
 	size_t nwl;
 	const struct prom_family *wl = prom_workload_table(&nwl);
-	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2 + nwl;
+	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2 + 4 + nwl;
 	struct prom_family *t = calloc(n + 1, sizeof(*t)), *p = t;
 	if (!t)
 		return;
@@ -576,6 +576,8 @@ static void build(void)
 			p->max_series = tsc_noutcomes;
 		p++;
 	}
+	*p++ = prom_peak_families[0];
+	*p++ = prom_peak_families[1];
 	for (int k = 0; k < CGS_HIST__COUNT; k++) {
 		*p++ = hist_family(k, false);
 		if (hist_lean((enum cgs_hist_kind)k))
@@ -603,6 +605,7 @@ static void build(void)
 	*p++ = inferred_families[1];
 	for (size_t k = 0; k < nwl; k++) /* after the collector's own */
 		*p++ = wl[k];
+	*p++ = prom_peak_families[2], *p++ = prom_peak_families[3];
 	table = t;
 	ntable = (size_t)(p - t);
 }

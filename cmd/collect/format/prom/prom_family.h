@@ -81,6 +81,16 @@ struct prom_family {
 	enum prom_scope scope; /* 0: per cgroup */
 };
 
+/* The delay peak families (prom_peaks.c): per cgroup full, lean; per
+ * workload full, lean. */
+extern const struct prom_family prom_peak_families[4];
+
+/* "taskstat_<name>{kind=...,namespace=...,...", no closing brace: a
+ * workload's labels (prom_workload.c). */
+struct cgs_workload_view;
+void prom_wl_open(struct buf *b, const struct prom_family *f,
+		  const struct cgs_workload_view *v);
+
 /* The families, in exposition order; *n receives their number. Built once,
  * thread-safe, never freed. NULL on ENOMEM. */
 const struct prom_family *prom_families(size_t *n);

@@ -32,8 +32,8 @@ static void wl_label(struct buf *b, bool *first, const char *k, const char *v)
 }
 
 /* "taskstat_<name>{kind=...,namespace=...,...", no closing brace */
-static void wl_open(struct buf *b, const struct prom_family *f,
-		    const struct cgs_workload_view *v)
+void prom_wl_open(struct buf *b, const struct prom_family *f,
+		  const struct cgs_workload_view *v)
 {
 	bool first = true;
 	buf_puts(b, PROM_PREFIX);
@@ -75,7 +75,7 @@ static void wl_info(struct buf *b, const struct prom_family *f,
 	CGS_OPTS(cgs_workload_view, v);
 	if (!wl_get(c, x, &v) || !wl_info_shown(c->in, &v))
 		return;
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	if (*v.image) {
 		buf_puts(b, ",image=\"");
 		esc_prom_label(b, v.image, strlen(v.image));
@@ -96,7 +96,7 @@ static void wl_exits(struct buf *b, const struct prom_family *f,
 	/* the per-cgroup lean rule; oom_kills is 0 where not counted */
 	prom_outcomes_excl(v.total, true, n);
 	for (int k = 0; k < 5; k++) { /* every outcome from 0 on */
-		wl_open(b, f, &v);
+		prom_wl_open(b, f, &v);
 		buf_printf(b, ",outcome=\"%s\"}", names[k]);
 		wl_value(b, n[k]);
 	}
@@ -124,7 +124,7 @@ static void wl_signals(struct buf *b, const struct prom_family *f,
 	for (int k = 1; v.signals && k < CGS_SIGNAL_SLOTS; k++) {
 		if (!v.signals[k])
 			continue;
-		wl_open(b, f, &v);
+		prom_wl_open(b, f, &v);
 		buf_printf(b, ",signal=\"%s\"}", cgs_signal_name(k));
 		wl_value(b, v.signals[k]);
 	}
@@ -144,7 +144,7 @@ static void wl_crashes(struct buf *b, const struct prom_family *f,
 	for (size_t k = 0; v.signals && k < sizeof(crash_signals) /
 					     sizeof(*crash_signals); k++)
 		n += v.signals[crash_signals[k]];
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	buf_putc(b, '}');
 	wl_value(b, n);
 }
@@ -155,9 +155,9 @@ static void wl_cpu(struct buf *b, const struct prom_family *f,
 	CGS_OPTS(cgs_workload_view, v);
 	if (!wl_get(c, x, &v))
 		return;
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	buf_printf(b, ",mode=\"user\"} %.6f\n", v.total->utime_us / 1e6);
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	buf_printf(b, ",mode=\"system\"} %.6f\n", v.total->stime_us / 1e6);
 }
 
@@ -168,7 +168,7 @@ static void wl_count(struct buf *b, const struct prom_family *f,
 	CGS_OPTS(cgs_workload_view, v);
 	if (!wl_get(c, x, &v))
 		return;
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	buf_putc(b, '}');
 	wl_value(b, f->arg ? v.cgroups_seen : v.total->tasks);
 }
@@ -196,7 +196,7 @@ static void wl_delay(struct buf *b, const struct prom_family *f,
 	CGS_OPTS(cgs_workload_view, v);
 	if (!wl_get(c, x, &v) || !wl_delay_shown(&v))
 		return;
-	wl_open(b, f, &v);
+	prom_wl_open(b, f, &v);
 	buf_puts(b, ",class=\"cpu\"} ");
 	buf_fixed(b, v.total->delay[CGS_DELAY_CPU].total_ns, 9);
 	buf_putc(b, '\n');
