@@ -27,9 +27,9 @@ Checked, per run:
    container): signaled 4, SIGSEGV 4, cgroups_total 4;
  - the pod's own cgroup (/kubepods/burstable/pod<uid>) is named on its
    JSON rows.
-A miss is printed as the exact record. Misses of the kinds in KNOWN (the
-fix is under way, issue 38 item 3) are reported and tolerated unless
-CTRD_STRICT=1. Everything the test made (pods, containers, shims,
+A miss is printed as the exact record and fails the test (a kind put in
+KNOWN while its fix is under way is tolerated unless CTRD_STRICT=1; none
+is). Everything the test made (pods, containers, shims,
 mounts, cgroups, the daemon, its folder) is removed, even on failure,
 and checked to be gone at the end.
 Skips (77): not root, no taskstats, no containerd/ctr/umoci/busybox-static
@@ -63,14 +63,9 @@ ATTEMPTS = 4  # the first run and three restarts
 # namespace ignores the signals it has no handler for)
 CRASH = ("cat /proc/self/stat >/dev/null; seq 3 >/dev/null; "
          "sh -c 'kill -SEGV $$'; exit 1")
-# Misses whose fix is under way (issue 38 item 3): reported, tolerated
-# unless CTRD_STRICT=1. Remove an entry when its fix lands.
-KNOWN = {
-    "pod-cgroup-unnamed": "the pod's own cgroup is not named from its "
-                          "sandbox yet",
-    "exit-unnamed": "an exit written before the name look-up of its new "
-                    "cgroup answered goes out unnamed",
-}
+# Misses whose fix is under way: reported, tolerated unless
+# CTRD_STRICT=1. Remove an entry when its fix lands.
+KNOWN = {}  # none since the names-on-every-exit fix (issues 38.3, 40)
 
 
 # what a JSON row says of its cgroup's identity (a missed row is printed
