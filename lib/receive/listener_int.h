@@ -133,6 +133,7 @@ struct cgsi_round {
 	unsigned fill_pm;  /* the fullest socket at the round's start, per
 			    * mille of its receive buffer */
 	bool dropped;      /* the kernel dropped on one of them */
+	bool more;         /* a drain stopped at its batch limit */
 	uint64_t start_ns, end_ns;
 };
 int cgsi_sock_meminfo(int fd, uint32_t *rmem, uint32_t *rcvbuf,
@@ -145,6 +146,11 @@ uint64_t cgsi_wait_cap_ns(size_t rcvbuf, unsigned ncpus);
 /* drain.c */
 int cgsi_shard_drain(struct cgs_listener *l, struct cgsi_shard *s,
 		     cgs_exit_fn fn, void *user);
+/* ... at most max_batches recvmmsg() batches; *more set when it stopped
+ * there (more may not be NULL unless max_batches is ~0u) */
+int cgsi_shard_drain_max(struct cgs_listener *l, struct cgsi_shard *s,
+			 cgs_exit_fn fn, void *user, unsigned max_batches,
+			 bool *more);
 int cgsi_process_datagram(struct cgs_listener *l, struct cgsi_shard *s,
 			  const unsigned char *buf, size_t len,
 			  uint64_t now_ns, cgs_exit_fn fn, void *user);

@@ -20,6 +20,9 @@
 #include "util/cpulist.h"
 
 #define CGSI_DEFAULT_BATCH_MS 20
+/* An adaptive round drains at most this many batches per shard (1,024
+ * datagrams), so that a long drain is seen while it lasts. */
+#define CGSI_ROUND_BATCHES 16
 
 static bool stopping(struct cgs_listener *l)
 {
@@ -95,7 +98,9 @@ static void drain_one(struct cgs_listener *l, struct cgsi_shard *s,
 			s->seen_drops = drops;
 		}
 	}
-	int r = cgsi_shard_drain(l, s, l->fn, l->user);
+	int r = look ? cgsi_shard_drain_max(l, s, l->fn, l->user,
+					    CGSI_ROUND_BATCHES, &rd->more)
+		     : cgsi_shard_drain(l, s, l->fn, l->user);
 	if (r < 0 && r != -EINTR)
 		cgsi_log(l, CGS_LOG_WARNING, "shard %u: receive: %s", s->idx,
 			 cgs_strerror(r));
@@ -165,7 +170,7 @@ void *cgsi_worker_main(void *arg)
 		rd.end_ns = mono_ns();
 		if (adapt)
 			cgsi_adapt_round(l, w, &rd);
-		if (w->wait_ns)
+		if (w->wait_ns && !rd.more)
 			batch_wait(w, w->wait_ns);
 	}
 	/* final drain: what the kernel queued before stop is still ours;
