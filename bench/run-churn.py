@@ -71,8 +71,11 @@ CONFIGS = {
     'r': 'raw floor (no libcgstats: 1 socket, recvmmsg 64, 20 ms, no decode)',
     'v': '(b) of another build (--base-build), for before/after',
     's': 'drain pinned to the pre-1.3 path (--shards CPUs --batch-ms 20)',
+    'y': 'drain with the --drain-arg arguments',
+    'z': 'taskstat-collect --format jsonl --interval 600 (issue 42)',
+    'O': '(z) of another build (--base-build), for before/after',
 }
-DRAINS = 'bkwvs'  # configs whose output is bench/drain's JSON
+DRAINS = 'bkwvsy'  # configs whose output is bench/drain's JSON
 
 
 def v2_mount():
@@ -180,7 +183,7 @@ def task_cpu_s(pid):
 
 def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
     """One workload run under one configuration; returns a result dict."""
-    listener = None
+    listener = cmd = None
     errpath = os.path.join(tmp, 'listener.err')
     outpath = os.path.join(tmp, 'listener.out')
     for p in (errpath, outpath):
@@ -195,6 +198,11 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
                '20']
     elif cfg == 'r':
         cmd = [args.rawfloor]
+    elif cfg == 'y':
+        cmd = [args.drain] + args.drain_arg
+    elif cfg in 'zO':
+        cmd = [args.base_collector if cfg == 'O' else args.collector, '-f', 'jsonl', '-i', '600', '-o', outpath,
+               '--hierarchy', 'v2'] + args.collector_arg
     elif cfg == 'k':
         cmd = [args.drain, '--batch-ms', '1000000', '--rcvbuf',
                str(64 << 20)]
@@ -587,6 +595,8 @@ def main():
                     'separate its fixed cost from per-record cost')
     ap.add_argument('--collector-arg', action='append', default=[],
                     help='extra argument for taskstat-collect (repeatable)')
+    ap.add_argument('--drain-arg', action='append', default=[],
+                    help='argument of config y (drain; repeatable)')
     ap.add_argument('--quick', action='store_true',
                     help='CI smoke: 2 reps, smaller workloads (~1 min)')
     ap.add_argument('--out', default=os.path.join(here, 'results'))
@@ -626,7 +636,8 @@ def main():
                'f': args.collector, 'x': args.collector,
                'h': args.collector, 'm': args.collector,
                'o': args.base_collector, 'r': args.rawfloor,
-               'v': args.base_drain, 's': args.drain}
+               'v': args.base_drain, 's': args.drain, 'y': args.drain,
+               'z': args.collector, 'O': args.base_collector}
     for c in list(configs):
         if c in missing and not os.access(missing[c], os.X_OK):
             print(f'skipping {c}: {missing[c]} not built', file=sys.stderr)
