@@ -4,8 +4,9 @@
  * drains, and how many threads drain. One thread serves every shard and
  * waits longer while little arrives, shorter as a socket fills; a thread is
  * added when one cannot keep up (a socket over half full although the
- * thread no longer waits, the kernel dropping, or draining taking three
- * quarters of the thread's time) and taken away again when all of them
+ * thread no longer waits, the kernel dropping, a round of 1,024 datagrams
+ * taking over 50 ms with more queued, or draining taking three quarters of
+ * the thread's time) and taken away again when all of them
  * together are busy less than 30 % of one thread's time for a second.
  */
 #include <sys/socket.h>
@@ -33,6 +34,7 @@
 /* busy-fraction windows */
 #define GROW_WIN_NS (250u * MS)
 #define SHRINK_WIN_NS (1000u * MS)
+#define GROW_ROUND_NS (50u * MS) /* a round at its batch limit this long */
 #define GROW_GAP_NS (100u * MS)   /* at most one thread more per 100 ms */
 #define SHRINK_CALM_NS (2000u * MS) /* none fewer within 2 s of a grow */
 
@@ -145,6 +147,8 @@ void cgsi_adapt_round(struct cgs_listener *l, struct cgsi_worker *w,
 		why = "the kernel dropped";
 	else if (r->fill_pm > FILL_FULL && (w->wait_ns == 0 || !l->adapt_wait))
 		why = "a socket over half full";
+	else if (r->more && dur >= GROW_ROUND_NS)
+		why = "1,024 datagrams took over 50 ms with more queued";
 	if (l->adapt_wait)
 		w->wait_ns = next_wait(w, r);
 	if (!w->win_start_ns)

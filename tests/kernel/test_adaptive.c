@@ -2,7 +2,7 @@
 /*
  * The runner's adaptive receive path on the real kernel: at the defaults
  * one thread drains every shard; a burst that one thread cannot drain (a
- * callback that takes 200 us per record of the burst) makes it add a
+ * callback that takes 300 us per record of the burst) makes it add a
  * thread, and once the burst is drained it returns to one. Every record of
  * the burst arrives, none is dropped. An explicit shards count pins a
  * thread per shard (the pre-1.3 behaviour). Needs 2 CPUs (2 shards).
@@ -25,7 +25,7 @@
 
 #define BURST 3000
 #define COMM "cgs-adapt-burst"
-#define SPIN_NS 200000
+#define SPIN_NS 300000
 
 struct count {
 	unsigned tasks;
@@ -116,7 +116,7 @@ static void test_grows_and_shrinks(void **state)
 	pid_t c = burst();
 	assert_true(c > 0);
 	unsigned most = 1;
-	/* the burst's records take BURST * 200 us = 0.6 s of callbacks */
+	/* the burst's records take BURST * 300 us = 0.9 s of callbacks */
 	while (burst_seen() < BURST + 1 && now_ns() - t0 < 20000000000ull) {
 		unsigned n = cgs_listener_threads(l);
 		most = n > most ? n : most;
