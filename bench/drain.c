@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cgs_listener_opts lo = { .sz = sizeof(lo) };
-	struct cgs_run_opts ro = { .sz = sizeof(ro), .batch_ms = 20 };
+	struct cgs_run_opts ro = { .sz = sizeof(ro) }; /* library defaults */
 	struct cgs_loss loss = { .sz = sizeof(loss) };
 	struct shard_count sum = { 0 };
 	struct cgs_listener *l = NULL;

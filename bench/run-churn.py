@@ -25,6 +25,18 @@ configuration always runs first):
      under any listener's cost
   w  (optional) bench/drain with --batch-ms 0: woken per message, to show
      what batching saves
+  r  bench/rawfloor, the physical floor, always run: one libnl socket with
+     the whole CPU mask, recvmmsg 64 at a time, a 20 ms sleep whenever a
+     call returns fewer than 64, no decode, no libcgstats
+  v  (optional) (b) of another build (--base-build), for before/after
+  s  (optional) bench/drain --shards <CPUs> --batch-ms 20: the pinned
+     pre-1.3 receive path (a thread per CPU, 20 ms batches)
+
+Every listener's CPU is also read as the issue-42 window: the sum of
+/proc/PID/task/*/schedstat run time from --window-start s after its start
+to --window-tail s after the workload ends, nothing subtracted; the
+"vs raw floor" table divides that per record by (r)'s of the same
+repetition.
 
 The workload joins a dedicated cgroup2 directory so the collector's
 per-cgroup rollup can be checked against what the workload produced.
@@ -56,7 +68,14 @@ CONFIGS = {
     'm': 'taskstat-collect --comms 10',
     'w': 'drain-only, woken per message (batch 0)',
     'o': '(c) of another build (--base-build), for before/after',
+    'r': 'raw floor (no libcgstats: 1 socket, recvmmsg 64, 20 ms, no decode)',
+    'v': '(b) of another build (--base-build), for before/after',
+    's': 'drain pinned to the pre-1.3 path (--shards CPUs --batch-ms 20)',
+    'y': 'drain with the --drain-arg arguments',
+    'z': 'taskstat-collect --format jsonl --interval 600 (issue 42)',
+    'O': '(z) of another build (--base-build), for before/after',
 }
+DRAINS = 'bkwvsy'  # configs whose output is bench/drain's JSON
 
 
 def v2_mount():
@@ -164,7 +183,7 @@ def task_cpu_s(pid):
 
 def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
     """One workload run under one configuration; returns a result dict."""
-    listener = None
+    listener = cmd = None
     errpath = os.path.join(tmp, 'listener.err')
     outpath = os.path.join(tmp, 'listener.out')
     for p in (errpath, outpath):
@@ -172,6 +191,18 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
             os.unlink(p)
     if cfg == 'b':
         cmd = [args.drain]
+    elif cfg == 'v':
+        cmd = [args.base_drain]
+    elif cfg == 's':
+        cmd = [args.drain, '--shards', str(os.cpu_count()), '--batch-ms',
+               '20']
+    elif cfg == 'r':
+        cmd = [args.rawfloor]
+    elif cfg == 'y':
+        cmd = [args.drain] + args.drain_arg
+    elif cfg in 'zO':
+        cmd = [args.base_collector if cfg == 'O' else args.collector, '-f', 'jsonl', '-i', '600', '-o', outpath,
+               '--hierarchy', 'v2'] + args.collector_arg
     elif cfg == 'k':
         cmd = [args.drain, '--batch-ms', '1000000', '--rcvbuf',
                str(64 << 20)]
@@ -201,6 +232,7 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
     if cmd:
         out = open(outpath + '.stdout', 'w')
         err = open(errpath, 'w')
+        t_start = time.monotonic()
         listener = subprocess.Popen(cmd, stdout=out, stderr=err)
         out.close()
         err.close()
@@ -212,6 +244,10 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
             if rc is not None:
                 raise RuntimeError(f'{cfg}: listener exited {rc}: {msg}')
         time.sleep(args.settle)
+        # the window starts window_start s after the listener's start
+        wait = t_start + args.window_start - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
         w0, c0 = time.monotonic(), task_cpu_s(listener.pid)
 
     if mode == 'idle':
@@ -233,14 +269,15 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
     res.update(config=cfg, cpu_s=res['user_s'] + res['sys_s'],
                listener_user_s=0.0, listener_sys_s=0.0, listener_cpu_s=0.0)
     if listener:
-        time.sleep(args.settle)  # let the last batch arrive
+        # let the last batch arrive; the window ends here
+        time.sleep(max(args.settle, args.window_tail))
         w1, c1 = time.monotonic(), task_cpu_s(listener.pid)
         res['window_cpu_s'] = c1 - c0 if c0 is not None and c1 else None
         res['window_s'] = w1 - w0
         rc, u, s = stop(listener)
         res.update(listener_rc=rc, listener_user_s=u, listener_sys_s=s,
                    listener_cpu_s=u + s)
-        if cfg in 'bkw':
+        if cfg in DRAINS + 'r':
             try:
                 with open(outpath + '.stdout') as f:
                     d = json.loads(f.read().strip().splitlines()[-1])
@@ -249,6 +286,8 @@ def run_one(args, cfg, mode, cgprocs, cgpath, tmp):
             res.update(match_task_records=d.get('match_task_records'),
                        match_tgid_records=d.get('match_tgid_records'),
                        records=d.get('events'), dropped=d.get('dropped'))
+            if cfg == 'r':  # no decode: every message of the host
+                res['match_task_records'] = None
         else:
             res.update(parse_collector(outpath, cgpath))
             try:
@@ -545,11 +584,19 @@ def main():
     ap.add_argument('--settle', type=float, default=0.3,
                     help='idle seconds before and after the workload')
     ap.add_argument('--ready-timeout', type=float, default=3.0)
+    ap.add_argument('--window-start', type=float, default=1.5,
+                    help="the schedstat window opens this long after the "
+                    "listener's start (s; default 1.5)")
+    ap.add_argument('--window-tail', type=float, default=0.5,
+                    help='and closes this long after the workload ends '
+                    '(s; default 0.5)')
     ap.add_argument('--idle-reps', type=int, default=5,
                     help='listener start/stop runs without workload, to '
                     'separate its fixed cost from per-record cost')
     ap.add_argument('--collector-arg', action='append', default=[],
                     help='extra argument for taskstat-collect (repeatable)')
+    ap.add_argument('--drain-arg', action='append', default=[],
+                    help='argument of config y (drain; repeatable)')
     ap.add_argument('--quick', action='store_true',
                     help='CI smoke: 2 reps, smaller workloads (~1 min)')
     ap.add_argument('--out', default=os.path.join(here, 'results'))
@@ -574,16 +621,23 @@ def main():
         args.idle_reps = min(args.idle_reps, 2)
     args.churn = os.path.join(args.build, 'bench', 'churn')
     args.drain = os.path.join(args.build, 'bench', 'drain')
+    args.rawfloor = os.path.join(args.build, 'bench', 'rawfloor')
+    args.base_drain = os.path.join(args.base_build or '/nonexistent',
+                                   'bench', 'drain')
     args.collector = os.path.join(args.build, 'cmd', 'taskstat-collect')
     args.base_collector = os.path.join(args.base_build or '/nonexistent',
                                        'cmd', 'taskstat-collect')
     configs = [c for c in args.configs if c in CONFIGS]
+    if 'r' not in configs and any(c != 'a' for c in configs):
+        configs.append('r')  # every comparison runs the raw floor
     modes = [m for m in args.modes.split(',') if m in ('threads', 'procs')]
     missing = {'b': args.drain, 'k': args.drain, 'w': args.drain,
                'c': args.collector, 'd': args.collector, 'e': args.collector,
                'f': args.collector, 'x': args.collector,
                'h': args.collector, 'm': args.collector,
-               'o': args.base_collector}
+               'o': args.base_collector, 'r': args.rawfloor,
+               'v': args.base_drain, 's': args.drain, 'y': args.drain,
+               'z': args.collector, 'O': args.base_collector}
     for c in list(configs):
         if c in missing and not os.access(missing[c], os.X_OK):
             print(f'skipping {c}: {missing[c]} not built', file=sys.stderr)
@@ -684,7 +738,7 @@ def paired_floor(runs, idle, rate, summ, modes):
         bs = {x['rep']: x for x in runs
               if x['mode'] == mode and x['config'] == 'b'}
         for cfg in sorted({x['config'] for x in runs}):
-            if cfg in 'abkw' or cfg not in idle:
+            if cfg in 'a' + DRAINS + 'r' or cfg not in idle:
                 continue
             xs = [x for x in runs if x['mode'] == mode and
                   x['config'] == cfg and x['rep'] in bs]
@@ -712,6 +766,51 @@ def paired_floor(runs, idle, rate, summ, modes):
     return '\n'.join(out) + '\n'
 
 
+def raw_floor(runs, summ, configs, modes):
+    """Issue 42's measure: each listener's schedstat window (from
+    --window-start after its start to --window-tail after the workload;
+    nothing subtracted) per workload record, and X / (r) and X / (b) paired
+    per repetition: medians [IQR]."""
+    if not any(x['config'] == 'r' for x in runs):
+        return ''
+    out = ['\nListener CPU per record against the raw floor (r): the sum '
+           'of /proc/PID/task/*/schedstat run time from the window\'s '
+           'start after the listener\'s start to its end after the '
+           'workload, nothing subtracted; X / r and X / b paired per '
+           'repetition, median [IQR]:\n',
+           '| mode | cfg | listener | us/record | vs raw floor (r) | '
+           'vs library drain (b) |', '|---|---|---|---|---|---|']
+
+    def per_rec(x):
+        w = x.get('window_cpu_s')
+        return w / x['expected_task_records'] * 1e6 if w else None
+
+    for mode in modes:
+        by = {}
+        for x in runs:
+            if x['mode'] == mode:
+                by.setdefault(x['config'], {})[x['rep']] = per_rec(x)
+        for cfg in configs:
+            if cfg == 'a' or cfg not in by:
+                continue
+            us = [v for v in by[cfg].values() if v is not None]
+            cells = []
+            for ref in ('r', 'b'):
+                rs = [v / by[ref][k] for k, v in by[cfg].items()
+                      if v is not None and by.get(ref, {}).get(k)]
+                lo, hi = iqr(rs)
+                summ[mode].setdefault(cfg, {}).setdefault(
+                    'window_vs', {})[ref] = {'median': med(rs), 'q1': lo,
+                                             'q3': hi, 'n': len(rs)}
+                cells.append('-' if not rs or cfg == ref else
+                             f"**{fmt(med(rs), 2)}x** [{fmt(lo, 2)}-"
+                             f"{fmt(hi, 2)}]")
+            summ[mode][cfg]['window_us_per_record'] = med(us)
+            out.append(f"| {mode} | {cfg} | {CONFIGS[cfg]} | "
+                       f"{fmt(med(us), 2)} | {cells[0]} | {cells[1]} |")
+    return '\n'.join(out) + '\n'
+
+
 def report(outdir, meta, runs, configs, modes):
     """Summaries, churn.json, churn.md and the plot from the raw runs."""
     idle = meta.get('listener_idle_cpu_s', {})
@@ -727,7 +826,8 @@ def report(outdir, meta, runs, configs, modes):
     paired = paired_floor(runs, idle,
                           meta.get('listener_idle_window_cpu_per_s', {}),
                           summ, modes)
-    md = markdown(meta, summ, configs, modes) + paired
+    md = markdown(meta, summ, configs, modes) + paired + \
+        raw_floor(runs, summ, configs, modes)
     with open(os.path.join(outdir, 'churn.json'), 'w') as f:
         json.dump({'meta': meta, 'summary': summ, 'runs': runs}, f, indent=1)
     with open(os.path.join(outdir, 'churn.md'), 'w') as f:

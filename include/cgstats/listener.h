@@ -39,7 +39,10 @@ struct cgs_listener_opts {
 	const char *cpus;   /* cpulist to listen on; NULL: all possible CPUs */
 	unsigned shards;    /* sockets; 0: one per CPU up to 16, then
 			     * CPUs split evenly over 16; capped at the number
-			     * of CPUs listened on */
+			     * of CPUs listened on. Given (non-zero), the
+			     * runner also gives each shard its own thread (as
+			     * before 1.3); 0: threads as needed (see
+			     * cgs_listener_run()) */
 	size_t rcvbuf;      /* receive buffer per shard, bytes; 0: 16 MiB */
 	unsigned flags;     /* CGS_LISTEN_* */
 	cgs_log_fn log;     /* warnings; NULL: written to stderr */
@@ -193,7 +196,8 @@ struct cgs_run_opts {
 	size_t sz;            /* sizeof(struct cgs_run_opts) */
 	unsigned batch_ms;    /* after draining, wait this long before the
 			       * next wake-up (fewer wake-ups, bigger batches);
-			       * 0: 20 (also when opts is NULL);
+			       * 0 (also when opts is NULL): adaptive, 0 to 50
+			       * ms from the sockets' fill (20 before 1.3);
 			       * CGS_RUN_NO_BATCH: wake per message. (Before
 			       * 1.2, 0 in an opts given meant per message.) */
 	bool pin;             /* pin each shard thread to its CPUs */
@@ -203,17 +207,31 @@ struct cgs_run_opts {
 #define CGS_RUN_NO_BATCH (~0u)
 
 /**
- * cgs_listener_run() - Start one receive thread per shard.
+ * cgs_listener_run() - Start the receive threads.
  * @l: The listener.
  * @fn: Called per exit event; may be NULL (events discarded, counted in
  *	cgs_loss.discarded).
  * @user: Passed to @fn; must stay valid until cgs_listener_stop().
- * @opts: Options, or NULL for the defaults (batch_ms 20); not kept.
+ * @opts: Options, or NULL for the defaults (adaptive batch wait); not kept.
  *
- * Each thread calls @fn for its own shard's events only (so a consumer can
- * keep per-shard state without locks); @fn's return value is ignored.
- * Receive errors are logged as warnings and the thread goes on. The
- * runner can be started again after cgs_listener_stop().
+ * By default (cgs_listener_opts.shards 0) one thread serves every shard,
+ * and a thread is added, up to one per shard, while one cannot keep up (a
+ * socket over half full although it no longer waits, the kernel dropping,
+ * 1,024 datagrams taking over 50 ms to drain with more queued, or draining
+ * taking 3/4 of its time), and taken away again when the
+ * threads are busy less than 30 % of one thread's time for a second
+ * (cgs_listener_threads() says how many run). With an adaptive batch wait
+ * (batch_ms 0) a thread waits longer while little arrives and shorter as a
+ * socket fills, never longer than a burst of 100,000 exits per second and
+ * CPU takes to fill half a socket's buffer, at most 50 ms. With
+ * cgs_listener_opts.shards given, each shard has a thread of its own.
+ *
+ * The events of one shard are delivered by one thread at a time, in
+ * order; a shard may move between threads, with the move ordered (a
+ * happens-before) between them, so a consumer can keep per-shard state
+ * without locks. @fn's return value is ignored. Receive errors are logged
+ * as warnings and the thread goes on. The runner can be started again
+ * after cgs_listener_stop().
  *
  * Context: @fn runs on the shard threads, concurrently for different
  * shards. Do not call cgs_listener_drain() while the runner is active.
@@ -224,6 +242,17 @@ struct cgs_run_opts {
  */
 int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn, void *user,
 		     const struct cgs_run_opts *opts);
+
+/**
+ * cgs_listener_threads() - Receive threads of the runner that drain now.
+ * @l: The listener, or NULL.
+ *
+ * Return: How many of the runner's threads are active (1 to
+ * cgs_listener_shards()), or 0 for a NULL @l or a runner not running.
+ *
+ * Context: Safe from any thread, also while the runner changes it.
+ */
+unsigned cgs_listener_threads(const struct cgs_listener *l);
 
 /**
  * cgs_listener_stop() - Stop the runner.

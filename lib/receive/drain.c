@@ -95,6 +95,13 @@ static int drain_pending(struct cgs_listener *l, struct cgsi_shard *s,
 int cgsi_shard_drain(struct cgs_listener *l, struct cgsi_shard *s,
 		     cgs_exit_fn fn, void *user)
 {
+	return cgsi_shard_drain_max(l, s, fn, user, ~0u, NULL);
+}
+
+int cgsi_shard_drain_max(struct cgs_listener *l, struct cgsi_shard *s,
+			 cgs_exit_fn fn, void *user, unsigned max_batches,
+			 bool *more)
+{
 	int total = 0;
 	if (cgs_unlikely(s->pending_len))
 		total = drain_pending(l, s, fn, user);
@@ -132,6 +139,10 @@ int cgsi_shard_drain(struct cgs_listener *l, struct cgsi_shard *s,
 		}
 		if (n < CGSI_RECV_SLOTS || s->halt) {
 			s->halt = false;
+			return total;
+		}
+		if (!--max_batches) {
+			*more = true; /* the socket may hold more */
 			return total;
 		}
 	}

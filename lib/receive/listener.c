@@ -24,15 +24,11 @@
 /* Exact count of what the kernel dropped on this socket: sk_drops. */
 static int sock_drops(int fd, uint64_t *out)
 {
-	uint32_t mem[SK_MEMINFO_VARS];
-	socklen_t len = sizeof(mem);
-	memset(mem, 0, sizeof(mem));
-	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len) < 0)
-		return -errno;
-	if (len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
-		return -EOPNOTSUPP;
-	*out = mem[SK_MEMINFO_DROPS];
-	return 0;
+	uint32_t rmem, rcvbuf, drops;
+	int r = cgsi_sock_meminfo(fd, &rmem, &rcvbuf, &drops);
+	if (r == 0)
+		*out = drops;
+	return r;
 }
 
 static int set_rcvbuf(struct cgs_listener *l, struct cgsi_shard *s,
@@ -98,6 +94,7 @@ static int split_cpus(struct cgs_listener *l, const unsigned char *set)
 				first = c;
 		}
 		l->shards[i].single_cpu = take == 1 ? first : -1;
+		l->shards[i].ncpus = take;
 		r = cgsi_cpulist_format(sub, CGSI_MAX_CPUS, buf,
 					100 + 6 * CGSI_MAX_CPUS);
 		if (r < 0)
@@ -151,6 +148,8 @@ static int shard_open(struct cgs_listener *l, struct cgsi_shard *s,
 	if (r < 0)
 		return r;
 	sock_drops(s->fd, &s->drops_base);
+	s->seen_drops = s->drops_base;
+	s->wait_cap_ns = cgsi_wait_cap_ns(s->rcvbuf, s->ncpus);
 	return 0;
 }
 
@@ -188,6 +187,7 @@ int cgsi_listener_open(struct cgs_listener **out,
 	l->log = o.log;
 	l->log_ctx = o.log_ctx;
 	l->stop_fd = -1;
+	pthread_mutex_init(&l->grow_lock, NULL);
 
 	/* Validate the mask ourselves: the kernel's errors are terse. */
 	int nposs = cgsi_possible_set(poss);
@@ -238,6 +238,7 @@ int cgsi_listener_open(struct cgs_listener **out,
 		goto fail;
 	}
 
+	l->fixed_threads = o.shards != 0;
 	l->nshards = o.shards ? o.shards : cgsi_default_shards((unsigned)ncpus);
 	if (l->nshards > (unsigned)ncpus)
 		l->nshards = (unsigned)ncpus;
@@ -341,12 +342,20 @@ CGS_EXPORT void cgs_listener_close(struct cgs_listener *l)
 	free(l->shards);
 	if (l->stop_fd >= 0)
 		close(l->stop_fd);
+	pthread_mutex_destroy(&l->grow_lock);
 	free(l);
 }
 
 CGS_EXPORT unsigned cgs_listener_shards(const struct cgs_listener *l)
 {
 	return l ? l->nshards : 0;
+}
+
+CGS_EXPORT unsigned cgs_listener_threads(const struct cgs_listener *l)
+{
+	if (!l || !__atomic_load_n(&l->running, __ATOMIC_ACQUIRE))
+		return 0;
+	return __atomic_load_n(&l->active, __ATOMIC_ACQUIRE);
 }
 
 CGS_EXPORT int cgs_listener_shard_fd(const struct cgs_listener *l,

@@ -162,7 +162,7 @@ static int live_start(struct tsc *c)
 	}
 	memset(&run, 0, sizeof(run));
 	run.sz = sizeof(run);
-	run.batch_ms = 20;
+	/* batch_ms 0: the library's adaptive wait */
 	r = cgs_listener_run(c->l, on_exit_event, c, &run);
 	if (r < 0) {
 		tsc_err("cannot start the listener threads: %s\n",
