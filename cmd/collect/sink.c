@@ -224,7 +224,7 @@ void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 	 * in this shard's own table, no file read, no wait */
 	struct cgs_identity id = { .sz = sizeof(id) };
 	bool named = c->ident && cgroup &&
-		     cgs_identity_cached(c->ident, shard, cgroup, &id) == 0;
+		     cgs_identity_src_peek(c->ident, shard, cgroup, &id) == 0;
 	c->out->event(&s->ev, r, cgroup, source, recv_ns, shard,
 		      named ? &id : NULL);
 }

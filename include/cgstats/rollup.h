@@ -557,6 +557,40 @@ struct cgs_retire_result {
 int cgs_rollup_retire(struct cgs_rollup *r, const struct cgs_retire_opts *o,
 		      struct cgs_retire_result *out);
 
+
+struct cgs_identity_src; /* <cgstats/identity.h> */
+
+/**
+ * cgs_rollup_set_identity() - Name cgroups when they appear.
+ * @r: A rollup; its kernel source (CGS_ATTRIBUTION_KERNEL) sees every
+ *	cgroup2 mkdir and rmdir.
+ * @src: The resolver (borrowed: it must outlive @r, or be detached first
+ *	with a NULL @src); NULL detaches.
+ *
+ * Starts @src's resolver thread (once; it runs with the caller's
+ * credentials and capabilities, so call it after dropping privileges,
+ * with those the sources need: see docs/dashboards.md) and hooks it to
+ * @r's cgroup events: a container or pod cgroup is queued at its mkdir
+ * (bounded: opts.queue_len, counted when full), looked up within
+ * milliseconds, before a short container's runtime state is deleted, and
+ * its names cached (cgs_identity_src_peek(), cgs_identity_src_resolve())
+ * until keep_ms after its rmdir. No file is read on the record path; the
+ * hook costs a queue push per container cgroup event.
+ *
+ * A cgroup that appeared before the call, or whose event was lost (the
+ * kernel source's cgroup ring full), or that was queued behind a full
+ * queue, is named at its first snapshot (cgs_workloads_update()), if its
+ * runtime state is still there; one that came and went before its
+ * look-up is unknown, counted in gone_before or queue_full.
+ *
+ * Context: Any thread; not concurrently with cgs_rollup_free(@r).
+ * Return: 0; -CGS_ERR_NO_KSRC when @r has no kernel source (names then
+ *	come from the snapshots only); -EINVAL for a NULL @r; -errno when
+ *	the thread cannot be made.
+ */
+int cgs_rollup_set_identity(struct cgs_rollup *r,
+			    struct cgs_identity_src *src);
+
 #ifdef __cplusplus
 }
 #endif

@@ -76,14 +76,19 @@ struct cgs_workloads;
 
 /**
  * cgs_workloads_new() - Make a workload view.
+ * @out: Receives the view (NULL on failure); free it with
+ *	cgs_workloads_free().
  * @opts: Options (NULL: defaults); copied.
- * @out: Receives the view; free it with cgs_workloads_free().
+ *
+ * Since 1.3 @out comes first, as in every constructor; a program built
+ * against 1.2 (options first) keeps its own symbol version.
  *
  * Context: Any thread; allocates.
- * Return: 0, -EINVAL, -ENOMEM.
+ * Return: 0, -EINVAL, -E2BIG (options this library does not know),
+ * -ENOMEM.
  */
-int cgs_workloads_new(const struct cgs_workloads_opts *opts,
-		      struct cgs_workloads **out);
+int cgs_workloads_new(struct cgs_workloads **out,
+		      const struct cgs_workloads_opts *opts);
 
 /**
  * cgs_workloads_free() - Free a view (NULL is a no-op).

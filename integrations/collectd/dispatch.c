@@ -87,7 +87,7 @@ static const struct cgs_counters *counters_of(const struct cgs_cgroup_stats *g)
 static meta_data_t *identity_meta(const char *path)
 {
 	CGS_OPTS(cgs_identity, id);
-	if (!tscd.ident || cgs_identity_resolve(tscd.ident, path, &id) <= 0 ||
+	if (!tscd.ident || cgs_identity_src_resolve(tscd.ident, path, &id) <= 0 ||
 	    (!id.k8s_namespace[0] && !id.container[0]))
 		return NULL;
 	meta_data_t *m = meta_data_create();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * cgs_rollup_identity(): the identity resolver hooked to the kernel
+ * cgs_rollup_set_identity(): the identity resolver hooked to the kernel
  * source's cgroup events, so that a container is named when its cgroup
  * appears (lib/identity/id_cache.c), not at its first snapshot.
  */
@@ -11,8 +11,8 @@
 #include "identity/identity.h"
 #include "rollup/rollup_int.h"
 
-CGS_EXPORT int cgs_rollup_identity(struct cgs_rollup *r,
-				   struct cgs_identity_src *src)
+CGS_EXPORT int cgs_rollup_set_identity(struct cgs_rollup *r,
+				       struct cgs_identity_src *src)
 {
 	if (!r)
 		return -EINVAL;

@@ -54,23 +54,31 @@ static uint64_t hash(const char *s, size_t n)
 	return h ^ (h >> 29);
 }
 
-CGS_EXPORT int cgs_workloads_new(const struct cgs_workloads_opts *opts,
-				 struct cgs_workloads **out)
+int cgsi_workloads_new_1_3(struct cgs_workloads **out,
+			   const struct cgs_workloads_opts *opts);
+int cgsi_workloads_new_1_2(const struct cgs_workloads_opts *opts,
+			   struct cgs_workloads **out);
+
+/* cgs_workloads_new() of 1.3 (out first): the default symbol version */
+CGSI_VERSIONED(cgs_workloads_new, CGSTATS_1.3)
+int cgsi_workloads_new_1_3(struct cgs_workloads **out,
+			   const struct cgs_workloads_opts *opts)
 {
 	if (!out)
 		return -EINVAL;
+	/* the options checked before *out is written: a call of 1.2's
+	 * argument order built against 1.3 fails here, writing nothing */
+	struct cgs_workloads_opts o = { .sz = sizeof(o) };
+	if (opts) {
+		int e = cgsi_opts_copy(&o, sizeof(o), opts, opts->sz);
+		if (e < 0)
+			return e;
+	}
 	*out = NULL;
 	struct cgs_workloads *w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->o.sz = sizeof(w->o);
-	if (opts) {
-		int e = cgsi_opts_copy(&w->o, sizeof(w->o), opts, opts->sz);
-		if (e < 0) {
-			free(w);
-			return e;
-		}
-	}
+	w->o = o;
 	if (!w->o.retire_after_ms)
 		w->o.retire_after_ms = 15 * 60 * 1000;
 	if (!w->o.hold_ms)
@@ -83,6 +91,14 @@ CGS_EXPORT int cgs_workloads_new(const struct cgs_workloads_opts *opts,
 	w->zero.sz = sizeof(w->zero);
 	*out = w;
 	return 0;
+}
+
+/* 1.2's argument order (options first), for programs linked against it */
+CGSI_COMPAT(cgs_workloads_new, CGSTATS_1.2)
+int cgsi_workloads_new_1_2(const struct cgs_workloads_opts *opts,
+			   struct cgs_workloads **out)
+{
+	return cgsi_workloads_new_1_3(out, opts);
 }
 
 static void wl_free(struct wl *x)
@@ -260,7 +276,7 @@ static int32_t name_cgroup(struct cgs_workloads *w, const char *path,
 	struct cgs_workload p = { .sz = sizeof(p) };
 	cgs_workload_from_path(path, &p);
 	if (w->o.identity && (p.container[0] || p.pod_uid[0]))
-		cgs_identity_resolve(w->o.identity, path, &id);
+		cgs_identity_src_resolve(w->o.identity, path, &id);
 	enum cgs_workload_kind k;
 	const char *f[4];
 	if (!key_of(&id, &p, &k, f)) {

@@ -645,7 +645,7 @@ static void t_filter_outputs(void **st)
 	buf_add(&h, b.p, strlen(b.p));
 	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 7, 7, 1, 7);
 	out_csv_ops.event(&h, &rec, "/a/x", "proc", 1, 0, NULL);
-	/* an exit with its names (cgs_identity_cached()): the last columns */
+	/* an exit with its names (cgs_identity_src_peek()): the last columns */
 	struct cgs_identity id = { .sz = sizeof(id), .k8s_namespace = "prod",
 				   .pod = "shop", .container = "web",
 				   .image = "reg/shop:1" };
@@ -1213,7 +1213,7 @@ static void t_prom_workload_series(void **st)
 	(void)st;
 
 	CGS_OPTS(cgs_workloads_opts, wo, .hold_ms = 1);
-	assert_int_equal(cgs_workloads_new(&wo, &wl), 0);
+	assert_int_equal(cgs_workloads_new(&wl, &wo), 0);
 	for (int round = 0; round < 2; round++) {
 		for (size_t i = 0; i < 3; i++) {
 			fp_mkdir(&F, units[i]);

@@ -83,10 +83,10 @@ static int setup(void **state)
 	struct cgs_identity_opts io = { .sz = sizeof(io),
 		.containerd_state = c, .kubelet_logs = l,
 		.crio_storage = l, .docker_root = l };
-	assert_int_equal(cgs_identity_new(&io, &x->id), 0);
+	assert_int_equal(cgs_identity_src_new(&x->id, &io), 0);
 	struct cgs_workloads_opts wo = { .sz = sizeof(wo), .identity = x->id,
 		.retire_after_ms = 10000, .hold_ms = 5000 };
-	assert_int_equal(cgs_workloads_new(&wo, &x->w), 0);
+	assert_int_equal(cgs_workloads_new(&x->w, &wo), 0);
 	x->now = 1000;
 	*state = x;
 	return 0;
@@ -96,7 +96,7 @@ static int teardown(void **state)
 {
 	struct fx *x = *state;
 	cgs_workloads_free(x->w);
-	cgs_identity_free(x->id);
+	cgs_identity_src_free(x->id);
 	cgs_rollup_free(x->r);
 	fp_fini(x->f);
 	free(x->f);
@@ -262,7 +262,7 @@ static void api(void **state)
 	struct fx *x = *state;
 	struct cgs_workloads *w;
 	struct cgs_workloads_opts o = { .sz = 1 };
-	assert_int_equal(cgs_workloads_new(&o, &w), -EINVAL);
+	assert_int_equal(cgs_workloads_new(&w, &o), -EINVAL);
 	assert_int_equal(cgs_workloads_new(NULL, NULL), -EINVAL);
 	assert_int_equal(cgs_workloads_update(x->w, NULL, 0), -EINVAL);
 	struct cgs_workload_view v = { .sz = sizeof(v) };

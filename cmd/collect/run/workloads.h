@@ -14,7 +14,7 @@ struct tsc;
 int tsc_workloads_open(struct tsc *c);
 void tsc_workloads_close(struct tsc *c);
 /* After privileges are shed: names containers when their cgroup appears
- * (the kernel source's mkdir events: cgs_rollup_identity()). */
+ * (the kernel source's mkdir events: cgs_rollup_set_identity()). */
 void tsc_workloads_watch(struct tsc *c);
 /* Every snapshot (main thread), before the outputs are formatted. */
 void tsc_workloads_update(struct tsc *c, const struct cgs_snapshot *s);

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The names and behaviours 1.3 replaced (<cgstats/deprecated.h>, NEWS.md
+ * "1.3.0 API"): each old name is still exported at its old symbol
+ * version, is the same function as its new name where only the name
+ * changed, and keeps its old arguments and return values where they
+ * changed, so that a program linked against 1.0, 1.1 or 1.2 runs on and
+ * one written against them still compiles.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#define CGS_NO_DEPRECATION_WARNINGS
+#include "cgstats.h"
+
+/* the old name at its old version is the new name's code */
+static void same(const char *new_name, const char *old_name,
+		 const char *old_version)
+{
+	void *n = dlvsym(RTLD_DEFAULT, new_name, "CGSTATS_1.3");
+	void *o = dlvsym(RTLD_DEFAULT, old_name, old_version);
+	if (!n || !o || n != o)
+		fail_msg("%s@CGSTATS_1.3 %p, %s@%s %p", new_name, n, old_name,
+			 old_version, o);
+}
+
+static void test_identity_src(void **state)
+{
+	(void)state;
+	same("cgs_identity_src_free", "cgs_identity_free", "CGSTATS_1.2");
+	same("cgs_identity_src_resolve", "cgs_identity_resolve",
+	     "CGSTATS_1.2");
+	same("cgs_identity_src_get_counts", "cgs_identity_get_counts",
+	     "CGSTATS_1.2");
+	/* 1.2's constructor: options first */
+	CGS_OPTS(cgs_identity_opts, o, .containerd_state = "/nonexistent");
+	struct cgs_identity_src *s = NULL;
+	assert_int_equal(cgs_identity_new(&o, &s), 0);
+	assert_non_null(s);
+	CGS_OPTS(cgs_identity, id);
+	assert_int_equal(cgs_identity_resolve(s, "/system.slice/a.service",
+					      &id), 0);
+	CGS_OPTS(cgs_identity_counts, c);
+	assert_int_equal(cgs_identity_get_counts(s, &c), 0);
+	assert_int_equal(c.lookups, 1);
+	cgs_identity_free(s);
+	assert_int_equal(cgs_identity_new(NULL, NULL), -EINVAL);
+}
+
+/* cgs_workloads_new: one name, two versions; 1.2's takes options first */
+static void test_workloads_new(void **state)
+{
+	(void)state;
+	typedef int (*old_fn)(const struct cgs_workloads_opts *,
+			      struct cgs_workloads **);
+	old_fn old = (old_fn)dlvsym(RTLD_DEFAULT, "cgs_workloads_new",
+				    "CGSTATS_1.2");
+	assert_non_null(old);
+	assert_ptr_not_equal((void *)old,
+			     dlvsym(RTLD_DEFAULT, "cgs_workloads_new",
+				    "CGSTATS_1.3"));
+	CGS_OPTS(cgs_workloads_opts, wo, .max_workloads = 4);
+	struct cgs_workloads *w = NULL;
+	assert_int_equal(old(&wo, &w), 0);
+	assert_non_null(w);
+	assert_int_equal(cgs_workloads_count(w), 0);
+	cgs_workloads_free(w);
+	w = NULL;
+	assert_int_equal(old(NULL, &w), 0);
+	assert_non_null(w);
+	cgs_workloads_free(w);
+	assert_int_equal(old(NULL, NULL), -EINVAL);
+	/* the 1.3 order; a call of the 1.2 order built against 1.3 writes
+	 * nothing: the "options" it passes (a NULL view pointer) are refused
+	 * before *out is touched */
+	w = NULL;
+	assert_int_equal(cgs_workloads_new(&w, &wo), 0);
+	assert_non_null(w);
+	cgs_workloads_free(w);
+	struct cgs_workloads *none = NULL;
+	CGS_OPTS(cgs_workloads_opts, victim);
+	assert_int_equal(cgs_workloads_new((struct cgs_workloads **)&victim,
+					   (const void *)&none),
+			 -EINVAL);
+	assert_int_equal(victim.sz, sizeof(victim));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_identity_src),
+		cmocka_unit_test(test_workloads_new),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
