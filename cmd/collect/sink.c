@@ -419,7 +419,7 @@ static int write_textfile(const char *path, const struct buf *b)
 static void fill_info(struct tsc *c, struct snap_info *in,
 		      const struct cgs_snapshot *s, uint64_t time_ns, bool final)
 {
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 
 	memset(in, 0, sizeof(*in));
 	in->time_ns = time_ns;
@@ -485,7 +485,7 @@ static void fill_info(struct tsc *c, struct snap_info *in,
 	}
 	if (c->l) {
 		CGS_OPTS(cgs_loss, loss);
-		if (cgs_listener_loss(c->l, CGS_ALL_SHARDS, &loss) == 0) {
+		if (cgs_listener_get_loss(c->l, CGS_ALL_SHARDS, &loss) == 0) {
 			in->dropped = loss.dropped;
 			/* A truncated message can't be decoded: malformed. */
 			in->malformed = loss.malformed + loss.truncated;
@@ -604,7 +604,7 @@ static int keep_snapshot(struct tsc *c, const struct cgs_snapshot_opts *so,
 	tsc_workloads_update(c, s);
 	c->kept_removed = false;
 	for (size_t i = cgs_snapshot_count(s); i-- > 0 && !c->kept_removed;)
-		c->kept_removed = cgs_snapshot_get(s, i)->removed;
+		c->kept_removed = cgs_snapshot_get_cgroup(s, i)->removed;
 	struct snap_info *in = c->kept_in;
 	fill_info(c, in, s, time_ns, final);
 	in->workloads = c->wl;

@@ -17,6 +17,7 @@
 #include "identity.h"
 #include "outcome.h"
 #include "rollup.h"
+#include "snapshot.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,6 +98,95 @@ int cgs_identity_resolve(struct cgs_identity_src *src,
 CGS_DEPRECATED("use cgs_identity_src_get_counts()")
 int cgs_identity_get_counts(const struct cgs_identity_src *src,
 			    struct cgs_identity_counts *out);
+
+/**
+ * cgs_listener_loss() - Deprecated name of cgs_listener_get_loss().
+ * @l: As cgs_listener_get_loss().
+ * @shard: As cgs_listener_get_loss().
+ * @out: As cgs_listener_get_loss().
+ *
+ * 1.0's name (CGSTATS_1.0), a getter without the getter verb.
+ *
+ * Return: As cgs_listener_get_loss().
+ */
+CGS_DEPRECATED("use cgs_listener_get_loss()")
+int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
+		      struct cgs_loss *out);
+
+/**
+ * cgs_snapshot_get() - Deprecated name of cgs_snapshot_get_cgroup().
+ * @s: As cgs_snapshot_get_cgroup().
+ * @i: As cgs_snapshot_get_cgroup().
+ *
+ * 1.0's name (CGSTATS_1.0).
+ *
+ * Return: As cgs_snapshot_get_cgroup().
+ */
+CGS_DEPRECATED("use cgs_snapshot_get_cgroup()")
+const struct cgs_cgroup_stats *cgs_snapshot_get(const struct cgs_snapshot *s,
+						size_t i);
+
+/**
+ * cgs_snapshot_totals() - Deprecated name of cgs_snapshot_get_totals().
+ * @s: As cgs_snapshot_get_totals().
+ *
+ * 1.0's name (CGSTATS_1.0), which is also the name of the struct it
+ * returns.
+ *
+ * Return: As cgs_snapshot_get_totals().
+ */
+CGS_DEPRECATED("use cgs_snapshot_get_totals()")
+const struct cgs_rollup_totals *
+cgs_snapshot_totals(const struct cgs_snapshot *s);
+
+/**
+ * cgs_snapshot_signals() - Deprecated name of cgs_snapshot_get_signals().
+ * @s: As cgs_snapshot_get_signals().
+ * @i: As cgs_snapshot_get_signals().
+ * @set: As cgs_snapshot_get_signals().
+ * @out: As cgs_snapshot_get_signals().
+ *
+ * 1.1's name (CGSTATS_1.1).
+ *
+ * Return: As cgs_snapshot_get_signals().
+ */
+CGS_DEPRECATED("use cgs_snapshot_get_signals()")
+int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
+			 enum cgs_counter_set set,
+			 struct cgs_signal_counts *out);
+
+/**
+ * cgs_snapshot_hist() - Deprecated name of cgs_snapshot_get_hist().
+ * @s: As cgs_snapshot_get_hist().
+ * @i: As cgs_snapshot_get_hist().
+ * @set: As cgs_snapshot_get_hist().
+ * @k: As cgs_snapshot_get_hist().
+ * @out: As cgs_snapshot_get_hist().
+ *
+ * 1.1's name (CGSTATS_1.1).
+ *
+ * Return: As cgs_snapshot_get_hist().
+ */
+CGS_DEPRECATED("use cgs_snapshot_get_hist()")
+int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
+		      enum cgs_counter_set set, enum cgs_hist_kind k,
+		      struct cgs_hist *out);
+
+/**
+ * cgs_snapshot_comm() - Deprecated name of cgs_snapshot_get_comm().
+ * @s: As cgs_snapshot_get_comm().
+ * @i: As cgs_snapshot_get_comm().
+ * @by: As cgs_snapshot_get_comm().
+ * @j: As cgs_snapshot_get_comm().
+ *
+ * 1.1's name (CGSTATS_1.1).
+ *
+ * Return: As cgs_snapshot_get_comm().
+ */
+CGS_DEPRECATED("use cgs_snapshot_get_comm()")
+const struct cgs_comm *cgs_snapshot_comm(const struct cgs_snapshot *s,
+					 size_t i, enum cgs_comm_rank by,
+					 size_t j);
 
 #ifdef __cplusplus
 }

@@ -176,7 +176,7 @@ typedef int (*cgs_exit_fn)(const struct cgs_exit *ev, void *user);
  *
  * Never blocks. Reads in batches of up to 64 datagrams until the socket
  * is empty or @fn asked to stop. Messages that fail to decode are not
- * delivered but counted (see cgs_listener_loss()), as are ENOBUFS
+ * delivered but counted (see cgs_listener_get_loss()), as are ENOBUFS
  * overruns and truncated datagrams.
  *
  * Context: Not safe to call concurrently for the same shard, nor while
@@ -258,10 +258,10 @@ struct cgs_loss {
 	uint64_t discarded;
 };
 
-/* cgs_listener_loss() shard meaning all shards */
+/* cgs_listener_get_loss() shard meaning all shards */
 #define CGS_ALL_SHARDS (~0u)
 /**
- * cgs_listener_loss() - Loss and decode counters of a listener.
+ * cgs_listener_get_loss() - Loss and decode counters of a listener.
  * @l: The listener.
  * @shard: 0 <= shard < cgs_listener_shards(), or CGS_ALL_SHARDS for the
  *	sum over all shards.
@@ -270,13 +270,15 @@ struct cgs_loss {
  *
  * Counters are cumulative since cgs_listener_open().
  *
+ * Since 1.3; before, cgs_listener_loss() (kept: <cgstats/deprecated.h>).
+ *
  * Context: Safe to call from any thread, also while the runner or
  * cgs_listener_drain() is active (the counters may lag by a batch).
  * Return: 0; -EINVAL for a NULL @l or @out, out->sz too small to hold sz,
  * or a shard out of range.
  */
-int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
-		      struct cgs_loss *out);
+int cgs_listener_get_loss(struct cgs_listener *l, unsigned shard,
+			  struct cgs_loss *out);
 
 /**
  * cgs_listener_selftest() - Prove that exit events reach the listener.

@@ -48,7 +48,7 @@ struct cgs_rollup;
  * parent's cgroup. Off by default. */
 #define CGS_ROLLUP_FAST_ATTRIBUTION (1u << 2)
 /* Distributions: per-cgroup histograms of task lifetime, process lifetime,
- * CPU time and CPU delay per task (cgs_snapshot_hist()). O(1) per record
+ * CPU time and CPU delay per task (cgs_snapshot_get_hist()). O(1) per record
  * with no allocation; costs 6.6 KiB per cgroup and shard (with the
  * per-signal counts, which share its allocation). Off by default. */
 #define CGS_ROLLUP_HISTOGRAMS (1u << 3)
@@ -136,7 +136,7 @@ struct cgs_rollup_opts {
 	char *errbuf;
 	/* size of errbuf */
 	size_t errbuf_len;
-	/* top commands per cgroup (cgs_snapshot_comm()): counters of each
+	/* top commands per cgroup (cgs_snapshot_get_comm()): counters of each
 	 * bounded summary (one by CPU, one by exits) per cgroup and shard,
 	 * 1..4096; 0: off. An estimate is off by at most the ranking's total
 	 * divided by this (see struct cgs_comm). */

@@ -395,8 +395,8 @@ static void add_loss(struct cgs_loss *sum, struct cgsi_shard *s)
 	sum->tgid_skipped += LD(d->tgid_skipped);
 }
 
-CGS_EXPORT int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
-				 struct cgs_loss *out)
+CGS_EXPORT int cgs_listener_get_loss(struct cgs_listener *l, unsigned shard,
+				     struct cgs_loss *out)
 {
 	if (!l || !out || out->sz < sizeof(size_t))
 		return -EINVAL;
@@ -413,3 +413,6 @@ CGS_EXPORT int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
 	sum.sz = sizeof(sum);
 	return cgsi_out_copy(out, &sum, sizeof(sum));
 }
+
+/* 1.0's name (CGSTATS_1.0): <cgstats/deprecated.h> */
+CGSI_ALIAS(cgs_listener_loss, cgs_listener_get_loss);

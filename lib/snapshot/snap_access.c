@@ -8,13 +8,13 @@ CGS_EXPORT size_t cgs_snapshot_count(const struct cgs_snapshot *s)
 }
 
 CGS_EXPORT const struct cgs_cgroup_stats *
-cgs_snapshot_get(const struct cgs_snapshot *s, size_t i)
+cgs_snapshot_get_cgroup(const struct cgs_snapshot *s, size_t i)
 {
 	return s && i < s->n ? &s->v[i] : NULL;
 }
 
 CGS_EXPORT const struct cgs_rollup_totals *
-cgs_snapshot_totals(const struct cgs_snapshot *s)
+cgs_snapshot_get_totals(const struct cgs_snapshot *s)
 {
 	return s ? &s->totals : NULL;
 }
@@ -29,7 +29,7 @@ static int x_of(const struct cgs_snapshot *s, size_t i,
 	return 0;
 }
 
-CGS_EXPORT int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
+CGS_EXPORT int cgs_snapshot_get_signals(const struct cgs_snapshot *s, size_t i,
 				    enum cgs_counter_set set,
 				    struct cgs_signal_counts *out)
 {
@@ -45,7 +45,7 @@ CGS_EXPORT int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
 	return cgsi_out_copy(out, &c, sizeof(c));
 }
 
-CGS_EXPORT int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
+CGS_EXPORT int cgs_snapshot_get_hist(const struct cgs_snapshot *s, size_t i,
 				 enum cgs_counter_set set,
 				 enum cgs_hist_kind k, struct cgs_hist *out)
 {
@@ -78,7 +78,7 @@ CGS_EXPORT size_t cgs_snapshot_comm_count(const struct cgs_snapshot *s,
 	return s->cm[i].n[by];
 }
 
-CGS_EXPORT const struct cgs_comm *cgs_snapshot_comm(const struct cgs_snapshot *s,
+CGS_EXPORT const struct cgs_comm *cgs_snapshot_get_comm(const struct cgs_snapshot *s,
 						    size_t i,
 						    enum cgs_comm_rank by,
 						    size_t j)
@@ -87,3 +87,10 @@ CGS_EXPORT const struct cgs_comm *cgs_snapshot_comm(const struct cgs_snapshot *s
 		return NULL;
 	return &s->cm[i].v[by][j];
 }
+
+/* the names before 1.3 (CGSTATS_1.0, 1.1): <cgstats/deprecated.h> */
+CGSI_ALIAS(cgs_snapshot_get, cgs_snapshot_get_cgroup);
+CGSI_ALIAS(cgs_snapshot_totals, cgs_snapshot_get_totals);
+CGSI_ALIAS(cgs_snapshot_signals, cgs_snapshot_get_signals);
+CGSI_ALIAS(cgs_snapshot_hist, cgs_snapshot_get_hist);
+CGSI_ALIAS(cgs_snapshot_comm, cgs_snapshot_get_comm);

@@ -311,7 +311,7 @@ static void add_signals(struct wl *x, const struct cgs_snapshot *s, size_t i,
 			enum cgs_counter_set set)
 {
 	struct cgs_signal_counts sc = { .sz = sizeof(sc) };
-	if (cgs_snapshot_signals(s, i, set, &sc) < 0)
+	if (cgs_snapshot_get_signals(s, i, set, &sc) < 0)
 		return;
 	if (!x->signals) {
 		x->signals = calloc(CGS_SIGNAL_SLOTS, sizeof(uint64_t));
@@ -325,7 +325,7 @@ static void add_signals(struct wl *x, const struct cgs_snapshot *s, size_t i,
 static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 		size_t i, uint64_t now)
 {
-	const struct cgs_cgroup_stats *st = cgs_snapshot_get(s, i);
+	const struct cgs_cgroup_stats *st = cgs_snapshot_get_cgroup(s, i);
 	if (!st || !st->path || st->path[0] != '/')
 		return 0;
 	struct cg *c = w->capc ? cg_slot(w, st->path) : NULL;

@@ -210,8 +210,8 @@ static void test_rollup_reads_only_sz(void **state)
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
 	const struct cgs_cgroup_stats *c = NULL;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		if (!strcmp(cgs_snapshot_get(s, i)->path, "/abi"))
-			c = cgs_snapshot_get(s, i);
+		if (!strcmp(cgs_snapshot_get_cgroup(s, i)->path, "/abi"))
+			c = cgs_snapshot_get_cgroup(s, i);
 	assert_non_null(c);
 	assert_int_equal(c->sz, sizeof(*c));
 	assert_true(CGS_SZ_HAS(c, inferred_delta));

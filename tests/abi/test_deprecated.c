@@ -92,11 +92,37 @@ static void test_workloads_new(void **state)
 	assert_int_equal(victim.sz, sizeof(victim));
 }
 
+/* getters: one verb, cgs_<object>_get_<what>() */
+static void test_getters(void **state)
+{
+	(void)state;
+	same("cgs_listener_get_loss", "cgs_listener_loss", "CGSTATS_1.0");
+	same("cgs_snapshot_get_cgroup", "cgs_snapshot_get", "CGSTATS_1.0");
+	same("cgs_snapshot_get_totals", "cgs_snapshot_totals", "CGSTATS_1.0");
+	same("cgs_snapshot_get_signals", "cgs_snapshot_signals",
+	     "CGSTATS_1.1");
+	same("cgs_snapshot_get_hist", "cgs_snapshot_hist", "CGSTATS_1.1");
+	same("cgs_snapshot_get_comm", "cgs_snapshot_comm", "CGSTATS_1.1");
+	/* the old names answer as before: a bad index or a NULL object */
+	assert_null(cgs_snapshot_get(NULL, 0));
+	assert_null(cgs_snapshot_totals(NULL));
+	assert_null(cgs_snapshot_comm(NULL, 0, CGS_COMMS_BY_CPU, 0));
+	CGS_OPTS(cgs_signal_counts, sc);
+	assert_int_equal(cgs_snapshot_signals(NULL, 0, CGS_SET_SELF, &sc),
+			 -EINVAL);
+	CGS_OPTS(cgs_hist, h);
+	assert_int_equal(cgs_snapshot_hist(NULL, 0, CGS_SET_SELF,
+					   CGS_HIST_CPU, &h), -EINVAL);
+	CGS_OPTS(cgs_loss, lo);
+	assert_int_equal(cgs_listener_loss(NULL, 0, &lo), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identity_src),
 		cmocka_unit_test(test_workloads_new),
+		cmocka_unit_test(test_getters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

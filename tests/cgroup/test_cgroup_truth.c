@@ -383,7 +383,7 @@ int main(void)
 		fprintf(stderr, "snapshot: %s\n", cgs_strerror(rc));
 		return 1;
 	}
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	printf("records %llu unattributed %llu via cache %llu proc %llu "
 	       "parent %llu proc_reads %llu cache_entries %llu\n",
 	       (unsigned long long)t->records,

@@ -120,7 +120,7 @@ static int phase(const char *name, size_t rcvbuf, size_t ringbuf,
 	struct cgs_rollup_totals t0 = { .sz = sizeof(t0) };
 	cgs_rollup_get_totals(rollup, &t0);
 	struct cgs_loss loss0 = { .sz = sizeof(loss0) };
-	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss0);
+	cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss0);
 	ours = ours_right = group_recs = 0;
 	int go[2];
 	if (pipe(go) < 0)
@@ -162,7 +162,7 @@ static int phase(const char *name, size_t rcvbuf, size_t ringbuf,
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	cgs_rollup_get_totals(rollup, &t);
 	struct cgs_loss loss = { .sz = sizeof(loss) };
-	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
+	cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss);
 	/* what the burst did */
 	cgt_kmiss_sub(&t, &t0);
 	loss.dropped -= loss0.dropped;

@@ -151,13 +151,13 @@ int main(void)
 		return 1;
 	int removed = 0;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
 		if (!strncmp(c->path, base, strlen(base)) &&
 		    c->path[strlen(base)] == '/' && c->removed &&
 		    c->self->tasks == 1)
 			removed++;
 	}
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	printf("transient cgroups: %llu of %d children seen, %llu under their "
 	       "own (removed) cgroup's path, %d rows shown removed with 1 "
 	       "exit; via kernel %llu of %llu records, unresolved ids %llu\n",

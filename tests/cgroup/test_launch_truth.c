@@ -610,8 +610,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct cgs_loss loss = { .sz = sizeof(loss) };
-	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	printf("records %llu (ours %llu), dropped %llu; via kernel %llu "
 	       "unmatched %llu lost %llu expired %llu waits %llu; proc %llu "
 	       "parent %llu ancestor %llu inferred %llu unattributed %llu; "
@@ -709,7 +709,7 @@ int main(int argc, char **argv)
 	uint64_t outside_inferred = 0;
 	size_t bl = strlen(base_rel);
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
 		if (strncmp(c->path, base_rel, bl) ||
 		    (c->path[bl] && c->path[bl] != '/'))
 			outside_inferred += c->inferred;

@@ -542,7 +542,7 @@ static struct cgs_snapshot *test_snapshot(struct cgs_rollup **r)
 
 static void test_info(struct snap_info *in, const struct cgs_snapshot *s)
 {
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	memset(in, 0, sizeof(*in));
 	in->seq = 1;
 	in->records = t->records;
@@ -556,7 +556,7 @@ static void test_info(struct snap_info *in, const struct cgs_snapshot *s)
 static size_t find_cg(const struct cgs_snapshot *s, const char *path)
 {
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		if (!strcmp(cgs_snapshot_get(s, i)->path, path))
+		if (!strcmp(cgs_snapshot_get_cgroup(s, i)->path, path))
 			return i;
 	fail_msg("no cgroup %s", path);
 	return 0;
@@ -738,7 +738,7 @@ static void t_prom_max_series(void **st)
 	buf_putc(&b, '\0');
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *p = cgs_snapshot_get(s, i)->path;
+		const char *p = cgs_snapshot_get_cgroup(s, i)->path;
 		size_t k = prom_cgroup_series(&in, s, i);
 		if (series_of(b.p, p) != k)
 			fail_msg("%s: %zu series written, %zu counted", p,
@@ -761,7 +761,7 @@ static void t_prom_max_series(void **st)
 	assert_int_equal(series_of(b.p, "/c"), c);
 	assert_int_equal(series_of(b.p, "/a/x"), ax);
 	for (size_t i = 0; i < n; i++) {
-		const char *p = cgs_snapshot_get(s, i)->path;
+		const char *p = cgs_snapshot_get_cgroup(s, i)->path;
 		if (strcmp(p, "/c") && strcmp(p, "/a/x"))
 			assert_int_equal(series_of(b.p, p), 0);
 	}
@@ -834,7 +834,7 @@ static void t_prom_lean(void **st)
 	assert_int_equal(out_prom(&b, &in, s), 0);
 	buf_putc(&b, '\0');
 	for (size_t i = 0; i < n; i++) {
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 		size_t k = series_of(b.p, g->path);
 		if (!g->self->tasks) {
 			if (k)
@@ -898,7 +898,7 @@ static void t_stream_plan(void **st0)
 	 * their rows), then in none */
 	size_t moved = 0;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		moved += cgs_snapshot_get(s, i)->subtree_delta->tasks > 0;
+		moved += cgs_snapshot_get_cgroup(s, i)->subtree_delta->tasks > 0;
 	assert_true(moved >= NCG);
 	cgs_snapshot_free(s);
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
@@ -906,7 +906,7 @@ static void t_stream_plan(void **st0)
 	assert_int_equal(in.nshown, moved);
 	assert_int_equal(in.ndrop, moved);
 	for (size_t k = 0; k < in.nshown; k++)
-		assert_int_equal(cgs_snapshot_get(s, in.shown[k])
+		assert_int_equal(cgs_snapshot_get_cgroup(s, in.shown[k])
 					 ->subtree->tasks > 0, 1);
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s2), 0);
 	assert_int_equal(plan(&st, &in, s2, 0), TSC_STREAM_CHANGES);
@@ -929,7 +929,7 @@ static void t_stream_plan(void **st0)
 	const char *const moved_now[] = { "/", "/b" };
 	for (size_t k = 0; k < 2; k++) {
 		size_t at = find_cg(s, moved_now[k]);
-		assert_string_equal(cgs_snapshot_get(s, in.shown[k])->path,
+		assert_string_equal(cgs_snapshot_get_cgroup(s, in.shown[k])->path,
 				    moved_now[k]);
 		assert_int_equal(in.at[k], at);
 		assert_int_equal(in.drop[k], at);

@@ -126,7 +126,7 @@ static struct cgs_snapshot *known(struct cgs_rollup **r)
 
 static void info(struct snap_info *in, const struct cgs_snapshot *s)
 {
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	memset(in, 0, sizeof(*in));
 	in->seq = 1;
 	in->records = t->records;
@@ -260,7 +260,7 @@ static void t_encode(void **st)
 	pl = family(v, n, "taskstat_process_lifetime_seconds");
 	size_t kept = 0;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const char *p = cgs_snapshot_get(s, i)->path;
+		const char *p = cgs_snapshot_get_cgroup(s, i)->path;
 		char key[96];
 		snprintf(key, sizeof(key),
 			 "taskstat_process_lifetime_seconds_count{cgroup=\"%s\"}",

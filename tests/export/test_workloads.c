@@ -161,7 +161,7 @@ static bool in_snapshot(struct fx *x, const char *path)
 	bool found = false;
 	assert_int_equal(cgs_rollup_snapshot(x->r, &o, &s), 0);
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		found |= !strcmp(cgs_snapshot_get(s, i)->path, path);
+		found |= !strcmp(cgs_snapshot_get_cgroup(s, i)->path, path);
 	cgs_snapshot_free(s);
 	return found;
 }

@@ -251,7 +251,7 @@ static void test_disabled(void **state)
 	assert_int_equal(t.unattributed, 1);
 	struct cgs_snapshot *s = NULL;
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
-	assert_int_equal(cgs_snapshot_totals(s)->fork_tracking, 0);
+	assert_int_equal(cgs_snapshot_get_totals(s)->fork_tracking, 0);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -278,8 +278,8 @@ static void test_unattributed_records(void **state)
 	assert_int_equal(totals(r).unattributed, 4);
 	struct cgs_snapshot *s = NULL;
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
-	assert_int_equal(cgs_snapshot_totals(s)->unattributed, 4);
-	assert_int_equal(cgs_snapshot_totals(s)->records, 4);
+	assert_int_equal(cgs_snapshot_get_totals(s)->unattributed, 4);
+	assert_int_equal(cgs_snapshot_get_totals(s)->records, 4);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }

@@ -307,7 +307,7 @@ static void test_math(void **state)
 	assert_int_equal(cgs_snapshot_count(s), 5);
 	const char *order[] = { "/", "/a", "/a/b", "/z", CGS_UNKNOWN_CGROUP };
 	for (size_t i = 0; i < 5; i++)
-		assert_string_equal(cgs_snapshot_get(s, i)->path, order[i]);
+		assert_string_equal(cgs_snapshot_get_cgroup(s, i)->path, order[i]);
 	const struct cgs_cgroup_stats *ca = find(s, "/a", false),
 				      *cb = find(s, "/a/b", false),
 				      *root = find(s, "/", false),
@@ -333,7 +333,7 @@ static void test_math(void **state)
 	assert_want(cu->self, nothing);
 	assert_true(ca->ino != 0);
 	assert_false(ca->removed);
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	assert_int_equal(t->records, 6);
 	assert_int_equal(t->unattributed, 0);
 	assert_int_equal(t->cgroups, 4);
@@ -348,7 +348,7 @@ static void test_math(void **state)
 	assert_null(p);
 	s = snap(r, 0, false);
 	assert_int_equal(find(s, "/a", false)->self->tgid_records, 0);
-	assert_int_equal(cgs_snapshot_totals(s)->records, 1);
+	assert_int_equal(cgs_snapshot_get_totals(s)->records, 1);
 	cgs_snapshot_free(s);
 	/* bad arguments */
 	assert_int_equal(cgs_rollup_account(r, 1, &recs[0], NULL), -EINVAL);
@@ -378,7 +378,7 @@ static void test_order_fold(void **state)
 				CGS_UNKNOWN_CGROUP };
 	assert_int_equal(cgs_snapshot_count(s), 9);
 	for (size_t i = 0; i < 9; i++)
-		assert_string_equal(cgs_snapshot_get(s, i)->path, order[i]);
+		assert_string_equal(cgs_snapshot_get_cgroup(s, i)->path, order[i]);
 	/* /a/b/c/d exists only as an ancestor; its subtree is /a/b/c/d/e */
 	assert_int_equal(find(s, "/a/b/c/d", false)->self->tasks, 0);
 	const struct want e = { .tasks = 1, .processes = 1, .seeds = 2,
@@ -395,7 +395,7 @@ static void test_order_fold(void **state)
 				 CGS_UNKNOWN_CGROUP };
 	assert_int_equal(cgs_snapshot_count(s), 6);
 	for (size_t i = 0; i < 6; i++)
-		assert_string_equal(cgs_snapshot_get(s, i)->path, forder[i]);
+		assert_string_equal(cgs_snapshot_get_cgroup(s, i)->path, forder[i]);
 	/* /a/b (seed 3), /a/b/c (5), /a/b/c/d/e (2) */
 	const struct want ab = { .tasks = 3, .processes = 3,
 				 .seeds = 3 + 5 + 2, .peak_seed = 5 };
@@ -1089,7 +1089,7 @@ static void test_recreated_shards(void **state)
 	struct cgs_snapshot *s = snap(r, 0, false);
 	size_t k = 0;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 		if (strcmp(g->path, "/inc"))
 			continue;
 		assert_true(k < 3);
@@ -1202,7 +1202,7 @@ static void test_shards_concurrent(void **state)
 	assert_int_equal(seen, 400000);
 	assert_int_equal(find(s, "/s/zero", false)->self->tasks, 200000);
 	assert_int_equal(find(s, "/s/one", false)->self->tasks, 200000);
-	assert_int_equal(cgs_snapshot_totals(s)->proc_reads, 2);
+	assert_int_equal(cgs_snapshot_get_totals(s)->proc_reads, 2);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -1270,7 +1270,7 @@ static void test_snapshot_free_threads(void **state)
 		assert_non_null(c);
 		seen += c->subtree_delta->tasks;
 		assert_int_equal(c->subtree->tasks, seen);
-		t = *cgs_snapshot_totals(s);
+		t = *cgs_snapshot_get_totals(s);
 		assert_int_equal(t.records, seen);
 		if (k == 150) { /* one kept to the end */
 			kept = s;
@@ -1345,7 +1345,7 @@ static size_t index_of(const struct cgs_snapshot *s,
 		       const struct cgs_cgroup_stats *c)
 {
 	size_t i = 0;
-	while (cgs_snapshot_get(s, i) != c)
+	while (cgs_snapshot_get_cgroup(s, i) != c)
 		i++;
 	return i;
 }
@@ -1360,14 +1360,14 @@ static void assert_hist(const struct cgs_snapshot *s,
 {
 	size_t i = index_of(s, c);
 	struct cgs_hist h = { .sz = sizeof(h) };
-	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_LIFETIME, &h),
+	assert_int_equal(cgs_snapshot_get_hist(s, i, set, CGS_HIST_LIFETIME, &h),
 			 0);
 	want_field("lifetime count", h.count, w.tasks);
-	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_PROC_LIFETIME,
+	assert_int_equal(cgs_snapshot_get_hist(s, i, set, CGS_HIST_PROC_LIFETIME,
 					   &h),
 			 0);
 	want_field("process lifetime count", h.count, w.processes);
-	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_CPU, &h), 0);
+	assert_int_equal(cgs_snapshot_get_hist(s, i, set, CGS_HIST_CPU, &h), 0);
 	want_field("cpu count", h.count, w.tasks);
 	want_field("cpu sum", h.sum_ns, (2000 * w.seeds + 3 * w.tasks) * 1000);
 }
@@ -1380,7 +1380,7 @@ static void assert_signals(const struct cgs_snapshot *s,
 {
 	size_t i = index_of(s, c);
 	struct cgs_signal_counts g = { .sz = sizeof(g) };
-	assert_int_equal(cgs_snapshot_signals(s, i, set, &g), 0);
+	assert_int_equal(cgs_snapshot_get_signals(s, i, set, &g), 0);
 	for (int k = 1; k < CGS_SIGNAL_SLOTS; k++)
 		want_field("signal count", g.n[k], k == M_SIGTERM ? w.termed : 0);
 }
@@ -1400,7 +1400,7 @@ static uint64_t snap_digest(const struct cgs_snapshot *s, bool hist)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
 		const struct cgs_counters *k[4] = { c->self, c->self_delta,
 						    c->subtree,
 						    c->subtree_delta };
@@ -1411,11 +1411,11 @@ static uint64_t snap_digest(const struct cgs_snapshot *s, bool hist)
 			h = mix(h, k[j], sizeof(*k[j]));
 		for (int set = 0; set < 4; set++) {
 			struct cgs_signal_counts g = { .sz = sizeof(g) };
-			assert_int_equal(cgs_snapshot_signals(s, i, set, &g), 0);
+			assert_int_equal(cgs_snapshot_get_signals(s, i, set, &g), 0);
 			h = mix(h, g.n, sizeof(g.n));
 			for (int kd = 0; hist && kd < CGS_HIST__COUNT; kd++) {
 				struct cgs_hist hh = { .sz = sizeof(hh) };
-				assert_int_equal(cgs_snapshot_hist(s, i, set, kd,
+				assert_int_equal(cgs_snapshot_get_hist(s, i, set, kd,
 								   &hh),
 						 0);
 				h = mix(h, hh.cumulative, sizeof(hh.cumulative));
@@ -1624,7 +1624,7 @@ static void test_snapshot_pool_shrinks(void **state)
 		assert_non_null(c);
 		assert_int_equal(c->subtree->tasks, N);
 		struct cgs_hist h = { .sz = sizeof(h) };
-		assert_int_equal(cgs_snapshot_hist(s, index_of(s, c),
+		assert_int_equal(cgs_snapshot_get_hist(s, index_of(s, c),
 						   CGS_SET_SUBTREE,
 						   CGS_HIST_LIFETIME, &h),
 				 0);

@@ -137,7 +137,7 @@ int cgt_listener_drain(struct cgs_listener *l, long settle_ms,
 		return 1;
 	}
 	*loss = (struct cgs_loss){ .sz = sizeof(*loss) };
-	cgs_listener_loss(l, CGS_ALL_SHARDS, loss);
+	cgs_listener_get_loss(l, CGS_ALL_SHARDS, loss);
 	return 0;
 }
 
@@ -189,7 +189,7 @@ int cgt_pipeline_run(struct cgt_pipeline *p)
 ssize_t cgt_snapshot_find(const struct cgs_snapshot *s, const char *path)
 {
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		if (!strcmp(cgs_snapshot_get(s, i)->path, path))
+		if (!strcmp(cgs_snapshot_get_cgroup(s, i)->path, path))
 			return (ssize_t)i;
 	return -1;
 }
@@ -206,7 +206,7 @@ int cgt_pump_until(struct cgt_pipeline *p, const char *path, uint64_t tasks,
 		uint64_t got = 0;
 		if (cgs_rollup_snapshot(p->r, &so, &s) == 0) {
 			ssize_t i = cgt_snapshot_find(s, path);
-			got = i < 0 ? 0 : cgs_snapshot_get(s, (size_t)i)->self->tasks;
+			got = i < 0 ? 0 : cgs_snapshot_get_cgroup(s, (size_t)i)->self->tasks;
 		}
 		cgs_snapshot_free(s);
 		if (got >= tasks)

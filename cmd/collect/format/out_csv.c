@@ -133,7 +133,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	row_end(b, in);
 	for (size_t j = 0, m = snap_shown(in, s); j < m; j++) {
 		const struct cgs_cgroup_stats *g =
-			cgs_snapshot_get(s, snap_index(in, j));
+			cgs_snapshot_get_cgroup(s, snap_index(in, j));
 		lead(b, "cgroup", in);
 		sep(b, 4);
 		esc_csv(b, g->path, strlen(g->path));

@@ -68,7 +68,7 @@ static void quantiles(struct buf *b, const struct cgs_snapshot *s, size_t i)
 	};
 	for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
 		CGS_OPTS(cgs_hist, h);
-		if (cgs_snapshot_hist(s, i, CGS_SET_SELF, cols[c].k, &h) < 0 ||
+		if (cgs_snapshot_get_hist(s, i, CGS_SET_SELF, cols[c].k, &h) < 0 ||
 		    !h.count)
 			buf_printf(b, " %8s", "-");
 		else
@@ -126,7 +126,7 @@ static void comm_lines(struct buf *b, const struct cgs_snapshot *s, size_t i)
 						  : "          exits:");
 		for (size_t j = 0; j < n; j++) {
 			const struct cgs_comm *c =
-				cgs_snapshot_comm(s, i, (enum cgs_comm_rank)r, j);
+				cgs_snapshot_get_comm(s, i, (enum cgs_comm_rank)r, j);
 			buf_puts(b, j ? ", " : " ");
 			if (c->other)
 				buf_puts(b, "(other)");
@@ -194,7 +194,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	}
 	for (size_t k = 0, m = snap_shown(in, s); k < m; k++) {
 		size_t i = snap_index(in, k);
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 		if (g->subtree->tasks)
 			v[rows++] = (struct row){ g, i };
 	}
