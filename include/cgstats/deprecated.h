@@ -16,6 +16,7 @@
 
 #include "identity.h"
 #include "outcome.h"
+#include "query.h"
 #include "rollup.h"
 #include "snapshot.h"
 
@@ -187,6 +188,28 @@ CGS_DEPRECATED("use cgs_snapshot_get_comm()")
 const struct cgs_comm *cgs_snapshot_comm(const struct cgs_snapshot *s,
 					 size_t i, enum cgs_comm_rank by,
 					 size_t j);
+
+/* 1.0's name of struct cgs_task_states (the same layout), which differed
+ * from struct cgs_cgroup_stats (a snapshot's cgroup) by an underscore. */
+struct cgs_cgroupstats {
+	size_t sz; /* sizeof(struct cgs_cgroupstats) */
+	uint64_t nr_sleeping, nr_running, nr_stopped, nr_uninterruptible,
+		nr_io_wait;
+};
+
+/**
+ * cgs_query_cgroupstats() - Deprecated: cgs_query_cgroup().
+ * @q: As cgs_query_cgroup().
+ * @cgroup_dir: As cgs_query_cgroup().
+ * @out: As cgs_query_cgroup().
+ *
+ * 1.0's name (CGSTATS_1.0).
+ *
+ * Return: As cgs_query_cgroup().
+ */
+CGS_DEPRECATED("use cgs_query_cgroup() and struct cgs_task_states")
+int cgs_query_cgroupstats(struct cgs_query *q, const char *cgroup_dir,
+			  struct cgs_cgroupstats *out);
 
 #ifdef __cplusplus
 }

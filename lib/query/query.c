@@ -162,7 +162,7 @@ CGS_EXPORT int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
 
 static int cgstats_reply(const struct nlmsghdr *h, void *arg)
 {
-	struct cgs_cgroupstats *out = arg;
+	struct cgs_task_states *out = arg;
 	size_t len = h->nlmsg_len;
 	size_t off = NLMSG_HDRLEN + GENL_HDRLEN;
 	const unsigned char *p = (const unsigned char *)h;
@@ -189,9 +189,8 @@ static int cgstats_reply(const struct nlmsghdr *h, void *arg)
 	return -EBADMSG;
 }
 
-CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
-				     const char *cgroup_dir,
-				     struct cgs_cgroupstats *out)
+CGS_EXPORT int cgs_query_cgroup(struct cgs_query *q, const char *cgroup_dir,
+				struct cgs_task_states *out)
 {
 	if (!q || !cgroup_dir || !out || !CGSI_OUT_OK(out))
 		return -EINVAL;
@@ -212,11 +211,22 @@ CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
 		close(fd);
 		return -ENOTDIR;
 	}
-	CGS_OPTS(cgs_cgroupstats, cs); /* ours: the caller's may be smaller */
+	CGS_OPTS(cgs_task_states, cs); /* ours: the caller's may be smaller */
 	int r = transact(q, CGROUPSTATS_CMD_GET, CGROUPSTATS_CMD_ATTR_FD,
 			 (uint32_t)fd, cgstats_reply, &cs);
 	close(fd);
 	if (r < 0)
 		return r;
 	return cgsi_out_copy(out, &cs, sizeof(cs));
+}
+
+/* 1.0's name (CGSTATS_1.0) and struct, of the same layout */
+_Static_assert(sizeof(struct cgs_cgroupstats) ==
+		       sizeof(struct cgs_task_states),
+	       "struct cgs_cgroupstats is struct cgs_task_states");
+CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
+				     const char *cgroup_dir,
+				     struct cgs_cgroupstats *out)
+{
+	return cgs_query_cgroup(q, cgroup_dir, (struct cgs_task_states *)out);
 }
