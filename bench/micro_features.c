@@ -29,6 +29,9 @@
  * --toggle-collect=cgsb_feed` at two N and take the difference per record
  * (bench/run-micro.sh does). Needs root (taskstats, BPF).
  */
+/* built against libcgstats 1.0 too (the baseline): the 1.0 calls, kept
+ * in 1.3 as deprecated wrappers (<cgstats/deprecated.h>) */
+#define CGS_NO_DEPRECATION_WARNINGS
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>

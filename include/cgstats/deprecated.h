@@ -211,6 +211,54 @@ CGS_DEPRECATED("use cgs_query_cgroup() and struct cgs_task_states")
 int cgs_query_cgroupstats(struct cgs_query *q, const char *cgroup_dir,
 			  struct cgs_cgroupstats *out);
 
+/**
+ * cgs_rollup_account() - Deprecated: cgs_rollup_add(r, shard, rec, NULL, ...).
+ * @r: As cgs_rollup_add().
+ * @shard: As cgs_rollup_add().
+ * @rec: As cgs_rollup_add().
+ * @path_out: If not NULL, receives what cgs_add_result.path does.
+ *
+ * 1.0's accounting call (CGSTATS_1.0), one of three siblings that
+ * cgs_rollup_add() and its growable options replaced.
+ *
+ * Return: As cgs_rollup_add().
+ */
+CGS_DEPRECATED("use cgs_rollup_add()")
+int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
+		       const struct cgs_record *rec, const char **path_out);
+
+/**
+ * cgs_rollup_account_src() - Deprecated: cgs_rollup_add() with a result.
+ * @r: As cgs_rollup_add().
+ * @shard: As cgs_rollup_add().
+ * @rec: As cgs_rollup_add().
+ * @path_out: If not NULL, receives what cgs_add_result.path does.
+ * @src_out: If not NULL, receives what cgs_add_result.source does.
+ *
+ * 1.0's name (CGSTATS_1.0).
+ *
+ * Return: As cgs_rollup_add().
+ */
+CGS_DEPRECATED("use cgs_rollup_add() and struct cgs_add_result")
+int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
+			   const struct cgs_record *rec, const char **path_out,
+			   enum cgs_source *src_out);
+
+/**
+ * cgs_rollup_account_path() - Deprecated: cgs_rollup_add() given a path.
+ * @r: As cgs_rollup_add().
+ * @shard: As cgs_rollup_add().
+ * @rec: As cgs_rollup_add().
+ * @path: What cgs_add_opts.path takes; not NULL.
+ *
+ * 1.0's name (CGSTATS_1.0).
+ *
+ * Return: As cgs_rollup_add() with o->path set; -EINVAL for a NULL @path.
+ */
+CGS_DEPRECATED("use cgs_rollup_add() and struct cgs_add_opts")
+int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
+			    const struct cgs_record *rec, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -180,7 +180,7 @@ int cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
  * @r: The rollup, or NULL (nothing is done).
  *
  * Unloads the kernel source and closes the fork tracker. Paths handed out
- * by cgs_rollup_account() become invalid; snapshots stay valid (they own
+ * by cgs_rollup_add() become invalid; snapshots stay valid (they own
  * their data).
  *
  * Context: No other call on @r may be running.
@@ -215,35 +215,7 @@ enum cgs_attribution cgs_rollup_attribution(const struct cgs_rollup *r);
  */
 const char *cgs_rollup_kernel_error(const struct cgs_rollup *r);
 
-/**
- * cgs_rollup_account() - Attribute a record to a cgroup and account it.
- * @r: The rollup.
- * @shard: The writer: 0 <= shard < opts.shards (with the kernel source,
- *	the listener shard that received the record).
- * @rec: The record, e.g. cgs_exit.task or .group; a smaller (older)
- *	struct is fine. Not kept.
- * @path_out: If not NULL, receives the cgroup path (CGS_UNKNOWN_CGROUP
- *	when not attributed; NULL for a TGID record ignored by CGS_NO_TGID),
- *	owned by @r and valid until the next call for the same shard (and
- *	no longer than until cgs_rollup_retire_removed() or
- *	cgs_rollup_free()).
- *
- * O(1) in the cgroup depth. A TGID-kind record only counts as
- * tgid_records of its cgroup; with CGS_NO_TGID it is ignored.
- *
- * Context: Concurrent calls must use distinct shards; safe alongside
- * snapshots, totals and retirement from other threads. May block: on
- * /proc reads, and with the kernel source up to kernel_wait_ms for the
- * entry of a task still exiting.
- * Return: 0 (also for an ignored or unattributed record); -EINVAL for a
- * NULL @r or @rec, a shard out of range, rec->sz too small to reach tgid
- * (a smaller sz of an older caller is read as far as it goes, the rest
- * taken as zero), or a kind out of range.
- */
-int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
-		       const struct cgs_record *rec, const char **path_out);
-
-/* How one record was attributed (cgs_rollup_account_src). */
+/* How one record was attributed (struct cgs_add_result). */
 enum cgs_source {
 	CGS_SOURCE_NONE = 0,     /* not attributed: the unknown bucket, or a
 				  * TGID record ignored (CGS_NO_TGID) */
@@ -252,51 +224,74 @@ enum cgs_source {
 				  * or cached) */
 	CGS_SOURCE_INFERRED = 3, /* inferred from its parent or a fork
 				  * ancestor: a guess, counted per cgroup */
+	CGS_SOURCE_GIVEN = 4,    /* (1.3) the caller's: cgs_add_opts.path */
 };
 
 /**
  * cgs_source_name() - Name of an attribution source.
  * @s: The source.
  *
- * Return: "none", "kernel", "proc" or "inferred", in static storage; NULL
- * when out of range.
+ * Return: "none", "kernel", "proc", "inferred" or "given", in static
+ * storage; NULL when out of range.
  */
 const char *cgs_source_name(enum cgs_source s);
 
-/**
- * cgs_rollup_account_src() - cgs_rollup_account(), also telling how.
- * @r: As cgs_rollup_account().
- * @shard: As cgs_rollup_account().
- * @rec: As cgs_rollup_account().
- * @path_out: As cgs_rollup_account().
- * @src_out: If not NULL, receives how the record was attributed;
- *	CGS_SOURCE_NONE on error or for an ignored record.
- *
- * Context: As cgs_rollup_account().
- * Return: As cgs_rollup_account().
- */
-int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
-			   const struct cgs_record *rec, const char **path_out,
-			   enum cgs_source *src_out);
+/* How cgs_rollup_add() takes one record; NULL: attribute it. */
+struct cgs_add_opts {
+	size_t sz;        /* sizeof(struct cgs_add_opts) */
+	/* the record's cgroup when the caller knows it (e.g. a replayed
+	 * capture): absolute ("/a/b") or CGS_UNKNOWN_CGROUP; copied, not
+	 * kept. No attribution is done then (no via_* counter, nothing
+	 * inferred). NULL: the rollup attributes the record */
+	const char *path;
+};
+
+/* What cgs_rollup_add() did with one record. */
+struct cgs_add_result {
+	size_t sz;        /* sizeof(struct cgs_add_result) */
+	/* the cgroup path (CGS_UNKNOWN_CGROUP when not attributed; NULL for
+	 * a TGID record ignored by CGS_NO_TGID or a refused one), owned by
+	 * the rollup and valid until the next call for the same shard (and
+	 * no longer than until cgs_rollup_retire_removed(),
+	 * cgs_rollup_retire() or cgs_rollup_free()) */
+	const char *path;
+	/* how it was attributed; CGS_SOURCE_NONE on error or for an ignored
+	 * record */
+	enum cgs_source source;
+};
 
 /**
- * cgs_rollup_account_path() - Account a record to a known cgroup path.
+ * cgs_rollup_add() - Attribute a record to a cgroup and account it.
  * @r: The rollup.
- * @shard: As cgs_rollup_account().
- * @rec: The record; a smaller (older) struct is fine. Not kept.
- * @path: The cgroup path, absolute ("/a/b") or CGS_UNKNOWN_CGROUP; copied,
- *	not kept.
+ * @shard: The writer: 0 <= shard < opts.shards (with the kernel source,
+ *	the listener shard that received the record).
+ * @rec: The record, e.g. cgs_exit.task or .group; a smaller (older)
+ *	struct is fine. Not kept.
+ * @o: How (a known path), or NULL: attribute it. Not kept.
+ * @out: If not NULL, receives the cgroup path and how the record was
+ *	attributed; sz set (see <cgstats.h>), on return the bytes written.
  *
- * For e.g. replayed captures: no attribution is done (no via_* counter,
- * nothing inferred). A TGID record is ignored with CGS_NO_TGID.
+ * The one accounting call (since 1.3; it replaces cgs_rollup_account(),
+ * cgs_rollup_account_src() and cgs_rollup_account_path(), kept in
+ * <cgstats/deprecated.h>); what it can be told grows in @o, what it says
+ * back in @out. O(1) in the cgroup depth. A TGID-kind record only counts
+ * as tgid_records of its cgroup; with CGS_NO_TGID it is ignored.
  *
- * Context: As cgs_rollup_account(), without the waits.
- * Return: 0; -EINVAL for a NULL argument, a shard out of range, rec->sz
- * too small, a kind out of range or a relative path; -ENAMETOOLONG for a
- * path of PATH_MAX bytes or more; -ENOMEM.
+ * Context: Concurrent calls must use distinct shards; safe alongside
+ * snapshots, totals and retirement from other threads. May block: on
+ * /proc reads, and with the kernel source up to kernel_wait_ms for the
+ * entry of a task still exiting (not with o->path).
+ * Return: 0 (also for an ignored or unattributed record); -EINVAL for a
+ * NULL @r or @rec, a shard out of range, rec->sz too small to reach tgid
+ * (a smaller sz of an older caller is read as far as it goes, the rest
+ * taken as zero), a kind out of range, a relative o->path, o->sz too
+ * small or out->sz unable to hold sz; -E2BIG for options this library
+ * does not know; with o->path, -ENAMETOOLONG for a path of PATH_MAX bytes
+ * or more and -ENOMEM. A record refused is counted in totals.refused.
  */
-int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
-			    const struct cgs_record *rec, const char *path);
+int cgs_rollup_add(struct cgs_rollup *r, unsigned shard,
+		   const struct cgs_record *rec, const struct cgs_add_opts *o,
+		   struct cgs_add_result *out);
 
 /**
  * cgs_rollup_account_exit() - Account an exit event: a ready callback.
@@ -311,13 +306,13 @@ int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
  *	cgs_rollup_new(&r, NULL);
  *	cgs_listener_run(l, cgs_rollup_account_exit, r, NULL);
  * (examples/agent-defaults.c is this agent, compiled and run by the
- * tests). What cgs_rollup_account() does with each record, as each
- * shard's thread calls it. A record the rollup cannot take (a shard
+ * tests). cgs_rollup_add() of each record, as each shard's thread
+ * calls it. A record the rollup cannot take (a shard
  * beyond the rollup's, when it was made with fewer shards than the
  * listener has) is not accounted but counted in totals.refused: nothing
  * is lost silently.
  *
- * Context: As cgs_rollup_account(), from the listener's thread for
+ * Context: As cgs_rollup_add(), from the listener's thread for
  * ev->shard.
  * Return: 0 (drain on); a refused record is counted, not returned (the
  * runner ignores the return value).
@@ -378,7 +373,7 @@ struct cgs_rollup_totals {
 	 * those removed in the last minute, at most 8,192 of those kept the
 	 * whole minute: their late records) */
 	uint64_t kernel_cgroup_ids;
-	/* records given to cgs_rollup_account*() or
+	/* records given to cgs_rollup_add() (or the calls it replaced) or
 	 * cgs_rollup_account_exit() that could not be accounted: a shard
 	 * beyond the rollup's (a rollup made with fewer shards than its
 	 * listener), a record that is not one (kind out of range, sz too
@@ -448,8 +443,8 @@ enum cgs_oom_source {
 			     * memory.events.local, v1 memory.oom_control
 			     * oom_kill), read at snapshot time for cgroups
 			     * with a SIGKILL exit since the previous one
-			     * (attributed by cgs_rollup_account*(), not
-			     * cgs_rollup_account_path()), against a
+			     * (attributed by cgs_rollup_add(), not given
+			     * a path in cgs_add_opts), against a
 			     * baseline: the value when the rollup was
 			     * created, 0 for a cgroup created since. Kills
 			     * in a cgroup removed before the snapshot are
@@ -467,7 +462,7 @@ enum cgs_oom_source {
  * count until retired). Also reads what the fork tracker has queued.
  * Since 1.2; before, cgs_rollup_totals() (kept: <cgstats/deprecated.h>).
  *
- * Context: Safe alongside cgs_rollup_account() and snapshots.
+ * Context: Safe alongside cgs_rollup_add() and snapshots.
  * Return: 0; -EINVAL for a NULL @r or @out, or out->sz too small to hold
  * sz.
  */
@@ -489,10 +484,10 @@ int cgs_rollup_get_totals(struct cgs_rollup *r,
  * subtree sums, which continue without a jump. Expired process cache
  * entries are dropped first. Stops early, silently, on ENOMEM.
  *
- * Context: Safe alongside cgs_rollup_account(); serialised with
+ * Context: Safe alongside cgs_rollup_add(); serialised with
  * snapshots. stat()s the cgroup directories of shards up to 1,024
  * cgroups; larger ones rely on the snapshots' removal checks. Paths that
- * cgs_rollup_account() handed out for retired cgroups become invalid.
+ * cgs_rollup_add() handed out for retired cgroups become invalid.
  * Return: How many cgroups were retired (>= 0); -EINVAL for a NULL @r.
  */
 int cgs_rollup_retire_removed(struct cgs_rollup *r);

@@ -97,7 +97,7 @@ struct cgs_snapshot_opts {
  * baseline is the rollup's, shared by every caller. Takes each shard's
  * lock once.
  *
- * Context: Safe alongside cgs_rollup_account() calls; serialised with
+ * Context: Safe alongside cgs_rollup_add() calls; serialised with
  * other snapshots and cgs_rollup_retire_removed(). stat()s cgroup
  * directories to flag removed cgroups: all of them up to 1,024 per
  * shard, else a round-robin slice (every one within 32 snapshots); with

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/clock.h"
 #include "support/pipeline.h"
@@ -87,7 +88,7 @@ static void account(const struct cgs_record *rec, unsigned shard)
 	if (!rec || !ours(rec))
 		return;
 	const char *path = NULL;
-	if (cgs_rollup_account(rollup, shard, rec, &path) < 0) {
+	if (cgt_add(rollup, shard, rec, &path, NULL) < 0) {
 		atomic_fetch_add(&account_errors, 1);
 		return;
 	}

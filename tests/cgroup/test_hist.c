@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/clock.h"
 #include "support/pipeline.h"
@@ -410,7 +411,7 @@ static void test_hist_off_enodata(void **state)
 	assert_int_equal(cgs_rollup_new(&r, &ro), 0);
 	struct cgs_record rec = { .sz = sizeof(rec), .kind = CGS_KIND_PROCESS,
 				  .pid = 4242, .tgid = 4242, .etime_us = 5 };
-	assert_int_equal(cgs_rollup_account_path(r, 0, &rec, "/x"), 0);
+	assert_int_equal(cgt_add_path(r, 0, &rec, "/x"), 0);
 	struct cgs_snapshot *s = NULL;
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
 	assert_int_equal(cgs_snapshot_get_totals(s)->histograms, 0);

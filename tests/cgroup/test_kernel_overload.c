@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/kmiss.h"
 #include "support/pipeline.h"
@@ -72,7 +73,7 @@ static int on_ev(const struct cgs_exit *ev, void *u)
 		if (!r)
 			continue;
 		const char *path = NULL;
-		if (cgs_rollup_account(rollup, ev->shard, r, &path) < 0)
+		if (cgt_add(rollup, ev->shard, r, &path, NULL) < 0)
 			continue;
 		if (r->tgid != (uint32_t)worker)
 			continue;

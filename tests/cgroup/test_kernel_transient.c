@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/pipeline.h"
 #include "support/skip.h"
@@ -49,10 +50,10 @@ static int on_ev(const struct cgs_exit *ev, void *u)
 	(void)u;
 	const char *path = NULL;
 	if (!ev->task ||
-	    cgs_rollup_account(rollup, ev->shard, ev->task, &path) < 0)
+	    cgt_add(rollup, ev->shard, ev->task, &path, NULL) < 0)
 		return 0;
 	if (ev->group)
-		cgs_rollup_account(rollup, ev->shard, ev->group, NULL);
+		cgs_rollup_add(rollup, ev->shard, ev->group, NULL, NULL);
 	for (int i = 0; i < N; i++) {
 		if (ev->task->pid != (uint32_t)kids[i])
 			continue;

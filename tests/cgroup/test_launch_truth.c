@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/clock.h"
 #include "support/pipeline.h"
@@ -453,7 +454,7 @@ static void account_one(const struct cgs_exit *ev, const struct cgs_record *r)
 {
 	const char *path = NULL;
 	enum cgs_source src = CGS_SOURCE_NONE;
-	if (cgs_rollup_account_src(rollup, ev->shard, r, &path, &src) < 0) {
+	if (cgt_add(rollup, ev->shard, r, &path, &src) < 0) {
 		atomic_fetch_add(&account_errors, 1);
 		return;
 	}

@@ -24,6 +24,7 @@
 #include "stream.h"
 #include "output.h"
 #include "prom_family.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 
 /* One buffer for the checks below: each result is compared before the
@@ -531,7 +532,7 @@ static struct cgs_snapshot *test_snapshot(struct cgs_rollup **r)
 							  1, seed);
 			rec.exit_status = t == 0 ? 9 : 0;
 			seed++;
-			assert_int_equal(cgs_rollup_account_path(*r, 0, &rec,
+			assert_int_equal(cgt_add_path(*r, 0, &rec,
 								 cg_paths[i]),
 					 0);
 		}
@@ -921,7 +922,7 @@ static void t_stream_plan(void **st0)
 	/* one exit in /b: its row and the root's (its subtree), each in
 	 * its place, replacing its old one */
 	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 900, 900, 1, 77);
-	assert_int_equal(cgs_rollup_account_path(r, 0, &rec, "/b"), 0);
+	assert_int_equal(cgt_add_path(r, 0, &rec, "/b"), 0);
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
 	assert_int_equal(plan(&st, &in, s, 1), TSC_STREAM_CHANGES);
 	assert_int_equal(in.nshown, 2);
@@ -1222,7 +1223,7 @@ static void t_prom_workload_series(void **st)
 				struct cgs_record rec = fp_record(CGS_KIND_PROCESS,
 								  pid, pid, 1, pid);
 				rec.exit_status = t ? 11 : 0; /* SIGSEGV */
-				assert_int_equal(cgs_rollup_account_path(
+				assert_int_equal(cgt_add_path(
 						 r, 0, &rec, units[i]), 0);
 			}
 		}

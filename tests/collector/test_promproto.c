@@ -22,6 +22,7 @@
 #include "output.h"
 #include "prom_family.h"
 #include "promproto.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 
 typedef Io__Prometheus__Client__MetricFamily MF;
@@ -98,7 +99,7 @@ static void exits(struct cgs_rollup *r, const char *path, const uint64_t *us,
 		rec.tgetime_us = us[i];
 		rec.etime_us = us[i];
 		rec.exit_status = 0;
-		assert_int_equal(cgs_rollup_account_path(r, 0, &rec, path), 0);
+		assert_int_equal(cgt_add_path(r, 0, &rec, path), 0);
 	}
 }
 

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 #include "support/files.h"
 #include "support/skip.h"
@@ -115,7 +116,7 @@ static void exit_in(struct fx *x, const char *path, uint32_t status)
 	r.utime_us = 1000;
 	r.exit_status = status;
 	fp_mkdir(x->f, path);
-	assert_int_equal(cgs_rollup_account_path(x->r, 0, &r, path), 0);
+	assert_int_equal(cgt_add_path(x->r, 0, &r, path), 0);
 }
 
 /* A snapshot folded into the view at x->now. */

@@ -325,8 +325,8 @@ static void test_discarded_and_rollup_for(void **state)
 	CGS_OPTS(cgs_record, rec);
 	rec.kind = CGS_KIND_PROCESS;
 	rec.pid = rec.tgid = (uint32_t)getpid();
-	assert_int_equal(cgs_rollup_account(r, 0, &rec, NULL), 0);
-	assert_int_equal(cgs_rollup_account(r, 1, &rec, NULL), -EINVAL);
+	assert_int_equal(cgs_rollup_add(r, 0, &rec, NULL, NULL), 0);
+	assert_int_equal(cgs_rollup_add(r, 1, &rec, NULL, NULL), -EINVAL);
 	CGS_OPTS(cgs_rollup_totals, t);
 	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	assert_int_equal(t.records, 1);

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 #include "support/skip.h"
 #include "support/snap.h"
@@ -72,7 +73,7 @@ static void put(struct cgs_rollup *r, unsigned shard, const char *path,
 {
 	if (path[0] == '/')
 		fp_mkdir(&F, path);
-	assert_int_equal(cgs_rollup_account_path(r, shard, x, path), 0);
+	assert_int_equal(cgt_add_path(r, shard, x, path), 0);
 }
 
 /* Index of the (not removed) cgroup at path; fails the case if absent. */
@@ -781,7 +782,7 @@ static void test_retire_consumer(void **state)
 	RETIRED(retire_for(r, 0, 5000, 0), 0, 0, 0, 3);
 	RETIRED(retire_for(r, g1 - 1, 5000, 0), 0, 0, 0, 3);
 	/* a late exit of /w/c: its final counts are in the next snapshot */
-	assert_int_equal(cgs_rollup_account_path(r, 1, &ok, "/w/c"), 0);
+	assert_int_equal(cgt_add_path(r, 1, &ok, "/w/c"), 0);
 	uint64_t g2 = snap_gen(r);
 	assert_true(g2 > g1);
 	/* the consumer got g1: /w/a and /w/b are done, /w/c waits */
@@ -845,7 +846,7 @@ static void test_retire_split(void **state)
 	assert_true(c->removed);
 	cgs_snapshot_free(s);
 	/* the late exit, on the other shard */
-	assert_int_equal(cgs_rollup_account_path(r, 1, &ok, "/s/c"), 0);
+	assert_int_equal(cgt_add_path(r, 1, &ok, "/s/c"), 0);
 	assert_int_equal(cgs_rollup_retire_removed(r), 0);
 	s = cgt_snap(r, 0, false, 0);
 	c = any_of(s, "/s/c");
@@ -1454,7 +1455,7 @@ static void test_comms_evicted(void **state)
 	cgs_rollup_free(r);
 }
 
-/* A thread's record via cgs_rollup_account(): its process's command from
+/* A thread's record via cgs_rollup_add(): its process's command from
  * /proc/<tgid>/comm, its own when that is gone (comm_own). */
 static void test_comms_proc(void **state)
 {
@@ -1471,13 +1472,13 @@ static void test_comms_proc(void **state)
 	struct cgs_record x = comm_rec(CGS_KIND_THREAD, 701, 700, "worker", 10,
 				       0);
 	const char *path = NULL;
-	assert_int_equal(cgs_rollup_account(r, 0, &x, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &x, &path, NULL), 0);
 	assert_string_equal(path, "/q");
 	/* 800 has no comm file: its thread is ranked under its own name */
 	x = comm_rec(CGS_KIND_THREAD, 801, 800, "lonely", 3, 0);
-	assert_int_equal(cgs_rollup_account(r, 0, &x, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &x, &path, NULL), 0);
 	x = comm_rec(CGS_KIND_PROCESS, 700, 700, "leader", 1, 0);
-	assert_int_equal(cgs_rollup_account(r, 0, &x, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &x, &path, NULL), 0);
 	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	size_t q = idx(s, "/q");
 	assert_int_equal(cgs_snapshot_comm_count(s, q, CGS_COMMS_BY_CPU), 2);
@@ -1520,7 +1521,7 @@ static const char *acct_exit(struct cgs_rollup *r, unsigned shard, uint32_t pid,
 	struct cgs_record x = proc_exit(pid, status);
 	x.flag = 0x20;
 	const char *p = NULL;
-	assert_int_equal(cgs_rollup_account(r, shard, &x, &p), 0);
+	assert_int_equal(cgt_add(r, shard, &x, &p, NULL), 0);
 	return p;
 }
 
@@ -1607,7 +1608,7 @@ static void test_oom_cgroup_v1(void **state)
 	fp_set(&F, 500, "/");
 	struct cgs_record th = rec(CGS_KIND_THREAD, 501, 500);
 	const char *tp = NULL;
-	assert_int_equal(cgs_rollup_account(r, 0, &th, &tp), 0);
+	assert_int_equal(cgt_add(r, 0, &th, &tp, NULL), 0);
 	assert_string_equal(tp, "/");
 	oom_v1("", 8);
 	assert_string_equal(acct_exit(r, 0, 500, SIGKILL), "/");

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 #include "support/skip.h"
 #include "support/snap.h"
@@ -126,7 +127,7 @@ static const char *acct(struct cgs_rollup *r, unsigned shard,
 			const struct cgs_record *rec)
 {
 	const char *p = NULL;
-	assert_int_equal(cgs_rollup_account(r, shard, rec, &p), 0);
+	assert_int_equal(cgt_add(r, shard, rec, &p, NULL), 0);
 	return p;
 }
 
@@ -137,7 +138,7 @@ static void expect_acct(struct cgs_rollup *r, unsigned shard,
 {
 	const char *p = NULL;
 	enum cgs_source how = CGS_SOURCE_NONE;
-	assert_int_equal(cgs_rollup_account_src(r, shard, rec, &p, &how), 0);
+	assert_int_equal(cgt_add(r, shard, rec, &p, &how), 0);
 	assert_string_equal(p, path);
 	assert_int_equal(how, src);
 }
@@ -344,17 +345,17 @@ static void test_math(void **state)
 	r = fp_rollup(&F, 1, CGS_NO_TGID);
 	acct(r, 0, &recs[1]);
 	const char *p = (const char *)1;
-	assert_int_equal(cgs_rollup_account(r, 0, &recs[2], &p), 0);
+	assert_int_equal(cgt_add(r, 0, &recs[2], &p, NULL), 0);
 	assert_null(p);
 	s = snap(r, 0, false);
 	assert_int_equal(find(s, "/a", false)->self->tgid_records, 0);
 	assert_int_equal(cgs_snapshot_get_totals(s)->records, 1);
 	cgs_snapshot_free(s);
 	/* bad arguments */
-	assert_int_equal(cgs_rollup_account(r, 1, &recs[0], NULL), -EINVAL);
+	assert_int_equal(cgs_rollup_add(r, 1, &recs[0], NULL, NULL), -EINVAL);
 	struct cgs_record bad = recs[0];
 	bad.kind = 0;
-	assert_int_equal(cgs_rollup_account(r, 0, &bad, NULL), -EINVAL);
+	assert_int_equal(cgs_rollup_add(r, 0, &bad, NULL, NULL), -EINVAL);
 	cgs_rollup_free(r);
 }
 
@@ -369,7 +370,7 @@ static void test_order_fold(void **state)
 	for (size_t i = 0; i < 6; i++) {
 		struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 0, 0, 0,
 						  i + 1);
-		assert_int_equal(cgs_rollup_account_path(r, 0, &rec, paths[i]),
+		assert_int_equal(cgt_add_path(r, 0, &rec, paths[i]),
 				 0);
 	}
 	struct cgs_snapshot *s = snap(r, 0, true);
@@ -1169,7 +1170,7 @@ static void *writer_main(void *arg)
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct cgs_record rec = fp_record(CGS_KIND_THREAD, 10 + i,
 						  8000 + w->shard, 1, 1);
-		if (cgs_rollup_account(w->r, w->shard, &rec, NULL) < 0)
+		if (cgs_rollup_add(w->r, w->shard, &rec, NULL, NULL) < 0)
 			abort();
 	}
 	return NULL;
@@ -1264,7 +1265,7 @@ static void test_snapshot_free_threads(void **state)
 		struct cgs_rollup_totals t = { 0 };
 		struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 8100 + k % 2,
 						  8100 + k % 2, 1, 1);
-		assert_int_equal(cgs_rollup_account(r, 0, &rec, NULL), 0);
+		assert_int_equal(cgs_rollup_add(r, 0, &rec, NULL, NULL), 0);
 		struct cgs_snapshot *s = snap(r, 0, false);
 		const struct cgs_cgroup_stats *c = find(s, "/t", false);
 		assert_non_null(c);
@@ -1486,7 +1487,7 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 						  .termed = term };
 				unsigned sh =
 					(unsigned)(cgt_xorshift(&x) % shards);
-				assert_int_equal(cgs_rollup_account_path(
+				assert_int_equal(cgt_add_path(
 							 r, sh, &rec,
 							 m[i].path),
 						 0);
@@ -1615,7 +1616,7 @@ static void test_snapshot_pool_shrinks(void **state)
 	char path[64];
 	for (int i = 0; i < N; i++) {
 		snprintf(path, sizeof(path), "/big/c%05d", i);
-		assert_int_equal(cgs_rollup_account_path(r, 0, &rec, path), 0);
+		assert_int_equal(cgt_add_path(r, 0, &rec, path), 0);
 	}
 	size_t left = N;
 	for (int k = 0; k < 80 && left; k++) {
@@ -1655,11 +1656,11 @@ static void test_refused(void **state)
 	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
 	fp_set(&F, 100, "/a");
 	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 100, 100, 1, 1);
-	assert_int_equal(cgs_rollup_account(r, 1, &rec, NULL), -EINVAL);
-	assert_int_equal(cgs_rollup_account_path(r, 0, &rec, "rel"), -EINVAL);
+	assert_int_equal(cgs_rollup_add(r, 1, &rec, NULL, NULL), -EINVAL);
+	assert_int_equal(cgt_add_path(r, 0, &rec, "rel"), -EINVAL);
 	struct cgs_record bad = rec;
 	bad.kind = 77;
-	assert_int_equal(cgs_rollup_account(r, 0, &bad, NULL), -EINVAL);
+	assert_int_equal(cgs_rollup_add(r, 0, &bad, NULL, NULL), -EINVAL);
 	struct cgs_exit ev = { .sz = sizeof(ev), .task = &rec, .shard = 5 };
 	assert_int_equal(cgs_rollup_account_exit(&ev, r), 0);
 	ev.shard = 0;

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/add.h"
 #include "support/clock.h"
 #include "support/pipeline.h"
 #include "support/skip.h"
@@ -146,11 +147,11 @@ static int account_all(const struct cgs_exit *ev, void *user)
 	struct cgt_pipeline *p = user;
 	const char *path = NULL;
 	if (ev->task &&
-	    cgs_rollup_account(p->r, ev->shard, ev->task, &path) == 0 &&
+	    cgt_add(p->r, ev->shard, ev->task, &path, NULL) == 0 &&
 	    p->on_task)
 		p->on_task(ev->task, path, p->on_task_ctx);
 	if (ev->group)
-		cgs_rollup_account(p->r, ev->shard, ev->group, NULL);
+		cgs_rollup_add(p->r, ev->shard, ev->group, NULL, NULL);
 	return 0;
 }
 
