@@ -87,7 +87,7 @@ int tscd_identity_open(void)
 		return r;
 	}
 	r = cgs_rollup_set_identity(tscd.rollup, tscd.ident);
-	if (r == -EOPNOTSUPP)
+	if (r == -CGS_ERR_NO_KSRC)
 		INFO(TSCD_PLUGIN " plugin: Identity: no kernel source, "
 		     "containers are named at the first read that shows them");
 	else if (r < 0)

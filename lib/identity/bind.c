@@ -17,7 +17,7 @@ CGS_EXPORT int cgs_rollup_set_identity(struct cgs_rollup *r,
 	if (!r)
 		return -EINVAL;
 	if (!r->at.ksrc)
-		return src ? -EOPNOTSUPP : 0;
+		return src ? -CGS_ERR_NO_KSRC : 0;
 	if (!src) {
 		cgsi_ksrc_set_cg_hook(r->at.ksrc, NULL, NULL);
 		return 0;

@@ -27,8 +27,15 @@ struct cgs_query {
 	unsigned timeout_ms;
 };
 
-CGS_EXPORT int cgs_query_open(struct cgs_query **out,
-			      const struct cgs_query_opts *opts)
+int cgsi_query_open_1_3(struct cgs_query **out,
+			const struct cgs_query_opts *opts);
+int cgsi_query_open_1_0(struct cgs_query **out,
+			const struct cgs_query_opts *opts);
+
+/* 1.3: the library's own error codes (CGS_ERR_NO_TASKSTATS) */
+CGSI_VERSIONED(cgs_query_open, CGSTATS_1.3)
+int cgsi_query_open_1_3(struct cgs_query **out,
+			const struct cgs_query_opts *opts)
 {
 	struct cgs_query_opts o;
 
@@ -55,6 +62,14 @@ CGS_EXPORT int cgs_query_open(struct cgs_query **out,
 	}
 	*out = q;
 	return 0;
+}
+
+/* 1.0 .. 1.2: each as the plain errno it was (cgsi_err_compat()) */
+CGSI_COMPAT(cgs_query_open, CGSTATS_1.0)
+int cgsi_query_open_1_0(struct cgs_query **out,
+			const struct cgs_query_opts *opts)
+{
+	return cgsi_err_compat(cgsi_query_open_1_3(out, opts));
 }
 
 CGS_EXPORT void cgs_query_close(struct cgs_query *q)
@@ -220,7 +235,8 @@ CGS_EXPORT int cgs_query_cgroup(struct cgs_query *q, const char *cgroup_dir,
 	return cgsi_out_copy(out, &cs, sizeof(cs));
 }
 
-/* 1.0's name (CGSTATS_1.0) and struct, of the same layout */
+/* 1.0's name (CGSTATS_1.0) and struct, of the same layout, and its
+ * return value for a cgroup2 directory (-EOPNOTSUPP) */
 _Static_assert(sizeof(struct cgs_cgroupstats) ==
 		       sizeof(struct cgs_task_states),
 	       "struct cgs_cgroupstats is struct cgs_task_states");
@@ -228,5 +244,6 @@ CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
 				     const char *cgroup_dir,
 				     struct cgs_cgroupstats *out)
 {
-	return cgs_query_cgroup(q, cgroup_dir, (struct cgs_task_states *)out);
+	return cgsi_err_compat(cgs_query_cgroup(q, cgroup_dir,
+					(struct cgs_task_states *)out));
 }

@@ -154,10 +154,25 @@ static int shard_open(struct cgs_listener *l, struct cgsi_shard *s,
 	return 0;
 }
 
-CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
-				 const struct cgs_listener_opts *uopts)
+int cgsi_listener_open_1_3(struct cgs_listener **out,
+			   const struct cgs_listener_opts *uopts);
+int cgsi_listener_open_1_0(struct cgs_listener **out,
+			   const struct cgs_listener_opts *uopts);
+
+/* 1.3: the library's own error codes (CGS_ERR_*) */
+CGSI_VERSIONED(cgs_listener_open, CGSTATS_1.3)
+int cgsi_listener_open_1_3(struct cgs_listener **out,
+			   const struct cgs_listener_opts *uopts)
 {
 	return cgsi_listener_open(out, uopts, NULL);
+}
+
+/* 1.0 .. 1.2: each as the plain errno it was (cgsi_err_compat()) */
+CGSI_COMPAT(cgs_listener_open, CGSTATS_1.0)
+int cgsi_listener_open_1_0(struct cgs_listener **out,
+			   const struct cgs_listener_opts *uopts)
+{
+	return cgsi_err_compat(cgsi_listener_open(out, uopts, NULL));
 }
 
 int cgsi_listener_open(struct cgs_listener **out,

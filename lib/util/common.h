@@ -29,6 +29,11 @@
 #define CGSI_COMPAT(name, node)                                              \
 	__attribute__((visibility("default"), symver(#name "@" #node)))
 
+/* A return value as 1.0 .. 1.2 gave it: each CGS_ERR_* code as the plain
+ * errno it was then (<cgstats/common.h>), anything else as it is. For the
+ * CGSI_COMPAT versions of the functions that return them. */
+int cgsi_err_compat(int rc);
+
 #define CGS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define CGS_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CGS_MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -117,12 +118,35 @@ static void test_getters(void **state)
 	assert_int_equal(cgs_listener_loss(NULL, 0, &lo), -EINVAL);
 }
 
+/* the library's own error codes: 1.3's cgs_strerror() is exact, 1.0's
+ * (what programs linked against 1.0 .. 1.2 call) keeps its texts */
+static void test_errors(void **state)
+{
+	(void)state;
+	const char *(*old)(int) = (const char *(*)(int))dlvsym(
+		RTLD_DEFAULT, "cgs_strerror", "CGSTATS_1.0");
+	assert_non_null(old);
+	assert_string_equal(old(-EOPNOTSUPP), cgs_strerror(-CGS_ERR_CGROUP2));
+	assert_string_equal(old(-EXDEV), cgs_strerror(-CGS_ERR_PIDNS));
+	assert_string_equal(old(-EPERM), cgs_strerror(-CGS_ERR_PERM));
+	assert_string_equal(old(-ENOENT), strerror(ENOENT));
+	assert_string_equal(cgs_strerror(-EOPNOTSUPP), strerror(EOPNOTSUPP));
+	assert_non_null(strstr(cgs_strerror(-CGS_ERR_NO_KSRC),
+			       "kernel attribution source"));
+	/* 1.0's cgs_query_open() and cgs_query_cgroupstats() are there */
+	assert_non_null(dlvsym(RTLD_DEFAULT, "cgs_query_open", "CGSTATS_1.0"));
+	assert_non_null(dlvsym(RTLD_DEFAULT, "cgs_query_open", "CGSTATS_1.3"));
+	assert_non_null(dlvsym(RTLD_DEFAULT, "cgs_query_cgroupstats",
+			       "CGSTATS_1.0"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identity_src),
 		cmocka_unit_test(test_workloads_new),
 		cmocka_unit_test(test_getters),
+		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

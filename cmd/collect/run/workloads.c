@@ -63,7 +63,7 @@ void tsc_workloads_watch(struct tsc *c)
 	if (!c->ident || !c->rollup)
 		return;
 	int r = cgs_rollup_set_identity(c->rollup, c->ident);
-	if (r == -EOPNOTSUPP)
+	if (r == -CGS_ERR_NO_KSRC)
 		tsc_debug("workload names: no kernel source, so containers "
 			  "are named at their first snapshot (a short one "
 			  "whose runtime state is gone by then stays "
