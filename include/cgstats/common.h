@@ -17,6 +17,15 @@
 extern "C" {
 #endif
 
+/*
+ * CGS_EXPORT: on every function declared in these headers, so that the
+ * library (built with hidden visibility) exports what its headers declare
+ * and nothing else; lib/libcgstats.map then gives each its symbol version.
+ */
+#ifndef CGS_EXPORT
+#define CGS_EXPORT __attribute__((visibility("default")))
+#endif
+
 #define CGS_VERSION_MAJOR 1
 #define CGS_VERSION_MINOR 2
 #define CGS_VERSION_PATCH 0
@@ -66,7 +75,7 @@ extern "C" {
  * Context: Any thread.
  * Return: A version string such as "1.0.0", in static storage.
  */
-const char *cgs_version(void);
+CGS_EXPORT const char *cgs_version(void);
 
 /*
  * Errors of the library's own, in a range above every errno (as libbpf's
@@ -114,7 +123,7 @@ const char *cgs_version(void);
  * Return: A message in static storage (strerror()'s for other codes);
  * not to be freed.
  */
-const char *cgs_strerror(int err);
+CGS_EXPORT const char *cgs_strerror(int err);
 
 /*
  * CGS_NO_TGID: ignore AGGR_TGID (per-thread-group) records. One switch, the

@@ -41,7 +41,8 @@ extern "C" {
  * Return: As cgs_rollup_get_totals().
  */
 CGS_DEPRECATED("use cgs_rollup_get_totals()")
-int cgs_rollup_totals(struct cgs_rollup *r, struct cgs_rollup_totals *out);
+CGS_EXPORT int
+cgs_rollup_totals(struct cgs_rollup *r, struct cgs_rollup_totals *out);
 
 /**
  * cgs_exit_outcome() - Deprecated name of cgs_exit_classify().
@@ -54,7 +55,7 @@ int cgs_rollup_totals(struct cgs_rollup *r, struct cgs_rollup_totals *out);
  * Return: As cgs_exit_classify().
  */
 CGS_DEPRECATED("use cgs_exit_classify()")
-enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig);
+CGS_EXPORT enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig);
 
 /**
  * cgs_identity_new() - Deprecated: cgs_identity_src_new(), out first.
@@ -67,15 +68,15 @@ enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig);
  * Return: As cgs_identity_src_new().
  */
 CGS_DEPRECATED("use cgs_identity_src_new(out, opts)")
-int cgs_identity_new(const struct cgs_identity_opts *opts,
-		     struct cgs_identity_src **out);
+CGS_EXPORT int cgs_identity_new(const struct cgs_identity_opts *opts,
+				struct cgs_identity_src **out);
 
 /**
  * cgs_identity_free() - Deprecated name of cgs_identity_src_free().
  * @src: As cgs_identity_src_free().
  */
 CGS_DEPRECATED("use cgs_identity_src_free()")
-void cgs_identity_free(struct cgs_identity_src *src);
+CGS_EXPORT void cgs_identity_free(struct cgs_identity_src *src);
 
 /**
  * cgs_identity_resolve() - Deprecated name of cgs_identity_src_resolve().
@@ -86,8 +87,8 @@ void cgs_identity_free(struct cgs_identity_src *src);
  * Return: As cgs_identity_src_resolve().
  */
 CGS_DEPRECATED("use cgs_identity_src_resolve()")
-int cgs_identity_resolve(struct cgs_identity_src *src,
-			 const char *cgroup_path, struct cgs_identity *out);
+CGS_EXPORT int cgs_identity_resolve(struct cgs_identity_src *src,
+				    const char *cgroup_path, struct cgs_identity *out);
 
 /**
  * cgs_identity_get_counts() - Deprecated: cgs_identity_src_get_counts().
@@ -97,8 +98,8 @@ int cgs_identity_resolve(struct cgs_identity_src *src,
  * Return: As cgs_identity_src_get_counts().
  */
 CGS_DEPRECATED("use cgs_identity_src_get_counts()")
-int cgs_identity_get_counts(const struct cgs_identity_src *src,
-			    struct cgs_identity_counts *out);
+CGS_EXPORT int cgs_identity_get_counts(const struct cgs_identity_src *src,
+				       struct cgs_identity_counts *out);
 
 /**
  * cgs_listener_loss() - Deprecated name of cgs_listener_get_loss().
@@ -111,8 +112,8 @@ int cgs_identity_get_counts(const struct cgs_identity_src *src,
  * Return: As cgs_listener_get_loss().
  */
 CGS_DEPRECATED("use cgs_listener_get_loss()")
-int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
-		      struct cgs_loss *out);
+CGS_EXPORT int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
+				 struct cgs_loss *out);
 
 /**
  * cgs_snapshot_get() - Deprecated name of cgs_snapshot_get_cgroup().
@@ -124,8 +125,9 @@ int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
  * Return: As cgs_snapshot_get_cgroup().
  */
 CGS_DEPRECATED("use cgs_snapshot_get_cgroup()")
-const struct cgs_cgroup_stats *cgs_snapshot_get(const struct cgs_snapshot *s,
-						size_t i);
+CGS_EXPORT const struct cgs_cgroup_stats *
+cgs_snapshot_get(const struct cgs_snapshot *s,
+		 size_t i);
 
 /**
  * cgs_snapshot_totals() - Deprecated name of cgs_snapshot_get_totals().
@@ -137,7 +139,7 @@ const struct cgs_cgroup_stats *cgs_snapshot_get(const struct cgs_snapshot *s,
  * Return: As cgs_snapshot_get_totals().
  */
 CGS_DEPRECATED("use cgs_snapshot_get_totals()")
-const struct cgs_rollup_totals *
+CGS_EXPORT const struct cgs_rollup_totals *
 cgs_snapshot_totals(const struct cgs_snapshot *s);
 
 /**
@@ -152,9 +154,9 @@ cgs_snapshot_totals(const struct cgs_snapshot *s);
  * Return: As cgs_snapshot_get_signals().
  */
 CGS_DEPRECATED("use cgs_snapshot_get_signals()")
-int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
-			 enum cgs_counter_set set,
-			 struct cgs_signal_counts *out);
+CGS_EXPORT int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
+				    enum cgs_counter_set set,
+				    struct cgs_signal_counts *out);
 
 /**
  * cgs_snapshot_hist() - Deprecated name of cgs_snapshot_get_hist().
@@ -169,9 +171,9 @@ int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
  * Return: As cgs_snapshot_get_hist().
  */
 CGS_DEPRECATED("use cgs_snapshot_get_hist()")
-int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
-		      enum cgs_counter_set set, enum cgs_hist_kind k,
-		      struct cgs_hist *out);
+CGS_EXPORT int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
+				 enum cgs_counter_set set, enum cgs_hist_kind k,
+				 struct cgs_hist *out);
 
 /**
  * cgs_snapshot_comm() - Deprecated name of cgs_snapshot_get_comm().
@@ -185,9 +187,10 @@ int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
  * Return: As cgs_snapshot_get_comm().
  */
 CGS_DEPRECATED("use cgs_snapshot_get_comm()")
-const struct cgs_comm *cgs_snapshot_comm(const struct cgs_snapshot *s,
-					 size_t i, enum cgs_comm_rank by,
-					 size_t j);
+CGS_EXPORT const struct cgs_comm *
+cgs_snapshot_comm(const struct cgs_snapshot *s,
+		  size_t i, enum cgs_comm_rank by,
+		  size_t j);
 
 /* 1.0's name of struct cgs_task_states (the same layout), which differed
  * from struct cgs_cgroup_stats (a snapshot's cgroup) by an underscore. */
@@ -208,8 +211,9 @@ struct cgs_cgroupstats {
  * Return: As cgs_query_cgroup().
  */
 CGS_DEPRECATED("use cgs_query_cgroup() and struct cgs_task_states")
-int cgs_query_cgroupstats(struct cgs_query *q, const char *cgroup_dir,
-			  struct cgs_cgroupstats *out);
+CGS_EXPORT int
+cgs_query_cgroupstats(struct cgs_query *q, const char *cgroup_dir,
+		      struct cgs_cgroupstats *out);
 
 /**
  * cgs_rollup_account() - Deprecated: cgs_rollup_add(r, shard, rec, NULL, ...).
@@ -224,8 +228,8 @@ int cgs_query_cgroupstats(struct cgs_query *q, const char *cgroup_dir,
  * Return: As cgs_rollup_add().
  */
 CGS_DEPRECATED("use cgs_rollup_add()")
-int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
-		       const struct cgs_record *rec, const char **path_out);
+CGS_EXPORT int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
+				  const struct cgs_record *rec, const char **path_out);
 
 /**
  * cgs_rollup_account_src() - Deprecated: cgs_rollup_add() with a result.
@@ -240,9 +244,9 @@ int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
  * Return: As cgs_rollup_add().
  */
 CGS_DEPRECATED("use cgs_rollup_add() and struct cgs_add_result")
-int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
-			   const struct cgs_record *rec, const char **path_out,
-			   enum cgs_source *src_out);
+CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
+				      const struct cgs_record *rec, const char **path_out,
+				      enum cgs_source *src_out);
 
 /**
  * cgs_rollup_account_path() - Deprecated: cgs_rollup_add() given a path.
@@ -256,8 +260,8 @@ int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
  * Return: As cgs_rollup_add() with o->path set; -EINVAL for a NULL @path.
  */
 CGS_DEPRECATED("use cgs_rollup_add() and struct cgs_add_opts")
-int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
-			    const struct cgs_record *rec, const char *path);
+CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
+				       const struct cgs_record *rec, const char *path);
 
 #ifdef __cplusplus
 }

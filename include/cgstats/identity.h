@@ -122,14 +122,14 @@ struct cgs_identity_src;
  * Return: 0, -EINVAL (NULL @out, @opts->sz too small), -E2BIG (options
  * this library does not know), -ENOMEM.
  */
-int cgs_identity_src_new(struct cgs_identity_src **out,
-			 const struct cgs_identity_opts *opts);
+CGS_EXPORT int cgs_identity_src_new(struct cgs_identity_src **out,
+				    const struct cgs_identity_opts *opts);
 
 /**
  * cgs_identity_src_free() - Free a resolver.
  * @src: From cgs_identity_src_new(); NULL is a no-op.
  */
-void cgs_identity_src_free(struct cgs_identity_src *src);
+CGS_EXPORT void cgs_identity_src_free(struct cgs_identity_src *src);
 
 /**
  * cgs_identity_src_resolve() - Name the workload a cgroup belongs to.
@@ -157,9 +157,9 @@ void cgs_identity_src_free(struct cgs_identity_src *src);
  *	is also the answer for cgroups that are not containers or pods),
  *	-EINVAL (NULL argument, @out->sz too small).
  */
-int cgs_identity_src_resolve(struct cgs_identity_src *src,
-			     const char *cgroup_path,
-			     struct cgs_identity *out);
+CGS_EXPORT int cgs_identity_src_resolve(struct cgs_identity_src *src,
+					const char *cgroup_path,
+					struct cgs_identity *out);
 
 /**
  * cgs_identity_src_get_counts() - What the resolver's look-ups found.
@@ -169,8 +169,8 @@ int cgs_identity_src_resolve(struct cgs_identity_src *src,
  * Context: Any thread.
  * Return: 0, -EINVAL.
  */
-int cgs_identity_src_get_counts(const struct cgs_identity_src *src,
-				struct cgs_identity_counts *out);
+CGS_EXPORT int cgs_identity_src_get_counts(const struct cgs_identity_src *src,
+					   struct cgs_identity_counts *out);
 
 /**
  * cgs_identity_src_peek() - The names of a cgroup, from the cache only.
@@ -190,8 +190,9 @@ int cgs_identity_src_get_counts(const struct cgs_identity_src *src,
  * Return: 0 (@out filled), -ENOENT when none is cached
  *	(not a container, not named, or retired), -EINVAL.
  */
-int cgs_identity_src_peek(struct cgs_identity_src *src, unsigned reader,
-			  const char *cgroup_path, struct cgs_identity *out);
+CGS_EXPORT int
+cgs_identity_src_peek(struct cgs_identity_src *src, unsigned reader,
+		      const char *cgroup_path, struct cgs_identity *out);
 
 #ifdef __cplusplus
 }

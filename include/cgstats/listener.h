@@ -73,8 +73,8 @@ struct cgs_listener_opts {
  * answer one; -ENOMEM; another -errno from the kernel or from reading
  * /sys/devices/system/cpu/possible.
  */
-int cgs_listener_open(struct cgs_listener **out,
-		      const struct cgs_listener_opts *opts);
+CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
+				 const struct cgs_listener_opts *opts);
 
 /**
  * cgs_listener_close() - Stop, deregister and free a listener.
@@ -89,7 +89,7 @@ int cgs_listener_open(struct cgs_listener **out,
  *
  * Context: Not from an exit callback; no other call on @l may be running.
  */
-void cgs_listener_close(struct cgs_listener *l);
+CGS_EXPORT void cgs_listener_close(struct cgs_listener *l);
 
 /**
  * cgs_listener_shards() - Number of shards of a listener.
@@ -97,7 +97,7 @@ void cgs_listener_close(struct cgs_listener *l);
  *
  * Return: The number of shards (sockets), or 0 for a NULL @l.
  */
-unsigned cgs_listener_shards(const struct cgs_listener *l);
+CGS_EXPORT unsigned cgs_listener_shards(const struct cgs_listener *l);
 /**
  * cgs_listener_shard_fd() - Socket of a shard, for the caller's own loop.
  * @l: The listener.
@@ -109,7 +109,8 @@ unsigned cgs_listener_shards(const struct cgs_listener *l);
  * Return: The file descriptor, valid until cgs_listener_close(); -EINVAL
  * for a NULL @l or a shard out of range.
  */
-int cgs_listener_shard_fd(const struct cgs_listener *l, unsigned shard);
+CGS_EXPORT int
+cgs_listener_shard_fd(const struct cgs_listener *l, unsigned shard);
 /**
  * cgs_listener_shard_cpus() - CPUs a shard listens on.
  * @l: The listener.
@@ -118,8 +119,8 @@ int cgs_listener_shard_fd(const struct cgs_listener *l, unsigned shard);
  * Return: Its cpulist, e.g. "0-3", owned by @l and valid until
  * cgs_listener_close(); NULL for a NULL @l or a shard out of range.
  */
-const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
-				    unsigned shard);
+CGS_EXPORT const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
+					       unsigned shard);
 /**
  * cgs_listener_shard_rcvbuf() - Receive buffer the kernel granted a shard.
  * @l: The listener.
@@ -128,8 +129,8 @@ const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
  * Return: Its size in bytes as getsockopt(SO_RCVBUF) says (the kernel
  * doubles what it is asked for); 0 for a NULL @l or a shard out of range.
  */
-size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
-				 unsigned shard);
+CGS_EXPORT size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
+					    unsigned shard);
 
 /*
  * One exit event: the records of one netlink message. `task` is the thread
@@ -186,8 +187,9 @@ typedef int (*cgs_exit_fn)(const struct cgs_exit *ev, void *user);
  * -EINVAL for a NULL @l or a shard out of range; or -errno when receiving
  * fails (events already passed to @fn in this call stay delivered).
  */
-int cgs_listener_drain(struct cgs_listener *l, unsigned shard, cgs_exit_fn fn,
-		       void *user);
+CGS_EXPORT int
+cgs_listener_drain(struct cgs_listener *l, unsigned shard, cgs_exit_fn fn,
+		   void *user);
 
 struct cgs_run_opts {
 	size_t sz;            /* sizeof(struct cgs_run_opts) */
@@ -222,8 +224,9 @@ struct cgs_run_opts {
  * -errno when the stop eventfd or a thread cannot be created (the
  * threads already started are stopped and joined).
  */
-int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn, void *user,
-		     const struct cgs_run_opts *opts);
+CGS_EXPORT int
+cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn, void *user,
+		 const struct cgs_run_opts *opts);
 
 /**
  * cgs_listener_stop() - Stop the runner.
@@ -236,7 +239,7 @@ int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn, void *user,
  * Context: Not from an exit callback (it joins the calling thread).
  * Return: 0; -EINVAL for a NULL @l or a runner not running.
  */
-int cgs_listener_stop(struct cgs_listener *l);
+CGS_EXPORT int cgs_listener_stop(struct cgs_listener *l);
 
 struct cgs_loss {
 	size_t sz;         /* sizeof(struct cgs_loss) */
@@ -277,8 +280,8 @@ struct cgs_loss {
  * Return: 0; -EINVAL for a NULL @l or @out, out->sz too small to hold sz,
  * or a shard out of range.
  */
-int cgs_listener_get_loss(struct cgs_listener *l, unsigned shard,
-			  struct cgs_loss *out);
+CGS_EXPORT int cgs_listener_get_loss(struct cgs_listener *l, unsigned shard,
+				     struct cgs_loss *out);
 
 /**
  * cgs_listener_selftest() - Prove that exit events reach the listener.
@@ -303,8 +306,8 @@ int cgs_listener_get_loss(struct cgs_listener *l, unsigned shard,
  * foreign network namespace); -EINVAL for a NULL @l, an active runner or
  * a negative @timeout_ms; -errno when fork() or receiving fails; -ENOMEM.
  */
-int cgs_listener_selftest(struct cgs_listener *l, int timeout_ms,
-			  cgs_exit_fn fn, void *user);
+CGS_EXPORT int cgs_listener_selftest(struct cgs_listener *l, int timeout_ms,
+				     cgs_exit_fn fn, void *user);
 
 #ifdef __cplusplus
 }

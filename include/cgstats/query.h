@@ -33,12 +33,13 @@ struct cgs_query_opts {
  * -E2BIG for options this library does not know; -ENOMEM;
  * -CGS_ERR_NO_TASKSTATS; another -errno from the socket.
  */
-int cgs_query_open(struct cgs_query **out, const struct cgs_query_opts *opts);
+CGS_EXPORT int
+cgs_query_open(struct cgs_query **out, const struct cgs_query_opts *opts);
 /**
  * cgs_query_close() - Close a query handle.
  * @q: The handle, or NULL (nothing is done).
  */
-void cgs_query_close(struct cgs_query *q);
+CGS_EXPORT void cgs_query_close(struct cgs_query *q);
 
 /**
  * cgs_query_pid() - Stats of a live thread.
@@ -55,7 +56,8 @@ void cgs_query_close(struct cgs_query *q);
  * answer); -ENOMSG for an answer that is not a taskstats record; -ENOBUFS
  * when the query socket overran; another -errno the kernel answered with.
  */
-int cgs_query_pid(struct cgs_query *q, uint32_t pid, struct cgs_record *out);
+CGS_EXPORT int
+cgs_query_pid(struct cgs_query *q, uint32_t pid, struct cgs_record *out);
 /**
  * cgs_query_tgid() - Stats of a live thread group, summed over threads.
  * @q: The handle.
@@ -66,8 +68,8 @@ int cgs_query_pid(struct cgs_query *q, uint32_t pid, struct cgs_record *out);
  * Context: As cgs_query_pid().
  * Return: As cgs_query_pid(); -ESRCH when the group does not exist.
  */
-int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
-		   struct cgs_record *out);
+CGS_EXPORT int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
+			      struct cgs_record *out);
 
 /* Tasks of a cgroup v1 directory by state (the kernel's cgroupstats). */
 struct cgs_task_states {
@@ -95,8 +97,8 @@ struct cgs_task_states {
  * (e.g. -EACCES); -ETIMEDOUT, -EBADMSG or a kernel error as for
  * cgs_query_pid().
  */
-int cgs_query_cgroup(struct cgs_query *q, const char *cgroup_dir,
-		     struct cgs_task_states *out);
+CGS_EXPORT int cgs_query_cgroup(struct cgs_query *q, const char *cgroup_dir,
+				struct cgs_task_states *out);
 
 #ifdef __cplusplus
 }

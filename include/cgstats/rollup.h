@@ -174,7 +174,8 @@ struct cgs_rollup_opts {
  * "/proc"; -EOPNOTSUPP without cgroup2, BTF, or libbpf in this build;
  * -EPERM without the capabilities; another -errno from loading.
  */
-int cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
+CGS_EXPORT int
+cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
 /**
  * cgs_rollup_free() - Free a rollup.
  * @r: The rollup, or NULL (nothing is done).
@@ -185,7 +186,7 @@ int cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
  *
  * Context: No other call on @r may be running.
  */
-void cgs_rollup_free(struct cgs_rollup *r);
+CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r);
 
 /**
  * cgs_rollup_hierarchy() - The cgroup hierarchy in use.
@@ -194,7 +195,7 @@ void cgs_rollup_free(struct cgs_rollup *r);
  * Return: "v2" or the v1 controller name ("cpu", ...), owned by @r and
  * valid until cgs_rollup_free(); NULL for a NULL @r.
  */
-const char *cgs_rollup_hierarchy(const struct cgs_rollup *r);
+CGS_EXPORT const char *cgs_rollup_hierarchy(const struct cgs_rollup *r);
 
 /**
  * cgs_rollup_attribution() - The attribution source in use.
@@ -203,7 +204,8 @@ const char *cgs_rollup_hierarchy(const struct cgs_rollup *r);
  * Return: CGS_ATTRIBUTION_KERNEL or CGS_ATTRIBUTION_PROC (also for a NULL
  * @r); never CGS_ATTRIBUTION_AUTO.
  */
-enum cgs_attribution cgs_rollup_attribution(const struct cgs_rollup *r);
+CGS_EXPORT enum cgs_attribution
+cgs_rollup_attribution(const struct cgs_rollup *r);
 
 /**
  * cgs_rollup_kernel_error() - Why the kernel source is not in use.
@@ -213,7 +215,7 @@ enum cgs_attribution cgs_rollup_attribution(const struct cgs_rollup *r);
  * cgs_rollup_free(); NULL when the kernel source is in use, was not asked
  * for (CGS_ATTRIBUTION_PROC), or @r is NULL.
  */
-const char *cgs_rollup_kernel_error(const struct cgs_rollup *r);
+CGS_EXPORT const char *cgs_rollup_kernel_error(const struct cgs_rollup *r);
 
 /* How one record was attributed (struct cgs_add_result). */
 enum cgs_source {
@@ -234,7 +236,7 @@ enum cgs_source {
  * Return: "none", "kernel", "proc", "inferred" or "given", in static
  * storage; NULL when out of range.
  */
-const char *cgs_source_name(enum cgs_source s);
+CGS_EXPORT const char *cgs_source_name(enum cgs_source s);
 
 /* How cgs_rollup_add() takes one record; NULL: attribute it. */
 struct cgs_add_opts {
@@ -289,9 +291,9 @@ struct cgs_add_result {
  * does not know; with o->path, -ENAMETOOLONG for a path of PATH_MAX bytes
  * or more and -ENOMEM. A record refused is counted in totals.refused.
  */
-int cgs_rollup_add(struct cgs_rollup *r, unsigned shard,
-		   const struct cgs_record *rec, const struct cgs_add_opts *o,
-		   struct cgs_add_result *out);
+CGS_EXPORT int cgs_rollup_add(struct cgs_rollup *r, unsigned shard,
+			      const struct cgs_record *rec, const struct cgs_add_opts *o,
+			      struct cgs_add_result *out);
 
 /**
  * cgs_rollup_account_exit() - Account an exit event: a ready callback.
@@ -317,7 +319,7 @@ int cgs_rollup_add(struct cgs_rollup *r, unsigned shard,
  * Return: 0 (drain on); a refused record is counted, not returned (the
  * runner ignores the return value).
  */
-int cgs_rollup_account_exit(const struct cgs_exit *ev, void *rollup);
+CGS_EXPORT int cgs_rollup_account_exit(const struct cgs_exit *ev, void *rollup);
 
 /* Collector-level attribution counters. */
 struct cgs_rollup_totals {
@@ -466,8 +468,8 @@ enum cgs_oom_source {
  * Return: 0; -EINVAL for a NULL @r or @out, or out->sz too small to hold
  * sz.
  */
-int cgs_rollup_get_totals(struct cgs_rollup *r,
-			  struct cgs_rollup_totals *out);
+CGS_EXPORT int cgs_rollup_get_totals(struct cgs_rollup *r,
+				     struct cgs_rollup_totals *out);
 
 /**
  * cgs_rollup_retire_removed() - Forget cgroups that are gone.
@@ -490,7 +492,7 @@ int cgs_rollup_get_totals(struct cgs_rollup *r,
  * cgs_rollup_add() handed out for retired cgroups become invalid.
  * Return: How many cgroups were retired (>= 0); -EINVAL for a NULL @r.
  */
-int cgs_rollup_retire_removed(struct cgs_rollup *r);
+CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r);
 
 /* What cgs_rollup_retire() keeps for a consumer (e.g. a scraper). */
 struct cgs_retire_opts {
@@ -549,8 +551,9 @@ struct cgs_retire_result {
  * that cannot allocate its parent stops early, silently, as in
  * cgs_rollup_retire_removed()).
  */
-int cgs_rollup_retire(struct cgs_rollup *r, const struct cgs_retire_opts *o,
-		      struct cgs_retire_result *out);
+CGS_EXPORT int
+cgs_rollup_retire(struct cgs_rollup *r, const struct cgs_retire_opts *o,
+		  struct cgs_retire_result *out);
 
 
 struct cgs_identity_src; /* <cgstats/identity.h> */
@@ -583,8 +586,8 @@ struct cgs_identity_src; /* <cgstats/identity.h> */
  *	come from the snapshots only); -EINVAL for a NULL @r; -errno when
  *	the thread cannot be made.
  */
-int cgs_rollup_set_identity(struct cgs_rollup *r,
-			    struct cgs_identity_src *src);
+CGS_EXPORT int cgs_rollup_set_identity(struct cgs_rollup *r,
+				       struct cgs_identity_src *src);
 
 #ifdef __cplusplus
 }

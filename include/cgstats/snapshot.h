@@ -108,8 +108,9 @@ struct cgs_snapshot_opts {
  * Return: 0; -EINVAL for a NULL @r or @out or o->sz too small; -E2BIG for
  * options this library does not know; -ENOMEM.
  */
-int cgs_rollup_snapshot(struct cgs_rollup *r, const struct cgs_snapshot_opts *o,
-			struct cgs_snapshot **out);
+CGS_EXPORT int
+cgs_rollup_snapshot(struct cgs_rollup *r, const struct cgs_snapshot_opts *o,
+		    struct cgs_snapshot **out);
 /**
  * cgs_snapshot_count() - Number of cgroups in a snapshot.
  * @s: The snapshot, or NULL.
@@ -117,7 +118,7 @@ int cgs_rollup_snapshot(struct cgs_rollup *r, const struct cgs_snapshot_opts *o,
  * Return: The number of entries (the unknown bucket included); 0 for a
  * NULL @s.
  */
-size_t cgs_snapshot_count(const struct cgs_snapshot *s);
+CGS_EXPORT size_t cgs_snapshot_count(const struct cgs_snapshot *s);
 /**
  * cgs_snapshot_get_cgroup() - One cgroup of a snapshot.
  * @s: The snapshot.
@@ -131,7 +132,7 @@ size_t cgs_snapshot_count(const struct cgs_snapshot *s);
  * points to) until cgs_snapshot_free(); NULL for a NULL @s or @i out of
  * range.
  */
-const struct cgs_cgroup_stats *
+CGS_EXPORT const struct cgs_cgroup_stats *
 cgs_snapshot_get_cgroup(const struct cgs_snapshot *s, size_t i);
 /**
  * cgs_snapshot_get_totals() - Totals at snapshot time.
@@ -143,7 +144,7 @@ cgs_snapshot_get_cgroup(const struct cgs_snapshot *s, size_t i);
  * cgroups counts the distinct cgroups in @s (not the unknown bucket).
  * NULL for a NULL @s.
  */
-const struct cgs_rollup_totals *
+CGS_EXPORT const struct cgs_rollup_totals *
 cgs_snapshot_get_totals(const struct cgs_snapshot *s);
 
 /* Which counters of a cgroup (struct cgs_cgroup_stats' four sets). */
@@ -177,9 +178,9 @@ struct cgs_signal_counts {
  * Return: 0; -EINVAL for a NULL @s or @out, out->sz too small, @i or @set
  * out of range.
  */
-int cgs_snapshot_get_signals(const struct cgs_snapshot *s, size_t i,
-			     enum cgs_counter_set set,
-			     struct cgs_signal_counts *out);
+CGS_EXPORT int cgs_snapshot_get_signals(const struct cgs_snapshot *s, size_t i,
+					enum cgs_counter_set set,
+					struct cgs_signal_counts *out);
 
 /* Distributions (CGS_ROLLUP_HISTOGRAMS), on fixed log-scale buckets. */
 enum cgs_hist_kind {
@@ -237,7 +238,7 @@ struct cgs_hist {
  * Return: "lifetime", "process_lifetime", "cpu" or "cpu_delay", in static
  * storage; NULL when out of range.
  */
-const char *cgs_hist_name(enum cgs_hist_kind k);
+CGS_EXPORT const char *cgs_hist_name(enum cgs_hist_kind k);
 
 /**
  * cgs_snapshot_get_hist() - A distribution of one cgroup.
@@ -258,9 +259,9 @@ const char *cgs_hist_name(enum cgs_hist_kind k);
  * (CGS_ROLLUP_HISTOGRAMS not set); -EINVAL for a NULL @s or @out,
  * out->sz too small, or @i, @set or @k out of range.
  */
-int cgs_snapshot_get_hist(const struct cgs_snapshot *s, size_t i,
-			  enum cgs_counter_set set, enum cgs_hist_kind k,
-			  struct cgs_hist *out);
+CGS_EXPORT int cgs_snapshot_get_hist(const struct cgs_snapshot *s, size_t i,
+				     enum cgs_counter_set set, enum cgs_hist_kind k,
+				     struct cgs_hist *out);
 
 /**
  * cgs_hist_quantile() - Estimate a quantile of a histogram.
@@ -275,7 +276,7 @@ int cgs_snapshot_get_hist(const struct cgs_snapshot *s, size_t i,
  * Context: Any thread.
  * Return: The estimate, ns; 0 for an empty histogram or a NULL @h.
  */
-uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q);
+CGS_EXPORT uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q);
 
 /* Rankings of the commands in a cgroup (cgs_rollup_opts.comms). */
 enum cgs_comm_rank {
@@ -325,8 +326,9 @@ struct cgs_comm {
  * Return: The number of entries; 0 when commands are off, for a cgroup
  * with nothing counted, or for arguments out of range.
  */
-size_t cgs_snapshot_comm_count(const struct cgs_snapshot *s, size_t i,
-			       enum cgs_comm_rank by);
+CGS_EXPORT size_t
+cgs_snapshot_comm_count(const struct cgs_snapshot *s, size_t i,
+			enum cgs_comm_rank by);
 
 /**
  * cgs_snapshot_get_comm() - One entry of a ranking.
@@ -341,15 +343,16 @@ size_t cgs_snapshot_comm_count(const struct cgs_snapshot *s, size_t i,
  * Return: The entry, owned by @s and valid until cgs_snapshot_free();
  * NULL when out of range.
  */
-const struct cgs_comm *cgs_snapshot_get_comm(const struct cgs_snapshot *s,
-					     size_t i, enum cgs_comm_rank by,
-					     size_t j);
+CGS_EXPORT const struct cgs_comm *
+cgs_snapshot_get_comm(const struct cgs_snapshot *s,
+		      size_t i, enum cgs_comm_rank by,
+		      size_t j);
 
 /**
  * cgs_snapshot_free() - Free a snapshot.
  * @s: The snapshot, or NULL (nothing is done).
  */
-void cgs_snapshot_free(struct cgs_snapshot *s);
+CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s);
 
 #ifdef __cplusplus
 }

@@ -11,8 +11,8 @@
 #include "identity/identity.h"
 #include "rollup/rollup_int.h"
 
-CGS_EXPORT int cgs_rollup_set_identity(struct cgs_rollup *r,
-				       struct cgs_identity_src *src)
+int cgs_rollup_set_identity(struct cgs_rollup *r,
+			    struct cgs_identity_src *src)
 {
 	if (!r)
 		return -EINVAL;

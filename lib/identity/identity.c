@@ -35,8 +35,8 @@ static char *dup_or(const char *s, const char *def)
 	return strdup(s && *s ? s : def);
 }
 
-CGS_EXPORT int cgs_identity_src_new(struct cgs_identity_src **out,
-				    const struct cgs_identity_opts *opts)
+int cgs_identity_src_new(struct cgs_identity_src **out,
+			 const struct cgs_identity_opts *opts)
 {
 	struct cgs_identity_opts o = { .sz = sizeof(o) };
 	if (!out)
@@ -69,13 +69,13 @@ CGS_EXPORT int cgs_identity_src_new(struct cgs_identity_src **out,
 }
 
 /* 1.2's name and argument order (CGSTATS_1.2): <cgstats/deprecated.h> */
-CGS_EXPORT int cgs_identity_new(const struct cgs_identity_opts *opts,
-				struct cgs_identity_src **out)
+int cgs_identity_new(const struct cgs_identity_opts *opts,
+		     struct cgs_identity_src **out)
 {
 	return cgs_identity_src_new(out, opts);
 }
 
-CGS_EXPORT void cgs_identity_src_free(struct cgs_identity_src *s)
+void cgs_identity_src_free(struct cgs_identity_src *s)
 {
 	if (!s)
 		return;
@@ -239,9 +239,9 @@ static int resolve_files(void *ctx, const char *path, struct cgs_identity *out)
 	return e < 0 ? e : nonempty(&id);
 }
 
-CGS_EXPORT int cgs_identity_src_resolve(struct cgs_identity_src *s,
-					const char *path,
-					struct cgs_identity *out)
+int cgs_identity_src_resolve(struct cgs_identity_src *s,
+			     const char *path,
+			     struct cgs_identity *out)
 {
 	if (!s || !path || !out || out->sz < sizeof(out->sz))
 		return -EINVAL;
@@ -261,9 +261,9 @@ CGS_EXPORT int cgs_identity_src_resolve(struct cgs_identity_src *s,
 	return e < 0 ? e : n;
 }
 
-CGS_EXPORT int cgs_identity_src_peek(struct cgs_identity_src *s,
-				     unsigned reader, const char *path,
-				     struct cgs_identity *out)
+int cgs_identity_src_peek(struct cgs_identity_src *s,
+			  unsigned reader, const char *path,
+			  struct cgs_identity *out)
 {
 	if (!s || !path || !out || out->sz < sizeof(out->sz))
 		return -EINVAL;
@@ -286,8 +286,8 @@ int cgsi_identity_watch(struct cgs_identity_src *s, void **hook_ctx)
 	return cgsi_idcache_start(s->cache, &s->lock, resolve_files, s);
 }
 
-CGS_EXPORT int cgs_identity_src_get_counts(const struct cgs_identity_src *cs,
-					   struct cgs_identity_counts *out)
+int cgs_identity_src_get_counts(const struct cgs_identity_src *cs,
+				struct cgs_identity_counts *out)
 {
 	struct cgs_identity_src *s = (struct cgs_identity_src *)cs;
 	if (!s || !out)

@@ -72,7 +72,7 @@ int cgsi_query_open_1_0(struct cgs_query **out,
 	return cgsi_err_compat(cgsi_query_open_1_3(out, opts));
 }
 
-CGS_EXPORT void cgs_query_close(struct cgs_query *q)
+void cgs_query_close(struct cgs_query *q)
 {
 	if (!q)
 		return;
@@ -163,14 +163,14 @@ static int query_rec(struct cgs_query *q, int attr, uint32_t id,
 	return cgsi_out_copy(out, &c.rec, sizeof(c.rec));
 }
 
-CGS_EXPORT int cgs_query_pid(struct cgs_query *q, uint32_t pid,
-			     struct cgs_record *out)
+int cgs_query_pid(struct cgs_query *q, uint32_t pid,
+		  struct cgs_record *out)
 {
 	return query_rec(q, TASKSTATS_CMD_ATTR_PID, pid, false, out);
 }
 
-CGS_EXPORT int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
-			      struct cgs_record *out)
+int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
+		   struct cgs_record *out)
 {
 	return query_rec(q, TASKSTATS_CMD_ATTR_TGID, tgid, true, out);
 }
@@ -204,8 +204,8 @@ static int cgstats_reply(const struct nlmsghdr *h, void *arg)
 	return -EBADMSG;
 }
 
-CGS_EXPORT int cgs_query_cgroup(struct cgs_query *q, const char *cgroup_dir,
-				struct cgs_task_states *out)
+int cgs_query_cgroup(struct cgs_query *q, const char *cgroup_dir,
+		     struct cgs_task_states *out)
 {
 	if (!q || !cgroup_dir || !out || !CGSI_OUT_OK(out))
 		return -EINVAL;
@@ -240,9 +240,9 @@ CGS_EXPORT int cgs_query_cgroup(struct cgs_query *q, const char *cgroup_dir,
 _Static_assert(sizeof(struct cgs_cgroupstats) ==
 		       sizeof(struct cgs_task_states),
 	       "struct cgs_cgroupstats is struct cgs_task_states");
-CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
-				     const char *cgroup_dir,
-				     struct cgs_cgroupstats *out)
+int cgs_query_cgroupstats(struct cgs_query *q,
+			  const char *cgroup_dir,
+			  struct cgs_cgroupstats *out)
 {
 	return cgsi_err_compat(cgs_query_cgroup(q, cgroup_dir,
 					(struct cgs_task_states *)out));

@@ -344,7 +344,7 @@ static void shard_close(struct cgs_listener *l, struct cgsi_shard *s)
 	free(s->pending);
 }
 
-CGS_EXPORT void cgs_listener_close(struct cgs_listener *l)
+void cgs_listener_close(struct cgs_listener *l)
 {
 	if (!l)
 		return;
@@ -359,29 +359,29 @@ CGS_EXPORT void cgs_listener_close(struct cgs_listener *l)
 	free(l);
 }
 
-CGS_EXPORT unsigned cgs_listener_shards(const struct cgs_listener *l)
+unsigned cgs_listener_shards(const struct cgs_listener *l)
 {
 	return l ? l->nshards : 0;
 }
 
-CGS_EXPORT int cgs_listener_shard_fd(const struct cgs_listener *l,
-				     unsigned shard)
+int cgs_listener_shard_fd(const struct cgs_listener *l,
+			  unsigned shard)
 {
 	if (!l || shard >= l->nshards)
 		return -EINVAL;
 	return l->shards[shard].fd;
 }
 
-CGS_EXPORT const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
-					       unsigned shard)
+const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
+				    unsigned shard)
 {
 	if (!l || shard >= l->nshards)
 		return NULL;
 	return l->shards[shard].cpus;
 }
 
-CGS_EXPORT size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
-					    unsigned shard)
+size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
+				 unsigned shard)
 {
 	if (!l || shard >= l->nshards)
 		return 0;
@@ -410,8 +410,8 @@ static void add_loss(struct cgs_loss *sum, struct cgsi_shard *s)
 	sum->tgid_skipped += LD(d->tgid_skipped);
 }
 
-CGS_EXPORT int cgs_listener_get_loss(struct cgs_listener *l, unsigned shard,
-				     struct cgs_loss *out)
+int cgs_listener_get_loss(struct cgs_listener *l, unsigned shard,
+			  struct cgs_loss *out)
 {
 	if (!l || !out || out->sz < sizeof(size_t))
 		return -EINVAL;

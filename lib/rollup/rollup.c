@@ -52,7 +52,7 @@ static void shard_fini(struct cgsi_rshard *s)
 	pthread_mutex_destroy(&s->lock);
 }
 
-CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
+void cgs_rollup_free(struct cgs_rollup *r)
 {
 	if (!r)
 		return;
@@ -139,8 +139,8 @@ static int attr_open(struct cgs_rollup *r, const struct cgsi_rollup_iopts *io)
 	return 0;
 }
 
-CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
-			      const struct cgs_rollup_opts *opts)
+int cgs_rollup_new(struct cgs_rollup **out,
+		   const struct cgs_rollup_opts *opts)
 {
 	return cgsi_rollup_new(out, opts, NULL);
 }
@@ -318,7 +318,7 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 }
 
-CGS_EXPORT const char *cgs_source_name(enum cgs_source s)
+const char *cgs_source_name(enum cgs_source s)
 {
 	static const char *const n[] = { "none", "kernel", "proc",
 					 "inferred", "given" };
@@ -439,10 +439,10 @@ static __attribute__((noinline)) int add_slow(struct cgs_rollup *r, unsigned sha
 	return rc < 0 ? rc : e;
 }
 
-CGS_EXPORT int cgs_rollup_add(struct cgs_rollup *r, unsigned shard,
-			      const struct cgs_record *rec,
-			      const struct cgs_add_opts *o,
-			      struct cgs_add_result *out)
+int cgs_rollup_add(struct cgs_rollup *r, unsigned shard,
+		   const struct cgs_record *rec,
+		   const struct cgs_add_opts *o,
+		   struct cgs_add_result *out)
 {
 	/* the hot path (no options; no result, or one of our size or
 	 * larger): the attribution alone, writing the result in place */
@@ -459,8 +459,8 @@ CGS_EXPORT int cgs_rollup_add(struct cgs_rollup *r, unsigned shard,
 	return add_slow(r, shard, rec, o, out);
 }
 
-CGS_EXPORT int cgs_rollup_account_exit(const struct cgs_exit *ev,
-				       void *rollup)
+int cgs_rollup_account_exit(const struct cgs_exit *ev,
+			    void *rollup)
 {
 	struct cgs_rollup *r = rollup;
 	if (!ev || !r)
@@ -475,24 +475,24 @@ CGS_EXPORT int cgs_rollup_account_exit(const struct cgs_exit *ev,
 /* The calls cgs_rollup_add() replaced (CGSTATS_1.0):
  * <cgstats/deprecated.h>. Each keeps its own copy of the path it takes,
  * so that none costs more than before. */
-CGS_EXPORT int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
-				  const struct cgs_record *rec,
-				  const char **path_out)
+int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
+		       const struct cgs_record *rec,
+		       const char **path_out)
 {
 	return account_attr(r, shard, rec, path_out, NULL);
 }
 
-CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
-				      const struct cgs_record *rec,
-				      const char **path_out,
-				      enum cgs_source *src_out)
+int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
+			   const struct cgs_record *rec,
+			   const char **path_out,
+			   enum cgs_source *src_out)
 {
 	return account_attr(r, shard, rec, path_out, src_out);
 }
 
-CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
-				       const struct cgs_record *rec,
-				       const char *path)
+int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
+			    const struct cgs_record *rec,
+			    const char *path)
 {
 	const char *p;
 	return account_given(r, shard, rec, path, &p);

@@ -9,21 +9,22 @@
 
 #include "cgstats.h"
 
-/* Public entry points; everything else stays hidden (-fvisibility=hidden)
+/* Public entry points are exported by their declarations (CGS_EXPORT in
+ * include/cgstats/); everything else stays hidden (-fvisibility=hidden)
  * and internal symbols use the cgsi_ prefix. */
-#define CGS_EXPORT __attribute__((visibility("default")))
 
 /* An old name kept for a renamed function of the same signature: one
  * function under both names, the old one exported at its own symbol
  * version (libcgstats.map) and declared in <cgstats/deprecated.h>. */
 #define CGSI_ALIAS(old, new)                                                 \
-	CGS_EXPORT __typeof__(new) old __attribute__((alias(#new)))
+	__typeof__(new) old __attribute__((alias(#new)))
 
 /* A function whose signature or return values changed keeps the old ones
  * for programs linked against them (glibc's scheme): the new definition
  * is the name's default version (CGSI_VERSIONED), the old one a
  * compatibility version (CGSI_COMPAT); libcgstats.map lists the name in
- * the node of its first release. Both definitions have internal names. */
+ * the node of its first release. Both definitions have internal names,
+ * declared in no header: so they carry their visibility themselves. */
 #define CGSI_VERSIONED(name, node)                                           \
 	__attribute__((visibility("default"), symver(#name "@@" #node)))
 #define CGSI_COMPAT(name, node)                                              \

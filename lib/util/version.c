@@ -3,7 +3,7 @@
 
 #include "util/common.h"
 
-CGS_EXPORT const char *cgs_version(void)
+const char *cgs_version(void)
 {
 	return CGS_VERSION_STRING;
 }

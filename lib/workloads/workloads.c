@@ -108,7 +108,7 @@ static void wl_free(struct wl *x)
 	free(x->signals);
 }
 
-CGS_EXPORT void cgs_workloads_free(struct cgs_workloads *w)
+void cgs_workloads_free(struct cgs_workloads *w)
 {
 	if (!w)
 		return;
@@ -461,9 +461,9 @@ static int sort_order(struct cgs_workloads *w)
 	return 0;
 }
 
-CGS_EXPORT int cgs_workloads_update(struct cgs_workloads *w,
-				    const struct cgs_snapshot *s,
-				    uint64_t now_ms)
+int cgs_workloads_update(struct cgs_workloads *w,
+			 const struct cgs_snapshot *s,
+			 uint64_t now_ms)
 {
 	if (!w || !s)
 		return -EINVAL;
@@ -487,7 +487,7 @@ CGS_EXPORT int cgs_workloads_update(struct cgs_workloads *w,
 	return err ? err : e2;
 }
 
-CGS_EXPORT void cgs_workloads_served(struct cgs_workloads *w)
+void cgs_workloads_served(struct cgs_workloads *w)
 {
 	if (!w)
 		return;
@@ -495,7 +495,7 @@ CGS_EXPORT void cgs_workloads_served(struct cgs_workloads *w)
 		w->w[i].held = false;
 }
 
-CGS_EXPORT size_t cgs_workloads_count(const struct cgs_workloads *w)
+size_t cgs_workloads_count(const struct cgs_workloads *w)
 {
 	return w && w->order ? w->nw : 0;
 }
@@ -516,17 +516,17 @@ static int view_of(const struct cgs_workloads *w, const struct wl *x,
 	return cgsi_out_copy(out, &v, sizeof(v));
 }
 
-CGS_EXPORT int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
-				 struct cgs_workload_view *out)
+int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
+		      struct cgs_workload_view *out)
 {
 	if (!w || !out || i >= cgs_workloads_count(w))
 		return -EINVAL;
 	return view_of(w, &w->w[w->order[i]], out);
 }
 
-CGS_EXPORT int cgs_workloads_find(const struct cgs_workloads *w,
-				  const char *path,
-				  struct cgs_workload_view *out)
+int cgs_workloads_find(const struct cgs_workloads *w,
+		       const char *path,
+		       struct cgs_workload_view *out)
 {
 	if (!w || !path || !out)
 		return -EINVAL;
@@ -538,15 +538,15 @@ CGS_EXPORT int cgs_workloads_find(const struct cgs_workloads *w,
 	return view_of(w, &w->w[c->wl], out);
 }
 
-CGS_EXPORT int cgs_workloads_get_counts(const struct cgs_workloads *w,
-					struct cgs_workloads_counts *out)
+int cgs_workloads_get_counts(const struct cgs_workloads *w,
+			     struct cgs_workloads_counts *out)
 {
 	if (!w || !out)
 		return -EINVAL;
 	return cgsi_out_copy(out, &w->n, sizeof(w->n));
 }
 
-CGS_EXPORT const char *cgs_workload_kind_name(enum cgs_workload_kind k)
+const char *cgs_workload_kind_name(enum cgs_workload_kind k)
 {
 	static const char *const names[] = { "container", "pod", "docker",
 					     "unit" };
