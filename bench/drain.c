@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 
 	sigwait(&set, &sig);
 	cgs_listener_stop(l);
-	err = cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
+	err = cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss);
 	for (unsigned i = 0; i < MAX_SHARDS; i++) {
 		sum.events += counts[i].events;
 		sum.tasks += counts[i].tasks;

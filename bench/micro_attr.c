@@ -6,11 +6,11 @@
  * cgroup2 directories; synthetic v16 thread-exit messages of that process
  * are then fed to the library, as the collector does per received exit:
  *
- *   pipeline  cgs_decode_msg (596-byte PID message) + cgs_rollup_account
- *   account   cgs_rollup_account on an already decoded record
+ *   pipeline  cgs_decode_msg (596-byte PID message) + cgs_rollup_add
+ *   account   cgs_rollup_add on an already decoded record
  *             (attribution through the per-process cache + rollup)
- *   path      cgs_rollup_account_path with the path given (no attribution)
- *   exited    cgs_rollup_account of process exits (AGROUP) whose process is
+ *   path      cgs_rollup_add with the path given (no attribution)
+ *   exited    cgs_rollup_add of process exits (AGROUP) whose process is
  *             already reaped while its parent (the paused child) lives: a
  *             new tgid every record, so nothing is cached and attribution
  *             goes through /proc (the fork-and-exit churn case). Use fewer
@@ -89,7 +89,8 @@ static int run_case(const char *kase, const struct cgsb_cgchain *c)
 			return err;
 		}
 		/* Warm the cache (first record reads /proc) outside timing. */
-		cgs_rollup_account(ru, 0, &recs[0], NULL);
+		cgs_rollup_add(ru, 0, &recs[0], NULL, NULL);
+		CGS_OPTS(cgs_add_opts, given, .path = c->cg_path);
 		t0 = cgsb_now();
 		for (long i = 0; i < iters; i++) {
 			unsigned k = (unsigned)i & (NMSG - 1);
@@ -100,21 +101,20 @@ static int run_case(const char *kase, const struct cgsb_cgchain *c)
 				cgs_decode_msg(msgs[k], lens[k],
 					       CGS_DECODE_REUSE, &task, &group,
 					       &ds);
-				cgs_rollup_account(ru, 0, &task, NULL);
+				cgs_rollup_add(ru, 0, &task, NULL, NULL);
 				break;
 			case 1:
-				cgs_rollup_account(ru, 0, &recs[k], NULL);
+				cgs_rollup_add(ru, 0, &recs[k], NULL, NULL);
 				break;
 			case 3:
 				/* pids above any pid_max: never alive */
 				recs[k].pid = recs[k].tgid =
 					4194304u + 1 + (uint32_t)(i % 4000000);
 				recs[k].ppid = (uint32_t)c->child;
-				cgs_rollup_account(ru, 0, &recs[k], NULL);
+				cgs_rollup_add(ru, 0, &recs[k], NULL, NULL);
 				break;
 			default:
-				cgs_rollup_account_path(ru, 0, &recs[k],
-							c->cg_path);
+				cgs_rollup_add(ru, 0, &recs[k], &given, NULL);
 			}
 		}
 		t1 = cgsb_now();

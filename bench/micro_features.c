@@ -8,7 +8,7 @@
  * codes, a few killed by a signal) exit while nothing is read; once the
  * kernel source has every entry, each shard is drained and every message
  * goes through cgsb_feed(): cgs_decode_msg() (CGS_DECODE_REUSE, as the
- * listener does) then cgs_rollup_account() of its records. So the
+ * listener does) then cgs_rollup_add() of its records. So the
  * kernel-source join always finds its entry (no waiting), as in a
  * collector that keeps up.
  *
@@ -29,6 +29,9 @@
  * --toggle-collect=cgsb_feed` at two N and take the difference per record
  * (bench/run-micro.sh does). Needs root (taskstats, BPF).
  */
+/* built against libcgstats 1.0 too (the baseline): the 1.0 calls, kept
+ * in 1.3 as deprecated wrappers (<cgstats/deprecated.h>) */
+#define CGS_NO_DEPRECATION_WARNINGS
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -91,11 +94,11 @@ static inline void feed(struct cgs_rollup *r, const struct msg *m)
 	if (k <= 0)
 		return;
 	if (k & CGS_DECODED_TASK) {
-		cgs_rollup_account(r, m->shard, &task, NULL);
+		cgs_rollup_add(r, m->shard, &task, NULL, NULL);
 		fed++;
 	}
 	if (k & CGS_DECODED_GROUP)
-		cgs_rollup_account(r, m->shard, &group, NULL);
+		cgs_rollup_add(r, m->shard, &group, NULL, NULL);
 }
 
 /* The measured path: decode + attribution + rollup of one message (not
@@ -127,7 +130,9 @@ void cgsb_feed_path(struct cgs_rollup *r, const struct cgs_record *rec);
 __attribute__((noinline)) void cgsb_feed_path(struct cgs_rollup *r,
 					      const struct cgs_record *rec)
 {
-	cgs_rollup_account_path(r, 0, rec, "/bench.slice/x.service");
+	static const struct cgs_add_opts o = {
+		.sz = sizeof(o), .path = "/bench.slice/x.service" };
+	cgs_rollup_add(r, 0, rec, &o, NULL);
 	fed++;
 }
 
@@ -168,10 +173,16 @@ static int synthetic(int n, bool on, bool threads)
 		v[i].utime_us = (uint64_t)(i % 100) * 13u;
 	}
 	for (int i = 0; i < 64 && i < n; i++) /* warm: the node, its sets */
-		cgs_rollup_account_path(r, 0, &v[i], "/bench.slice/x.service");
+		cgs_rollup_add(r, 0, &v[i],
+			       &(struct cgs_add_opts){ .sz = sizeof(struct cgs_add_opts),
+						       .path = "/bench.slice/x.service" },
+			       NULL);
 	double t0 = cgsb_now();
 	for (int i = 0; i < n; i++)
-		cgsb_feed_path(r, &v[i]);
+		cgs_rollup_add(r, 0, &v[i],
+			       &(struct cgs_add_opts){ .sz = sizeof(struct cgs_add_opts),
+						       .path = "/bench.slice/x.service" },
+			       NULL);
 	double t1 = cgsb_now();
 	double ns[1] = { (t1 - t0) * 1e9 / (double)n };
 	char extra[160];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * micro_rollup: per-record cost of attribution + rollup (cgs_rollup_account)
+ * micro_rollup: per-record cost of attribution + rollup (cgs_rollup_add)
  * on synthetic records, at cgroup depth 0, 3 and 30, and with 1 vs 2
  * receive shards fed concurrently.
  *
@@ -211,8 +211,7 @@ __attribute__((noinline)) void cgsb_rollup_feed(struct feeder *f, long n)
 {
 	if (!f->churn) {
 		for (long i = 0; i < n; i++)
-			cgs_rollup_account(f->r, f->shard,
-					   &f->recs[i & (NREC - 1)], NULL);
+			cgs_rollup_add(f->r, f->shard, &f->recs[i & (NREC - 1)], NULL, NULL);
 		return;
 	}
 	CGS_OPTS(cgs_record, rec);
@@ -222,7 +221,7 @@ __attribute__((noinline)) void cgsb_rollup_feed(struct feeder *f, long n)
 		uint32_t pid = 100000 + f->shard * 1500000 +
 			       (f->next_child++ % 1400000);
 		rec.pid = rec.tgid = pid;
-		cgs_rollup_account(f->r, f->shard, &rec, NULL);
+		cgs_rollup_add(f->r, f->shard, &rec, NULL, NULL);
 	}
 }
 
@@ -265,7 +264,7 @@ static void warm(struct cgs_rollup *r, unsigned shards, bool churn,
 {
 	for (unsigned s = 0; s < shards; s++) {
 		for (int i = 0; i < NREC; i++)
-			cgs_rollup_account(r, s, &hot[j][i], NULL);
+			cgs_rollup_add(r, s, &hot[j][i], NULL, NULL);
 		if (churn) {
 			struct feeder f = { r, s, true, PARENT(j), hot[j], 0,
 					    1, 0, 0 };

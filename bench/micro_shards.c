@@ -59,6 +59,7 @@ static void *work(void *arg)
 	CGS_OPTS(cgs_decode_stats, ds);
 	CGS_OPTS(cgs_record, task);
 	CGS_OPTS(cgs_record, group);
+	CGS_OPTS(cgs_add_opts, given, .path = cg_path);
 
 	if (pin) {
 		cpu_set_t set;
@@ -71,7 +72,7 @@ static void *work(void *arg)
 	}
 	/* First record reads /proc: keep it out of the timed part. */
 	cgs_decode_msg(msgs[0], lens[0], 0, &task, &group, &ds);
-	cgs_rollup_account(w->ru, w->shard, &task, NULL);
+	cgs_rollup_add(w->ru, w->shard, &task, NULL, NULL);
 	pthread_barrier_wait(w->start);
 	double c0 = thread_cpu_s();
 	for (long i = 0; i < iters; i++) {
@@ -79,10 +80,9 @@ static void *work(void *arg)
 
 		cgs_decode_msg(msgs[k], lens[k], 0, &task, &group, &ds);
 		if (use_path)
-			cgs_rollup_account_path(w->ru, w->shard, &task,
-						cg_path);
+			cgs_rollup_add(w->ru, w->shard, &task, &given, NULL);
 		else
-			cgs_rollup_account(w->ru, w->shard, &task, NULL);
+			cgs_rollup_add(w->ru, w->shard, &task, NULL, NULL);
 	}
 	w->t_end = cgsb_now();
 	w->cpu_s = thread_cpu_s() - c0;

@@ -148,9 +148,12 @@ static int run_size(long n)
 		return err;
 	}
 	double t0 = cgsb_now();
+	CGS_OPTS(cgs_add_opts, given);
 	for (int k = 0; k < 3; k++)
-		for (long i = 0; i < n; i++)
-			cgs_rollup_account_path(ru, 0, &rec, paths[i]);
+		for (long i = 0; i < n; i++) {
+			given.path = paths[i];
+			cgs_rollup_add(ru, 0, &rec, &given, NULL);
+		}
 	acc_ns = (cgsb_now() - t0) * 1e9 / (double)(3 * n);
 	rollup_b = (heap_bytes() - heap0) / (double)n;
 
@@ -162,8 +165,10 @@ static int run_size(long n)
 
 		double c1, rss1 = rss_bytes();
 		for (long i = 0; i < n; i++)
-			if (i % 100 < active)
-				cgs_rollup_account_path(ru, 0, &rec, paths[i]);
+			if (i % 100 < active) {
+				given.path = paths[i];
+				cgs_rollup_add(ru, 0, &rec, &given, NULL);
+			}
 		t1 = cgsb_now();
 		c1 = cpu_now();
 		err = cgs_rollup_snapshot(ru, &so, &s);

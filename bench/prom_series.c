@@ -51,7 +51,8 @@ int main(int argc, char **argv)
 			 .etime_us = 1000 + i, .utime_us = i % 5000);
 		snprintf(path, sizeof(path), "/bench%lu.slice/c%lu.scope",
 			 i % 100, i);
-		if (cgs_rollup_account_path(r, 0, &rec, path) < 0)
+		CGS_OPTS(cgs_add_opts, given, .path = path);
+		if (cgs_rollup_add(r, 0, &rec, &given, NULL) < 0)
 			return 1;
 	}
 	if (cgs_rollup_snapshot(r, NULL, &s) < 0)

@@ -37,7 +37,7 @@ static void print(struct cgs_rollup *r)
 	if (cgs_rollup_snapshot(r, NULL, &s) < 0)
 		return;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 		printf("%llu\t%s\n", (unsigned long long)g->self->tasks,
 		       g->path);
 	}
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 	CGS_OPTS(cgs_rollup_totals, t);
 	CGS_OPTS(cgs_loss, loss);
 	cgs_rollup_get_totals(r, &t);
-	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
+	cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss);
 	printf("refused %llu\ndropped %llu\ndiscarded %llu\n",
 	       (unsigned long long)t.refused, (unsigned long long)loss.dropped,
 	       (unsigned long long)loss.discarded);

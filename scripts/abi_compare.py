@@ -5,7 +5,9 @@
 Compares two abidw dumps (baseline = the release, new = this build) by the
 rules of include/cgstats.h, which abidiff alone cannot tell apart from a
 break: a struct whose first member is `sz` may grow at its end. Fails on:
-- a released function symbol gone, or moved to another version node;
+- a released function symbol gone, or moved to another version node (a
+  name may gain a new default version if the released one stays, as a
+  compatibility version);
 - a released function whose return or parameter types changed (a
   function kept under its old name as an alias of a new one is checked
   under both names);
@@ -21,32 +23,47 @@ import sys
 import xml.etree.ElementTree as ET
 
 
+def symid(text):
+    """"name@@VER", "name@VER" or "name" -> (name, VER or "")."""
+    name, _, ver = text.partition("@")
+    return name, ver.lstrip("@")
+
+
+def symkey(name, ver):
+    return (name, ver or "")
+
+
 class Corpus:
     def __init__(self, path):
         root = ET.parse(path).getroot()
         self.soname = root.get("soname")
         self.types = {}
-        self.funcs = {}
-        self.symbols = {}  # name -> version
+        self.funcs = {}    # (name, version) -> function-decl
+        self.symbols = {}  # (name, version) of every defined function
         for el in root.iter():
             tid = el.get("id")
             if tid and el.tag != "elf-symbol":
                 self.types[tid] = el
+        # A name may have several versions: its default one (@@) and
+        # compatibility ones (@) kept for programs linked against an older
+        # release whose signature or return values changed (lib/: the
+        # CGSI_COMPAT definitions); each is checked on its own.
         for sym in root.iter("elf-symbol"):
             if sym.get("type") == "func-type" and sym.get("is-defined") == "yes":
-                self.symbols[sym.get("name")] = sym.get("version") or ""
+                self.symbols[(sym.get("name"), sym.get("version") or "")] = \
+                    sym.get("is-default-version") != "no"
         # an alias (an old name kept for a renamed function, lib/) is the
         # same function: its signature is checked under each name
         aliases = {}
         for sym in root.iter("elf-symbol"):
-            ver = sym.get("version")
-            key = sym.get("name") + ("@@" + ver if ver else "")
-            aliases[key] = [a.split("@")[0] for a in
-                            (sym.get("alias") or "").split(",") if a]
+            aliases[symkey(sym.get("name"), sym.get("version"))] = [
+                symid(a) for a in (sym.get("alias") or "").split(",") if a]
         for fn in root.iter("function-decl"):
-            if fn.get("elf-symbol-id"):
-                self.funcs[fn.get("name")] = fn
-                for a in aliases.get(fn.get("elf-symbol-id"), []):
+            sid = fn.get("elf-symbol-id")
+            if sid:
+                key = symid(sid)
+                self.funcs[key] = fn
+                for a in aliases.get(symkey(*key), []):
                     self.funcs.setdefault(a, fn)
         self.structs = {}
         self.enums = {}
@@ -109,25 +126,29 @@ class Corpus:
 
 def compare(old, new):
     errors = []
-    for name, ver in sorted(old.symbols.items()):
-        if name not in new.symbols:
+    new_names = {}
+    for name, ver in new.symbols:
+        new_names.setdefault(name, set()).add(ver)
+    for name, ver in sorted(old.symbols):
+        if name not in new_names:
             errors.append("function %s removed" % name)
-        elif new.symbols[name] != ver:
+        elif (name, ver) not in new.symbols:
             errors.append("function %s moved from node %s to %s" %
-                          (name, ver, new.symbols[name]))
-    old_nodes = set(old.symbols.values())
-    for name, ver in sorted(new.symbols.items()):
-        if name not in old.symbols and ver in old_nodes:
+                          (name, ver, ", ".join(sorted(new_names[name]))))
+    old_nodes = {ver for _, ver in old.symbols}
+    for name, ver in sorted(new.symbols):
+        if (name, ver) not in old.symbols and ver in old_nodes:
             errors.append("new function %s is in the released node %s: give "
                           "it a node of its own in lib/libcgstats.map" %
                           (name, ver))
-    for name, fn in sorted(old.funcs.items()):
-        if name not in new.funcs:
+    for key, fn in sorted(old.funcs.items()):
+        if key not in new.funcs:
             continue  # reported with the symbols
-        a, b = old.signature(fn), new.signature(new.funcs[name])
+        a, b = old.signature(fn), new.signature(new.funcs[key])
         if a != b:
-            errors.append("function %s changed signature: %s(%s) -> %s(%s)" %
-                          (name, a[0], ", ".join(a[1]), b[0], ", ".join(b[1])))
+            errors.append("function %s@%s changed signature: %s(%s) -> "
+                          "%s(%s)" % (key[0], key[1], a[0], ", ".join(a[1]),
+                                      b[0], ", ".join(b[1])))
     for name, st in sorted(old.structs.items()):
         if name not in new.structs:
             errors.append("struct %s gone (or made opaque)" % name)
@@ -187,7 +208,7 @@ def main():
     errors = compare(old, new)
     for e in errors:
         print("abi: INCOMPATIBLE: " + e)
-    added = sorted(set(new.symbols) - set(old.symbols))
+    added = sorted("%s@%s" % k for k in set(new.symbols) - set(old.symbols))
     print("abi: %s: %d released functions, %d structs, %d enums checked; "
           "%d functions added%s; %d incompatible changes" %
           (new.soname, len(old.symbols), len(old.structs), len(old.enums),

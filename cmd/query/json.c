@@ -254,7 +254,7 @@ void tsq_json_delta(struct buf *b, const struct tsq_sample *prev,
 }
 
 void tsq_json_cgroup(struct buf *b, const char *dir,
-		     const struct cgs_cgroupstats *cs, uint64_t real_ns,
+		     const struct cgs_task_states *cs, uint64_t real_ns,
 		     unsigned long long seq)
 {
 	put_head(b, "cgroup", real_ns);

@@ -217,8 +217,8 @@ static int query_cgroup(struct cgs_query *q, const struct tsq_opts *o,
 	uint64_t next = now_ns(CLOCK_MONOTONIC);
 
 	for (unsigned long long seq = o->watch_ns ? 1 : 0;; seq++) {
-		CGS_OPTS(cgs_cgroupstats, cs);
-		int r = cgs_query_cgroupstats(q, o->cgroup, &cs);
+		CGS_OPTS(cgs_task_states, cs);
+		int r = cgs_query_cgroup(q, o->cgroup, &cs);
 		uint64_t real = now_ns(CLOCK_REALTIME);
 
 		if (r < 0)

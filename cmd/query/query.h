@@ -82,10 +82,10 @@ void tsq_text_delta(struct buf *b, const struct tsq_sample *prev,
 void tsq_json_delta(struct buf *b, const struct tsq_sample *prev,
 		    const struct tsq_sample *cur, unsigned long long seq);
 void tsq_text_cgroup(struct buf *b, const char *dir,
-		     const struct cgs_cgroupstats *cs, uint64_t real_ns,
+		     const struct cgs_task_states *cs, uint64_t real_ns,
 		     bool watch, bool header);
 void tsq_json_cgroup(struct buf *b, const char *dir,
-		     const struct cgs_cgroupstats *cs, uint64_t real_ns,
+		     const struct cgs_task_states *cs, uint64_t real_ns,
 		     unsigned long long seq);
 
 #endif

@@ -211,7 +211,7 @@ void tsq_text_delta(struct buf *b, const struct tsq_sample *prev,
 }
 
 void tsq_text_cgroup(struct buf *b, const char *dir,
-		     const struct cgs_cgroupstats *cs, uint64_t real_ns,
+		     const struct cgs_task_states *cs, uint64_t real_ns,
 		     bool watch, bool header)
 {
 	if (header || !watch) {

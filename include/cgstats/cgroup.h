@@ -29,8 +29,9 @@ extern "C" {
  * -ENAMETOOLONG if buf is too small; -EBADMSG for garbage (also an empty
  * text, or a path that does not start with '/').
  */
-int cgs_parse_proc_cgroup(const char *text, size_t len, const char *hierarchy,
-			  char *buf, size_t buflen);
+CGS_EXPORT int
+cgs_parse_proc_cgroup(const char *text, size_t len, const char *hierarchy,
+		      char *buf, size_t buflen);
 
 #define CGS_WL_NAME_LEN 256    /* systemd unit names: 255 bytes + NUL */
 #define CGS_WL_RUNTIME_LEN 16  /* "docker", "containerd", "cri-o", "podman" */
@@ -83,7 +84,8 @@ struct cgs_workload {
  * Return: The number of non-empty members of @out (>= 0); -EINVAL for a
  * NULL @path or @out, or out->sz too small to hold sz.
  */
-int cgs_workload_from_path(const char *path, struct cgs_workload *out);
+CGS_EXPORT int
+cgs_workload_from_path(const char *path, struct cgs_workload *out);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,15 @@
 extern "C" {
 #endif
 
+/*
+ * CGS_EXPORT: on every function declared in these headers, so that the
+ * library (built with hidden visibility) exports what its headers declare
+ * and nothing else; lib/libcgstats.map then gives each its symbol version.
+ */
+#ifndef CGS_EXPORT
+#define CGS_EXPORT __attribute__((visibility("default")))
+#endif
+
 #define CGS_VERSION_MAJOR 1
 #define CGS_VERSION_MINOR 2
 #define CGS_VERSION_PATCH 0
@@ -66,42 +75,55 @@ extern "C" {
  * Context: Any thread.
  * Return: A version string such as "1.0.0", in static storage.
  */
-const char *cgs_version(void);
+CGS_EXPORT const char *cgs_version(void);
 
 /*
- * Errors with a project-specific meaning (returned negated):
+ * Errors of the library's own, in a range above every errno (as libbpf's
+ * LIBBPF_ERRNO__START), returned negated as errnos are: a plain errno
+ * always has its plain meaning, and cgs_strerror() says exactly which of
+ * these it got. Since 1.3; before, each was a plain errno of a library
+ * meaning (in parentheses), which programs linked against 1.0 .. 1.2 still
+ * get (their symbol versions of the functions that return them).
  *  CGS_ERR_NO_TASKSTATS  the kernel has no TASKSTATS genetlink family
+ *                        (EPROTONOSUPPORT)
  *  CGS_ERR_PERM          no CAP_NET_ADMIN in the initial user namespace
- *                        (also returned when running in a child user ns)
+ *                        (also returned when running in a child user ns,
+ *                        and when the kernel refuses a registration)
+ *                        (EPERM)
  *  CGS_ERR_NETNS         not in the initial network namespace: the kernel
  *                        would accept the registration and never send a
- *                        single event
+ *                        single event (ENETUNREACH)
  *  CGS_ERR_PIDNS         not in the initial pid namespace (the kernel
- *                        refuses to register listeners there)
+ *                        refuses to register listeners there) (EXDEV)
  *  CGS_ERR_CGROUP2       cgroupstats asked for a cgroup2 directory, which
- *                        the kernel does not support
- * cgs_strerror() explains these and falls back to strerror() otherwise.
+ *                        the kernel does not support (EOPNOTSUPP)
+ *  CGS_ERR_NO_KSRC       (1.3) the rollup has no kernel source, which the
+ *                        call needs (cgs_rollup_set_identity())
  */
-#define CGS_ERR_NO_TASKSTATS EPROTONOSUPPORT
-#define CGS_ERR_PERM EPERM
-#define CGS_ERR_NETNS ENETUNREACH
-#define CGS_ERR_PIDNS EXDEV
-#define CGS_ERR_CGROUP2 EOPNOTSUPP
+#define CGS_ERRNO__START 4000
+#define CGS_ERR_NO_TASKSTATS (CGS_ERRNO__START + 0)
+#define CGS_ERR_PERM (CGS_ERRNO__START + 1)
+#define CGS_ERR_NETNS (CGS_ERRNO__START + 2)
+#define CGS_ERR_PIDNS (CGS_ERRNO__START + 3)
+#define CGS_ERR_CGROUP2 (CGS_ERRNO__START + 4)
+#define CGS_ERR_NO_KSRC (CGS_ERRNO__START + 5)
+#define CGS_ERRNO__END (CGS_ERRNO__START + 6)
 
 /**
  * cgs_strerror() - Describe an error code returned by the library.
- * @err: An errno value, negative (as returned) or positive.
+ * @err: An error code, negative (as returned) or positive.
  *
- * Explains the CGS_ERR_* codes, ETIMEDOUT (see cgs_listener_selftest())
- * and EBADMSG in the library's terms; any other value gets strerror()'s
- * text. The CGS_ERR_* codes are plain errno values, so any EPERM, EXDEV,
- * ... gets the taskstats explanation.
+ * Explains each CGS_ERR_* code (CGS_ERRNO__START <= |@err| <
+ * CGS_ERRNO__END) in the library's terms; any other value is a plain
+ * errno and gets strerror()'s text (since 1.3: before, the plain errnos
+ * the CGS_ERR_* codes were, and ETIMEDOUT and EBADMSG, got library texts,
+ * as programs linked against 1.0 .. 1.2 still do).
  *
  * Context: Any thread.
  * Return: A message in static storage (strerror()'s for other codes);
  * not to be freed.
  */
-const char *cgs_strerror(int err);
+CGS_EXPORT const char *cgs_strerror(int err);
 
 /*
  * CGS_NO_TGID: ignore AGGR_TGID (per-thread-group) records. One switch, the

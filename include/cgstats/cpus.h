@@ -28,7 +28,8 @@ extern "C" {
  * CPU number of 8192 or more or a CPU that is not possible; -ENOMEM;
  * -errno or -EIO when the possible CPUs cannot be read or parsed.
  */
-int cgs_cpulist_validate(const char *list, char *errbuf, size_t errlen);
+CGS_EXPORT int
+cgs_cpulist_validate(const char *list, char *errbuf, size_t errlen);
 
 /**
  * cgs_possible_cpus() - Number of possible CPUs of this host.
@@ -39,7 +40,7 @@ int cgs_cpulist_validate(const char *list, char *errbuf, size_t errlen);
  * Return: The number of possible CPUs; -errno when the file cannot be
  * read, -EIO when it cannot be parsed, -ENOMEM.
  */
-int cgs_possible_cpus(void);
+CGS_EXPORT int cgs_possible_cpus(void);
 
 #ifdef __cplusplus
 }

@@ -74,9 +74,9 @@ struct cgs_decode_stats {
  * error, ack, done or overrun message, or another command); -EBADMSG for
  * malformed input.
  */
-int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
-		   struct cgs_record *task, struct cgs_record *group,
-		   struct cgs_decode_stats *st);
+CGS_EXPORT int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
+			      struct cgs_record *task, struct cgs_record *group,
+			      struct cgs_decode_stats *st);
 
 /**
  * cgs_decode_payload() - Decode a bare struct taskstats payload.
@@ -97,8 +97,9 @@ int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
  * hold sz; -EBADMSG when the payload is shorter than its version requires
  * (counted in st->malformed).
  */
-int cgs_decode_payload(const void *payload, size_t len, enum cgs_kind kind,
-		       struct cgs_record *out, struct cgs_decode_stats *st);
+CGS_EXPORT int
+cgs_decode_payload(const void *payload, size_t len, enum cgs_kind kind,
+		   struct cgs_record *out, struct cgs_decode_stats *st);
 
 /**
  * cgs_taskstats_size() - Size of a struct taskstats version.
@@ -108,7 +109,7 @@ int cgs_decode_payload(const void *payload, size_t len, enum cgs_kind kind,
  * Return: Its size in bytes on x86-64; 0 for 0 or a version newer than
  * the library knows.
  */
-size_t cgs_taskstats_size(unsigned version);
+CGS_EXPORT size_t cgs_taskstats_size(unsigned version);
 
 /* Newest struct version this library decodes fully. */
 #define CGS_TASKSTATS_VERSION_MAX 17

@@ -55,13 +55,13 @@ struct cgs_identity_opts {
 	size_t max_file_bytes;      /* the largest state file read; 0: 1 MiB */
 	size_t max_dir_entries;     /* entries scanned per log folder look-up;
 				     * 0: 65,536 */
-	/* since 1.3: the cache of names (cgs_identity_cached()) */
-	unsigned readers;     /* threads calling cgs_identity_cached() at
+	/* since 1.3: the cache of names (cgs_identity_src_peek()) */
+	unsigned readers;     /* threads calling cgs_identity_src_peek() at
 			       * once, one table each; 0: 1 */
 	size_t max_cached;    /* cgroups whose names are kept; 0: 16,384
 			       * (about 2.3 KiB each) */
 	size_t queue_len;     /* new cgroups waiting for their look-up
-			       * (cgs_rollup_identity()); 0: 256 */
+			       * (cgs_rollup_set_identity()); 0: 256 */
 	uint64_t keep_ms;     /* names are kept this long after their cgroup
 			       * went (late records, the next snapshot);
 			       * 0: 300,000 */
@@ -70,7 +70,7 @@ struct cgs_identity_opts {
 /* What the look-ups found, by source and by reason (monotonic). */
 struct cgs_identity_counts {
 	size_t sz;              /* sizeof(struct cgs_identity_counts) */
-	uint64_t lookups;       /* cgs_identity_resolve() calls */
+	uint64_t lookups;       /* cgs_identity_src_resolve() calls */
 	uint64_t named;         /* ... that returned a name */
 	uint64_t unnamed;       /* ... that found no source naming the cgroup */
 	uint64_t by_source[5];  /* named by: containerd, cri-o, docker,
@@ -86,7 +86,7 @@ struct cgs_identity_counts {
 	uint64_t bad_value;     /* names too long or with control bytes */
 	uint64_t dir_truncated; /* log folders larger than max_dir_entries */
 	/* since 1.3: looking up cgroups when they appear
-	 * (cgs_rollup_identity()) and the cache */
+	 * (cgs_rollup_set_identity()) and the cache */
 	uint64_t queued;        /* new container/pod cgroups queued at their
 				 * mkdir */
 	uint64_t queue_full;    /* ... not queued, the queue full: looked up
@@ -101,10 +101,10 @@ struct cgs_identity_counts {
 	uint64_t cached;        /* names kept now */
 	uint64_t cache_full;    /* names not kept: max_cached reached */
 	uint64_t retired;       /* names dropped keep_ms after their cgroup */
-	uint64_t cache_hits;    /* cgs_identity_resolve() answered from the
+	uint64_t cache_hits;    /* cgs_identity_src_resolve() answered from the
 				 * cache (no file read) */
 	uint64_t existing;      /* container/pod cgroups there when the
-				 * hook was set (cgs_rollup_identity(): at
+				 * hook was set (cgs_rollup_set_identity(): at
 				 * start, again on each call), queued */
 	uint64_t retried;       /* look-ups that named nothing, made again
 				 * (50 ms, 250 ms, 1 s later; then
@@ -118,28 +118,31 @@ struct cgs_identity_counts {
 struct cgs_identity_src;
 
 /**
- * cgs_identity_new() - Make a resolver of workload names.
+ * cgs_identity_src_new() - Make a resolver of workload names.
+ * @out: Receives the resolver (NULL on failure); the caller frees it with
+ *	cgs_identity_src_free().
  * @opts: Roots and bounds (may be NULL: all defaults); copied, its strings
  *	too, so the caller may free them on return.
- * @out: Receives the resolver; the caller frees it with cgs_identity_free().
  *
  * Reads nothing yet. A root that does not exist is not an error: that
- * runtime is not on this node.
+ * runtime is not on this node. Since 1.3; before, cgs_identity_new()
+ * with the arguments the other way round (<cgstats/deprecated.h>).
  *
  * Context: Any thread; allocates.
- * Return: 0, -EINVAL (NULL @out, @opts->sz too small), -ENOMEM.
+ * Return: 0, -EINVAL (NULL @out, @opts->sz too small), -E2BIG (options
+ * this library does not know), -ENOMEM.
  */
-int cgs_identity_new(const struct cgs_identity_opts *opts,
-		     struct cgs_identity_src **out);
+CGS_EXPORT int cgs_identity_src_new(struct cgs_identity_src **out,
+				    const struct cgs_identity_opts *opts);
 
 /**
- * cgs_identity_free() - Free a resolver.
- * @src: From cgs_identity_new(); NULL is a no-op.
+ * cgs_identity_src_free() - Free a resolver.
+ * @src: From cgs_identity_src_new(); NULL is a no-op.
  */
-void cgs_identity_free(struct cgs_identity_src *src);
+CGS_EXPORT void cgs_identity_src_free(struct cgs_identity_src *src);
 
 /**
- * cgs_identity_resolve() - Name the workload a cgroup belongs to.
+ * cgs_identity_src_resolve() - Name the workload a cgroup belongs to.
  * @src: The resolver.
  * @cgroup_path: The cgroup's path as /proc/PID/cgroup shows it.
  * @out: Receives the names (sz set by the caller); cleared first.
@@ -164,35 +167,37 @@ void cgs_identity_free(struct cgs_identity_src *src);
  *	is also the answer for cgroups that are not containers or pods),
  *	-EINVAL (NULL argument, @out->sz too small).
  */
-int cgs_identity_resolve(struct cgs_identity_src *src,
-			 const char *cgroup_path, struct cgs_identity *out);
+CGS_EXPORT int cgs_identity_src_resolve(struct cgs_identity_src *src,
+					const char *cgroup_path,
+					struct cgs_identity *out);
 
 /**
- * cgs_identity_get_counts() - What the resolver's look-ups found.
+ * cgs_identity_src_get_counts() - What the resolver's look-ups found.
  * @src: The resolver.
  * @out: Receives the counts (sz set by the caller).
  *
  * Context: Any thread.
  * Return: 0, -EINVAL.
  */
-int cgs_identity_get_counts(const struct cgs_identity_src *src,
-			    struct cgs_identity_counts *out);
+CGS_EXPORT int cgs_identity_src_get_counts(const struct cgs_identity_src *src,
+					   struct cgs_identity_counts *out);
 
 /**
- * cgs_identity_cached() - The names of a cgroup, from the cache only.
+ * cgs_identity_src_peek() - The names of a cgroup, from the cache only.
  * @src: The resolver.
  * @reader: The caller's reader slot (0 <= @reader < opts.readers; larger
  *	values wrap): one thread per slot at a time, e.g. a listener shard.
  * @cgroup_path: The cgroup's path.
  * @out: Receives the names (sz set by the caller).
  *
- * Reads no file and waits for no look-up: answers what cgs_identity_resolve()
- * found before, or what the resolver thread found when the cgroup appeared
- * (cgs_rollup_identity()). O(1); the slot's lock is shared with nothing but
- * the resolver's publishing. For a record's names on the hot path.
+ * Reads no file and waits for no look-up: answers what
+ * cgs_identity_src_resolve() found before, or what the resolver thread
+ * found when the cgroup appeared (cgs_rollup_set_identity()). O(1); the
+ * slot's lock is shared with nothing but the resolver's publishing. For a
+ * record's names on the hot path.
  *
  * Since 1.3 a cgroup whose look-up is still to come (queued at its mkdir,
- * there when cgs_rollup_identity() was called, or asked again after a
+ * there when cgs_rollup_set_identity() was called, or asked again after a
  * look-up that named nothing: 50 ms, 250 ms and 1 s later) answers
  * -EAGAIN: a caller that writes names with each record holds the record
  * (bounded) and asks again, so that no exit of a container goes out
@@ -205,51 +210,9 @@ int cgs_identity_get_counts(const struct cgs_identity_src *src,
  *	(not a container, not named, or retired), -EAGAIN (its look-up is
  *	pending: ask again soon), -EINVAL.
  */
-int cgs_identity_cached(struct cgs_identity_src *src, unsigned reader,
-			const char *cgroup_path, struct cgs_identity *out);
-
-struct cgs_rollup;
-
-/**
- * cgs_rollup_identity() - Name cgroups when they appear.
- * @r: A rollup; its kernel source (CGS_ATTRIBUTION_KERNEL) sees every
- *	cgroup2 mkdir and rmdir.
- * @src: The resolver (borrowed: it must outlive @r, or be detached first
- *	with a NULL @src); NULL detaches.
- *
- * Starts @src's resolver thread (once; it runs with the caller's
- * credentials and capabilities, so call it after dropping privileges,
- * with those the sources need: see docs/dashboards.md) and hooks it to
- * @r's cgroup events: a container or pod cgroup is queued at its mkdir
- * (bounded: opts.queue_len, counted when full), looked up within
- * milliseconds, before a short container's runtime state is deleted, and
- * its names cached (cgs_identity_cached(), cgs_identity_resolve()) until
- * keep_ms after its rmdir. No file is read on the record path; the hook
- * costs a queue push per container cgroup event.
- *
- * The container and pod cgroups there at the call (the kernel source's
- * table of them, from its walk at open) are queued too (since 1.3;
- * counted in existing, at most max_cached), after the events; calling it
- * again with the same @src (e.g. on SIGHUP) queues those not named yet
- * again. A look-up that named nothing is made again 50 ms, 250 ms and 1 s
- * later (retried) while the cgroup lives. Until its look-up has answered,
- * cgs_identity_cached() says -EAGAIN for the cgroup. A container's names
- * name its pod's own cgroup too (pods_named), without the kubelet's log
- * folders.
- *
- * A cgroup whose event was lost (the kernel source's cgroup ring full),
- * or that was queued behind a full queue, is named at its first snapshot
- * (cgs_workloads_update()), if its runtime state is still there; one that
- * came and went before its look-up is unknown, counted in gone_before or
- * queue_full.
- *
- * Context: Any thread; not concurrently with cgs_rollup_free(@r).
- * Return: 0; -EOPNOTSUPP when @r has no kernel source (the cgroups there
- *	now are still looked up, from a walk of the mount, since 1.3, and
- *	new ones are named at their first snapshot), -EINVAL for a NULL @r,
- *	-errno when the thread cannot be made.
- */
-int cgs_rollup_identity(struct cgs_rollup *r, struct cgs_identity_src *src);
+CGS_EXPORT int
+cgs_identity_src_peek(struct cgs_identity_src *src, unsigned reader,
+		      const char *cgroup_path, struct cgs_identity *out);
 
 #ifdef __cplusplus
 }

@@ -76,8 +76,8 @@ struct cgs_listener_opts {
  * answer one; -ENOMEM; another -errno from the kernel or from reading
  * /sys/devices/system/cpu/possible.
  */
-int cgs_listener_open(struct cgs_listener **out,
-		      const struct cgs_listener_opts *opts);
+CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
+				 const struct cgs_listener_opts *opts);
 
 /**
  * cgs_listener_close() - Stop, deregister and free a listener.
@@ -92,7 +92,7 @@ int cgs_listener_open(struct cgs_listener **out,
  *
  * Context: Not from an exit callback; no other call on @l may be running.
  */
-void cgs_listener_close(struct cgs_listener *l);
+CGS_EXPORT void cgs_listener_close(struct cgs_listener *l);
 
 /**
  * cgs_listener_shards() - Number of shards of a listener.
@@ -100,7 +100,7 @@ void cgs_listener_close(struct cgs_listener *l);
  *
  * Return: The number of shards (sockets), or 0 for a NULL @l.
  */
-unsigned cgs_listener_shards(const struct cgs_listener *l);
+CGS_EXPORT unsigned cgs_listener_shards(const struct cgs_listener *l);
 /**
  * cgs_listener_shard_fd() - Socket of a shard, for the caller's own loop.
  * @l: The listener.
@@ -112,7 +112,8 @@ unsigned cgs_listener_shards(const struct cgs_listener *l);
  * Return: The file descriptor, valid until cgs_listener_close(); -EINVAL
  * for a NULL @l or a shard out of range.
  */
-int cgs_listener_shard_fd(const struct cgs_listener *l, unsigned shard);
+CGS_EXPORT int
+cgs_listener_shard_fd(const struct cgs_listener *l, unsigned shard);
 /**
  * cgs_listener_shard_cpus() - CPUs a shard listens on.
  * @l: The listener.
@@ -121,8 +122,8 @@ int cgs_listener_shard_fd(const struct cgs_listener *l, unsigned shard);
  * Return: Its cpulist, e.g. "0-3", owned by @l and valid until
  * cgs_listener_close(); NULL for a NULL @l or a shard out of range.
  */
-const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
-				    unsigned shard);
+CGS_EXPORT const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
+					       unsigned shard);
 /**
  * cgs_listener_shard_rcvbuf() - Receive buffer the kernel granted a shard.
  * @l: The listener.
@@ -131,8 +132,8 @@ const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
  * Return: Its size in bytes as getsockopt(SO_RCVBUF) says (the kernel
  * doubles what it is asked for); 0 for a NULL @l or a shard out of range.
  */
-size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
-				 unsigned shard);
+CGS_EXPORT size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
+					    unsigned shard);
 
 /*
  * One exit event: the records of one netlink message. `task` is the thread
@@ -179,7 +180,7 @@ typedef int (*cgs_exit_fn)(const struct cgs_exit *ev, void *user);
  *
  * Never blocks. Reads in batches of up to 64 datagrams until the socket
  * is empty or @fn asked to stop. Messages that fail to decode are not
- * delivered but counted (see cgs_listener_loss()), as are ENOBUFS
+ * delivered but counted (see cgs_listener_get_loss()), as are ENOBUFS
  * overruns and truncated datagrams.
  *
  * Context: Not safe to call concurrently for the same shard, nor while
@@ -189,8 +190,9 @@ typedef int (*cgs_exit_fn)(const struct cgs_exit *ev, void *user);
  * -EINVAL for a NULL @l or a shard out of range; or -errno when receiving
  * fails (events already passed to @fn in this call stay delivered).
  */
-int cgs_listener_drain(struct cgs_listener *l, unsigned shard, cgs_exit_fn fn,
-		       void *user);
+CGS_EXPORT int
+cgs_listener_drain(struct cgs_listener *l, unsigned shard, cgs_exit_fn fn,
+		   void *user);
 
 struct cgs_run_opts {
 	size_t sz;            /* sizeof(struct cgs_run_opts) */
@@ -220,7 +222,7 @@ struct cgs_run_opts {
  * 1,024 datagrams taking over 50 ms to drain with more queued, or draining
  * taking 3/4 of its time), and taken away again when the
  * threads are busy less than 30 % of one thread's time for a second
- * (cgs_listener_threads() says how many run). With an adaptive batch wait
+ * (cgs_listener_get_threads() says how many run). With an adaptive batch wait
  * (batch_ms 0) a thread waits longer while little arrives and shorter as a
  * socket fills, never longer than a burst of 100,000 exits per second and
  * CPU takes to fill half a socket's buffer, at most 50 ms. With
@@ -240,11 +242,12 @@ struct cgs_run_opts {
  * -errno when the stop eventfd or a thread cannot be created (the
  * threads already started are stopped and joined).
  */
-int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn, void *user,
-		     const struct cgs_run_opts *opts);
+CGS_EXPORT int
+cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn, void *user,
+		 const struct cgs_run_opts *opts);
 
 /**
- * cgs_listener_threads() - Receive threads of the runner that drain now.
+ * cgs_listener_get_threads() - Receive threads of the runner that drain now.
  * @l: The listener, or NULL.
  *
  * Return: How many of the runner's threads are active (1 to
@@ -252,7 +255,7 @@ int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn, void *user,
  *
  * Context: Safe from any thread, also while the runner changes it.
  */
-unsigned cgs_listener_threads(const struct cgs_listener *l);
+CGS_EXPORT unsigned cgs_listener_get_threads(const struct cgs_listener *l);
 
 /**
  * cgs_listener_stop() - Stop the runner.
@@ -265,7 +268,7 @@ unsigned cgs_listener_threads(const struct cgs_listener *l);
  * Context: Not from an exit callback (it joins the calling thread).
  * Return: 0; -EINVAL for a NULL @l or a runner not running.
  */
-int cgs_listener_stop(struct cgs_listener *l);
+CGS_EXPORT int cgs_listener_stop(struct cgs_listener *l);
 
 struct cgs_loss {
 	size_t sz;         /* sizeof(struct cgs_loss) */
@@ -289,10 +292,10 @@ struct cgs_loss {
 	uint64_t version0;
 };
 
-/* cgs_listener_loss() shard meaning all shards */
+/* cgs_listener_get_loss() shard meaning all shards */
 #define CGS_ALL_SHARDS (~0u)
 /**
- * cgs_listener_loss() - Loss and decode counters of a listener.
+ * cgs_listener_get_loss() - Loss and decode counters of a listener.
  * @l: The listener.
  * @shard: 0 <= shard < cgs_listener_shards(), or CGS_ALL_SHARDS for the
  *	sum over all shards.
@@ -301,13 +304,15 @@ struct cgs_loss {
  *
  * Counters are cumulative since cgs_listener_open().
  *
+ * Since 1.3; before, cgs_listener_get_loss() (kept: <cgstats/deprecated.h>).
+ *
  * Context: Safe to call from any thread, also while the runner or
  * cgs_listener_drain() is active (the counters may lag by a batch).
  * Return: 0; -EINVAL for a NULL @l or @out, out->sz too small to hold sz,
  * or a shard out of range.
  */
-int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
-		      struct cgs_loss *out);
+CGS_EXPORT int cgs_listener_get_loss(struct cgs_listener *l, unsigned shard,
+				     struct cgs_loss *out);
 
 /**
  * cgs_listener_selftest() - Prove that exit events reach the listener.
@@ -332,8 +337,8 @@ int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
  * foreign network namespace); -EINVAL for a NULL @l, an active runner or
  * a negative @timeout_ms; -errno when fork() or receiving fails; -ENOMEM.
  */
-int cgs_listener_selftest(struct cgs_listener *l, int timeout_ms,
-			  cgs_exit_fn fn, void *user);
+CGS_EXPORT int cgs_listener_selftest(struct cgs_listener *l, int timeout_ms,
+				     cgs_exit_fn fn, void *user);
 
 #ifdef __cplusplus
 }

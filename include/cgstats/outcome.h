@@ -32,7 +32,7 @@ enum cgs_exit_outcome {
  * Return: The outcome. (A status that is neither an exit nor a
  * termination by signal, e.g. a stop, counts as CGS_EXIT_NONZERO.)
  */
-enum cgs_exit_outcome cgs_exit_classify(uint32_t status, int *sig);
+CGS_EXPORT enum cgs_exit_outcome cgs_exit_classify(uint32_t status, int *sig);
 
 /**
  * cgs_signal_name() - Name of a signal number.
@@ -43,7 +43,7 @@ enum cgs_exit_outcome cgs_exit_classify(uint32_t status, int *sig);
  * being 34 as glibc has it; 32 and 33 are "SIG32" and "SIG33"), in static
  * storage; NULL for a number outside 1..CGS_SIGNAL_SLOTS-1.
  */
-const char *cgs_signal_name(int sig);
+CGS_EXPORT const char *cgs_signal_name(int sig);
 
 #ifdef __cplusplus
 }

@@ -33,12 +33,13 @@ struct cgs_query_opts {
  * -E2BIG for options this library does not know; -ENOMEM;
  * -CGS_ERR_NO_TASKSTATS; another -errno from the socket.
  */
-int cgs_query_open(struct cgs_query **out, const struct cgs_query_opts *opts);
+CGS_EXPORT int
+cgs_query_open(struct cgs_query **out, const struct cgs_query_opts *opts);
 /**
  * cgs_query_close() - Close a query handle.
  * @q: The handle, or NULL (nothing is done).
  */
-void cgs_query_close(struct cgs_query *q);
+CGS_EXPORT void cgs_query_close(struct cgs_query *q);
 
 /**
  * cgs_query_pid() - Stats of a live thread.
@@ -55,7 +56,8 @@ void cgs_query_close(struct cgs_query *q);
  * answer); -ENOMSG for an answer that is not a taskstats record; -ENOBUFS
  * when the query socket overran; another -errno the kernel answered with.
  */
-int cgs_query_pid(struct cgs_query *q, uint32_t pid, struct cgs_record *out);
+CGS_EXPORT int
+cgs_query_pid(struct cgs_query *q, uint32_t pid, struct cgs_record *out);
 /**
  * cgs_query_tgid() - Stats of a live thread group, summed over threads.
  * @q: The handle.
@@ -66,11 +68,12 @@ int cgs_query_pid(struct cgs_query *q, uint32_t pid, struct cgs_record *out);
  * Context: As cgs_query_pid().
  * Return: As cgs_query_pid(); -ESRCH when the group does not exist.
  */
-int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
-		   struct cgs_record *out);
+CGS_EXPORT int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
+			      struct cgs_record *out);
 
-struct cgs_cgroupstats {
-	size_t sz; /* sizeof(struct cgs_cgroupstats) */
+/* Tasks of a cgroup v1 directory by state (the kernel's cgroupstats). */
+struct cgs_task_states {
+	size_t sz; /* sizeof(struct cgs_task_states) */
 	/* tasks of the cgroup by state: sleeping, running, stopped,
 	 * uninterruptible sleep, waiting for I/O */
 	uint64_t nr_sleeping, nr_running, nr_stopped, nr_uninterruptible,
@@ -78,11 +81,14 @@ struct cgs_cgroupstats {
 };
 
 /**
- * cgs_query_cgroupstats() - Task state counts of a cgroup v1 directory.
+ * cgs_query_cgroup() - Task state counts of a cgroup v1 directory.
  * @q: The handle.
  * @cgroup_dir: Path of the cgroup's directory; not kept.
  * @out: Receives the counts; set out->sz first (CGS_OPTS): at most that
  *	many bytes are written, and sz says how many.
+ *
+ * Since 1.3; before, cgs_query_cgroupstats() filling a struct
+ * cgs_cgroupstats of the same layout (kept: <cgstats/deprecated.h>).
  *
  * Context: As cgs_query_pid().
  * Return: 0; -EINVAL for a NULL argument or out->sz 0; -CGS_ERR_CGROUP2
@@ -91,8 +97,8 @@ struct cgs_cgroupstats {
  * (e.g. -EACCES); -ETIMEDOUT, -EBADMSG or a kernel error as for
  * cgs_query_pid().
  */
-int cgs_query_cgroupstats(struct cgs_query *q, const char *cgroup_dir,
-			  struct cgs_cgroupstats *out);
+CGS_EXPORT int cgs_query_cgroup(struct cgs_query *q, const char *cgroup_dir,
+				struct cgs_task_states *out);
 
 #ifdef __cplusplus
 }

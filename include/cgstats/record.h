@@ -46,7 +46,7 @@ enum cgs_delay_class {
  * Return: The library's CGS_DELAY__COUNT: at most CGS_DELAY_SLOTS, and
  * possibly more than the CGS_DELAY__COUNT a program was built with.
  */
-unsigned cgs_delay_classes(void);
+CGS_EXPORT unsigned cgs_delay_classes(void);
 
 /**
  * cgs_delay_name() - Name of a delay class.
@@ -56,7 +56,7 @@ unsigned cgs_delay_classes(void);
  * Return: "cpu", "blkio", "swapin", ... in static storage; NULL for a
  * class the library does not know.
  */
-const char *cgs_delay_name(enum cgs_delay_class c);
+CGS_EXPORT const char *cgs_delay_name(enum cgs_delay_class c);
 
 struct cgs_delay {
 	uint64_t count;    /* number of delays recorded */

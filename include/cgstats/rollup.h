@@ -48,7 +48,7 @@ struct cgs_rollup;
  * parent's cgroup. Off by default. */
 #define CGS_ROLLUP_FAST_ATTRIBUTION (1u << 2)
 /* Distributions: per-cgroup histograms of task lifetime, process lifetime,
- * CPU time and CPU delay per task (cgs_snapshot_hist()). O(1) per record
+ * CPU time and CPU delay per task (cgs_snapshot_get_hist()). O(1) per record
  * with no allocation; costs 6.6 KiB per cgroup and shard (with the
  * per-signal counts, which share its allocation). Off by default. */
 #define CGS_ROLLUP_HISTOGRAMS (1u << 3)
@@ -136,7 +136,7 @@ struct cgs_rollup_opts {
 	char *errbuf;
 	/* size of errbuf */
 	size_t errbuf_len;
-	/* top commands per cgroup (cgs_snapshot_comm()): counters of each
+	/* top commands per cgroup (cgs_snapshot_get_comm()): counters of each
 	 * bounded summary (one by CPU, one by exits) per cgroup and shard,
 	 * 1..4096; 0: off. An estimate is off by at most the ranking's total
 	 * divided by this (see struct cgs_comm). */
@@ -174,18 +174,19 @@ struct cgs_rollup_opts {
  * "/proc"; -EOPNOTSUPP without cgroup2, BTF, or libbpf in this build;
  * -EPERM without the capabilities; another -errno from loading.
  */
-int cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
+CGS_EXPORT int
+cgs_rollup_new(struct cgs_rollup **out, const struct cgs_rollup_opts *o);
 /**
  * cgs_rollup_free() - Free a rollup.
  * @r: The rollup, or NULL (nothing is done).
  *
  * Unloads the kernel source and closes the fork tracker. Paths handed out
- * by cgs_rollup_account() become invalid; snapshots stay valid (they own
+ * by cgs_rollup_add() become invalid; snapshots stay valid (they own
  * their data).
  *
  * Context: No other call on @r may be running.
  */
-void cgs_rollup_free(struct cgs_rollup *r);
+CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r);
 
 /**
  * cgs_rollup_hierarchy() - The cgroup hierarchy in use.
@@ -194,7 +195,7 @@ void cgs_rollup_free(struct cgs_rollup *r);
  * Return: "v2" or the v1 controller name ("cpu", ...), owned by @r and
  * valid until cgs_rollup_free(); NULL for a NULL @r.
  */
-const char *cgs_rollup_hierarchy(const struct cgs_rollup *r);
+CGS_EXPORT const char *cgs_rollup_hierarchy(const struct cgs_rollup *r);
 
 /**
  * cgs_rollup_attribution() - The attribution source in use.
@@ -203,7 +204,8 @@ const char *cgs_rollup_hierarchy(const struct cgs_rollup *r);
  * Return: CGS_ATTRIBUTION_KERNEL or CGS_ATTRIBUTION_PROC (also for a NULL
  * @r); never CGS_ATTRIBUTION_AUTO.
  */
-enum cgs_attribution cgs_rollup_attribution(const struct cgs_rollup *r);
+CGS_EXPORT enum cgs_attribution
+cgs_rollup_attribution(const struct cgs_rollup *r);
 
 /**
  * cgs_rollup_kernel_error() - Why the kernel source is not in use.
@@ -213,37 +215,9 @@ enum cgs_attribution cgs_rollup_attribution(const struct cgs_rollup *r);
  * cgs_rollup_free(); NULL when the kernel source is in use, was not asked
  * for (CGS_ATTRIBUTION_PROC), or @r is NULL.
  */
-const char *cgs_rollup_kernel_error(const struct cgs_rollup *r);
+CGS_EXPORT const char *cgs_rollup_kernel_error(const struct cgs_rollup *r);
 
-/**
- * cgs_rollup_account() - Attribute a record to a cgroup and account it.
- * @r: The rollup.
- * @shard: The writer: 0 <= shard < opts.shards (with the kernel source,
- *	the listener shard that received the record).
- * @rec: The record, e.g. cgs_exit.task or .group; a smaller (older)
- *	struct is fine. Not kept.
- * @path_out: If not NULL, receives the cgroup path (CGS_UNKNOWN_CGROUP
- *	when not attributed; NULL for a TGID record ignored by CGS_NO_TGID),
- *	owned by @r and valid until the next call for the same shard (and
- *	no longer than until cgs_rollup_retire_removed() or
- *	cgs_rollup_free()).
- *
- * O(1) in the cgroup depth. A TGID-kind record only counts as
- * tgid_records of its cgroup; with CGS_NO_TGID it is ignored.
- *
- * Context: Concurrent calls must use distinct shards; safe alongside
- * snapshots, totals and retirement from other threads. May block: on
- * /proc reads, and with the kernel source up to kernel_wait_ms for the
- * entry of a task still exiting.
- * Return: 0 (also for an ignored or unattributed record); -EINVAL for a
- * NULL @r or @rec, a shard out of range, rec->sz too small to reach tgid
- * (a smaller sz of an older caller is read as far as it goes, the rest
- * taken as zero), or a kind out of range.
- */
-int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
-		       const struct cgs_record *rec, const char **path_out);
-
-/* How one record was attributed (cgs_rollup_account_src). */
+/* How one record was attributed (struct cgs_add_result). */
 enum cgs_source {
 	CGS_SOURCE_NONE = 0,     /* not attributed: the unknown bucket, or a
 				  * TGID record ignored (CGS_NO_TGID) */
@@ -252,51 +226,74 @@ enum cgs_source {
 				  * or cached) */
 	CGS_SOURCE_INFERRED = 3, /* inferred from its parent or a fork
 				  * ancestor: a guess, counted per cgroup */
+	CGS_SOURCE_GIVEN = 4,    /* (1.3) the caller's: cgs_add_opts.path */
 };
 
 /**
  * cgs_source_name() - Name of an attribution source.
  * @s: The source.
  *
- * Return: "none", "kernel", "proc" or "inferred", in static storage; NULL
- * when out of range.
+ * Return: "none", "kernel", "proc", "inferred" or "given", in static
+ * storage; NULL when out of range.
  */
-const char *cgs_source_name(enum cgs_source s);
+CGS_EXPORT const char *cgs_source_name(enum cgs_source s);
+
+/* How cgs_rollup_add() takes one record; NULL: attribute it. */
+struct cgs_add_opts {
+	size_t sz;        /* sizeof(struct cgs_add_opts) */
+	/* the record's cgroup when the caller knows it (e.g. a replayed
+	 * capture): absolute ("/a/b") or CGS_UNKNOWN_CGROUP; copied, not
+	 * kept. No attribution is done then (no via_* counter, nothing
+	 * inferred). NULL: the rollup attributes the record */
+	const char *path;
+};
+
+/* What cgs_rollup_add() did with one record. */
+struct cgs_add_result {
+	size_t sz;        /* sizeof(struct cgs_add_result) */
+	/* the cgroup path (CGS_UNKNOWN_CGROUP when not attributed; NULL for
+	 * a TGID record ignored by CGS_NO_TGID or a refused one), owned by
+	 * the rollup and valid until the next call for the same shard (and
+	 * no longer than until cgs_rollup_retire_removed(),
+	 * cgs_rollup_retire() or cgs_rollup_free()) */
+	const char *path;
+	/* how it was attributed; CGS_SOURCE_NONE on error or for an ignored
+	 * record */
+	enum cgs_source source;
+};
 
 /**
- * cgs_rollup_account_src() - cgs_rollup_account(), also telling how.
- * @r: As cgs_rollup_account().
- * @shard: As cgs_rollup_account().
- * @rec: As cgs_rollup_account().
- * @path_out: As cgs_rollup_account().
- * @src_out: If not NULL, receives how the record was attributed;
- *	CGS_SOURCE_NONE on error or for an ignored record.
- *
- * Context: As cgs_rollup_account().
- * Return: As cgs_rollup_account().
- */
-int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
-			   const struct cgs_record *rec, const char **path_out,
-			   enum cgs_source *src_out);
-
-/**
- * cgs_rollup_account_path() - Account a record to a known cgroup path.
+ * cgs_rollup_add() - Attribute a record to a cgroup and account it.
  * @r: The rollup.
- * @shard: As cgs_rollup_account().
- * @rec: The record; a smaller (older) struct is fine. Not kept.
- * @path: The cgroup path, absolute ("/a/b") or CGS_UNKNOWN_CGROUP; copied,
- *	not kept.
+ * @shard: The writer: 0 <= shard < opts.shards (with the kernel source,
+ *	the listener shard that received the record).
+ * @rec: The record, e.g. cgs_exit.task or .group; a smaller (older)
+ *	struct is fine. Not kept.
+ * @o: How (a known path), or NULL: attribute it. Not kept.
+ * @out: If not NULL, receives the cgroup path and how the record was
+ *	attributed; sz set (see <cgstats.h>), on return the bytes written.
  *
- * For e.g. replayed captures: no attribution is done (no via_* counter,
- * nothing inferred). A TGID record is ignored with CGS_NO_TGID.
+ * The one accounting call (since 1.3; it replaces cgs_rollup_account(),
+ * cgs_rollup_account_src() and cgs_rollup_account_path(), kept in
+ * <cgstats/deprecated.h>); what it can be told grows in @o, what it says
+ * back in @out. O(1) in the cgroup depth. A TGID-kind record only counts
+ * as tgid_records of its cgroup; with CGS_NO_TGID it is ignored.
  *
- * Context: As cgs_rollup_account(), without the waits.
- * Return: 0; -EINVAL for a NULL argument, a shard out of range, rec->sz
- * too small, a kind out of range or a relative path; -ENAMETOOLONG for a
- * path of PATH_MAX bytes or more; -ENOMEM.
+ * Context: Concurrent calls must use distinct shards; safe alongside
+ * snapshots, totals and retirement from other threads. May block: on
+ * /proc reads, and with the kernel source up to kernel_wait_ms for the
+ * entry of a task still exiting (not with o->path).
+ * Return: 0 (also for an ignored or unattributed record); -EINVAL for a
+ * NULL @r or @rec, a shard out of range, rec->sz too small to reach tgid
+ * (a smaller sz of an older caller is read as far as it goes, the rest
+ * taken as zero), a kind out of range, a relative o->path, o->sz too
+ * small or out->sz unable to hold sz; -E2BIG for options this library
+ * does not know; with o->path, -ENAMETOOLONG for a path of PATH_MAX bytes
+ * or more and -ENOMEM. A record refused is counted in totals.refused.
  */
-int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
-			    const struct cgs_record *rec, const char *path);
+CGS_EXPORT int cgs_rollup_add(struct cgs_rollup *r, unsigned shard,
+			      const struct cgs_record *rec, const struct cgs_add_opts *o,
+			      struct cgs_add_result *out);
 
 /**
  * cgs_rollup_account_exit() - Account an exit event: a ready callback.
@@ -311,18 +308,18 @@ int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
  *	cgs_rollup_new(&r, NULL);
  *	cgs_listener_run(l, cgs_rollup_account_exit, r, NULL);
  * (examples/agent-defaults.c is this agent, compiled and run by the
- * tests). What cgs_rollup_account() does with each record, as each
- * shard's thread calls it. A record the rollup cannot take (a shard
+ * tests). cgs_rollup_add() of each record, as each shard's thread
+ * calls it. A record the rollup cannot take (a shard
  * beyond the rollup's, when it was made with fewer shards than the
  * listener has) is not accounted but counted in totals.refused: nothing
  * is lost silently.
  *
- * Context: As cgs_rollup_account(), from the listener's thread for
+ * Context: As cgs_rollup_add(), from the listener's thread for
  * ev->shard.
  * Return: 0 (drain on); a refused record is counted, not returned (the
  * runner ignores the return value).
  */
-int cgs_rollup_account_exit(const struct cgs_exit *ev, void *rollup);
+CGS_EXPORT int cgs_rollup_account_exit(const struct cgs_exit *ev, void *rollup);
 
 /* Collector-level attribution counters. */
 struct cgs_rollup_totals {
@@ -378,7 +375,7 @@ struct cgs_rollup_totals {
 	 * those removed in the last minute, at most 8,192 of those kept the
 	 * whole minute: their late records) */
 	uint64_t kernel_cgroup_ids;
-	/* records given to cgs_rollup_account*() or
+	/* records given to cgs_rollup_add() (or the calls it replaced) or
 	 * cgs_rollup_account_exit() that could not be accounted: a shard
 	 * beyond the rollup's (a rollup made with fewer shards than its
 	 * listener), a record that is not one (kind out of range, sz too
@@ -452,8 +449,8 @@ enum cgs_oom_source {
 			     * memory.events.local, v1 memory.oom_control
 			     * oom_kill), read at snapshot time for cgroups
 			     * with a SIGKILL exit since the previous one
-			     * (attributed by cgs_rollup_account*(), not
-			     * cgs_rollup_account_path()), against a
+			     * (attributed by cgs_rollup_add(), not given
+			     * a path in cgs_add_opts), against a
 			     * baseline: the value when the rollup was
 			     * created, 0 for a cgroup created since. Kills
 			     * in a cgroup removed before the snapshot are
@@ -471,12 +468,12 @@ enum cgs_oom_source {
  * count until retired). Also reads what the fork tracker has queued.
  * Since 1.2; before, cgs_rollup_totals() (kept: <cgstats/deprecated.h>).
  *
- * Context: Safe alongside cgs_rollup_account() and snapshots.
+ * Context: Safe alongside cgs_rollup_add() and snapshots.
  * Return: 0; -EINVAL for a NULL @r or @out, or out->sz too small to hold
  * sz.
  */
-int cgs_rollup_get_totals(struct cgs_rollup *r,
-			  struct cgs_rollup_totals *out);
+CGS_EXPORT int cgs_rollup_get_totals(struct cgs_rollup *r,
+				     struct cgs_rollup_totals *out);
 
 /**
  * cgs_rollup_retire_removed() - Forget cgroups that are gone.
@@ -493,13 +490,13 @@ int cgs_rollup_get_totals(struct cgs_rollup *r,
  * subtree sums, which continue without a jump. Expired process cache
  * entries are dropped first. Stops early, silently, on ENOMEM.
  *
- * Context: Safe alongside cgs_rollup_account(); serialised with
+ * Context: Safe alongside cgs_rollup_add(); serialised with
  * snapshots. stat()s the cgroup directories of shards up to 1,024
  * cgroups; larger ones rely on the snapshots' removal checks. Paths that
- * cgs_rollup_account() handed out for retired cgroups become invalid.
+ * cgs_rollup_add() handed out for retired cgroups become invalid.
  * Return: How many cgroups were retired (>= 0); -EINVAL for a NULL @r.
  */
-int cgs_rollup_retire_removed(struct cgs_rollup *r);
+CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r);
 
 /* What cgs_rollup_retire() keeps for a consumer (e.g. a scraper). */
 struct cgs_retire_opts {
@@ -558,8 +555,54 @@ struct cgs_retire_result {
  * that cannot allocate its parent stops early, silently, as in
  * cgs_rollup_retire_removed()).
  */
-int cgs_rollup_retire(struct cgs_rollup *r, const struct cgs_retire_opts *o,
-		      struct cgs_retire_result *out);
+CGS_EXPORT int
+cgs_rollup_retire(struct cgs_rollup *r, const struct cgs_retire_opts *o,
+		  struct cgs_retire_result *out);
+
+
+struct cgs_identity_src; /* <cgstats/identity.h> */
+
+/**
+ * cgs_rollup_set_identity() - Name cgroups when they appear.
+ * @r: A rollup; its kernel source (CGS_ATTRIBUTION_KERNEL) sees every
+ *	cgroup2 mkdir and rmdir.
+ * @src: The resolver (borrowed: it must outlive @r, or be detached first
+ *	with a NULL @src); NULL detaches.
+ *
+ * Starts @src's resolver thread (once; it runs with the caller's
+ * credentials and capabilities, so call it after dropping privileges,
+ * with those the sources need: see docs/dashboards.md) and hooks it to
+ * @r's cgroup events: a container or pod cgroup is queued at its mkdir
+ * (bounded: opts.queue_len, counted when full), looked up within
+ * milliseconds, before a short container's runtime state is deleted, and
+ * its names cached (cgs_identity_src_peek(), cgs_identity_src_resolve())
+ * until keep_ms after its rmdir. No file is read on the record path; the
+ * hook costs a queue push per container cgroup event.
+ *
+ * The container and pod cgroups there at the call (the kernel source's
+ * table of them, from its walk at open) are queued too (since 1.3;
+ * counted in existing, at most max_cached), after the events; calling it
+ * again with the same @src (e.g. on SIGHUP) queues those not named yet
+ * again. A look-up that named nothing is made again 50 ms, 250 ms and 1 s
+ * later (retried) while the cgroup lives. Until its look-up has answered,
+ * cgs_identity_src_peek() says -EAGAIN for the cgroup. A container's
+ * names name its pod's own cgroup too (pods_named), without the kubelet's
+ * log folders.
+ *
+ * A cgroup whose event was lost (the kernel source's cgroup ring full),
+ * or that was queued behind a full queue, is named at its first snapshot
+ * (cgs_workloads_update()), if its runtime state is still there; one that
+ * came and went before its look-up is unknown, counted in gone_before or
+ * queue_full.
+ *
+ * Context: Any thread; not concurrently with cgs_rollup_free(@r).
+ * Return: 0; -CGS_ERR_NO_KSRC when @r has no kernel source (the cgroups
+ *	there now are still looked up, from a walk of the mount, and new
+ *	ones are named at their first snapshot), -EINVAL for a NULL @r,
+ *	-errno when the thread cannot be made.
+ */
+CGS_EXPORT int cgs_rollup_set_identity(struct cgs_rollup *r,
+				       struct cgs_identity_src *src);
 
 #ifdef __cplusplus
 }

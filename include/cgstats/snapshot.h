@@ -38,7 +38,7 @@ struct cgs_counters {
 	uint64_t hiwater_rss_kb_max, hiwater_vm_kb_max; /* peaks, not sums */
 	/* process exits (CGS_KIND_PROCESS records) by outcome, from the wait
 	 * status (see cgs_exit_classify()); per signal:
-	 * cgs_snapshot_signals() */
+	 * cgs_snapshot_get_signals() */
 	uint64_t exit_clean;       /* exited with status 0 */
 	uint64_t exit_nonzero;     /* exited with a non-zero code */
 	uint64_t exit_signaled;    /* killed by a signal */
@@ -78,7 +78,7 @@ struct cgs_snapshot_opts {
 	unsigned fold_depth; /* fold cgroups deeper than this into their
 			      * ancestor at this depth; 0: no folding */
 	bool no_delta;       /* don't advance the delta baseline */
-	/* commands listed per cgroup and ranking (cgs_snapshot_comm());
+	/* commands listed per cgroup and ranking (cgs_snapshot_get_comm());
 	 * the rest is folded into (other); 0: every one the summary holds */
 	unsigned comms;
 };
@@ -97,7 +97,7 @@ struct cgs_snapshot_opts {
  * baseline is the rollup's, shared by every caller. Takes each shard's
  * lock once.
  *
- * Context: Safe alongside cgs_rollup_account() calls; serialised with
+ * Context: Safe alongside cgs_rollup_add() calls; serialised with
  * other snapshots and cgs_rollup_retire_removed(). stat()s cgroup
  * directories to flag removed cgroups: all of them up to 1,024 per
  * shard, else a round-robin slice (every one within 32 snapshots); with
@@ -108,8 +108,9 @@ struct cgs_snapshot_opts {
  * Return: 0; -EINVAL for a NULL @r or @out or o->sz too small; -E2BIG for
  * options this library does not know; -ENOMEM.
  */
-int cgs_rollup_snapshot(struct cgs_rollup *r, const struct cgs_snapshot_opts *o,
-			struct cgs_snapshot **out);
+CGS_EXPORT int
+cgs_rollup_snapshot(struct cgs_rollup *r, const struct cgs_snapshot_opts *o,
+		    struct cgs_snapshot **out);
 /**
  * cgs_snapshot_count() - Number of cgroups in a snapshot.
  * @s: The snapshot, or NULL.
@@ -117,11 +118,13 @@ int cgs_rollup_snapshot(struct cgs_rollup *r, const struct cgs_snapshot_opts *o,
  * Return: The number of entries (the unknown bucket included); 0 for a
  * NULL @s.
  */
-size_t cgs_snapshot_count(const struct cgs_snapshot *s);
+CGS_EXPORT size_t cgs_snapshot_count(const struct cgs_snapshot *s);
 /**
- * cgs_snapshot_get() - One cgroup of a snapshot.
+ * cgs_snapshot_get_cgroup() - One cgroup of a snapshot.
  * @s: The snapshot.
  * @i: Index, 0 <= i < cgs_snapshot_count(), in path order.
+ *
+ * Since 1.3; before, cgs_snapshot_get_cgroup() (kept: <cgstats/deprecated.h>).
  *
  * Context: A snapshot is not changed after it is made: it may be read
  * from several threads at once.
@@ -129,18 +132,20 @@ size_t cgs_snapshot_count(const struct cgs_snapshot *s);
  * points to) until cgs_snapshot_free(); NULL for a NULL @s or @i out of
  * range.
  */
-const struct cgs_cgroup_stats *cgs_snapshot_get(const struct cgs_snapshot *s,
-						size_t i);
+CGS_EXPORT const struct cgs_cgroup_stats *
+cgs_snapshot_get_cgroup(const struct cgs_snapshot *s, size_t i);
 /**
- * cgs_snapshot_totals() - Totals at snapshot time.
+ * cgs_snapshot_get_totals() - Totals at snapshot time.
  * @s: The snapshot.
+ *
+ * Since 1.3; before, cgs_snapshot_get_totals() (kept: <cgstats/deprecated.h>).
  *
  * Return: The totals, owned by @s and valid until cgs_snapshot_free();
  * cgroups counts the distinct cgroups in @s (not the unknown bucket).
  * NULL for a NULL @s.
  */
-const struct cgs_rollup_totals *cgs_snapshot_totals(
-	const struct cgs_snapshot *s);
+CGS_EXPORT const struct cgs_rollup_totals *
+cgs_snapshot_get_totals(const struct cgs_snapshot *s);
 
 /* Which counters of a cgroup (struct cgs_cgroup_stats' four sets). */
 enum cgs_counter_set {
@@ -160,20 +165,22 @@ struct cgs_signal_counts {
 };
 
 /**
- * cgs_snapshot_signals() - Process exits of a cgroup by signal.
+ * cgs_snapshot_get_signals() - Process exits of a cgroup by signal.
  * @s: The snapshot.
  * @i: Index of the cgroup, 0 <= i < cgs_snapshot_count().
  * @set: Which counters.
  * @out: Receives the counts; sz set (see <cgstats.h>), on return the bytes
  *	written. Their sum is the set's exit_signaled.
  *
- * Context: As cgs_snapshot_get().
+ * Since 1.3; before, cgs_snapshot_get_signals() (kept: <cgstats/deprecated.h>).
+ *
+ * Context: As cgs_snapshot_get_cgroup().
  * Return: 0; -EINVAL for a NULL @s or @out, out->sz too small, @i or @set
  * out of range.
  */
-int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
-			 enum cgs_counter_set set,
-			 struct cgs_signal_counts *out);
+CGS_EXPORT int cgs_snapshot_get_signals(const struct cgs_snapshot *s, size_t i,
+					enum cgs_counter_set set,
+					struct cgs_signal_counts *out);
 
 /* Distributions (CGS_ROLLUP_HISTOGRAMS), on fixed log-scale buckets. */
 enum cgs_hist_kind {
@@ -231,10 +238,10 @@ struct cgs_hist {
  * Return: "lifetime", "process_lifetime", "cpu" or "cpu_delay", in static
  * storage; NULL when out of range.
  */
-const char *cgs_hist_name(enum cgs_hist_kind k);
+CGS_EXPORT const char *cgs_hist_name(enum cgs_hist_kind k);
 
 /**
- * cgs_snapshot_hist() - A distribution of one cgroup.
+ * cgs_snapshot_get_hist() - A distribution of one cgroup.
  * @s: The snapshot.
  * @i: Index of the cgroup, 0 <= i < cgs_snapshot_count().
  * @set: Which counters (self or subtree, cumulative or delta).
@@ -245,14 +252,16 @@ const char *cgs_hist_name(enum cgs_hist_kind k);
  * when a descendant is retired (its counts move into its parent's
  * subtree).
  *
- * Context: As cgs_snapshot_get().
+ * Since 1.3; before, cgs_snapshot_get_hist() (kept: <cgstats/deprecated.h>).
+ *
+ * Context: As cgs_snapshot_get_cgroup().
  * Return: 0; -ENODATA when the rollup keeps no histograms
  * (CGS_ROLLUP_HISTOGRAMS not set); -EINVAL for a NULL @s or @out,
  * out->sz too small, or @i, @set or @k out of range.
  */
-int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
-		      enum cgs_counter_set set, enum cgs_hist_kind k,
-		      struct cgs_hist *out);
+CGS_EXPORT int cgs_snapshot_get_hist(const struct cgs_snapshot *s, size_t i,
+				     enum cgs_counter_set set, enum cgs_hist_kind k,
+				     struct cgs_hist *out);
 
 /**
  * cgs_hist_quantile() - Estimate a quantile of a histogram.
@@ -267,7 +276,7 @@ int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
  * Context: Any thread.
  * Return: The estimate, ns; 0 for an empty histogram or a NULL @h.
  */
-uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q);
+CGS_EXPORT uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q);
 
 /* The longest delay of one class (from 1.3). */
 struct cgs_delay_peak {
@@ -286,7 +295,7 @@ struct cgs_delay_peaks {
 };
 
 /**
- * cgs_snapshot_delay_peaks() - The longest delays of one cgroup.
+ * cgs_snapshot_get_delay_peaks() - The longest delays of one cgroup.
  * @s: The snapshot.
  * @i: Index of the cgroup, 0 <= i < cgs_snapshot_count().
  * @set: Which records: the cgroup's own (self) or its subtree's, since it
@@ -304,11 +313,12 @@ struct cgs_delay_peaks {
  * (at_ns says when, if known). Subtree peaks keep those of retired
  * descendants, as the subtree counters keep their counts.
  *
- * Context: As cgs_snapshot_get().
+ * Context: As cgs_snapshot_get_cgroup().
  * Return: 0; -EINVAL for a NULL @s or @out, out->sz too small, or @i or
  * @set out of range.
  */
-int cgs_snapshot_delay_peaks(const struct cgs_snapshot *s, size_t i,
+CGS_EXPORT int
+cgs_snapshot_get_delay_peaks(const struct cgs_snapshot *s, size_t i,
 			     enum cgs_counter_set set,
 			     struct cgs_delay_peaks *out);
 
@@ -360,29 +370,33 @@ struct cgs_comm {
  * Return: The number of entries; 0 when commands are off, for a cgroup
  * with nothing counted, or for arguments out of range.
  */
-size_t cgs_snapshot_comm_count(const struct cgs_snapshot *s, size_t i,
-			       enum cgs_comm_rank by);
+CGS_EXPORT size_t
+cgs_snapshot_comm_count(const struct cgs_snapshot *s, size_t i,
+			enum cgs_comm_rank by);
 
 /**
- * cgs_snapshot_comm() - One entry of a ranking.
+ * cgs_snapshot_get_comm() - One entry of a ranking.
  * @s: The snapshot.
  * @i: Index of the cgroup.
  * @by: The ranking.
  * @j: 0 <= j < cgs_snapshot_comm_count(), largest value first.
  *
- * Context: As cgs_snapshot_get().
+ * Since 1.3; before, cgs_snapshot_get_comm() (kept: <cgstats/deprecated.h>).
+ *
+ * Context: As cgs_snapshot_get_cgroup().
  * Return: The entry, owned by @s and valid until cgs_snapshot_free();
  * NULL when out of range.
  */
-const struct cgs_comm *cgs_snapshot_comm(const struct cgs_snapshot *s,
-					 size_t i, enum cgs_comm_rank by,
-					 size_t j);
+CGS_EXPORT const struct cgs_comm *
+cgs_snapshot_get_comm(const struct cgs_snapshot *s,
+		      size_t i, enum cgs_comm_rank by,
+		      size_t j);
 
 /**
  * cgs_snapshot_free() - Free a snapshot.
  * @s: The snapshot, or NULL (nothing is done).
  */
-void cgs_snapshot_free(struct cgs_snapshot *s);
+CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s);
 
 #ifdef __cplusplus
 }

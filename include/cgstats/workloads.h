@@ -61,7 +61,7 @@ struct cgs_workload_view {
 	uint32_t held;           /* always 0 since 1.3 (see hold_ms) */
 	/* From 1.3: the longest delay of each class over its cgroups' task
 	 * records since the workload was first seen (the largest of its
-	 * cgroups' own cgs_snapshot_delay_peaks()); NULL when none */
+	 * cgroups' own cgs_snapshot_get_delay_peaks()); NULL when none */
 	const struct cgs_delay_peaks *peaks;
 };
 
@@ -84,20 +84,25 @@ struct cgs_workloads;
 
 /**
  * cgs_workloads_new() - Make a workload view.
+ * @out: Receives the view (NULL on failure); free it with
+ *	cgs_workloads_free().
  * @opts: Options (NULL: defaults); copied.
- * @out: Receives the view; free it with cgs_workloads_free().
+ *
+ * Since 1.3 @out comes first, as in every constructor; a program built
+ * against 1.2 (options first) keeps its own symbol version.
  *
  * Context: Any thread; allocates.
- * Return: 0, -EINVAL, -ENOMEM.
+ * Return: 0, -EINVAL, -E2BIG (options this library does not know),
+ * -ENOMEM.
  */
-int cgs_workloads_new(const struct cgs_workloads_opts *opts,
-		      struct cgs_workloads **out);
+CGS_EXPORT int cgs_workloads_new(struct cgs_workloads **out,
+				 const struct cgs_workloads_opts *opts);
 
 /**
  * cgs_workloads_free() - Free a view (NULL is a no-op).
  * @w: The view; views returned by cgs_workloads_get() die with it.
  */
-void cgs_workloads_free(struct cgs_workloads *w);
+CGS_EXPORT void cgs_workloads_free(struct cgs_workloads *w);
 
 /**
  * cgs_workloads_update() - Fold one snapshot in.
@@ -120,8 +125,8 @@ void cgs_workloads_free(struct cgs_workloads *w);
  * Context: One thread at a time per view.
  * Return: 0, -EINVAL, -ENOMEM (the view is unchanged but for counts).
  */
-int cgs_workloads_update(struct cgs_workloads *w,
-			 const struct cgs_snapshot *snap, uint64_t now_ms);
+CGS_EXPORT int cgs_workloads_update(struct cgs_workloads *w,
+				    const struct cgs_snapshot *snap, uint64_t now_ms);
 
 /**
  * cgs_workloads_served() - Say the current view was served to a scraper.
@@ -133,14 +138,14 @@ int cgs_workloads_update(struct cgs_workloads *w,
  *
  * Context: The view's thread.
  */
-void cgs_workloads_served(struct cgs_workloads *w);
+CGS_EXPORT void cgs_workloads_served(struct cgs_workloads *w);
 
 /**
  * cgs_workloads_count() - Workloads in the view.
  * @w: The view.
  * Return: The count (0 for NULL).
  */
-size_t cgs_workloads_count(const struct cgs_workloads *w);
+CGS_EXPORT size_t cgs_workloads_count(const struct cgs_workloads *w);
 
 /**
  * cgs_workloads_get() - One workload.
@@ -152,8 +157,8 @@ size_t cgs_workloads_count(const struct cgs_workloads *w);
  *
  * Return: 0, -EINVAL.
  */
-int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
-		      struct cgs_workload_view *out);
+CGS_EXPORT int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
+				 struct cgs_workload_view *out);
 
 /**
  * cgs_workloads_find() - The workload a cgroup belongs to.
@@ -168,8 +173,9 @@ int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
  * Return: 0; -ENOENT when the cgroup is not in the view or belongs to no
  *	workload; -EINVAL.
  */
-int cgs_workloads_find(const struct cgs_workloads *w, const char *cgroup_path,
-		       struct cgs_workload_view *out);
+CGS_EXPORT int
+cgs_workloads_find(const struct cgs_workloads *w, const char *cgroup_path,
+		   struct cgs_workload_view *out);
 
 /**
  * cgs_workloads_get_counts() - The view's own counters.
@@ -177,15 +183,15 @@ int cgs_workloads_find(const struct cgs_workloads *w, const char *cgroup_path,
  * @out: Receives them (sz set by the caller).
  * Return: 0, -EINVAL.
  */
-int cgs_workloads_get_counts(const struct cgs_workloads *w,
-			     struct cgs_workloads_counts *out);
+CGS_EXPORT int cgs_workloads_get_counts(const struct cgs_workloads *w,
+					struct cgs_workloads_counts *out);
 
 /**
  * cgs_workload_kind_name() - "container", "pod", "docker", "unit".
  * @k: The kind.
  * Return: A static string; "unknown" out of range.
  */
-const char *cgs_workload_kind_name(enum cgs_workload_kind k);
+CGS_EXPORT const char *cgs_workload_kind_name(enum cgs_workload_kind k);
 
 #ifdef __cplusplus
 }

@@ -87,7 +87,7 @@ static const struct cgs_counters *counters_of(const struct cgs_cgroup_stats *g)
 static meta_data_t *identity_meta(const char *path)
 {
 	CGS_OPTS(cgs_identity, id);
-	if (!tscd.ident || cgs_identity_resolve(tscd.ident, path, &id) <= 0 ||
+	if (!tscd.ident || cgs_identity_src_resolve(tscd.ident, path, &id) <= 0 ||
 	    (!id.k8s_namespace[0] && !id.container[0]))
 		return NULL;
 	meta_data_t *m = meta_data_create();
@@ -104,10 +104,10 @@ static meta_data_t *identity_meta(const char *path)
 
 static void put_totals(const struct cgs_snapshot *s)
 {
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	CGS_OPTS(cgs_loss, loss);
 
-	if (cgs_listener_loss(tscd.l, CGS_ALL_SHARDS, &loss) == 0)
+	if (cgs_listener_get_loss(tscd.l, CGS_ALL_SHARDS, &loss) == 0)
 		put("", "taskstat_loss", NULL, 2,
 		    (uint64_t[]){ loss.dropped, loss.malformed });
 	if (t)
@@ -129,10 +129,10 @@ int tscd_read(void)
 		ERROR(TSCD_PLUGIN " plugin: snapshot: %s", cgs_strerror(r));
 		return -1;
 	}
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	bool oom = t && t->oom_source != CGS_OOM_NONE;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 		const struct cgs_counters *k = counters_of(g);
 		if (!k || (!k->tasks && !k->tgid_records))
 			continue; /* an ancestor with no exit of its own */

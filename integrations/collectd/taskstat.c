@@ -81,13 +81,13 @@ int tscd_identity_open(void)
 		 .crio_storage = tscd.conf.crio_storage,
 		 .docker_root = tscd.conf.docker_root,
 		 .kubelet_logs = tscd.conf.kubelet_logs);
-	int r = cgs_identity_new(&io, &tscd.ident);
+	int r = cgs_identity_src_new(&tscd.ident, &io);
 	if (r < 0) {
 		ERROR(TSCD_PLUGIN " plugin: Identity: %s", cgs_strerror(r));
 		return r;
 	}
-	r = cgs_rollup_identity(tscd.rollup, tscd.ident);
-	if (r == -EOPNOTSUPP)
+	r = cgs_rollup_set_identity(tscd.rollup, tscd.ident);
+	if (r == -CGS_ERR_NO_KSRC)
 		INFO(TSCD_PLUGIN " plugin: Identity: no kernel source, "
 		     "containers are named at the first read that shows them");
 	else if (r < 0)
@@ -127,10 +127,10 @@ static void close_all(void)
 	cgs_listener_close(tscd.l);
 	tscd.l = NULL;
 	if (tscd.rollup) /* its hook borrows tscd.ident */
-		cgs_rollup_identity(tscd.rollup, NULL);
+		cgs_rollup_set_identity(tscd.rollup, NULL);
 	cgs_rollup_free(tscd.rollup);
 	tscd.rollup = NULL;
-	cgs_identity_free(tscd.ident);
+	cgs_identity_src_free(tscd.ident);
 	tscd.ident = NULL;
 }
 

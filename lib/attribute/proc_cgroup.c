@@ -32,9 +32,9 @@ static bool list_has(const char *list, size_t len, const char *want)
 	return false;
 }
 
-CGS_EXPORT int cgs_parse_proc_cgroup(const char *text, size_t len,
-				     const char *hierarchy, char *buf,
-				     size_t buflen)
+int cgs_parse_proc_cgroup(const char *text, size_t len,
+			  const char *hierarchy, char *buf,
+			  size_t buflen)
 {
 	return cgsi_parse_proc_cgroup(text, len, hierarchy, buf, buflen, NULL);
 }

@@ -265,10 +265,10 @@ decode_msg_slow(const void *msg, size_t len, unsigned flags,
 	return r;
 }
 
-CGS_EXPORT int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
-			      struct cgs_record *task,
-			      struct cgs_record *group,
-			      struct cgs_decode_stats *st)
+int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
+		   struct cgs_record *task,
+		   struct cgs_record *group,
+		   struct cgs_decode_stats *st)
 {
 	struct cgs_decode_stats ls = { 0 }; /* ours: sz unused */
 	int r;

@@ -45,12 +45,12 @@ static const char *const delay_names[CGS_DELAY__COUNT] = {
 	"wpcopy", "irq",
 };
 
-CGS_EXPORT size_t cgs_taskstats_size(unsigned version)
+size_t cgs_taskstats_size(unsigned version)
 {
 	return version < CGS_ARRAY_SIZE(ts_size) ? ts_size[version] : 0;
 }
 
-CGS_EXPORT const char *cgs_delay_name(enum cgs_delay_class c)
+const char *cgs_delay_name(enum cgs_delay_class c)
 {
 	return (unsigned)c < CGS_DELAY__COUNT ? delay_names[c] : NULL;
 }
@@ -333,9 +333,9 @@ void cgsi_decode_stats_add(struct cgs_decode_stats *st,
 	}
 }
 
-CGS_EXPORT int cgs_decode_payload(const void *payload, size_t len,
-				  enum cgs_kind kind, struct cgs_record *out,
-				  struct cgs_decode_stats *st)
+int cgs_decode_payload(const void *payload, size_t len,
+		       enum cgs_kind kind, struct cgs_record *out,
+		       struct cgs_decode_stats *st)
 {
 	struct cgs_decode_stats ls = { .sz = sizeof(ls) };
 	struct cgs_record tmp, *o = out;
@@ -355,7 +355,7 @@ CGS_EXPORT int cgs_decode_payload(const void *payload, size_t len,
 	return r;
 }
 
-CGS_EXPORT unsigned cgs_delay_classes(void)
+unsigned cgs_delay_classes(void)
 {
 	return CGS_DELAY__COUNT;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * cgs_rollup_identity(): the identity resolver hooked to the kernel
+ * cgs_rollup_set_identity(): the identity resolver hooked to the kernel
  * source's cgroup events, so that a container is named when its cgroup
  * appears (lib/identity/id_cache.c), not at its first snapshot; and the
  * cgroups there already (the kernel source's walk, else one of our own)
@@ -29,8 +29,8 @@ static void seed_by_walk(struct cgs_rollup *r, void *ctx)
 	cgsi_cgid_fini(&t);
 }
 
-CGS_EXPORT int cgs_rollup_identity(struct cgs_rollup *r,
-				   struct cgs_identity_src *src)
+int cgs_rollup_set_identity(struct cgs_rollup *r,
+			    struct cgs_identity_src *src)
 {
 	if (!r)
 		return -EINVAL;
@@ -45,7 +45,7 @@ CGS_EXPORT int cgs_rollup_identity(struct cgs_rollup *r,
 		return rc;
 	if (!r->at.ksrc) {
 		seed_by_walk(r, ctx);
-		return -EOPNOTSUPP;
+		return -CGS_ERR_NO_KSRC;
 	}
 	/* the hook queues the cgroups there now, then every mkdir */
 	cgsi_ksrc_set_cg_hook(r->at.ksrc, cgsi_idcache_event, ctx);

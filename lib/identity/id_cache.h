@@ -26,7 +26,7 @@
 struct cgsi_idcache;
 
 /* The resolver's one call: names of @path into @out (cleared first), as
- * cgs_identity_resolve() does it but without the cache; made with the
+ * cgs_identity_src_resolve() does it but without the cache; made with the
  * resolver's lock held. */
 typedef int cgsi_idcache_resolve_fn(void *ctx, const char *path,
 				    struct cgs_identity *out);
@@ -46,7 +46,7 @@ int cgsi_idcache_start(struct cgsi_idcache *c, pthread_mutex_t *lock,
 void cgsi_idcache_event(void *c, int type, uint64_t id, const char *path);
 
 /* With the resolver's lock held: the cached names of @path (true), for
- * cgs_identity_resolve(); and a name found by it, published. */
+ * cgs_identity_src_resolve(); and a name found by it, published. */
 bool cgsi_idcache_find(struct cgsi_idcache *c, const char *path,
 		       struct cgs_identity *out);
 void cgsi_idcache_put(struct cgsi_idcache *c, const char *path,

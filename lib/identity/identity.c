@@ -35,8 +35,8 @@ static char *dup_or(const char *s, const char *def)
 	return strdup(s && *s ? s : def);
 }
 
-CGS_EXPORT int cgs_identity_new(const struct cgs_identity_opts *opts,
-		     struct cgs_identity_src **out)
+int cgs_identity_src_new(struct cgs_identity_src **out,
+			 const struct cgs_identity_opts *opts)
 {
 	struct cgs_identity_opts o = { .sz = sizeof(o) };
 	if (!out)
@@ -61,14 +61,21 @@ CGS_EXPORT int cgs_identity_new(const struct cgs_identity_opts *opts,
 	if (!s->containerd || !s->crio || !s->docker || !s->logs ||
 	    cgsi_idcache_new(&s->cache, o.readers, o.max_cached, o.queue_len,
 			     o.keep_ms) < 0) {
-		cgs_identity_free(s);
+		cgs_identity_src_free(s);
 		return -ENOMEM;
 	}
 	*out = s;
 	return 0;
 }
 
-CGS_EXPORT void cgs_identity_free(struct cgs_identity_src *s)
+/* 1.2's name and argument order (CGSTATS_1.2): <cgstats/deprecated.h> */
+int cgs_identity_new(const struct cgs_identity_opts *opts,
+		     struct cgs_identity_src **out)
+{
+	return cgs_identity_src_new(out, opts);
+}
+
+void cgs_identity_src_free(struct cgs_identity_src *s)
 {
 	if (!s)
 		return;
@@ -232,8 +239,9 @@ static int resolve_files(void *ctx, const char *path, struct cgs_identity *out)
 	return e < 0 ? e : nonempty(&id);
 }
 
-CGS_EXPORT int cgs_identity_resolve(struct cgs_identity_src *s,
-				    const char *path, struct cgs_identity *out)
+int cgs_identity_src_resolve(struct cgs_identity_src *s,
+			     const char *path,
+			     struct cgs_identity *out)
 {
 	if (!s || !path || !out || out->sz < sizeof(out->sz))
 		return -EINVAL;
@@ -253,8 +261,9 @@ CGS_EXPORT int cgs_identity_resolve(struct cgs_identity_src *s,
 	return e < 0 ? e : n;
 }
 
-CGS_EXPORT int cgs_identity_cached(struct cgs_identity_src *s, unsigned reader,
-				   const char *path, struct cgs_identity *out)
+int cgs_identity_src_peek(struct cgs_identity_src *s,
+			  unsigned reader, const char *path,
+			  struct cgs_identity *out)
 {
 	if (!s || !path || !out || out->sz < sizeof(out->sz))
 		return -EINVAL;
@@ -270,15 +279,15 @@ void cgsi_identity_forget(struct cgs_identity_src *s, const char *path)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* cgs_rollup_identity()'s half on this side: the thread and the hook. */
+/* cgs_rollup_set_identity()'s half on this side: the thread and the hook. */
 int cgsi_identity_watch(struct cgs_identity_src *s, void **hook_ctx)
 {
 	*hook_ctx = s->cache;
 	return cgsi_idcache_start(s->cache, &s->lock, resolve_files, s);
 }
 
-CGS_EXPORT int cgs_identity_get_counts(const struct cgs_identity_src *cs,
-				       struct cgs_identity_counts *out)
+int cgs_identity_src_get_counts(const struct cgs_identity_src *cs,
+				struct cgs_identity_counts *out)
 {
 	struct cgs_identity_src *s = (struct cgs_identity_src *)cs;
 	if (!s || !out)
@@ -289,3 +298,8 @@ CGS_EXPORT int cgs_identity_get_counts(const struct cgs_identity_src *cs,
 	pthread_mutex_unlock(&s->lock);
 	return cgsi_out_copy(out, &c, sizeof(c));
 }
+
+/* 1.2's names (CGSTATS_1.2), the same functions: <cgstats/deprecated.h> */
+CGSI_ALIAS(cgs_identity_free, cgs_identity_src_free);
+CGSI_ALIAS(cgs_identity_resolve, cgs_identity_src_resolve);
+CGSI_ALIAS(cgs_identity_get_counts, cgs_identity_src_get_counts);

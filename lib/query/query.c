@@ -27,8 +27,15 @@ struct cgs_query {
 	unsigned timeout_ms;
 };
 
-CGS_EXPORT int cgs_query_open(struct cgs_query **out,
-			      const struct cgs_query_opts *opts)
+int cgsi_query_open_1_3(struct cgs_query **out,
+			const struct cgs_query_opts *opts);
+int cgsi_query_open_1_0(struct cgs_query **out,
+			const struct cgs_query_opts *opts);
+
+/* 1.3: the library's own error codes (CGS_ERR_NO_TASKSTATS) */
+CGSI_VERSIONED(cgs_query_open, CGSTATS_1.3)
+int cgsi_query_open_1_3(struct cgs_query **out,
+			const struct cgs_query_opts *opts)
 {
 	struct cgs_query_opts o;
 
@@ -57,7 +64,15 @@ CGS_EXPORT int cgs_query_open(struct cgs_query **out,
 	return 0;
 }
 
-CGS_EXPORT void cgs_query_close(struct cgs_query *q)
+/* 1.0 .. 1.2: each as the plain errno it was (cgsi_err_compat()) */
+CGSI_COMPAT(cgs_query_open, CGSTATS_1.0)
+int cgsi_query_open_1_0(struct cgs_query **out,
+			const struct cgs_query_opts *opts)
+{
+	return cgsi_err_compat(cgsi_query_open_1_3(out, opts));
+}
+
+void cgs_query_close(struct cgs_query *q)
 {
 	if (!q)
 		return;
@@ -148,21 +163,21 @@ static int query_rec(struct cgs_query *q, int attr, uint32_t id,
 	return cgsi_out_copy(out, &c.rec, sizeof(c.rec));
 }
 
-CGS_EXPORT int cgs_query_pid(struct cgs_query *q, uint32_t pid,
-			     struct cgs_record *out)
+int cgs_query_pid(struct cgs_query *q, uint32_t pid,
+		  struct cgs_record *out)
 {
 	return query_rec(q, TASKSTATS_CMD_ATTR_PID, pid, false, out);
 }
 
-CGS_EXPORT int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
-			      struct cgs_record *out)
+int cgs_query_tgid(struct cgs_query *q, uint32_t tgid,
+		   struct cgs_record *out)
 {
 	return query_rec(q, TASKSTATS_CMD_ATTR_TGID, tgid, true, out);
 }
 
 static int cgstats_reply(const struct nlmsghdr *h, void *arg)
 {
-	struct cgs_cgroupstats *out = arg;
+	struct cgs_task_states *out = arg;
 	size_t len = h->nlmsg_len;
 	size_t off = NLMSG_HDRLEN + GENL_HDRLEN;
 	const unsigned char *p = (const unsigned char *)h;
@@ -189,9 +204,8 @@ static int cgstats_reply(const struct nlmsghdr *h, void *arg)
 	return -EBADMSG;
 }
 
-CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
-				     const char *cgroup_dir,
-				     struct cgs_cgroupstats *out)
+int cgs_query_cgroup(struct cgs_query *q, const char *cgroup_dir,
+		     struct cgs_task_states *out)
 {
 	if (!q || !cgroup_dir || !out || !CGSI_OUT_OK(out))
 		return -EINVAL;
@@ -212,11 +226,24 @@ CGS_EXPORT int cgs_query_cgroupstats(struct cgs_query *q,
 		close(fd);
 		return -ENOTDIR;
 	}
-	CGS_OPTS(cgs_cgroupstats, cs); /* ours: the caller's may be smaller */
+	CGS_OPTS(cgs_task_states, cs); /* ours: the caller's may be smaller */
 	int r = transact(q, CGROUPSTATS_CMD_GET, CGROUPSTATS_CMD_ATTR_FD,
 			 (uint32_t)fd, cgstats_reply, &cs);
 	close(fd);
 	if (r < 0)
 		return r;
 	return cgsi_out_copy(out, &cs, sizeof(cs));
+}
+
+/* 1.0's name (CGSTATS_1.0) and struct, of the same layout, and its
+ * return value for a cgroup2 directory (-EOPNOTSUPP) */
+_Static_assert(sizeof(struct cgs_cgroupstats) ==
+		       sizeof(struct cgs_task_states),
+	       "struct cgs_cgroupstats is struct cgs_task_states");
+int cgs_query_cgroupstats(struct cgs_query *q,
+			  const char *cgroup_dir,
+			  struct cgs_cgroupstats *out)
+{
+	return cgsi_err_compat(cgs_query_cgroup(q, cgroup_dir,
+					(struct cgs_task_states *)out));
 }

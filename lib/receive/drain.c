@@ -148,8 +148,8 @@ int cgsi_shard_drain_max(struct cgs_listener *l, struct cgsi_shard *s,
 	}
 }
 
-CGS_EXPORT int cgs_listener_drain(struct cgs_listener *l, unsigned shard,
-				  cgs_exit_fn fn, void *user)
+int cgs_listener_drain(struct cgs_listener *l, unsigned shard,
+		       cgs_exit_fn fn, void *user)
 {
 	if (!l || shard >= l->nshards)
 		return -EINVAL;

@@ -153,10 +153,25 @@ static int shard_open(struct cgs_listener *l, struct cgsi_shard *s,
 	return 0;
 }
 
-CGS_EXPORT int cgs_listener_open(struct cgs_listener **out,
-				 const struct cgs_listener_opts *uopts)
+int cgsi_listener_open_1_3(struct cgs_listener **out,
+			   const struct cgs_listener_opts *uopts);
+int cgsi_listener_open_1_0(struct cgs_listener **out,
+			   const struct cgs_listener_opts *uopts);
+
+/* 1.3: the library's own error codes (CGS_ERR_*) */
+CGSI_VERSIONED(cgs_listener_open, CGSTATS_1.3)
+int cgsi_listener_open_1_3(struct cgs_listener **out,
+			   const struct cgs_listener_opts *uopts)
 {
 	return cgsi_listener_open(out, uopts, NULL);
+}
+
+/* 1.0 .. 1.2: each as the plain errno it was (cgsi_err_compat()) */
+CGSI_COMPAT(cgs_listener_open, CGSTATS_1.0)
+int cgsi_listener_open_1_0(struct cgs_listener **out,
+			   const struct cgs_listener_opts *uopts)
+{
+	return cgsi_err_compat(cgsi_listener_open(out, uopts, NULL));
 }
 
 int cgsi_listener_open(struct cgs_listener **out,
@@ -330,7 +345,7 @@ static void shard_close(struct cgs_listener *l, struct cgsi_shard *s)
 	free(s->pending);
 }
 
-CGS_EXPORT void cgs_listener_close(struct cgs_listener *l)
+void cgs_listener_close(struct cgs_listener *l)
 {
 	if (!l)
 		return;
@@ -346,36 +361,36 @@ CGS_EXPORT void cgs_listener_close(struct cgs_listener *l)
 	free(l);
 }
 
-CGS_EXPORT unsigned cgs_listener_shards(const struct cgs_listener *l)
+unsigned cgs_listener_shards(const struct cgs_listener *l)
 {
 	return l ? l->nshards : 0;
 }
 
-CGS_EXPORT unsigned cgs_listener_threads(const struct cgs_listener *l)
+unsigned cgs_listener_get_threads(const struct cgs_listener *l)
 {
 	if (!l || !__atomic_load_n(&l->running, __ATOMIC_ACQUIRE))
 		return 0;
 	return __atomic_load_n(&l->active, __ATOMIC_ACQUIRE);
 }
 
-CGS_EXPORT int cgs_listener_shard_fd(const struct cgs_listener *l,
-				     unsigned shard)
+int cgs_listener_shard_fd(const struct cgs_listener *l,
+			  unsigned shard)
 {
 	if (!l || shard >= l->nshards)
 		return -EINVAL;
 	return l->shards[shard].fd;
 }
 
-CGS_EXPORT const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
-					       unsigned shard)
+const char *cgs_listener_shard_cpus(const struct cgs_listener *l,
+				    unsigned shard)
 {
 	if (!l || shard >= l->nshards)
 		return NULL;
 	return l->shards[shard].cpus;
 }
 
-CGS_EXPORT size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
-					    unsigned shard)
+size_t cgs_listener_shard_rcvbuf(const struct cgs_listener *l,
+				 unsigned shard)
 {
 	if (!l || shard >= l->nshards)
 		return 0;
@@ -405,8 +420,8 @@ static void add_loss(struct cgs_loss *sum, struct cgsi_shard *s)
 	sum->version0 += LD(d->version0);
 }
 
-CGS_EXPORT int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
-				 struct cgs_loss *out)
+int cgs_listener_get_loss(struct cgs_listener *l, unsigned shard,
+			  struct cgs_loss *out)
 {
 	if (!l || !out || out->sz < sizeof(size_t))
 		return -EINVAL;
@@ -423,3 +438,6 @@ CGS_EXPORT int cgs_listener_loss(struct cgs_listener *l, unsigned shard,
 	sum.sz = sizeof(sum);
 	return cgsi_out_copy(out, &sum, sizeof(sum));
 }
+
+/* 1.0's name (CGSTATS_1.0): <cgstats/deprecated.h> */
+CGSI_ALIAS(cgs_listener_loss, cgs_listener_get_loss);

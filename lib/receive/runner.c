@@ -240,8 +240,8 @@ static void workers_free(struct cgs_listener *l)
 	l->workers = NULL;
 }
 
-CGS_EXPORT int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn,
-				void *user, const struct cgs_run_opts *uopts)
+int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn,
+		     void *user, const struct cgs_run_opts *uopts)
 {
 	struct cgs_run_opts o;
 	if (!l || l->running)
@@ -279,7 +279,7 @@ CGS_EXPORT int cgs_listener_run(struct cgs_listener *l, cgs_exit_fn fn,
 	return 0;
 }
 
-CGS_EXPORT int cgs_listener_stop(struct cgs_listener *l)
+int cgs_listener_stop(struct cgs_listener *l)
 {
 	if (!l || !l->running)
 		return -EINVAL;

@@ -62,8 +62,8 @@ static int selftest_cb(const struct cgs_exit *ev, void *arg)
 	return 0;
 }
 
-CGS_EXPORT int cgs_listener_selftest(struct cgs_listener *l, int timeout_ms,
-				     cgs_exit_fn fn, void *user)
+int cgs_listener_selftest(struct cgs_listener *l, int timeout_ms,
+			  cgs_exit_fn fn, void *user)
 {
 	if (!l || l->running || timeout_ms < 0)
 		return -EINVAL;

@@ -4,7 +4,7 @@
 #include "rollup/wstatus.h"
 #include "util/common.h"
 
-CGS_EXPORT enum cgs_exit_outcome cgs_exit_classify(uint32_t status, int *sig)
+enum cgs_exit_outcome cgs_exit_classify(uint32_t status, int *sig)
 {
 	unsigned s;
 	enum cgs_exit_outcome o = cgsi_wstatus(status, &s);
@@ -14,7 +14,7 @@ CGS_EXPORT enum cgs_exit_outcome cgs_exit_classify(uint32_t status, int *sig)
 }
 
 /* 1.1's name (CGSTATS_1.1), the same function: <cgstats/deprecated.h> */
-CGS_EXPORT enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig)
+enum cgs_exit_outcome cgs_exit_outcome(uint32_t status, int *sig)
 	__attribute__((alias("cgs_exit_classify")));
 
 /* Linux's numbers (x86, arm and most others); realtime signals from 34,
@@ -51,12 +51,12 @@ static const char *const signames[CGS_SIGNAL_SLOTS] = {
 	"SIGRTMIN+92", "SIGRTMIN+93",
 };
 
-CGS_EXPORT const char *cgs_signal_name(int sig)
+const char *cgs_signal_name(int sig)
 {
 	return sig > 0 && sig < CGS_SIGNAL_SLOTS ? signames[sig] : NULL;
 }
 
-CGS_EXPORT const char *cgs_hist_name(enum cgs_hist_kind k)
+const char *cgs_hist_name(enum cgs_hist_kind k)
 {
 	static const char *const n[] = { "lifetime", "process_lifetime", "cpu",
 					 "cpu_delay" };
@@ -134,7 +134,7 @@ static uint64_t fine_quantile(const struct cgs_hist *h, double rank)
 	return (uint64_t)lo;
 }
 
-CGS_EXPORT uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q)
+uint64_t cgs_hist_quantile(const struct cgs_hist *h, double q)
 {
 	if (!h || !h->nbuckets || !h->count || h->nbuckets > CGS_HIST_SLOTS)
 		return 0;

@@ -337,9 +337,9 @@ out:
 	return rc;
 }
 
-CGS_EXPORT int cgs_rollup_retire(struct cgs_rollup *r,
-				 const struct cgs_retire_opts *opts,
-				 struct cgs_retire_result *out)
+int cgs_rollup_retire(struct cgs_rollup *r,
+		      const struct cgs_retire_opts *opts,
+		      struct cgs_retire_result *out)
 {
 	if (!r || (out && !CGSI_OUT_OK(out)))
 		return -EINVAL;
@@ -359,7 +359,7 @@ CGS_EXPORT int cgs_rollup_retire(struct cgs_rollup *r,
 
 /* Every snapshot counts as consumed. Returns the nodes retired (a cgroup
  * seen by k shards counts k times, as it always did). */
-CGS_EXPORT int cgs_rollup_retire_removed(struct cgs_rollup *r)
+int cgs_rollup_retire_removed(struct cgs_rollup *r)
 {
 	if (!r)
 		return -EINVAL;

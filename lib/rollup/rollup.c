@@ -52,7 +52,7 @@ static void shard_fini(struct cgsi_rshard *s)
 	pthread_mutex_destroy(&s->lock);
 }
 
-CGS_EXPORT void cgs_rollup_free(struct cgs_rollup *r)
+void cgs_rollup_free(struct cgs_rollup *r)
 {
 	if (!r)
 		return;
@@ -139,8 +139,8 @@ static int attr_open(struct cgs_rollup *r, const struct cgsi_rollup_iopts *io)
 	return 0;
 }
 
-CGS_EXPORT int cgs_rollup_new(struct cgs_rollup **out,
-			      const struct cgs_rollup_opts *opts)
+int cgs_rollup_new(struct cgs_rollup **out,
+		   const struct cgs_rollup_opts *opts)
 {
 	return cgsi_rollup_new(out, opts, NULL);
 }
@@ -321,24 +321,18 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 }
 
-CGS_EXPORT const char *cgs_source_name(enum cgs_source s)
+const char *cgs_source_name(enum cgs_source s)
 {
 	static const char *const n[] = { "none", "kernel", "proc",
-					 "inferred" };
+					 "inferred", "given" };
 	return (unsigned)s < CGS_ARRAY_SIZE(n) ? n[s] : NULL;
 }
 
-CGS_EXPORT int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
-				  const struct cgs_record *rec,
-				  const char **path_out)
-{
-	return cgs_rollup_account_src(r, shard, rec, path_out, NULL);
-}
-
-CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
-				      const struct cgs_record *rec,
-				      const char **path_out,
-				      enum cgs_source *src_out)
+/* A record attributed by the rollup: the hot path of every caller. */
+static inline int account_attr(struct cgs_rollup *r, unsigned shard,
+			       const struct cgs_record *rec,
+			       const char **path_out,
+			       enum cgs_source *src_out)
 {
 	struct cgs_record tmp;
 
@@ -380,22 +374,10 @@ CGS_EXPORT int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 	return 0;
 }
 
-CGS_EXPORT int cgs_rollup_account_exit(const struct cgs_exit *ev,
-				       void *rollup)
-{
-	struct cgs_rollup *r = rollup;
-	if (!ev || !r)
-		return 0;
-	if (ev->task)
-		cgs_rollup_account(r, ev->shard, ev->task, NULL);
-	if (ev->group)
-		cgs_rollup_account(r, ev->shard, ev->group, NULL);
-	return 0;
-}
-
-CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
-				       const struct cgs_record *rec,
-				       const char *path)
+/* A record of a cgroup the caller names: no attribution. */
+static int account_given(struct cgs_rollup *r, unsigned shard,
+			 const struct cgs_record *rec, const char *path,
+			 const char **path_out)
 {
 	struct cgs_record tmp;
 
@@ -425,8 +407,96 @@ CGS_EXPORT int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
 		ai.comm_len = strnlen(rec->comm, CGS_COMM_LEN);
 		s->st.comm_own += rec->tgid && rec->pid != rec->tgid;
 	}
-	if (n)
+	if (n) {
 		account_node(r, s, n, rec, &ai);
+		*path_out = n->path;
+	}
 	pthread_mutex_unlock(&s->lock);
 	return n ? 0 : (refuse(r), -ENOMEM);
+}
+
+/* cgs_rollup_add() with options, or a result too small for ours; out of
+ * line, so that the hot path has no frame of its own */
+static __attribute__((noinline)) int add_slow(struct cgs_rollup *r, unsigned shard,
+		    const struct cgs_record *rec, const struct cgs_add_opts *o,
+		    struct cgs_add_result *out)
+{
+	struct cgs_add_opts opt;
+	int e = cgsi_opts_copy(&opt, sizeof(opt), o, o ? o->sz : 0);
+	if (e < 0)
+		return e;
+	if (out && !CGSI_OUT_OK(out))
+		return -EINVAL;
+	struct cgs_add_result res = { .sz = sizeof(res) };
+	int rc;
+	if (opt.path) {
+		rc = account_given(r, shard, rec, opt.path, &res.path);
+		if (rc == 0 && res.path)
+			res.source = CGS_SOURCE_GIVEN;
+	} else {
+		rc = account_attr(r, shard, rec, &res.path, &res.source);
+	}
+	if (!out)
+		return rc;
+	e = cgsi_out_copy(out, &res, sizeof(res));
+	return rc < 0 ? rc : e;
+}
+
+int cgs_rollup_add(struct cgs_rollup *r, unsigned shard,
+		   const struct cgs_record *rec,
+		   const struct cgs_add_opts *o,
+		   struct cgs_add_result *out)
+{
+	/* the hot path (no options; no result, or one of our size or
+	 * larger): the attribution alone, writing the result in place */
+	if (cgs_likely(!o)) {
+		if (!out)
+			return account_attr(r, shard, rec, NULL, NULL);
+		if (cgs_likely(CGSI_OUT_FULL(out))) {
+			out->sz = sizeof(*out);
+			out->path = NULL;
+			return account_attr(r, shard, rec, &out->path,
+					    &out->source);
+		}
+	}
+	return add_slow(r, shard, rec, o, out);
+}
+
+int cgs_rollup_account_exit(const struct cgs_exit *ev,
+			    void *rollup)
+{
+	struct cgs_rollup *r = rollup;
+	if (!ev || !r)
+		return 0;
+	if (ev->task)
+		account_attr(r, ev->shard, ev->task, NULL, NULL);
+	if (ev->group)
+		account_attr(r, ev->shard, ev->group, NULL, NULL);
+	return 0;
+}
+
+/* The calls cgs_rollup_add() replaced (CGSTATS_1.0):
+ * <cgstats/deprecated.h>. Each keeps its own copy of the path it takes,
+ * so that none costs more than before. */
+int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
+		       const struct cgs_record *rec,
+		       const char **path_out)
+{
+	return account_attr(r, shard, rec, path_out, NULL);
+}
+
+int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
+			   const struct cgs_record *rec,
+			   const char **path_out,
+			   enum cgs_source *src_out)
+{
+	return account_attr(r, shard, rec, path_out, src_out);
+}
+
+int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,
+			    const struct cgs_record *rec,
+			    const char *path)
+{
+	const char *p;
+	return account_given(r, shard, rec, path, &p);
 }

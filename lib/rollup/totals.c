@@ -4,18 +4,18 @@
  * source counters, summed over the shards). */
 #include "rollup/rollup_int.h"
 
-CGS_EXPORT const char *cgs_rollup_hierarchy(const struct cgs_rollup *r)
+const char *cgs_rollup_hierarchy(const struct cgs_rollup *r)
 {
 	return r ? r->mount.hier : NULL;
 }
 
-CGS_EXPORT enum cgs_attribution cgs_rollup_attribution(
-	const struct cgs_rollup *r)
+enum cgs_attribution cgs_rollup_attribution(
+const struct cgs_rollup *r)
 {
 	return r && r->at.ksrc ? CGS_ATTRIBUTION_KERNEL : CGS_ATTRIBUTION_PROC;
 }
 
-CGS_EXPORT const char *cgs_rollup_kernel_error(const struct cgs_rollup *r)
+const char *cgs_rollup_kernel_error(const struct cgs_rollup *r)
 {
 	return r && !r->at.ksrc && r->at.kerr[0] ? r->at.kerr : NULL;
 }
@@ -57,8 +57,8 @@ void cgsi_rollup_shard_totals(struct cgs_rollup_totals *t,
 /* `cgroups` here counts cgroup nodes per shard (a cgroup seen by k shards
  * counts k times, removed incarnations count until retired); a snapshot's
  * totals count distinct cgroups. */
-CGS_EXPORT int cgs_rollup_get_totals(struct cgs_rollup *r,
-				     struct cgs_rollup_totals *out)
+int cgs_rollup_get_totals(struct cgs_rollup *r,
+			  struct cgs_rollup_totals *out)
 {
 	if (!r || !out || !CGSI_OUT_OK(out))
 		return -EINVAL;
@@ -75,6 +75,6 @@ CGS_EXPORT int cgs_rollup_get_totals(struct cgs_rollup *r,
 }
 
 /* 1.0's name (CGSTATS_1.0), the same function: <cgstats/deprecated.h> */
-CGS_EXPORT int cgs_rollup_totals(struct cgs_rollup *r,
-				 struct cgs_rollup_totals *out)
+int cgs_rollup_totals(struct cgs_rollup *r,
+		      struct cgs_rollup_totals *out)
 	__attribute__((alias("cgs_rollup_get_totals")));

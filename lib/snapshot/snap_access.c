@@ -2,19 +2,19 @@
 /* What a snapshot answers: its cgroups, totals, extra sets, rankings. */
 #include "snapshot/snap_int.h"
 
-CGS_EXPORT size_t cgs_snapshot_count(const struct cgs_snapshot *s)
+size_t cgs_snapshot_count(const struct cgs_snapshot *s)
 {
 	return s ? s->n : 0;
 }
 
-CGS_EXPORT const struct cgs_cgroup_stats *
-cgs_snapshot_get(const struct cgs_snapshot *s, size_t i)
+const struct cgs_cgroup_stats *
+cgs_snapshot_get_cgroup(const struct cgs_snapshot *s, size_t i)
 {
 	return s && i < s->n ? &s->v[i] : NULL;
 }
 
-CGS_EXPORT const struct cgs_rollup_totals *
-cgs_snapshot_totals(const struct cgs_snapshot *s)
+const struct cgs_rollup_totals *
+cgs_snapshot_get_totals(const struct cgs_snapshot *s)
 {
 	return s ? &s->totals : NULL;
 }
@@ -29,9 +29,9 @@ static int x_of(const struct cgs_snapshot *s, size_t i,
 	return 0;
 }
 
-CGS_EXPORT int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
-				    enum cgs_counter_set set,
-				    struct cgs_signal_counts *out)
+int cgs_snapshot_get_signals(const struct cgs_snapshot *s, size_t i,
+			 enum cgs_counter_set set,
+			 struct cgs_signal_counts *out)
 {
 	const struct xref *x;
 	if (!out || !CGSI_OUT_OK(out) || x_of(s, i, set, &x) < 0)
@@ -45,9 +45,9 @@ CGS_EXPORT int cgs_snapshot_signals(const struct cgs_snapshot *s, size_t i,
 	return cgsi_out_copy(out, &c, sizeof(c));
 }
 
-CGS_EXPORT int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
-				 enum cgs_counter_set set,
-				 enum cgs_hist_kind k, struct cgs_hist *out)
+int cgs_snapshot_get_hist(const struct cgs_snapshot *s, size_t i,
+		      enum cgs_counter_set set,
+		      enum cgs_hist_kind k, struct cgs_hist *out)
 {
 	const struct xref *x;
 	if (!out || !CGSI_OUT_OK(out) || (unsigned)k >= CGS_HIST__COUNT ||
@@ -70,20 +70,27 @@ CGS_EXPORT int cgs_snapshot_hist(const struct cgs_snapshot *s, size_t i,
 	return cgsi_out_copy(out, &h, sizeof(h));
 }
 
-CGS_EXPORT size_t cgs_snapshot_comm_count(const struct cgs_snapshot *s,
-					  size_t i, enum cgs_comm_rank by)
+size_t cgs_snapshot_comm_count(const struct cgs_snapshot *s,
+			       size_t i, enum cgs_comm_rank by)
 {
 	if (!s || !s->cm || i >= s->xn || (unsigned)by > CGS_COMMS_BY_EXITS)
 		return 0;
 	return s->cm[i].n[by];
 }
 
-CGS_EXPORT const struct cgs_comm *cgs_snapshot_comm(const struct cgs_snapshot *s,
-						    size_t i,
-						    enum cgs_comm_rank by,
-						    size_t j)
+const struct cgs_comm *cgs_snapshot_get_comm(const struct cgs_snapshot *s,
+					 size_t i,
+					 enum cgs_comm_rank by,
+					 size_t j)
 {
 	if (j >= cgs_snapshot_comm_count(s, i, by))
 		return NULL;
 	return &s->cm[i].v[by][j];
 }
+
+/* the names before 1.3 (CGSTATS_1.0, 1.1): <cgstats/deprecated.h> */
+CGSI_ALIAS(cgs_snapshot_get, cgs_snapshot_get_cgroup);
+CGSI_ALIAS(cgs_snapshot_totals, cgs_snapshot_get_totals);
+CGSI_ALIAS(cgs_snapshot_signals, cgs_snapshot_get_signals);
+CGSI_ALIAS(cgs_snapshot_hist, cgs_snapshot_get_hist);
+CGSI_ALIAS(cgs_snapshot_comm, cgs_snapshot_get_comm);

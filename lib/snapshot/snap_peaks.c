@@ -69,9 +69,9 @@ bool cgsi_snap_pk_up(struct sent *p, const struct sent *c,
 	return true;
 }
 
-CGS_EXPORT int cgs_snapshot_delay_peaks(const struct cgs_snapshot *s, size_t i,
-					enum cgs_counter_set set,
-					struct cgs_delay_peaks *out)
+int cgs_snapshot_get_delay_peaks(const struct cgs_snapshot *s, size_t i,
+				 enum cgs_counter_set set,
+				 struct cgs_delay_peaks *out)
 {
 	if (!s || !out || !CGSI_OUT_OK(out) || i >= s->n ||
 	    (unsigned)set > CGS_SET_SUBTREE_DELTA)

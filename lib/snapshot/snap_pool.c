@@ -258,7 +258,7 @@ void cgsi_snap_scratch_put(struct cgsi_snap_pool *p, struct snap_scratch *sc)
 
 /* Its buffers go to the pool when that is open and empty (the first
  * of two snapshots alive freed is kept, the other one freed). */
-CGS_EXPORT void cgs_snapshot_free(struct cgs_snapshot *s)
+void cgs_snapshot_free(struct cgs_snapshot *s)
 {
 	if (!s)
 		return;

@@ -750,9 +750,9 @@ static int sum_subtrees(struct cgs_snapshot *snap, struct vec *a,
 	return 0;
 }
 
-CGS_EXPORT int cgs_rollup_snapshot(struct cgs_rollup *r,
-				   const struct cgs_snapshot_opts *opts,
-				   struct cgs_snapshot **out)
+int cgs_rollup_snapshot(struct cgs_rollup *r,
+			const struct cgs_snapshot_opts *opts,
+			struct cgs_snapshot **out)
 {
 	if (!r || !out)
 		return -EINVAL;

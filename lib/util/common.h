@@ -9,9 +9,31 @@
 
 #include "cgstats.h"
 
-/* Public entry points; everything else stays hidden (-fvisibility=hidden)
+/* Public entry points are exported by their declarations (CGS_EXPORT in
+ * include/cgstats/); everything else stays hidden (-fvisibility=hidden)
  * and internal symbols use the cgsi_ prefix. */
-#define CGS_EXPORT __attribute__((visibility("default")))
+
+/* An old name kept for a renamed function of the same signature: one
+ * function under both names, the old one exported at its own symbol
+ * version (libcgstats.map) and declared in <cgstats/deprecated.h>. */
+#define CGSI_ALIAS(old, new)                                                 \
+	__typeof__(new) old __attribute__((alias(#new)))
+
+/* A function whose signature or return values changed keeps the old ones
+ * for programs linked against them (glibc's scheme): the new definition
+ * is the name's default version (CGSI_VERSIONED), the old one a
+ * compatibility version (CGSI_COMPAT); libcgstats.map lists the name in
+ * the node of its first release. Both definitions have internal names,
+ * declared in no header: so they carry their visibility themselves. */
+#define CGSI_VERSIONED(name, node)                                           \
+	__attribute__((visibility("default"), symver(#name "@@" #node)))
+#define CGSI_COMPAT(name, node)                                              \
+	__attribute__((visibility("default"), symver(#name "@" #node)))
+
+/* A return value as 1.0 .. 1.2 gave it: each CGS_ERR_* code as the plain
+ * errno it was then (<cgstats/common.h>), anything else as it is. For the
+ * CGSI_COMPAT versions of the functions that return them. */
+int cgsi_err_compat(int rc);
 
 #define CGS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define CGS_MIN(a, b) ((a) < (b) ? (a) : (b))

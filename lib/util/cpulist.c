@@ -160,7 +160,7 @@ void cgsi_cpus_split(const unsigned char *set, unsigned nshards, int *owner)
 	}
 }
 
-CGS_EXPORT int cgs_possible_cpus(void)
+int cgs_possible_cpus(void)
 {
 	unsigned char *set = malloc(CGSI_MAX_CPUS);
 	if (!set)
@@ -170,8 +170,8 @@ CGS_EXPORT int cgs_possible_cpus(void)
 	return n;
 }
 
-CGS_EXPORT int cgs_cpulist_validate(const char *list, char *errbuf,
-				    size_t errlen)
+int cgs_cpulist_validate(const char *list, char *errbuf,
+			 size_t errlen)
 {
 	unsigned char *want = malloc(CGSI_MAX_CPUS);
 	unsigned char *poss = malloc(CGSI_MAX_CPUS);

@@ -486,8 +486,8 @@ int cgsi_workload_parse(const char *path, struct cgs_workload *w,
 	return count(w);
 }
 
-CGS_EXPORT int cgs_workload_from_path(const char *path,
-				      struct cgs_workload *out)
+int cgs_workload_from_path(const char *path,
+			   struct cgs_workload *out)
 {
 	struct cgs_workload w;
 

@@ -69,23 +69,31 @@ static uint64_t hash(const char *s, size_t n)
 	return h ^ (h >> 29);
 }
 
-CGS_EXPORT int cgs_workloads_new(const struct cgs_workloads_opts *opts,
-				 struct cgs_workloads **out)
+int cgsi_workloads_new_1_3(struct cgs_workloads **out,
+			   const struct cgs_workloads_opts *opts);
+int cgsi_workloads_new_1_2(const struct cgs_workloads_opts *opts,
+			   struct cgs_workloads **out);
+
+/* cgs_workloads_new() of 1.3 (out first): the default symbol version */
+CGSI_VERSIONED(cgs_workloads_new, CGSTATS_1.3)
+int cgsi_workloads_new_1_3(struct cgs_workloads **out,
+			   const struct cgs_workloads_opts *opts)
 {
 	if (!out)
 		return -EINVAL;
+	/* the options checked before *out is written: a call of 1.2's
+	 * argument order built against 1.3 fails here, writing nothing */
+	struct cgs_workloads_opts o = { .sz = sizeof(o) };
+	if (opts) {
+		int e = cgsi_opts_copy(&o, sizeof(o), opts, opts->sz);
+		if (e < 0)
+			return e;
+	}
 	*out = NULL;
 	struct cgs_workloads *w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->o.sz = sizeof(w->o);
-	if (opts) {
-		int e = cgsi_opts_copy(&w->o, sizeof(w->o), opts, opts->sz);
-		if (e < 0) {
-			free(w);
-			return e;
-		}
-	}
+	w->o = o;
 	if (!w->o.retire_after_ms)
 		w->o.retire_after_ms = 15 * 60 * 1000;
 	if (!w->o.max_workloads)
@@ -97,6 +105,14 @@ CGS_EXPORT int cgs_workloads_new(const struct cgs_workloads_opts *opts,
 	return 0;
 }
 
+/* 1.2's argument order (options first), for programs linked against it */
+CGSI_COMPAT(cgs_workloads_new, CGSTATS_1.2)
+int cgsi_workloads_new_1_2(const struct cgs_workloads_opts *opts,
+			   struct cgs_workloads **out)
+{
+	return cgsi_workloads_new_1_3(out, opts);
+}
+
 static void wl_free(struct wl *x)
 {
 	free(x->key);
@@ -105,7 +121,7 @@ static void wl_free(struct wl *x)
 	free(x->peaks);
 }
 
-CGS_EXPORT void cgs_workloads_free(struct cgs_workloads *w)
+void cgs_workloads_free(struct cgs_workloads *w)
 {
 	if (!w)
 		return;
@@ -272,7 +288,7 @@ static int32_t name_cgroup(struct cgs_workloads *w, const char *path,
 	struct cgs_workload p = { .sz = sizeof(p) };
 	cgs_workload_from_path(path, &p);
 	if (w->o.identity && (p.container[0] || p.pod_uid[0]))
-		cgs_identity_resolve(w->o.identity, path, &id);
+		cgs_identity_src_resolve(w->o.identity, path, &id);
 	enum cgs_workload_kind k;
 	const char *f[4];
 	*unnamed = false;
@@ -308,7 +324,7 @@ static void add_signals(struct wl *x, const struct cgs_snapshot *s, size_t i,
 			enum cgs_counter_set set)
 {
 	struct cgs_signal_counts sc = { .sz = sizeof(sc) };
-	if (cgs_snapshot_signals(s, i, set, &sc) < 0)
+	if (cgs_snapshot_get_signals(s, i, set, &sc) < 0)
 		return;
 	if (!x->signals) {
 		x->signals = calloc(CGS_SIGNAL_SLOTS, sizeof(uint64_t));
@@ -345,7 +361,7 @@ static void add_peaks(struct wl *x, const struct cgs_snapshot *s, size_t i,
 		      enum cgs_counter_set set)
 {
 	struct cgs_delay_peaks p = { .sz = sizeof(p) };
-	if (cgs_snapshot_delay_peaks(s, i, set, &p) < 0)
+	if (cgs_snapshot_get_delay_peaks(s, i, set, &p) < 0)
 		return;
 	for (unsigned c = 0; c < CGS_DELAY__COUNT; c++) {
 		if (!p.c[c].max_ns ||
@@ -362,7 +378,7 @@ static void add_peaks(struct wl *x, const struct cgs_snapshot *s, size_t i,
 static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 		size_t i, uint64_t now)
 {
-	const struct cgs_cgroup_stats *st = cgs_snapshot_get(s, i);
+	const struct cgs_cgroup_stats *st = cgs_snapshot_get_cgroup(s, i);
 	if (!st || !st->path || st->path[0] != '/')
 		return 0;
 	struct cg *c = w->capc ? cg_slot(w, st->path) : NULL;
@@ -528,7 +544,7 @@ static void forget_all(struct cgs_workloads *w)
  */
 static bool peek(struct cgs_workloads *w, const struct cgs_snapshot *s)
 {
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	bool nd = t && t->sz >= offsetof(struct cgs_rollup_totals, no_delta) +
 			       sizeof(t->no_delta) && t->no_delta;
 	if (nd && w->advanced)
@@ -540,9 +556,9 @@ static bool peek(struct cgs_workloads *w, const struct cgs_snapshot *s)
 	return false;
 }
 
-CGS_EXPORT int cgs_workloads_update(struct cgs_workloads *w,
-				    const struct cgs_snapshot *s,
-				    uint64_t now_ms)
+int cgs_workloads_update(struct cgs_workloads *w,
+			 const struct cgs_snapshot *s,
+			 uint64_t now_ms)
 {
 	if (!w || !s)
 		return -EINVAL;
@@ -566,12 +582,12 @@ CGS_EXPORT int cgs_workloads_update(struct cgs_workloads *w,
 }
 
 /* Kept for the ABI: no workload is held any longer (see the top). */
-CGS_EXPORT void cgs_workloads_served(struct cgs_workloads *w)
+void cgs_workloads_served(struct cgs_workloads *w)
 {
 	(void)w;
 }
 
-CGS_EXPORT size_t cgs_workloads_count(const struct cgs_workloads *w)
+size_t cgs_workloads_count(const struct cgs_workloads *w)
 {
 	return w && w->order ? w->nw : 0;
 }
@@ -591,17 +607,17 @@ static int view_of(const struct cgs_workloads *w, const struct wl *x,
 	return cgsi_out_copy(out, &v, sizeof(v));
 }
 
-CGS_EXPORT int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
-				 struct cgs_workload_view *out)
+int cgs_workloads_get(const struct cgs_workloads *w, size_t i,
+		      struct cgs_workload_view *out)
 {
 	if (!w || !out || i >= cgs_workloads_count(w))
 		return -EINVAL;
 	return view_of(w, &w->w[w->order[i]], out);
 }
 
-CGS_EXPORT int cgs_workloads_find(const struct cgs_workloads *w,
-				  const char *path,
-				  struct cgs_workload_view *out)
+int cgs_workloads_find(const struct cgs_workloads *w,
+		       const char *path,
+		       struct cgs_workload_view *out)
 {
 	if (!w || !path || !out)
 		return -EINVAL;
@@ -613,15 +629,15 @@ CGS_EXPORT int cgs_workloads_find(const struct cgs_workloads *w,
 	return view_of(w, &w->w[c->wl], out);
 }
 
-CGS_EXPORT int cgs_workloads_get_counts(const struct cgs_workloads *w,
-					struct cgs_workloads_counts *out)
+int cgs_workloads_get_counts(const struct cgs_workloads *w,
+			     struct cgs_workloads_counts *out)
 {
 	if (!w || !out)
 		return -EINVAL;
 	return cgsi_out_copy(out, &w->n, sizeof(w->n));
 }
 
-CGS_EXPORT const char *cgs_workload_kind_name(enum cgs_workload_kind k)
+const char *cgs_workload_kind_name(enum cgs_workload_kind k)
 {
 	static const char *const names[] = { "container", "pod", "docker",
 					     "unit" };

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/nlmsg.h"
 
 #define GUARD 0xa7
@@ -204,14 +205,14 @@ static void test_rollup_reads_only_sz(void **state)
 	u.r.kind = CGS_KIND_PROCESS;
 	u.r.pid = u.r.tgid = 4242;
 	u.r.utime_us = 5;
-	assert_int_equal(cgs_rollup_account_path(r, 0, &u.r, "/abi"), 0);
+	assert_int_equal(cgt_add_path(r, 0, &u.r, "/abi"), 0);
 
 	struct cgs_snapshot *s = NULL;
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
 	const struct cgs_cgroup_stats *c = NULL;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		if (!strcmp(cgs_snapshot_get(s, i)->path, "/abi"))
-			c = cgs_snapshot_get(s, i);
+		if (!strcmp(cgs_snapshot_get_cgroup(s, i)->path, "/abi"))
+			c = cgs_snapshot_get_cgroup(s, i);
 	assert_non_null(c);
 	assert_int_equal(c->sz, sizeof(*c));
 	assert_true(CGS_SZ_HAS(c, inferred_delta));
@@ -226,7 +227,7 @@ static void test_rollup_reads_only_sz(void **state)
 
 	/* a record too short to say what it is */
 	u.r.sz = sizeof(size_t);
-	assert_int_equal(cgs_rollup_account_path(r, 0, &u.r, "/abi"),
+	assert_int_equal(cgt_add_path(r, 0, &u.r, "/abi"),
 			 -EINVAL);
 
 	/* totals into an older, smaller struct */

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/clock.h"
 #include "support/pipeline.h"
@@ -87,7 +88,7 @@ static void account(const struct cgs_record *rec, unsigned shard)
 	if (!rec || !ours(rec))
 		return;
 	const char *path = NULL;
-	if (cgs_rollup_account(rollup, shard, rec, &path) < 0) {
+	if (cgt_add(rollup, shard, rec, &path, NULL) < 0) {
 		atomic_fetch_add(&account_errors, 1);
 		return;
 	}
@@ -383,7 +384,7 @@ int main(void)
 		fprintf(stderr, "snapshot: %s\n", cgs_strerror(rc));
 		return 1;
 	}
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	printf("records %llu unattributed %llu via cache %llu proc %llu "
 	       "parent %llu proc_reads %llu cache_entries %llu\n",
 	       (unsigned long long)t->records,

@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/clock.h"
 #include "support/pipeline.h"
@@ -105,7 +106,7 @@ static void account_one(const struct cgs_exit *ev, const struct cgs_record *r)
 {
 	const char *path = NULL;
 	enum cgs_source src = CGS_SOURCE_NONE;
-	if (cgs_rollup_account_src(rollup, ev->shard, r, &path, &src) < 0) {
+	if (cgt_add(rollup, ev->shard, r, &path, &src) < 0) {
 		atomic_fetch_add(&account_errors, 1);
 		return;
 	}
@@ -175,7 +176,7 @@ static void burn(unsigned us)
 static size_t find_index(const struct cgs_snapshot *s, const char *path)
 {
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		if (!strcmp(cgs_snapshot_get(s, i)->path, path))
+		if (!strcmp(cgs_snapshot_get_cgroup(s, i)->path, path))
 			return i;
 	return (size_t)-1;
 }
@@ -187,7 +188,7 @@ static void print_ranking(const struct cgs_snapshot *s, size_t i,
 	printf("  %s (%zu entries):\n", by == CGS_COMMS_BY_CPU ? "by cpu us" :
 	       "by exits", n);
 	for (size_t j = 0; j < n; j++) {
-		const struct cgs_comm *e = cgs_snapshot_comm(s, i, by, j);
+		const struct cgs_comm *e = cgs_snapshot_get_comm(s, i, by, j);
 		printf("    %-16s value %llu error %llu%s", e->other ? "(other)" :
 		       e->comm, (unsigned long long)e->value,
 		       (unsigned long long)e->error, e->other ? "" : "\n");
@@ -275,7 +276,7 @@ static void expect_rank(const struct cgs_snapshot *s, size_t i,
 	assert_int_equal(n, LISTED + 1);
 	uint64_t values = 0;
 	for (int j = 0; j < LISTED; j++) {
-		const struct cgs_comm *e = cgs_snapshot_comm(s, i, by, j);
+		const struct cgs_comm *e = cgs_snapshot_get_comm(s, i, by, j);
 		char want[16];
 		snprintf(want, sizeof(want), "heavy%d", order[j]);
 		if (e->other || strcmp(e->comm, want))
@@ -295,7 +296,7 @@ static void expect_rank(const struct cgs_snapshot *s, size_t i,
 		assert_true(e->error <= total / SUMMARY);
 		values += e->value;
 	}
-	const struct cgs_comm *o = cgs_snapshot_comm(s, i, by, LISTED);
+	const struct cgs_comm *o = cgs_snapshot_get_comm(s, i, by, LISTED);
 	assert_true(o->other);
 	assert_string_equal(o->comm, "");
 	/* the rest lies in [value, value + error] and the whole adds up */
@@ -315,7 +316,7 @@ static void expect_rank(const struct cgs_snapshot *s, size_t i,
 		fail_msg("by %s, (other): max_each %llu, a light command has "
 			 "%llu", what, (unsigned long long)o->max_each,
 			 (unsigned long long)light_max);
-	assert_null(cgs_snapshot_comm(s, i, by, LISTED + 1));
+	assert_null(cgs_snapshot_get_comm(s, i, by, LISTED + 1));
 }
 
 static void heavy_hitters(unsigned shards, bool need_shards)
@@ -391,8 +392,8 @@ static void heavy_hitters(unsigned shards, bool need_shards)
 	assert_int_equal(cgs_rollup_snapshot(pl.r, &so, &s), 0);
 	size_t i = find_index(s, rel);
 	assert_true(i != (size_t)-1);
-	const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
-	const struct cgs_rollup_totals *tt = cgs_snapshot_totals(s);
+	const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
+	const struct cgs_rollup_totals *tt = cgs_snapshot_get_totals(s);
 	printf("%s: %llu exits (%llu light), %llu records, %llu via kernel, "
 	       "cpu %llu us; totals.comms %llu\n", rel,
 	       (unsigned long long)c->self->processes,
@@ -526,7 +527,7 @@ static void expect_only(const struct cgs_snapshot *s, size_t i,
 			uint64_t value)
 {
 	assert_int_equal(cgs_snapshot_comm_count(s, i, by), 1);
-	const struct cgs_comm *e = cgs_snapshot_comm(s, i, by, 0);
+	const struct cgs_comm *e = cgs_snapshot_get_comm(s, i, by, 0);
 	assert_false(e->other);
 	assert_string_equal(e->comm, comm);
 	assert_int_equal(e->value, value);
@@ -542,7 +543,7 @@ static size_t count_keys(const struct cgs_snapshot *s, const char *prefix)
 		for (size_t j = 0;
 		     j < cgs_snapshot_comm_count(s, i, CGS_COMMS_BY_CPU); j++) {
 			const struct cgs_comm *e =
-				cgs_snapshot_comm(s, i, CGS_COMMS_BY_CPU, j);
+				cgs_snapshot_get_comm(s, i, CGS_COMMS_BY_CPU, j);
 			n += !e->other && !strncmp(e->comm, prefix,
 						   strlen(prefix));
 		}
@@ -591,7 +592,7 @@ static void threads(enum cgs_attribution a)
 	struct cgs_snapshot_opts so = { .sz = sizeof(so), .no_delta = true };
 	struct cgs_snapshot *s = NULL;
 	assert_int_equal(cgs_rollup_snapshot(pl.r, &so, &s), 0);
-	const struct cgs_rollup_totals *tt = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *tt = cgs_snapshot_get_totals(s);
 	uint64_t own = tt->comm_own - t0.comm_own;
 	size_t imt = find_index(s, rel_mt), iq = find_index(s, rel_q);
 	assert_true(imt != (size_t)-1);
@@ -651,7 +652,7 @@ static void threads(enum cgs_attribution a)
 			size_t n = cgs_snapshot_comm_count(s, iq,
 							   CGS_COMMS_BY_CPU);
 			for (size_t j = 0; j < n; j++) {
-				const struct cgs_comm *e = cgs_snapshot_comm(
+				const struct cgs_comm *e = cgs_snapshot_get_comm(
 					s, iq, CGS_COMMS_BY_CPU, j);
 				assert_false(e->other);
 				assert_true(!strncmp(e->comm, "qworker-", 8) ||

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/clock.h"
 #include "support/pipeline.h"
@@ -181,7 +182,7 @@ static struct cgs_hist hist(const struct cgs_snapshot *s, size_t i,
 			    enum cgs_counter_set set, enum cgs_hist_kind k)
 {
 	struct cgs_hist h = { .sz = sizeof(h) };
-	assert_int_equal(cgs_snapshot_hist(s, i, set, k, &h), 0);
+	assert_int_equal(cgs_snapshot_get_hist(s, i, set, k, &h), 0);
 	return h;
 }
 
@@ -210,7 +211,7 @@ static void check_shape(const struct cgs_hist *h, uint64_t n)
 static void check_counts(const struct cgs_snapshot *s, size_t i,
 			 enum cgs_counter_set set)
 {
-	const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+	const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
 	const struct cgs_counters *n = set == CGS_SET_SELF ? c->self
 							   : c->subtree;
 	for (int k = 0; k < CGS_HIST__COUNT; k++) {
@@ -225,7 +226,7 @@ static void check_no_decrease(const struct cgs_snapshot *a,
 			      const struct cgs_snapshot *b)
 {
 	for (size_t i = 0; i < cgs_snapshot_count(a); i++) {
-		const char *p = cgs_snapshot_get(a, i)->path;
+		const char *p = cgs_snapshot_get_cgroup(a, i)->path;
 		ssize_t j = cgt_snapshot_find(b, p);
 		if (j < 0)
 			continue;
@@ -308,15 +309,15 @@ static void test_hist_kernel(void **state)
 	assert_int_equal(cgt_pump_until(&pl, rel[C_MT], MT_THREADS, 10000), 0);
 	assert_true(cgt_pipeline_pump(&pl, 200) >= 0);
 	assert_int_equal(cgs_rollup_snapshot(pl.r, NULL, &b), 0);
-	assert_int_equal(cgs_snapshot_totals(b)->histograms, 1);
+	assert_int_equal(cgs_snapshot_get_totals(b)->histograms, 1);
 
 	size_t is = row(b, rel[C_SLEEP]), ip = row(b, rel[C_SPIN]),
 	       im = row(b, rel[C_MT]), ib = row(b, base);
-	assert_int_equal(cgs_snapshot_get(b, is)->self->tasks, NSLEEP);
-	assert_int_equal(cgs_snapshot_get(b, ip)->self->tasks, NSPIN);
-	assert_int_equal(cgs_snapshot_get(b, im)->self->tasks, MT_THREADS);
-	assert_int_equal(cgs_snapshot_get(b, im)->self->processes, 1);
-	assert_int_equal(cgs_snapshot_get(b, ib)->subtree->tasks,
+	assert_int_equal(cgs_snapshot_get_cgroup(b, is)->self->tasks, NSLEEP);
+	assert_int_equal(cgs_snapshot_get_cgroup(b, ip)->self->tasks, NSPIN);
+	assert_int_equal(cgs_snapshot_get_cgroup(b, im)->self->tasks, MT_THREADS);
+	assert_int_equal(cgs_snapshot_get_cgroup(b, im)->self->processes, 1);
+	assert_int_equal(cgs_snapshot_get_cgroup(b, ib)->subtree->tasks,
 			 NSLEEP + NSPIN + MT_THREADS);
 	for (size_t i = 0; i < cgs_snapshot_count(b); i++) {
 		check_counts(b, i, CGS_SET_SELF);
@@ -376,7 +377,7 @@ static void test_hist_kernel(void **state)
 	for (int k = 0; k < NCG; k++)
 		assert_true(cgt_snapshot_find(d, rel[k]) < 0);
 	size_t jb = row(d, base);
-	assert_int_equal(cgs_snapshot_get(d, jb)->subtree->tasks,
+	assert_int_equal(cgs_snapshot_get_cgroup(d, jb)->subtree->tasks,
 			 NSLEEP + NSPIN + MT_THREADS);
 	check_counts(d, jb, CGS_SET_SUBTREE);
 	for (int k = 0; k < CGS_HIST__COUNT; k++) {
@@ -410,14 +411,14 @@ static void test_hist_off_enodata(void **state)
 	assert_int_equal(cgs_rollup_new(&r, &ro), 0);
 	struct cgs_record rec = { .sz = sizeof(rec), .kind = CGS_KIND_PROCESS,
 				  .pid = 4242, .tgid = 4242, .etime_us = 5 };
-	assert_int_equal(cgs_rollup_account_path(r, 0, &rec, "/x"), 0);
+	assert_int_equal(cgt_add_path(r, 0, &rec, "/x"), 0);
 	struct cgs_snapshot *s = NULL;
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
-	assert_int_equal(cgs_snapshot_totals(s)->histograms, 0);
+	assert_int_equal(cgs_snapshot_get_totals(s)->histograms, 0);
 	size_t i = row(s, "/x");
 	struct cgs_hist h = { .sz = sizeof(h) };
 	for (int k = 0; k < CGS_HIST__COUNT; k++)
-		assert_int_equal(cgs_snapshot_hist(s, i, CGS_SET_SELF, k, &h),
+		assert_int_equal(cgs_snapshot_get_hist(s, i, CGS_SET_SELF, k, &h),
 				 -ENODATA);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);

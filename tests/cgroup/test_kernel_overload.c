@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/kmiss.h"
 #include "support/pipeline.h"
@@ -72,7 +73,7 @@ static int on_ev(const struct cgs_exit *ev, void *u)
 		if (!r)
 			continue;
 		const char *path = NULL;
-		if (cgs_rollup_account(rollup, ev->shard, r, &path) < 0)
+		if (cgt_add(rollup, ev->shard, r, &path, NULL) < 0)
 			continue;
 		if (r->tgid != (uint32_t)worker)
 			continue;
@@ -120,7 +121,7 @@ static int phase(const char *name, size_t rcvbuf, size_t ringbuf,
 	struct cgs_rollup_totals t0 = { .sz = sizeof(t0) };
 	cgs_rollup_get_totals(rollup, &t0);
 	struct cgs_loss loss0 = { .sz = sizeof(loss0) };
-	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss0);
+	cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss0);
 	ours = ours_right = group_recs = 0;
 	int go[2];
 	if (pipe(go) < 0)
@@ -162,7 +163,7 @@ static int phase(const char *name, size_t rcvbuf, size_t ringbuf,
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	cgs_rollup_get_totals(rollup, &t);
 	struct cgs_loss loss = { .sz = sizeof(loss) };
-	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
+	cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss);
 	/* what the burst did */
 	cgt_kmiss_sub(&t, &t0);
 	loss.dropped -= loss0.dropped;

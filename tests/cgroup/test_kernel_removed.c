@@ -63,7 +63,7 @@ static void rows_of(const struct cgs_snapshot *s, int i, int *live,
 	snprintf(want, sizeof(want), "%s/c%02d", base, i);
 	*live = *removed = 0;
 	for (size_t k = 0; k < cgs_snapshot_count(s); k++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, k);
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, k);
 		if (strcmp(c->path, want) || c->self->tasks != 1)
 			continue;
 		if (c->removed)
@@ -130,7 +130,7 @@ int main(void)
 			bad++;
 		}
 	}
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	printf("after %d snapshots: %d of %d removed cgroups shown removed "
 	       "at the next one, the path made again live beside its removed "
 	       "incarnation: %s; via kernel %llu of %llu records\n", WARM,

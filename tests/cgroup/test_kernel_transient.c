@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/pipeline.h"
 #include "support/skip.h"
@@ -49,10 +50,10 @@ static int on_ev(const struct cgs_exit *ev, void *u)
 	(void)u;
 	const char *path = NULL;
 	if (!ev->task ||
-	    cgs_rollup_account(rollup, ev->shard, ev->task, &path) < 0)
+	    cgt_add(rollup, ev->shard, ev->task, &path, NULL) < 0)
 		return 0;
 	if (ev->group)
-		cgs_rollup_account(rollup, ev->shard, ev->group, NULL);
+		cgs_rollup_add(rollup, ev->shard, ev->group, NULL, NULL);
 	for (int i = 0; i < N; i++) {
 		if (ev->task->pid != (uint32_t)kids[i])
 			continue;
@@ -151,13 +152,13 @@ int main(void)
 		return 1;
 	int removed = 0;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
 		if (!strncmp(c->path, base, strlen(base)) &&
 		    c->path[strlen(base)] == '/' && c->removed &&
 		    c->self->tasks == 1)
 			removed++;
 	}
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	printf("transient cgroups: %llu of %d children seen, %llu under their "
 	       "own (removed) cgroup's path, %d rows shown removed with 1 "
 	       "exit; via kernel %llu of %llu records, unresolved ids %llu\n",

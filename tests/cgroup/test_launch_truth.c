@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/cgtest.h"
 #include "support/clock.h"
 #include "support/pipeline.h"
@@ -453,7 +454,7 @@ static void account_one(const struct cgs_exit *ev, const struct cgs_record *r)
 {
 	const char *path = NULL;
 	enum cgs_source src = CGS_SOURCE_NONE;
-	if (cgs_rollup_account_src(rollup, ev->shard, r, &path, &src) < 0) {
+	if (cgt_add(rollup, ev->shard, r, &path, &src) < 0) {
 		atomic_fetch_add(&account_errors, 1);
 		return;
 	}
@@ -610,8 +611,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct cgs_loss loss = { .sz = sizeof(loss) };
-	cgs_listener_loss(l, CGS_ALL_SHARDS, &loss);
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	printf("records %llu (ours %llu), dropped %llu; via kernel %llu "
 	       "unmatched %llu lost %llu expired %llu waits %llu; proc %llu "
 	       "parent %llu ancestor %llu inferred %llu unattributed %llu; "
@@ -709,7 +710,7 @@ int main(int argc, char **argv)
 	uint64_t outside_inferred = 0;
 	size_t bl = strlen(base_rel);
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
 		if (strncmp(c->path, base_rel, bl) ||
 		    (c->path[bl] && c->path[bl] != '/'))
 			outside_inferred += c->inferred;

@@ -211,11 +211,11 @@ static void expect(struct cgt_pipeline *pl, const char *rel, uint64_t procs,
 	assert_int_equal(cgs_rollup_snapshot(pl->r, NULL, &s), 0);
 	ssize_t i = cgt_snapshot_find(s, rel);
 	assert_true(i >= 0);
-	const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, (size_t)i);
+	const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, (size_t)i);
 	struct cgs_signal_counts sc = { .sz = sizeof(sc) };
-	assert_int_equal(cgs_snapshot_signals(s, (size_t)i, CGS_SET_SELF, &sc),
+	assert_int_equal(cgs_snapshot_get_signals(s, (size_t)i, CGS_SET_SELF, &sc),
 			 0);
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	printf("%s: tasks %llu processes %llu signaled %llu SIGKILL %llu "
 	       "oom_kills %llu; oom_source %llu, oom_unreadable %llu\n", rel,
 	       (unsigned long long)c->self->tasks,

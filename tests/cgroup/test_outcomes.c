@@ -151,7 +151,7 @@ static void assert_outcomes(const struct cgs_snapshot *s, size_t i,
 			    enum cgs_counter_set set,
 			    const struct cgs_counters *c)
 {
-	const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+	const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 	printf("%s (%s): tasks %llu processes %llu clean %llu nonzero %llu "
 	       "signaled %llu core %llu oom %llu inferred %llu\n", g->path,
 	       set == CGS_SET_SELF ? "self" : "subtree",
@@ -171,7 +171,7 @@ static void assert_outcomes(const struct cgs_snapshot *s, size_t i,
 	assert_int_equal(c->oom_kills, 0);
 
 	struct cgs_signal_counts sc = { .sz = sizeof(sc) };
-	assert_int_equal(cgs_snapshot_signals(s, i, set, &sc), 0);
+	assert_int_equal(cgs_snapshot_get_signals(s, i, set, &sc), 0);
 	static const struct {
 		const char *name;
 		uint64_t n;
@@ -264,7 +264,7 @@ static void run_outcomes(enum cgs_attribution a, const char *mode)
 
 	struct cgs_snapshot *s = NULL;
 	assert_int_equal(cgs_rollup_snapshot(pl.r, NULL, &s), 0);
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	printf("mode %s: records %llu, via kernel %llu, unmatched %llu, "
 	       "via proc %llu, inferred %llu, oom_source %llu\n", mode,
 	       (unsigned long long)t->records,
@@ -278,8 +278,8 @@ static void run_outcomes(enum cgs_attribution a, const char *mode)
 	ssize_t li = cgt_snapshot_find(s, leaf), bi = cgt_snapshot_find(s, base);
 	assert_true(li >= 0);
 	assert_true(bi >= 0);
-	const struct cgs_cgroup_stats *lc = cgs_snapshot_get(s, (size_t)li);
-	const struct cgs_cgroup_stats *bc = cgs_snapshot_get(s, (size_t)bi);
+	const struct cgs_cgroup_stats *lc = cgs_snapshot_get_cgroup(s, (size_t)li);
+	const struct cgs_cgroup_stats *bc = cgs_snapshot_get_cgroup(s, (size_t)bi);
 	/* seen in their cgroup: nothing inferred */
 	assert_int_equal(lc->inferred, 0);
 	assert_outcomes(s, (size_t)li, CGS_SET_SELF, lc->self);

@@ -24,6 +24,7 @@
 #include "stream.h"
 #include "output.h"
 #include "prom_family.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 
 /* One buffer for the checks below: each result is compared before the
@@ -531,7 +532,7 @@ static struct cgs_snapshot *test_snapshot(struct cgs_rollup **r)
 							  1, seed);
 			rec.exit_status = t == 0 ? 9 : 0;
 			seed++;
-			assert_int_equal(cgs_rollup_account_path(*r, 0, &rec,
+			assert_int_equal(cgt_add_path(*r, 0, &rec,
 								 cg_paths[i]),
 					 0);
 		}
@@ -542,7 +543,7 @@ static struct cgs_snapshot *test_snapshot(struct cgs_rollup **r)
 
 static void test_info(struct snap_info *in, const struct cgs_snapshot *s)
 {
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	memset(in, 0, sizeof(*in));
 	in->seq = 1;
 	in->records = t->records;
@@ -556,7 +557,7 @@ static void test_info(struct snap_info *in, const struct cgs_snapshot *s)
 static size_t find_cg(const struct cgs_snapshot *s, const char *path)
 {
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		if (!strcmp(cgs_snapshot_get(s, i)->path, path))
+		if (!strcmp(cgs_snapshot_get_cgroup(s, i)->path, path))
 			return i;
 	fail_msg("no cgroup %s", path);
 	return 0;
@@ -658,7 +659,7 @@ static void t_filter_outputs(void **st)
 	buf_add(&h, b.p, strlen(b.p));
 	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 7, 7, 1, 7);
 	out_csv_ops.event(&h, &rec, "/a/x", "proc", 1, 0, NULL, NULL);
-	/* an exit with its names (cgs_identity_cached()): the last columns */
+	/* an exit with its names (cgs_identity_src_peek()): the last columns */
 	struct cgs_identity id = { .sz = sizeof(id), .k8s_namespace = "prod",
 				   .pod = "shop", .container = "web",
 				   .image = "reg/shop:1" };
@@ -757,7 +758,7 @@ static void t_prom_max_series(void **st)
 	buf_putc(&b, '\0');
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *p = cgs_snapshot_get(s, i)->path;
+		const char *p = cgs_snapshot_get_cgroup(s, i)->path;
 		size_t k = prom_cgroup_series(&in, s, i);
 		if (series_of(b.p, p) != k)
 			fail_msg("%s: %zu series written, %zu counted", p,
@@ -780,7 +781,7 @@ static void t_prom_max_series(void **st)
 	assert_int_equal(series_of(b.p, "/c"), c);
 	assert_int_equal(series_of(b.p, "/a/x"), ax);
 	for (size_t i = 0; i < n; i++) {
-		const char *p = cgs_snapshot_get(s, i)->path;
+		const char *p = cgs_snapshot_get_cgroup(s, i)->path;
 		if (strcmp(p, "/c") && strcmp(p, "/a/x"))
 			assert_int_equal(series_of(b.p, p), 0);
 	}
@@ -853,7 +854,7 @@ static void t_prom_lean(void **st)
 	assert_int_equal(out_prom(&b, &in, s), 0);
 	buf_putc(&b, '\0');
 	for (size_t i = 0; i < n; i++) {
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 		size_t k = series_of(b.p, g->path);
 		if (!g->self->tasks) {
 			if (k)
@@ -917,7 +918,7 @@ static void t_stream_plan(void **st0)
 	 * their rows), then in none */
 	size_t moved = 0;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		moved += cgs_snapshot_get(s, i)->subtree_delta->tasks > 0;
+		moved += cgs_snapshot_get_cgroup(s, i)->subtree_delta->tasks > 0;
 	assert_true(moved >= NCG);
 	cgs_snapshot_free(s);
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
@@ -925,7 +926,7 @@ static void t_stream_plan(void **st0)
 	assert_int_equal(in.nshown, moved);
 	assert_int_equal(in.ndrop, moved);
 	for (size_t k = 0; k < in.nshown; k++)
-		assert_int_equal(cgs_snapshot_get(s, in.shown[k])
+		assert_int_equal(cgs_snapshot_get_cgroup(s, in.shown[k])
 					 ->subtree->tasks > 0, 1);
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s2), 0);
 	assert_int_equal(plan(&st, &in, s2, 0), TSC_STREAM_CHANGES);
@@ -940,7 +941,7 @@ static void t_stream_plan(void **st0)
 	/* one exit in /b: its row and the root's (its subtree), each in
 	 * its place, replacing its old one */
 	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 900, 900, 1, 77);
-	assert_int_equal(cgs_rollup_account_path(r, 0, &rec, "/b"), 0);
+	assert_int_equal(cgt_add_path(r, 0, &rec, "/b"), 0);
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
 	assert_int_equal(plan(&st, &in, s, 1), TSC_STREAM_CHANGES);
 	assert_int_equal(in.nshown, 2);
@@ -948,7 +949,7 @@ static void t_stream_plan(void **st0)
 	const char *const moved_now[] = { "/", "/b" };
 	for (size_t k = 0; k < 2; k++) {
 		size_t at = find_cg(s, moved_now[k]);
-		assert_string_equal(cgs_snapshot_get(s, in.shown[k])->path,
+		assert_string_equal(cgs_snapshot_get_cgroup(s, in.shown[k])->path,
 				    moved_now[k]);
 		assert_int_equal(in.at[k], at);
 		assert_int_equal(in.drop[k], at);
@@ -1232,7 +1233,7 @@ static void t_prom_workload_series(void **st)
 	(void)st;
 
 	CGS_OPTS(cgs_workloads_opts, wo, .hold_ms = 1);
-	assert_int_equal(cgs_workloads_new(&wo, &wl), 0);
+	assert_int_equal(cgs_workloads_new(&wl, &wo), 0);
 	for (int round = 0; round < 2; round++) {
 		for (size_t i = 0; i < 3; i++) {
 			fp_mkdir(&F, units[i]);
@@ -1241,7 +1242,7 @@ static void t_prom_workload_series(void **st)
 				struct cgs_record rec = fp_record(CGS_KIND_PROCESS,
 								  pid, pid, 1, pid);
 				rec.exit_status = t ? 11 : 0; /* SIGSEGV */
-				assert_int_equal(cgs_rollup_account_path(
+				assert_int_equal(cgt_add_path(
 						 r, 0, &rec, units[i]), 0);
 			}
 		}

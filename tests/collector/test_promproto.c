@@ -22,6 +22,7 @@
 #include "output.h"
 #include "prom_family.h"
 #include "promproto.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 
 typedef Io__Prometheus__Client__MetricFamily MF;
@@ -98,7 +99,7 @@ static void exits(struct cgs_rollup *r, const char *path, const uint64_t *us,
 		rec.tgetime_us = us[i];
 		rec.etime_us = us[i];
 		rec.exit_status = 0;
-		assert_int_equal(cgs_rollup_account_path(r, 0, &rec, path), 0);
+		assert_int_equal(cgt_add_path(r, 0, &rec, path), 0);
 	}
 }
 
@@ -126,7 +127,7 @@ static struct cgs_snapshot *known(struct cgs_rollup **r)
 
 static void info(struct snap_info *in, const struct cgs_snapshot *s)
 {
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	memset(in, 0, sizeof(*in));
 	in->seq = 1;
 	in->records = t->records;
@@ -260,7 +261,7 @@ static void t_encode(void **st)
 	pl = family(v, n, "taskstat_process_lifetime_seconds");
 	size_t kept = 0;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const char *p = cgs_snapshot_get(s, i)->path;
+		const char *p = cgs_snapshot_get_cgroup(s, i)->path;
 		char key[96];
 		snprintf(key, sizeof(key),
 			 "taskstat_process_lifetime_seconds_count{cgroup=\"%s\"}",

@@ -24,19 +24,19 @@ int main(int argc, char **argv)
 		.kubelet_logs = argv[4],
 	};
 	struct cgs_identity_src *s;
-	if (cgs_identity_new(&o, &s) < 0)
+	if (cgs_identity_src_new(&s, &o) < 0)
 		return 1;
 	for (int i = 5; i < argc; i++) {
 		struct cgs_identity id = { .sz = sizeof(id) };
-		if (cgs_identity_resolve(s, argv[i], &id) > 0 && id.source[0])
+		if (cgs_identity_src_resolve(s, argv[i], &id) > 0 && id.source[0])
 			printf("%s\t%s/%s/%s\t%s\n", id.source, id.k8s_namespace,
 			       id.pod, id.container, id.image);
 		else
 			printf("-\n");
 	}
 	struct cgs_identity_counts c = { .sz = sizeof(c) };
-	cgs_identity_get_counts(s, &c);
+	cgs_identity_src_get_counts(s, &c);
 	printf("io_error %llu\n", (unsigned long long)c.io_error);
-	cgs_identity_free(s);
+	cgs_identity_src_free(s);
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of workload identity (cgs_identity_resolve()): each runtime's
+ * Unit tests of workload identity (cgs_identity_src_resolve()): each runtime's
  * state laid out in a temp dir as the runtime writes it (containerd's CRI
  * task bundle, CRI-O's userdata, Docker's config.v2.json, the kubelet's log
  * folders alone), the pause container marked as the sandbox, and hostile
@@ -75,7 +75,7 @@ static int setup(void **state)
 		.sz = sizeof(opts), .containerd_state = c, .crio_storage = o,
 		.docker_root = d, .kubelet_logs = l, .max_file_bytes = 4096,
 	};
-	assert_int_equal(cgs_identity_new(&opts, &f->src), 0);
+	assert_int_equal(cgs_identity_src_new(&f->src, &opts), 0);
 	*state = f;
 	return 0;
 }
@@ -84,7 +84,7 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 	char cmd[PATH_MAX + 16];
-	cgs_identity_free(f->src);
+	cgs_identity_src_free(f->src);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
 	assert_int_equal(system(cmd), 0);
 	free(f);
@@ -105,7 +105,7 @@ static const char ctrd_spec[] =
 static struct cgs_identity resolve(struct fx *f, const char *cg, int want)
 {
 	struct cgs_identity id = { .sz = sizeof(id) };
-	int n = cgs_identity_resolve(f->src, cg, &id);
+	int n = cgs_identity_src_resolve(f->src, cg, &id);
 	if (want >= 0)
 		assert_int_equal(n, want);
 	return id;
@@ -114,7 +114,7 @@ static struct cgs_identity resolve(struct fx *f, const char *cg, int want)
 static struct cgs_identity_counts counts(struct fx *f)
 {
 	struct cgs_identity_counts c = { .sz = sizeof(c) };
-	assert_int_equal(cgs_identity_get_counts(f->src, &c), 0);
+	assert_int_equal(cgs_identity_src_get_counts(f->src, &c), 0);
 	return c;
 }
 
@@ -311,21 +311,21 @@ static void sizes(void **state)
 {
 	struct fx *f = *state;
 	struct cgs_identity id = { .sz = 1 };
-	assert_int_equal(cgs_identity_resolve(f->src, "/", &id), -EINVAL);
-	assert_int_equal(cgs_identity_resolve(NULL, "/", &id), -EINVAL);
+	assert_int_equal(cgs_identity_src_resolve(f->src, "/", &id), -EINVAL);
+	assert_int_equal(cgs_identity_src_resolve(NULL, "/", &id), -EINVAL);
 	struct cgs_identity_src *s;
 	struct cgs_identity_opts o = { .sz = 1 };
-	assert_int_equal(cgs_identity_new(&o, &s), -EINVAL);
-	assert_int_equal(cgs_identity_new(NULL, NULL), -EINVAL);
-	assert_int_equal(cgs_identity_new(NULL, &s), 0);
-	cgs_identity_free(s);
-	cgs_identity_free(NULL);
+	assert_int_equal(cgs_identity_src_new(&s, &o), -EINVAL);
+	assert_int_equal(cgs_identity_src_new(NULL, NULL), -EINVAL);
+	assert_int_equal(cgs_identity_src_new(&s, NULL), 0);
+	cgs_identity_src_free(s);
+	cgs_identity_src_free(NULL);
 	/* an old caller's shorter struct gets its prefix */
 	put_text(f, spec_path, ctrd_spec);
 	char old[offsetof(struct cgs_identity, pod)];
 	size_t osz = sizeof(old);
 	memcpy(old, &osz, sizeof(osz));
-	assert_int_equal(cgs_identity_resolve(f->src, CG_CTRD,
+	assert_int_equal(cgs_identity_src_resolve(f->src, CG_CTRD,
 					      (struct cgs_identity *)old), 6);
 	assert_string_equal(old + offsetof(struct cgs_identity,
 					   k8s_namespace), "prod");
@@ -355,13 +355,13 @@ static void cached_after_gone(void **state)
 	assert_string_equal(pod.container, "");
 	for (unsigned r = 0; r < 3; r++) {
 		struct cgs_identity c = { .sz = sizeof(c) };
-		assert_true(cgs_identity_cached(f->src, r, CG_CTRD, &c) == 0);
+		assert_true(cgs_identity_src_peek(f->src, r, CG_CTRD, &c) == 0);
 		assert_string_equal(c.pod, "shop-7d9f");
 	}
 	struct cgs_identity c = { .sz = sizeof(c) };
-	assert_int_equal(cgs_identity_cached(f->src, 0, "/system.slice/x."
+	assert_int_equal(cgs_identity_src_peek(f->src, 0, "/system.slice/x."
 					     "service", &c), -ENOENT);
-	assert_int_equal(cgs_identity_cached(NULL, 0, CG_CTRD, &c), -EINVAL);
+	assert_int_equal(cgs_identity_src_peek(NULL, 0, CG_CTRD, &c), -EINVAL);
 }
 
 static struct cgs_identity_counts wait_counts(struct cgs_identity_src *s,
@@ -369,7 +369,7 @@ static struct cgs_identity_counts wait_counts(struct cgs_identity_src *s,
 {
 	struct cgs_identity_counts c = { .sz = sizeof(c) };
 	for (int i = 0; i < 400; i++) { /* 4 s */
-		assert_int_equal(cgs_identity_get_counts(s, &c), 0);
+		assert_int_equal(cgs_identity_src_get_counts(s, &c), 0);
 		if (*(uint64_t *)((char *)&c + off) >= want)
 			break;
 		usleep(10000);
@@ -390,7 +390,7 @@ static void named_at_mkdir(void **state)
 				       .kubelet_logs = "/nonexistent",
 				       .readers = 2, .keep_ms = 1 };
 	struct cgs_identity_src *s;
-	assert_int_equal(cgs_identity_new(&o, &s), 0);
+	assert_int_equal(cgs_identity_src_new(&s, &o), 0);
 	put_text(f, "containerd/io.containerd.runtime.v2.task/k8s.io/" CID
 		    "/config.json", ctrd_spec);
 	void *ctx;
@@ -405,7 +405,7 @@ static void named_at_mkdir(void **state)
 	assert_int_equal(n.early_named, 1);
 	cgt_rm_rf(c);
 	struct cgs_identity id = { .sz = sizeof(id) };
-	assert_true(cgs_identity_cached(s, 1, CG_CTRD, &id) == 0);
+	assert_true(cgs_identity_src_peek(s, 1, CG_CTRD, &id) == 0);
 	assert_string_equal(id.k8s_namespace, "prod");
 	assert_string_equal(id.image, "registry.example/shop:1.4");
 	cgsi_idcache_event(ctx, CGSI_KSRC_RMDIR, 8, CG_CTRD);
@@ -413,24 +413,24 @@ static void named_at_mkdir(void **state)
 	assert_int_equal(n.retired, 1);
 	assert_int_equal(n.cached, 1); /* its pod's, named by it, stays */
 	assert_int_equal(n.pods_named, 1);
-	assert_int_equal(cgs_identity_cached(s, 1, CG_CTRD, &id), -ENOENT);
-	assert_int_equal(cgs_identity_cached(s, 0, POD, &id), 0);
+	assert_int_equal(cgs_identity_src_peek(s, 1, CG_CTRD, &id), -ENOENT);
+	assert_int_equal(cgs_identity_src_peek(s, 0, POD, &id), 0);
 	assert_string_equal(id.pod, "shop-7d9f");
 	/* a container whose state is not there: pending (its records
 	 * wait) while looked up again 50 ms, 250 ms, 1 s later; unnamed */
 	cgsi_idcache_event(ctx, CGSI_KSRC_MKDIR, 9, CG_CRIO);
-	assert_int_equal(cgs_identity_cached(s, 1, CG_CRIO, &id), -EAGAIN);
+	assert_int_equal(cgs_identity_src_peek(s, 1, CG_CRIO, &id), -EAGAIN);
 	usleep(100000);
-	assert_int_equal(cgs_identity_cached(s, 0, CG_CRIO, &id), -EAGAIN);
+	assert_int_equal(cgs_identity_src_peek(s, 0, CG_CRIO, &id), -EAGAIN);
 	n = wait_counts(s, offsetof(struct cgs_identity_counts,
 				    early_unnamed), 1);
 	assert_int_equal(n.early_unnamed + n.gone_before, 1);
 	assert_int_equal(n.retried, 3);
-	assert_int_equal(cgs_identity_cached(s, 1, CG_CRIO, &id), -ENOENT);
+	assert_int_equal(cgs_identity_src_peek(s, 1, CG_CRIO, &id), -ENOENT);
 	/* one there before the hook (the start-up walk's): pending until
 	 * named, then named; its state written late, named at a retry */
 	cgsi_idcache_event(ctx, CGSI_KSRC_EXISTING, 10, CG_CTRD);
-	assert_int_equal(cgs_identity_cached(s, 1, CG_CTRD, &id), -EAGAIN);
+	assert_int_equal(cgs_identity_src_peek(s, 1, CG_CTRD, &id), -EAGAIN);
 	usleep(20000);
 	put_text(f, "containerd/io.containerd.runtime.v2.task/k8s.io/" CID
 		    "/config.json", ctrd_spec);
@@ -438,9 +438,9 @@ static void named_at_mkdir(void **state)
 				    retry_named), 1);
 	assert_int_equal(n.existing, 1);
 	assert_int_equal(n.retry_named, 1);
-	assert_int_equal(cgs_identity_cached(s, 1, CG_CTRD, &id), 0);
+	assert_int_equal(cgs_identity_src_peek(s, 1, CG_CTRD, &id), 0);
 	assert_string_equal(id.container, "web");
-	cgs_identity_free(s); /* stops the thread */
+	cgs_identity_src_free(s); /* stops the thread */
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)

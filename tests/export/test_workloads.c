@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 #include "support/files.h"
 #include "support/skip.h"
@@ -85,10 +86,10 @@ static int setup(void **state)
 	struct cgs_identity_opts io = { .sz = sizeof(io),
 		.containerd_state = c, .kubelet_logs = l,
 		.crio_storage = l, .docker_root = l };
-	assert_int_equal(cgs_identity_new(&io, &x->id), 0);
+	assert_int_equal(cgs_identity_src_new(&x->id, &io), 0);
 	struct cgs_workloads_opts wo = { .sz = sizeof(wo), .identity = x->id,
 		.retire_after_ms = 10000, .hold_ms = 5000 };
-	assert_int_equal(cgs_workloads_new(&wo, &x->w), 0);
+	assert_int_equal(cgs_workloads_new(&x->w, &wo), 0);
 	x->now = 1000;
 	*state = x;
 	return 0;
@@ -98,7 +99,7 @@ static int teardown(void **state)
 {
 	struct fx *x = *state;
 	cgs_workloads_free(x->w);
-	cgs_identity_free(x->id);
+	cgs_identity_src_free(x->id);
 	cgs_rollup_free(x->r);
 	fp_fini(x->f);
 	free(x->f);
@@ -117,7 +118,7 @@ static void exit_in(struct fx *x, const char *path, uint32_t status)
 	r.utime_us = 1000;
 	r.exit_status = status;
 	fp_mkdir(x->f, path);
-	assert_int_equal(cgs_rollup_account_path(x->r, 0, &r, path), 0);
+	assert_int_equal(cgt_add_path(x->r, 0, &r, path), 0);
 }
 
 /* A snapshot folded into the view at x->now. */
@@ -163,7 +164,7 @@ static bool in_snapshot(struct fx *x, const char *path)
 	bool found = false;
 	assert_int_equal(cgs_rollup_snapshot(x->r, &o, &s), 0);
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		found |= !strcmp(cgs_snapshot_get(s, i)->path, path);
+		found |= !strcmp(cgs_snapshot_get_cgroup(s, i)->path, path);
 	cgs_snapshot_free(s);
 	return found;
 }
@@ -253,7 +254,7 @@ static void no_delta_first(void **state)
 	struct cgs_snapshot *s = NULL;
 	exit_in(x, "/system.slice/p.service", 0);
 	assert_int_equal(cgs_rollup_snapshot(x->r, &o, &s), 0);
-	assert_int_equal(cgs_snapshot_totals(s)->no_delta, 1);
+	assert_int_equal(cgs_snapshot_get_totals(s)->no_delta, 1);
 	assert_int_equal(cgs_workloads_update(x->w, s, x->now), 0);
 	cgs_snapshot_free(s);
 	assert_int_equal(find(x, CGS_WLK_UNIT, "p.service").total->processes,
@@ -329,7 +330,7 @@ static void api(void **state)
 	struct fx *x = *state;
 	struct cgs_workloads *w;
 	struct cgs_workloads_opts o = { .sz = 1 };
-	assert_int_equal(cgs_workloads_new(&o, &w), -EINVAL);
+	assert_int_equal(cgs_workloads_new(&w, &o), -EINVAL);
 	assert_int_equal(cgs_workloads_new(NULL, NULL), -EINVAL);
 	assert_int_equal(cgs_workloads_update(x->w, NULL, 0), -EINVAL);
 	struct cgs_workload_view v = { .sz = sizeof(v) };

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 
 static struct fakeproc F;
@@ -31,7 +32,7 @@ static const char *acct(struct cgs_rollup *r, const struct cgs_record *rec)
 {
 	const char *p = NULL;
 
-	assert_int_equal(cgs_rollup_account(r, 0, rec, &p), 0);
+	assert_int_equal(cgt_add(r, 0, rec, &p, NULL), 0);
 	return p;
 }
 

@@ -109,7 +109,7 @@ static void test_grows_and_shrinks(void **state)
 	struct cgs_listener *l = open_default();
 	assert_int_equal(cgs_listener_run(l, on_ev, NULL, NULL), 0);
 	usleep(100000);
-	assert_int_equal(cgs_listener_threads(l), 1);
+	assert_int_equal(cgs_listener_get_threads(l), 1);
 
 	memset(counts, 0, sizeof(counts));
 	uint64_t t0 = now_ns();
@@ -118,7 +118,7 @@ static void test_grows_and_shrinks(void **state)
 	unsigned most = 1;
 	/* the burst's records take BURST * 300 us = 0.9 s of callbacks */
 	while (burst_seen() < BURST + 1 && now_ns() - t0 < 20000000000ull) {
-		unsigned n = cgs_listener_threads(l);
+		unsigned n = cgs_listener_get_threads(l);
 		most = n > most ? n : most;
 		usleep(5000);
 		int st;
@@ -132,11 +132,11 @@ static void test_grows_and_shrinks(void **state)
 	assert_true(most >= 2);
 
 	/* quiet again (an exit every 20 ms): back to one thread */
-	unsigned n = cgs_listener_threads(l);
+	unsigned n = cgs_listener_get_threads(l);
 	while (n > 1 && now_ns() - t1 < 10000000000ull) {
 		one_exit();
 		usleep(20000);
-		n = cgs_listener_threads(l);
+		n = cgs_listener_get_threads(l);
 	}
 	fprintf(stderr, "back to %u thread(s) %.2f s after the burst\n", n,
 		(now_ns() - t1) / 1e9);
@@ -144,9 +144,9 @@ static void test_grows_and_shrinks(void **state)
 
 	struct cgs_loss loss = { .sz = sizeof(loss) };
 	assert_int_equal(cgs_listener_stop(l), 0);
-	assert_int_equal(cgs_listener_loss(l, CGS_ALL_SHARDS, &loss), 0);
+	assert_int_equal(cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss), 0);
 	assert_int_equal(loss.dropped, 0);
-	assert_int_equal(cgs_listener_threads(l), 0);
+	assert_int_equal(cgs_listener_get_threads(l), 0);
 	cgs_listener_close(l);
 }
 
@@ -162,7 +162,7 @@ static void test_explicit_shards_pin(void **state)
 	for (int i = 0; i < 20; i++) {
 		one_exit();
 		usleep(10000);
-		assert_int_equal(cgs_listener_threads(l), n);
+		assert_int_equal(cgs_listener_get_threads(l), n);
 	}
 	assert_int_equal(cgs_listener_stop(l), 0);
 	cgs_listener_close(l);

@@ -92,7 +92,7 @@ static void test_exact_drop_count(void **state)
 	}
 
 	struct cgs_loss loss = { .sz = sizeof(loss) };
-	assert_int_equal(cgs_listener_loss(l, 0, &loss), 0);
+	assert_int_equal(cgs_listener_get_loss(l, 0, &loss), 0);
 	fprintf(stderr, "received %u (%u ours of %d), dropped %llu, "
 		"seq gaps %llu, ENOBUFS episodes %llu\n", n.all, n.ours, K + 1,
 		(unsigned long long)loss.dropped,

@@ -128,7 +128,7 @@ static void test_threads_exactly_k_plus_1(void **state)
 	assert_int_equal(cgs_listener_stop(l), 0);
 
 	struct cgs_loss loss = { .sz = sizeof(loss) };
-	assert_int_equal(cgs_listener_loss(l, CGS_ALL_SHARDS, &loss), 0);
+	assert_int_equal(cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss), 0);
 	assert_int_equal(loss.dropped, 0);
 	assert_int_equal(loss.malformed, 0);
 
@@ -199,7 +199,7 @@ static void test_forked_children(void **state)
 	}
 	assert_int_equal(cgs_listener_stop(l), 0);
 	struct cgs_loss loss = { .sz = sizeof(loss) };
-	assert_int_equal(cgs_listener_loss(l, CGS_ALL_SHARDS, &loss), 0);
+	assert_int_equal(cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss), 0);
 	assert_int_equal(loss.dropped, 0);
 	assert_int_equal(s.n, (size_t)P);
 	for (int i = 0; i < P; i++) {
@@ -252,7 +252,7 @@ static void test_own_loop_one_shard_per_cpu(void **state)
 		assert_true(cgs_listener_drain(l, (unsigned)i, count_cb, &n) >= 0);
 	assert_true(n >= 21);
 	struct cgs_loss loss = { .sz = sizeof(loss) };
-	assert_int_equal(cgs_listener_loss(l, CGS_ALL_SHARDS, &loss), 0);
+	assert_int_equal(cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss), 0);
 	assert_int_equal(loss.dropped, 0);
 	assert_int_equal(loss.seq_gaps, 0);
 	assert_true(loss.tgid_skipped >= 1);
@@ -301,7 +301,7 @@ static void test_discarded_and_rollup_for(void **state)
 	assert_int_equal(cgs_listener_open(&l, &o), 0);
 	struct cgs_loss loss = { .sz = sizeof(loss) };
 	assert_int_equal(cgs_listener_selftest(l, 2000, NULL, NULL), 0);
-	assert_int_equal(cgs_listener_loss(l, CGS_ALL_SHARDS, &loss), 0);
+	assert_int_equal(cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss), 0);
 	uint64_t after_selftest = loss.discarded;
 	assert_true(after_selftest >= 1); /* the self-test's own child */
 	cpu_set_t all, zero;
@@ -315,7 +315,7 @@ static void test_discarded_and_rollup_for(void **state)
 	usleep(50000);
 	int n = cgs_listener_drain(l, 0, NULL, NULL);
 	assert_true(n >= 6);
-	assert_int_equal(cgs_listener_loss(l, CGS_ALL_SHARDS, &loss), 0);
+	assert_int_equal(cgs_listener_get_loss(l, CGS_ALL_SHARDS, &loss), 0);
 	assert_int_equal(loss.discarded, after_selftest + (uint64_t)n);
 
 	CGS_OPTS(cgs_rollup_opts, ro, .listener = l,
@@ -325,8 +325,8 @@ static void test_discarded_and_rollup_for(void **state)
 	CGS_OPTS(cgs_record, rec);
 	rec.kind = CGS_KIND_PROCESS;
 	rec.pid = rec.tgid = (uint32_t)getpid();
-	assert_int_equal(cgs_rollup_account(r, 0, &rec, NULL), 0);
-	assert_int_equal(cgs_rollup_account(r, 1, &rec, NULL), -EINVAL);
+	assert_int_equal(cgs_rollup_add(r, 0, &rec, NULL, NULL), 0);
+	assert_int_equal(cgs_rollup_add(r, 1, &rec, NULL, NULL), -EINVAL);
 	CGS_OPTS(cgs_rollup_totals, t);
 	assert_int_equal(cgs_rollup_get_totals(r, &t), 0);
 	assert_int_equal(t.records, 1);

@@ -7,6 +7,7 @@
  * container, user.max_user_namespaces=0) skips, saying why: it is one
  * ctest of its own (CMake CASES).
  */
+#include <dlfcn.h> /* dlvsym: _GNU_SOURCE is the build's */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,6 +92,33 @@ static void foreign_netns(void)
 	expect_open_error(-CGS_ERR_NETNS, 0);
 }
 
+/* A program linked against 1.0 .. 1.2 (their symbol versions of
+ * cgs_listener_open and cgs_strerror) gets the plain errno of then, with
+ * the library's text for it; 1.3's cgs_strerror() calls it what it is. */
+static void foreign_netns_1_0(void)
+{
+	enter(CLONE_NEWNET, "CLONE_NEWNET");
+	int (*open_1_0)(struct cgs_listener **,
+			const struct cgs_listener_opts *) =
+		(int (*)(struct cgs_listener **,
+			 const struct cgs_listener_opts *))
+			dlvsym(RTLD_DEFAULT, "cgs_listener_open", "CGSTATS_1.0");
+	const char *(*strerror_1_0)(int) = (const char *(*)(int))
+		dlvsym(RTLD_DEFAULT, "cgs_strerror", "CGSTATS_1.0");
+	if (!open_1_0 || !strerror_1_0)
+		_exit(4);
+	struct cgs_listener *l = NULL;
+	struct cgs_listener_opts o = { .sz = sizeof(o) };
+	int r = open_1_0(&l, &o);
+	if (r != -ENETUNREACH ||
+	    !strstr(strerror_1_0(r), "network namespace") ||
+	    strcmp(cgs_strerror(r), strerror(ENETUNREACH))) {
+		fprintf(stderr, "1.0: got %d (%s)\n", r, strerror_1_0(r));
+		_exit(1);
+	}
+	_exit(0);
+}
+
 /* Without the up-front check, the self-test is what catches it. */
 static void foreign_netns_selftest(void)
 {
@@ -140,6 +168,7 @@ static void in_child(void (*fn)(void))
 
 static void test_no_cap_net_admin(void **s) { (void)s; in_child(drop_net_admin); }
 static void test_foreign_netns(void **s) { (void)s; in_child(foreign_netns); }
+static void test_foreign_netns_1_0(void **s) { (void)s; in_child(foreign_netns_1_0); }
 static void test_foreign_netns_selftest(void **s) { (void)s; in_child(foreign_netns_selftest); }
 static void test_foreign_pidns(void **s) { (void)s; in_child(foreign_pidns); }
 static void test_foreign_userns(void **s) { (void)s; in_child(foreign_userns); }
@@ -148,15 +177,29 @@ static void test_messages_distinct(void **s)
 {
 	(void)s;
 	int codes[] = { CGS_ERR_NO_TASKSTATS, CGS_ERR_PERM, CGS_ERR_NETNS,
-			CGS_ERR_PIDNS, CGS_ERR_CGROUP2 };
-	for (size_t i = 0; i < 5; i++)
+			CGS_ERR_PIDNS, CGS_ERR_CGROUP2, CGS_ERR_NO_KSRC };
+	size_t n = sizeof(codes) / sizeof(codes[0]);
+	assert_int_equal(n, CGS_ERRNO__END - CGS_ERRNO__START);
+	for (size_t i = 0; i < n; i++) {
+		/* the library's own range: no errno has its number */
+		assert_true(codes[i] >= CGS_ERRNO__START &&
+			    codes[i] < CGS_ERRNO__END);
+		assert_string_not_equal(cgs_strerror(-codes[i]),
+					strerror(codes[i]));
 		for (size_t j = 0; j < i; j++) {
 			assert_int_not_equal(codes[i], codes[j]);
 			assert_string_not_equal(cgs_strerror(-codes[i]),
 						cgs_strerror(-codes[j]));
 		}
+	}
 	assert_non_null(strstr(cgs_strerror(-CGS_ERR_NETNS), "network namespace"));
 	assert_non_null(strstr(cgs_strerror(-CGS_ERR_PERM), "CAP_NET_ADMIN"));
+	/* a plain errno is described as the errno it is */
+	int plain[] = { EOPNOTSUPP, EPERM, EXDEV, ENETUNREACH,
+			EPROTONOSUPPORT, ETIMEDOUT, EBADMSG };
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		assert_string_equal(cgs_strerror(-plain[i]),
+				    strerror(plain[i]));
 }
 
 int main(int argc, char **argv)
@@ -166,6 +209,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_messages_distinct),
 		cmocka_unit_test(test_no_cap_net_admin),
 		cmocka_unit_test(test_foreign_netns),
+		cmocka_unit_test(test_foreign_netns_1_0),
 		cmocka_unit_test(test_foreign_netns_selftest),
 		cmocka_unit_test(test_foreign_pidns),
 		cmocka_unit_test(test_foreign_userns),

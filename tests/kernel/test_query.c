@@ -57,7 +57,7 @@ static void test_cgroupstats(void **state)
 	(void)state;
 	struct cgs_query *q;
 	assert_int_equal(cgs_query_open(&q, NULL), 0);
-	CGS_OPTS(cgs_cgroupstats, cs);
+	CGS_OPTS(cgs_task_states, cs);
 	const char *ctl[] = { "cpu", "memory", "pids" };
 	int tried = 0;
 	for (size_t i = 0; i < 3; i++) {
@@ -65,20 +65,45 @@ static void test_cgroupstats(void **state)
 		if (!m)
 			continue;
 		tried++;
-		assert_int_equal(cgs_query_cgroupstats(q, m, &cs), 0);
+		assert_int_equal(cgs_query_cgroup(q, m, &cs), 0);
 		/* we are running, somewhere in that hierarchy's root */
 		assert_true(cs.nr_running + cs.nr_sleeping >= 1);
 	}
 	const char *m2 = cgt_cgroup2_mount();
 	if (m2) {
-		assert_int_equal(cgs_query_cgroupstats(q, m2, &cs),
+		assert_int_equal(cgs_query_cgroup(q, m2, &cs),
 				 -CGS_ERR_CGROUP2);
 		tried++;
 	}
-	assert_int_equal(cgs_query_cgroupstats(q, "/nonexistent-cgs", &cs),
+	assert_int_equal(cgs_query_cgroup(q, "/nonexistent-cgs", &cs),
 			 -ENOENT);
-	assert_int_equal(cgs_query_cgroupstats(q, "/tmp", &cs), -ENOTDIR);
+	assert_int_equal(cgs_query_cgroup(q, "/tmp", &cs), -ENOTDIR);
 	assert_true(tried > 0);
+	cgs_query_close(q);
+}
+
+/* 1.0's name and struct (<cgstats/deprecated.h>) answer as before */
+static void test_cgroupstats_old_name(void **state)
+{
+	(void)state;
+	struct cgs_query *q;
+	assert_int_equal(cgs_query_open(&q, NULL), 0);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	CGS_OPTS(cgs_cgroupstats, old);
+	const char *m = cgt_cgroup1_mount("cpu");
+	if (m) {
+		assert_int_equal(cgs_query_cgroupstats(q, m, &old), 0);
+		assert_int_equal(old.sz, sizeof(old));
+		assert_true(old.nr_running + old.nr_sleeping >= 1);
+	}
+	const char *m2 = cgt_cgroup2_mount();
+	if (m2)
+		assert_int_equal(cgs_query_cgroupstats(q, m2, &old),
+				 -EOPNOTSUPP);
+	assert_int_equal(cgs_query_cgroupstats(q, "/tmp", &old), -ENOTDIR);
+	assert_int_equal(cgs_query_cgroupstats(NULL, "/tmp", &old), -EINVAL);
+#pragma GCC diagnostic pop
 	cgs_query_close(q);
 }
 
@@ -88,6 +113,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pid_query),
 		cmocka_unit_test(test_cgroupstats),
+		cmocka_unit_test(test_cgroupstats_old_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

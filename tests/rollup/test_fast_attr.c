@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 #include "fakeforks.h"
 #include "rollup/rollup_int.h"
@@ -38,7 +39,7 @@ static int setup(void **state)
 static const char *account(struct cgs_rollup *r, struct cgs_record *rec)
 {
 	const char *path = NULL;
-	assert_int_equal(cgs_rollup_account(r, 0, rec, &path), 0);
+	assert_int_equal(cgt_add(r, 0, rec, &path, NULL), 0);
 	return path;
 }
 

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 #include "support/skip.h"
 #include "support/snap.h"
@@ -72,14 +73,14 @@ static void put(struct cgs_rollup *r, unsigned shard, const char *path,
 {
 	if (path[0] == '/')
 		fp_mkdir(&F, path);
-	assert_int_equal(cgs_rollup_account_path(r, shard, x, path), 0);
+	assert_int_equal(cgt_add_path(r, shard, x, path), 0);
 }
 
 /* Index of the (not removed) cgroup at path; fails the case if absent. */
 static size_t idx(const struct cgs_snapshot *s, const char *path)
 {
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
 		if (!strcmp(c->path, path) && !c->removed)
 			return i;
 	}
@@ -106,7 +107,7 @@ static const struct cgs_cgroup_stats *any_of(const struct cgs_snapshot *s,
 static const struct cgs_counters *set_of(const struct cgs_snapshot *s,
 					 size_t i, enum cgs_counter_set set)
 {
-	const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+	const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
 	switch (set) {
 	case CGS_SET_SELF:
 		return c->self;
@@ -151,7 +152,7 @@ static struct cgs_signal_counts sigs(const struct cgs_snapshot *s,
 				     enum cgs_counter_set set)
 {
 	struct cgs_signal_counts c = { .sz = sizeof(c) };
-	assert_int_equal(cgs_snapshot_signals(s, idx(s, path), set, &c), 0);
+	assert_int_equal(cgs_snapshot_get_signals(s, idx(s, path), set, &c), 0);
 	assert_int_equal(c.sz, sizeof(c));
 	return c;
 }
@@ -182,7 +183,7 @@ static struct cgs_hist hist(const struct cgs_snapshot *s, size_t i,
 	struct cgs_hist h;
 	memset(&h, 0, sizeof(h));
 	h.sz = sizeof(h);
-	assert_int_equal(cgs_snapshot_hist(s, i, set, k, &h), 0);
+	assert_int_equal(cgs_snapshot_get_hist(s, i, set, k, &h), 0);
 	assert_int_equal(h.sz, sizeof(h));
 	assert_int_equal(h.nbuckets, 19);
 	/* cumulative along b, +Inf last and equal to count */
@@ -383,22 +384,22 @@ static void test_outcome_counts(void **state)
 	/* bad arguments; a smaller (older) struct gets only its bytes */
 	size_t io = idx(s, "/o");
 	struct cgs_signal_counts sc = { .sz = sizeof(sc) };
-	assert_int_equal(cgs_snapshot_signals(NULL, io, 0, &sc), -EINVAL);
-	assert_int_equal(cgs_snapshot_signals(s, io, 0, NULL), -EINVAL);
-	assert_int_equal(cgs_snapshot_signals(s, cgs_snapshot_count(s), 0,
+	assert_int_equal(cgs_snapshot_get_signals(NULL, io, 0, &sc), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_signals(s, io, 0, NULL), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_signals(s, cgs_snapshot_count(s), 0,
 					      &sc),
 			 -EINVAL);
-	assert_int_equal(cgs_snapshot_signals(s, io, 4, &sc), -EINVAL);
-	assert_int_equal(cgs_snapshot_signals(s, io, (enum cgs_counter_set)-1,
+	assert_int_equal(cgs_snapshot_get_signals(s, io, 4, &sc), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_signals(s, io, (enum cgs_counter_set)-1,
 					      &sc),
 			 -EINVAL);
 	sc.sz = 0;
-	assert_int_equal(cgs_snapshot_signals(s, io, 0, &sc), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_signals(s, io, 0, &sc), -EINVAL);
 	sc.sz = sizeof(size_t) - 1;
-	assert_int_equal(cgs_snapshot_signals(s, io, 0, &sc), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_signals(s, io, 0, &sc), -EINVAL);
 	memset(&sc, 0xab, sizeof(sc));
 	sc.sz = offsetof(struct cgs_signal_counts, n) + 12 * sizeof(uint64_t);
-	assert_int_equal(cgs_snapshot_signals(s, io, 0, &sc), 0);
+	assert_int_equal(cgs_snapshot_get_signals(s, io, 0, &sc), 0);
 	assert_int_equal(sc.sz, offsetof(struct cgs_signal_counts, n) +
 					12 * sizeof(uint64_t));
 	assert_int_equal(sc.n[9], 1);
@@ -538,7 +539,7 @@ static void retire_case(unsigned flags)
 		assert_int_equal(h.sum_ns, 5000);
 	} else {
 		struct cgs_hist h = { .sz = sizeof(h) };
-		assert_int_equal(cgs_snapshot_hist(s, idx(s, "/r"),
+		assert_int_equal(cgs_snapshot_get_hist(s, idx(s, "/r"),
 						   CGS_SET_SUBTREE,
 						   CGS_HIST_LIFETIME, &h),
 				 -ENODATA);
@@ -744,7 +745,7 @@ static struct cgs_retire_result retire_for(struct cgs_rollup *r,
 static uint64_t snap_gen(struct cgs_rollup *r)
 {
 	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
-	uint64_t g = cgs_snapshot_totals(s)->snapshot_gen;
+	uint64_t g = cgs_snapshot_get_totals(s)->snapshot_gen;
 	cgs_snapshot_free(s);
 	return g;
 }
@@ -781,7 +782,7 @@ static void test_retire_consumer(void **state)
 	RETIRED(retire_for(r, 0, 5000, 0), 0, 0, 0, 3);
 	RETIRED(retire_for(r, g1 - 1, 5000, 0), 0, 0, 0, 3);
 	/* a late exit of /w/c: its final counts are in the next snapshot */
-	assert_int_equal(cgs_rollup_account_path(r, 1, &ok, "/w/c"), 0);
+	assert_int_equal(cgt_add_path(r, 1, &ok, "/w/c"), 0);
 	uint64_t g2 = snap_gen(r);
 	assert_true(g2 > g1);
 	/* the consumer got g1: /w/a and /w/b are done, /w/c waits */
@@ -845,7 +846,7 @@ static void test_retire_split(void **state)
 	assert_true(c->removed);
 	cgs_snapshot_free(s);
 	/* the late exit, on the other shard */
-	assert_int_equal(cgs_rollup_account_path(r, 1, &ok, "/s/c"), 0);
+	assert_int_equal(cgt_add_path(r, 1, &ok, "/s/c"), 0);
 	assert_int_equal(cgs_rollup_retire_removed(r), 0);
 	s = cgt_snap(r, 0, false, 0);
 	c = any_of(s, "/s/c");
@@ -1036,7 +1037,7 @@ static void test_hist_buckets(void **state)
 	assert_string_equal(cgs_hist_name(CGS_HIST_CPU_DELAY), "cpu_delay");
 	assert_null(cgs_hist_name(CGS_HIST__COUNT));
 	assert_null(cgs_hist_name((enum cgs_hist_kind)-1));
-	assert_int_equal(cgs_snapshot_totals(s)->histograms, 1);
+	assert_int_equal(cgs_snapshot_get_totals(s)->histograms, 1);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -1067,25 +1068,25 @@ static void test_hist_api(void **state)
 
 	/* bad arguments */
 	struct cgs_hist o = { .sz = sizeof(o) };
-	assert_int_equal(cgs_snapshot_hist(NULL, 0, 0, 0, &o), -EINVAL);
-	assert_int_equal(cgs_snapshot_hist(s, ia, 0, 0, NULL), -EINVAL);
-	assert_int_equal(cgs_snapshot_hist(s, cgs_snapshot_count(s), 0, 0,
+	assert_int_equal(cgs_snapshot_get_hist(NULL, 0, 0, 0, &o), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_hist(s, ia, 0, 0, NULL), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_hist(s, cgs_snapshot_count(s), 0, 0,
 					   &o),
 			 -EINVAL);
-	assert_int_equal(cgs_snapshot_hist(s, ia, 4, 0, &o), -EINVAL);
-	assert_int_equal(cgs_snapshot_hist(s, ia, 0, CGS_HIST__COUNT, &o),
+	assert_int_equal(cgs_snapshot_get_hist(s, ia, 4, 0, &o), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_hist(s, ia, 0, CGS_HIST__COUNT, &o),
 			 -EINVAL);
-	assert_int_equal(cgs_snapshot_hist(s, ia, 0, (enum cgs_hist_kind)-1,
+	assert_int_equal(cgs_snapshot_get_hist(s, ia, 0, (enum cgs_hist_kind)-1,
 					   &o),
 			 -EINVAL);
 	o.sz = 0;
-	assert_int_equal(cgs_snapshot_hist(s, ia, 0, 0, &o), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_hist(s, ia, 0, 0, &o), -EINVAL);
 	o.sz = 4;
-	assert_int_equal(cgs_snapshot_hist(s, ia, 0, 0, &o), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_hist(s, ia, 0, 0, &o), -EINVAL);
 	/* an old caller's struct, up to (not including) count */
 	memset(&o, 0xcd, sizeof(o));
 	o.sz = offsetof(struct cgs_hist, count);
-	assert_int_equal(cgs_snapshot_hist(s, ia, CGS_SET_SELF,
+	assert_int_equal(cgs_snapshot_get_hist(s, ia, CGS_SET_SELF,
 					   CGS_HIST_LIFETIME, &o),
 			 0);
 	assert_int_equal(o.sz, offsetof(struct cgs_hist, count));
@@ -1126,10 +1127,10 @@ static void test_hist_api(void **state)
 	put(r, 0, "/n", &k);
 	s = cgt_snap(r, 0, false, 0);
 	o.sz = sizeof(o);
-	assert_int_equal(cgs_snapshot_hist(s, idx(s, "/n"), CGS_SET_SELF,
+	assert_int_equal(cgs_snapshot_get_hist(s, idx(s, "/n"), CGS_SET_SELF,
 					   CGS_HIST_LIFETIME, &o),
 			 -ENODATA);
-	assert_int_equal(cgs_snapshot_totals(s)->histograms, 0);
+	assert_int_equal(cgs_snapshot_get_totals(s)->histograms, 0);
 	const int pk[] = { SIGKILL, 1, 0 };
 	want_sigs(s, "/n", CGS_SET_SELF, pk);
 	cgs_snapshot_free(s);
@@ -1163,7 +1164,7 @@ static void want_comm(const struct cgs_snapshot *s, size_t i,
 		      enum cgs_comm_rank by, size_t j, const char *comm,
 		      uint64_t value)
 {
-	const struct cgs_comm *c = cgs_snapshot_comm(s, i, by, j);
+	const struct cgs_comm *c = cgs_snapshot_get_comm(s, i, by, j);
 	assert_non_null(c);
 	assert_int_equal(c->sz, sizeof(*c));
 	assert_string_equal(c->comm, comm);
@@ -1212,7 +1213,7 @@ static void test_comms_exact(void **state)
 	want_comm(s, w, CGS_COMMS_BY_CPU, 1, "make", 160);
 	want_comm(s, w, CGS_COMMS_BY_CPU, 2, "ld", 40);
 	want_comm(s, w, CGS_COMMS_BY_CPU, 3, "sh", 5);
-	assert_null(cgs_snapshot_comm(s, w, CGS_COMMS_BY_CPU, 4));
+	assert_null(cgs_snapshot_get_comm(s, w, CGS_COMMS_BY_CPU, 4));
 	/* by exits: make 2, then cc1, ld, sh 1 each (ties in byte order) */
 	assert_int_equal(cgs_snapshot_comm_count(s, w, CGS_COMMS_BY_EXITS), 4);
 	want_comm(s, w, CGS_COMMS_BY_EXITS, 0, "make", 2);
@@ -1226,18 +1227,18 @@ static void test_comms_exact(void **state)
 	assert_int_equal(cgs_snapshot_comm_count(s, idx(s, "/"),
 						 CGS_COMMS_BY_CPU),
 			 0);
-	assert_null(cgs_snapshot_comm(s, idx(s, "/"), CGS_COMMS_BY_CPU, 0));
+	assert_null(cgs_snapshot_get_comm(s, idx(s, "/"), CGS_COMMS_BY_CPU, 0));
 	/* out of range */
 	assert_int_equal(cgs_snapshot_comm_count(s, cgs_snapshot_count(s),
 						 CGS_COMMS_BY_CPU),
 			 0);
 	assert_int_equal(cgs_snapshot_comm_count(s, w, 2), 0);
 	assert_int_equal(cgs_snapshot_comm_count(NULL, 0, 0), 0);
-	assert_null(cgs_snapshot_comm(s, w, 2, 0));
-	assert_null(cgs_snapshot_comm(s, cgs_snapshot_count(s), 0, 0));
-	assert_null(cgs_snapshot_comm(NULL, 0, 0, 0));
-	assert_null(cgs_snapshot_comm(s, w, CGS_COMMS_BY_CPU, SIZE_MAX));
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	assert_null(cgs_snapshot_get_comm(s, w, 2, 0));
+	assert_null(cgs_snapshot_get_comm(s, cgs_snapshot_count(s), 0, 0));
+	assert_null(cgs_snapshot_get_comm(NULL, 0, 0, 0));
+	assert_null(cgs_snapshot_get_comm(s, w, CGS_COMMS_BY_CPU, SIZE_MAX));
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	assert_int_equal(t->comms, 8);
 	/* the two thread records (pid != tgid) ranked under their own */
 	assert_int_equal(t->comm_own, 2);
@@ -1249,7 +1250,7 @@ static void test_comms_exact(void **state)
 	assert_int_equal(cgs_snapshot_comm_count(s, w, CGS_COMMS_BY_CPU), 3);
 	want_comm(s, w, CGS_COMMS_BY_CPU, 0, "cc1", 1500);
 	want_comm(s, w, CGS_COMMS_BY_CPU, 1, "make", 160);
-	const struct cgs_comm *o = cgs_snapshot_comm(s, w, CGS_COMMS_BY_CPU,
+	const struct cgs_comm *o = cgs_snapshot_get_comm(s, w, CGS_COMMS_BY_CPU,
 						     2);
 	assert_non_null(o);
 	assert_true(o->other);
@@ -1260,7 +1261,7 @@ static void test_comms_exact(void **state)
 	assert_int_equal(cgs_snapshot_comm_count(s, w, CGS_COMMS_BY_EXITS), 3);
 	want_comm(s, w, CGS_COMMS_BY_EXITS, 0, "make", 2);
 	want_comm(s, w, CGS_COMMS_BY_EXITS, 1, "cc1", 1);
-	o = cgs_snapshot_comm(s, w, CGS_COMMS_BY_EXITS, 2);
+	o = cgs_snapshot_get_comm(s, w, CGS_COMMS_BY_EXITS, 2);
 	assert_true(o->other);
 	assert_int_equal(o->value, 2); /* ld, sh */
 	assert_int_equal(o->max_each, 1);
@@ -1280,8 +1281,8 @@ static void test_comms_exact(void **state)
 	assert_int_equal(cgs_snapshot_comm_count(s, idx(s, "/w"),
 						 CGS_COMMS_BY_CPU),
 			 0);
-	assert_null(cgs_snapshot_comm(s, idx(s, "/w"), CGS_COMMS_BY_CPU, 0));
-	assert_int_equal(cgs_snapshot_totals(s)->comms, 0);
+	assert_null(cgs_snapshot_get_comm(s, idx(s, "/w"), CGS_COMMS_BY_CPU, 0));
+	assert_int_equal(cgs_snapshot_get_totals(s)->comms, 0);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 
@@ -1356,7 +1357,7 @@ static void check_ranking(const struct cgs_snapshot *s, size_t ci,
 	if (show)
 		assert_true(nl <= show);
 	for (size_t j = 0; j < nl; j++) {
-		const struct cgs_comm *c = cgs_snapshot_comm(s, ci, by, j);
+		const struct cgs_comm *c = cgs_snapshot_get_comm(s, ci, by, j);
 		assert_non_null(c);
 		assert_false(c->other);
 		int k = comm_index(c->comm);
@@ -1378,11 +1379,11 @@ static void check_ranking(const struct cgs_snapshot *s, size_t ci,
 		rest -= tv[k];
 	}
 	/* the (other) entry last */
-	const struct cgs_comm *o = cgs_snapshot_comm(s, ci, by, nl);
+	const struct cgs_comm *o = cgs_snapshot_get_comm(s, ci, by, nl);
 	assert_non_null(o);
 	assert_true(o->other);
 	assert_string_equal(o->comm, "");
-	assert_null(cgs_snapshot_comm(s, ci, by, n));
+	assert_null(cgs_snapshot_get_comm(s, ci, by, n));
 	/* total minus the listed upper bounds (merged summaries' counts may
 	 * add up to more than the total: then 0) */
 	assert_int_equal(o->value, total > upper ? total - upper : 0);
@@ -1445,7 +1446,7 @@ static void test_comms_evicted(void **state)
 		/* the 3 heavy ones lead both rankings */
 		for (size_t j = 0; j < 3 && (!shows[si] || j < shows[si]);
 		     j++) {
-			const struct cgs_comm *c = cgs_snapshot_comm(
+			const struct cgs_comm *c = cgs_snapshot_get_comm(
 				s, e, CGS_COMMS_BY_CPU, j);
 			assert_true(comm_index(c->comm) < 3);
 		}
@@ -1454,7 +1455,7 @@ static void test_comms_evicted(void **state)
 	cgs_rollup_free(r);
 }
 
-/* A thread's record via cgs_rollup_account(): its process's command from
+/* A thread's record via cgs_rollup_add(): its process's command from
  * /proc/<tgid>/comm, its own when that is gone (comm_own). */
 static void test_comms_proc(void **state)
 {
@@ -1471,13 +1472,13 @@ static void test_comms_proc(void **state)
 	struct cgs_record x = comm_rec(CGS_KIND_THREAD, 701, 700, "worker", 10,
 				       0);
 	const char *path = NULL;
-	assert_int_equal(cgs_rollup_account(r, 0, &x, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &x, &path, NULL), 0);
 	assert_string_equal(path, "/q");
 	/* 800 has no comm file: its thread is ranked under its own name */
 	x = comm_rec(CGS_KIND_THREAD, 801, 800, "lonely", 3, 0);
-	assert_int_equal(cgs_rollup_account(r, 0, &x, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &x, &path, NULL), 0);
 	x = comm_rec(CGS_KIND_PROCESS, 700, 700, "leader", 1, 0);
-	assert_int_equal(cgs_rollup_account(r, 0, &x, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &x, &path, NULL), 0);
 	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	size_t q = idx(s, "/q");
 	assert_int_equal(cgs_snapshot_comm_count(s, q, CGS_COMMS_BY_CPU), 2);
@@ -1485,7 +1486,7 @@ static void test_comms_proc(void **state)
 	want_comm(s, q, CGS_COMMS_BY_CPU, 1, "lonely", 3);
 	assert_int_equal(cgs_snapshot_comm_count(s, q, CGS_COMMS_BY_EXITS), 1);
 	want_comm(s, q, CGS_COMMS_BY_EXITS, 0, "leader", 1);
-	assert_int_equal(cgs_snapshot_totals(s)->comm_own, 1);
+	assert_int_equal(cgs_snapshot_get_totals(s)->comm_own, 1);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -1520,7 +1521,7 @@ static const char *acct_exit(struct cgs_rollup *r, unsigned shard, uint32_t pid,
 	struct cgs_record x = proc_exit(pid, status);
 	x.flag = 0x20;
 	const char *p = NULL;
-	assert_int_equal(cgs_rollup_account(r, shard, &x, &p), 0);
+	assert_int_equal(cgt_add(r, shard, &x, &p, NULL), 0);
 	return p;
 }
 
@@ -1547,7 +1548,7 @@ static void test_oom_cgroup_v1(void **state)
 	oom_v1("/a", 5);
 	assert_string_equal(acct_exit(r, 0, 100, 0), "/a");
 	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	assert_int_equal(t->oom_source, CGS_OOM_CGROUP);
 	want_outc(s, "/a", CGS_SET_SELF, (struct outc){ 1, 0, 0, 0, 0 });
 	cgs_snapshot_free(s);
@@ -1560,7 +1561,7 @@ static void test_oom_cgroup_v1(void **state)
 	want_outc(s, "/", CGS_SET_SUBTREE, (struct outc){ 1, 0, 2, 0, 2 });
 	/* / had 7 before and no SIGKILL since: 0 */
 	want_outc(s, "/", CGS_SET_SELF, (struct outc){ 0 });
-	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 0);
+	assert_int_equal(cgs_snapshot_get_totals(s)->oom_unreadable, 0);
 	cgs_snapshot_free(s);
 	/* the counter grows, no new SIGKILL: not read */
 	oom_v1("/a", 6);
@@ -1587,7 +1588,7 @@ static void test_oom_cgroup_v1(void **state)
 	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/b", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 2 });
 	want_outc(s, "/c", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 0 });
-	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 0);
+	assert_int_equal(cgs_snapshot_get_totals(s)->oom_unreadable, 0);
 	cgs_snapshot_free(s);
 
 	/* no counter file: unreadable, once per look */
@@ -1595,10 +1596,10 @@ static void test_oom_cgroup_v1(void **state)
 	assert_string_equal(acct_exit(r, 0, 400, SIGKILL), "/d");
 	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/d", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 0 });
-	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 1);
+	assert_int_equal(cgs_snapshot_get_totals(s)->oom_unreadable, 1);
 	cgs_snapshot_free(s);
 	s = cgt_snap(r, 0, false, 0); /* no new SIGKILL: no look */
-	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 1);
+	assert_int_equal(cgs_snapshot_get_totals(s)->oom_unreadable, 1);
 	cgs_snapshot_free(s);
 
 	/* the root cgroup had 7 before the rollup: a kill there is 1 (a
@@ -1607,7 +1608,7 @@ static void test_oom_cgroup_v1(void **state)
 	fp_set(&F, 500, "/");
 	struct cgs_record th = rec(CGS_KIND_THREAD, 501, 500);
 	const char *tp = NULL;
-	assert_int_equal(cgs_rollup_account(r, 0, &th, &tp), 0);
+	assert_int_equal(cgt_add(r, 0, &th, &tp, NULL), 0);
 	assert_string_equal(tp, "/");
 	oom_v1("", 8);
 	assert_string_equal(acct_exit(r, 0, 500, SIGKILL), "/");
@@ -1622,7 +1623,7 @@ static void test_oom_cgroup_v1(void **state)
 	s = cgt_snap(r, 0, false, 0);
 	want_outc(s, CGS_UNKNOWN_CGROUP, CGS_SET_SELF,
 		  (struct outc){ 0, 0, 1, 0, 0 });
-	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 1);
+	assert_int_equal(cgs_snapshot_get_totals(s)->oom_unreadable, 1);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -1665,7 +1666,7 @@ static void test_oom_recreated(void **state)
 	want_outc(s, "/", CGS_SET_SUBTREE, (struct outc){ 0, 0, 2, 0, 2 });
 	want_outc(s, "/z", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 2 });
 	/* the old one's counter could not be read */
-	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 1);
+	assert_int_equal(cgs_snapshot_get_totals(s)->oom_unreadable, 1);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -1708,7 +1709,7 @@ static void test_oom_churn(void **state)
 	}
 	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
 	want_outc(s, "/", CGS_SET_SUBTREE, (struct outc){ 0, 0, 300, 0, kills });
-	assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 0);
+	assert_int_equal(cgs_snapshot_get_totals(s)->oom_unreadable, 0);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -1728,9 +1729,9 @@ static void test_oom_cgroup_v2(void **state)
 		assert_string_equal(acct_exit(r, 0, 100 + (uint32_t)i, SIGKILL),
 				    "/x");
 		struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
-		assert_int_equal(cgs_snapshot_totals(s)->oom_source,
+		assert_int_equal(cgs_snapshot_get_totals(s)->oom_source,
 				 CGS_OOM_NONE);
-		assert_int_equal(cgs_snapshot_totals(s)->oom_unreadable, 0);
+		assert_int_equal(cgs_snapshot_get_totals(s)->oom_unreadable, 0);
 		want_outc(s, "/x", CGS_SET_SELF,
 			  (struct outc){ 0, 0, 1, 0, 0 });
 		cgs_snapshot_free(s);
@@ -1747,7 +1748,7 @@ static void test_oom_cgroup_v2(void **state)
 		 "low 0\nhigh 0\nmax 9\noom 8\noom_kill 4\noom_group_kill 6\n");
 	assert_string_equal(acct_exit(r, 0, 200, SIGKILL), "/y");
 	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
-	assert_int_equal(cgs_snapshot_totals(s)->oom_source, CGS_OOM_CGROUP);
+	assert_int_equal(cgs_snapshot_get_totals(s)->oom_source, CGS_OOM_CGROUP);
 	want_outc(s, "/y", CGS_SET_SELF, (struct outc){ 0, 0, 1, 0, 3 });
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 #include "fakeforks.h"
 #include "rollup/rollup_int.h"
@@ -33,7 +34,7 @@ static const char *exit_of(struct cgs_rollup *r, uint32_t pid, uint32_t ppid,
 	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, pid, pid, ppid, 1);
 	rec.etime_us = rec.tgetime_us = life_ms * 1000;
 	const char *path = NULL;
-	assert_int_equal(cgs_rollup_account(r, 0, &rec, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &rec, &path, NULL), 0);
 	return path;
 }
 
@@ -58,7 +59,7 @@ static void test_walk(void **state)
 	/* its TGID record: the cache entry, no walk, not unknown */
 	struct cgs_record g = fp_record(CGS_KIND_TGID, 0, 300, 0, 1);
 	const char *path = NULL;
-	assert_int_equal(cgs_rollup_account(r, 0, &g, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &g, &path, NULL), 0);
 	assert_string_equal(path, "/svc");
 	/* the subshell's own exit: via its live parent */
 	assert_string_equal(exit_of(r, 200, 100, 40), "/svc");
@@ -140,12 +141,12 @@ static void test_exiting_reuse(void **state)
 	struct cgs_record th = fp_record(CGS_KIND_THREAD, 302, 301, 77, 1);
 	th.etime_us = 4000u * 1000u;
 	const char *path = NULL;
-	assert_int_equal(cgs_rollup_account(r, 0, &th, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &th, &path, NULL), 0);
 	assert_string_equal(path, "/svc"); /* thread started after its fork */
 	F.now_ms += 3000; /* grace over, the entry is gone */
 	th.etime_us = 9000u * 1000u; /* impossible for the fork 8 s ago */
 	th.pid = 303;
-	assert_int_equal(cgs_rollup_account(r, 0, &th, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &th, &path, NULL), 0);
 	assert_string_equal(path, CGS_UNKNOWN_CGROUP);
 	assert_int_equal(totals(r).via_ancestor, 1);
 	cgs_rollup_free(r);
@@ -215,7 +216,7 @@ static void test_cached_ancestor(void **state)
 	struct cgs_rollup *r = fp_forks_rollup(&F, CGS_ROLLUP_TRACK_FORKS);
 	fp_set(&F, 100, "/old");
 	struct cgs_record th = fp_record(CGS_KIND_THREAD, 101, 100, 1, 1);
-	assert_string_equal(cgs_rollup_account(r, 0, &th, NULL) ? "" : "ok",
+	assert_string_equal(cgs_rollup_add(r, 0, &th, NULL, NULL) ? "" : "ok",
 			    "ok"); /* 100 cached (alive) in /old */
 	F.now_ms += 100;
 	/* pid 100 is a new process now (its exit was never seen) */
@@ -251,14 +252,14 @@ static void test_disabled(void **state)
 	assert_int_equal(t.unattributed, 1);
 	struct cgs_snapshot *s = NULL;
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
-	assert_int_equal(cgs_snapshot_totals(s)->fork_tracking, 0);
+	assert_int_equal(cgs_snapshot_get_totals(s)->fork_tracking, 0);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
 
 /* `unattributed` counts records put in the unknown bucket, whichever
  * way: a TGID record answered by a cache entry pointing at it, and
- * cgs_rollup_account_path alike. */
+ * cgs_add_opts.path alike. */
 static void test_unattributed_records(void **state)
 {
 	(void)state;
@@ -266,20 +267,20 @@ static void test_unattributed_records(void **state)
 	struct cgs_record p = fp_record(CGS_KIND_PROCESS, 900, 900, 899, 1);
 	struct cgs_record g = fp_record(CGS_KIND_TGID, 0, 900, 0, 1);
 	const char *path = NULL;
-	assert_int_equal(cgs_rollup_account(r, 0, &p, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &p, &path, NULL), 0);
 	assert_string_equal(path, CGS_UNKNOWN_CGROUP);
-	assert_int_equal(cgs_rollup_account(r, 0, &g, &path), 0);
+	assert_int_equal(cgt_add(r, 0, &g, &path, NULL), 0);
 	assert_string_equal(path, CGS_UNKNOWN_CGROUP);
 	assert_int_equal(totals(r).unattributed, 2);
-	assert_int_equal(cgs_rollup_account_path(r, 0, &p, CGS_UNKNOWN_CGROUP),
+	assert_int_equal(cgt_add_path(r, 0, &p, CGS_UNKNOWN_CGROUP),
 			 0);
-	assert_int_equal(cgs_rollup_account_path(r, 0, &g, CGS_UNKNOWN_CGROUP),
+	assert_int_equal(cgt_add_path(r, 0, &g, CGS_UNKNOWN_CGROUP),
 			 0);
 	assert_int_equal(totals(r).unattributed, 4);
 	struct cgs_snapshot *s = NULL;
 	assert_int_equal(cgs_rollup_snapshot(r, NULL, &s), 0);
-	assert_int_equal(cgs_snapshot_totals(s)->unattributed, 4);
-	assert_int_equal(cgs_snapshot_totals(s)->records, 4);
+	assert_int_equal(cgs_snapshot_get_totals(s)->unattributed, 4);
+	assert_int_equal(cgs_snapshot_get_totals(s)->records, 4);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }

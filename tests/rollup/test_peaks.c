@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Delay peaks (cgs_snapshot_delay_peaks()) on synthetic records: the
+ * Delay peaks (cgs_snapshot_get_delay_peaks()) on synthetic records: the
  * maximum of the task records' delay[c].max_ns per class with the time of
  * the record that holds it, TGID aggregates ignored, across shards,
  * subtrees, folding, deltas (a quiet period has none, the cumulative set
@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 #include "support/snap.h"
 
@@ -44,7 +45,7 @@ static void put(struct cgs_rollup *r, unsigned shard, const char *path,
 		const struct cgs_record *x)
 {
 	fp_mkdir(&F, path);
-	assert_int_equal(cgs_rollup_account_path(r, shard, x, path), 0);
+	assert_int_equal(cgt_add_path(r, shard, x, path), 0);
 }
 
 static struct cgs_delay_peaks peaks(const struct cgs_snapshot *s,
@@ -52,8 +53,8 @@ static struct cgs_delay_peaks peaks(const struct cgs_snapshot *s,
 {
 	struct cgs_delay_peaks p = { .sz = sizeof(p) };
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		if (!strcmp(cgs_snapshot_get(s, i)->path, path)) {
-			assert_int_equal(cgs_snapshot_delay_peaks(s, i, set,
+		if (!strcmp(cgs_snapshot_get_cgroup(s, i)->path, path)) {
+			assert_int_equal(cgs_snapshot_get_delay_peaks(s, i, set,
 								  &p),
 					 0);
 			assert_int_equal(p.nclasses, cgs_delay_classes());
@@ -155,19 +156,19 @@ static void test_peaks(void **state)
 
 	/* bad arguments */
 	struct cgs_delay_peaks p = { .sz = sizeof(p) };
-	assert_int_equal(cgs_snapshot_delay_peaks(NULL, 0, 0, &p), -EINVAL);
-	assert_int_equal(cgs_snapshot_delay_peaks(s, cgs_snapshot_count(s), 0,
+	assert_int_equal(cgs_snapshot_get_delay_peaks(NULL, 0, 0, &p), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_delay_peaks(s, cgs_snapshot_count(s), 0,
 						  &p),
 			 -EINVAL);
-	assert_int_equal(cgs_snapshot_delay_peaks(s, 0, 4, &p), -EINVAL);
-	assert_int_equal(cgs_snapshot_delay_peaks(s, 0, 0, NULL), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_delay_peaks(s, 0, 4, &p), -EINVAL);
+	assert_int_equal(cgs_snapshot_get_delay_peaks(s, 0, 0, NULL), -EINVAL);
 	/* an older caller's smaller struct: its bytes only */
 	struct {
 		size_t sz;
 		unsigned n;
 		struct cgs_delay_peak c[1];
 	} old = { .sz = sizeof(old) };
-	assert_int_equal(cgs_snapshot_delay_peaks(s, 0, CGS_SET_SUBTREE,
+	assert_int_equal(cgs_snapshot_get_delay_peaks(s, 0, CGS_SET_SUBTREE,
 						  (struct cgs_delay_peaks *)&old),
 			 0);
 	assert_int_equal(old.c[0].max_ns, 900);
@@ -199,7 +200,7 @@ static void test_workload_peaks(void **state)
 	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
 	struct cgs_workloads *w = NULL;
 	struct cgs_workloads_opts o = { .sz = sizeof(o) };
-	assert_int_equal(cgs_workloads_new(&o, &w), 0);
+	assert_int_equal(cgs_workloads_new(&w, &o), 0);
 	struct cgs_record a = task(CGS_KIND_PROCESS, 30, 400, 0, 7000);
 	struct cgs_record b = task(CGS_KIND_PROCESS, 31, 600, 5, 8000);
 	struct cgs_record c = task(CGS_KIND_PROCESS, 32, 500, 9, 9000);

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "cgstats.h"
+#include "support/add.h"
 #include "support/fakeproc.h"
 #include "support/skip.h"
 #include "support/snap.h"
@@ -126,7 +127,7 @@ static const char *acct(struct cgs_rollup *r, unsigned shard,
 			const struct cgs_record *rec)
 {
 	const char *p = NULL;
-	assert_int_equal(cgs_rollup_account(r, shard, rec, &p), 0);
+	assert_int_equal(cgt_add(r, shard, rec, &p, NULL), 0);
 	return p;
 }
 
@@ -137,7 +138,7 @@ static void expect_acct(struct cgs_rollup *r, unsigned shard,
 {
 	const char *p = NULL;
 	enum cgs_source how = CGS_SOURCE_NONE;
-	assert_int_equal(cgs_rollup_account_src(r, shard, rec, &p, &how), 0);
+	assert_int_equal(cgt_add(r, shard, rec, &p, &how), 0);
 	assert_string_equal(p, path);
 	assert_int_equal(how, src);
 }
@@ -307,7 +308,7 @@ static void test_math(void **state)
 	assert_int_equal(cgs_snapshot_count(s), 5);
 	const char *order[] = { "/", "/a", "/a/b", "/z", CGS_UNKNOWN_CGROUP };
 	for (size_t i = 0; i < 5; i++)
-		assert_string_equal(cgs_snapshot_get(s, i)->path, order[i]);
+		assert_string_equal(cgs_snapshot_get_cgroup(s, i)->path, order[i]);
 	const struct cgs_cgroup_stats *ca = find(s, "/a", false),
 				      *cb = find(s, "/a/b", false),
 				      *root = find(s, "/", false),
@@ -333,7 +334,7 @@ static void test_math(void **state)
 	assert_want(cu->self, nothing);
 	assert_true(ca->ino != 0);
 	assert_false(ca->removed);
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 	assert_int_equal(t->records, 6);
 	assert_int_equal(t->unattributed, 0);
 	assert_int_equal(t->cgroups, 4);
@@ -344,17 +345,17 @@ static void test_math(void **state)
 	r = fp_rollup(&F, 1, CGS_NO_TGID);
 	acct(r, 0, &recs[1]);
 	const char *p = (const char *)1;
-	assert_int_equal(cgs_rollup_account(r, 0, &recs[2], &p), 0);
+	assert_int_equal(cgt_add(r, 0, &recs[2], &p, NULL), 0);
 	assert_null(p);
 	s = snap(r, 0, false);
 	assert_int_equal(find(s, "/a", false)->self->tgid_records, 0);
-	assert_int_equal(cgs_snapshot_totals(s)->records, 1);
+	assert_int_equal(cgs_snapshot_get_totals(s)->records, 1);
 	cgs_snapshot_free(s);
 	/* bad arguments */
-	assert_int_equal(cgs_rollup_account(r, 1, &recs[0], NULL), -EINVAL);
+	assert_int_equal(cgs_rollup_add(r, 1, &recs[0], NULL, NULL), -EINVAL);
 	struct cgs_record bad = recs[0];
 	bad.kind = 0;
-	assert_int_equal(cgs_rollup_account(r, 0, &bad, NULL), -EINVAL);
+	assert_int_equal(cgs_rollup_add(r, 0, &bad, NULL, NULL), -EINVAL);
 	cgs_rollup_free(r);
 }
 
@@ -369,7 +370,7 @@ static void test_order_fold(void **state)
 	for (size_t i = 0; i < 6; i++) {
 		struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 0, 0, 0,
 						  i + 1);
-		assert_int_equal(cgs_rollup_account_path(r, 0, &rec, paths[i]),
+		assert_int_equal(cgt_add_path(r, 0, &rec, paths[i]),
 				 0);
 	}
 	struct cgs_snapshot *s = snap(r, 0, true);
@@ -378,7 +379,7 @@ static void test_order_fold(void **state)
 				CGS_UNKNOWN_CGROUP };
 	assert_int_equal(cgs_snapshot_count(s), 9);
 	for (size_t i = 0; i < 9; i++)
-		assert_string_equal(cgs_snapshot_get(s, i)->path, order[i]);
+		assert_string_equal(cgs_snapshot_get_cgroup(s, i)->path, order[i]);
 	/* /a/b/c/d exists only as an ancestor; its subtree is /a/b/c/d/e */
 	assert_int_equal(find(s, "/a/b/c/d", false)->self->tasks, 0);
 	const struct want e = { .tasks = 1, .processes = 1, .seeds = 2,
@@ -395,7 +396,7 @@ static void test_order_fold(void **state)
 				 CGS_UNKNOWN_CGROUP };
 	assert_int_equal(cgs_snapshot_count(s), 6);
 	for (size_t i = 0; i < 6; i++)
-		assert_string_equal(cgs_snapshot_get(s, i)->path, forder[i]);
+		assert_string_equal(cgs_snapshot_get_cgroup(s, i)->path, forder[i]);
 	/* /a/b (seed 3), /a/b/c (5), /a/b/c/d/e (2) */
 	const struct want ab = { .tasks = 3, .processes = 3,
 				 .seeds = 3 + 5 + 2, .peak_seed = 5 };
@@ -1089,7 +1090,7 @@ static void test_recreated_shards(void **state)
 	struct cgs_snapshot *s = snap(r, 0, false);
 	size_t k = 0;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 		if (strcmp(g->path, "/inc"))
 			continue;
 		assert_true(k < 3);
@@ -1169,7 +1170,7 @@ static void *writer_main(void *arg)
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct cgs_record rec = fp_record(CGS_KIND_THREAD, 10 + i,
 						  8000 + w->shard, 1, 1);
-		if (cgs_rollup_account(w->r, w->shard, &rec, NULL) < 0)
+		if (cgs_rollup_add(w->r, w->shard, &rec, NULL, NULL) < 0)
 			abort();
 	}
 	return NULL;
@@ -1202,7 +1203,7 @@ static void test_shards_concurrent(void **state)
 	assert_int_equal(seen, 400000);
 	assert_int_equal(find(s, "/s/zero", false)->self->tasks, 200000);
 	assert_int_equal(find(s, "/s/one", false)->self->tasks, 200000);
-	assert_int_equal(cgs_snapshot_totals(s)->proc_reads, 2);
+	assert_int_equal(cgs_snapshot_get_totals(s)->proc_reads, 2);
 	cgs_snapshot_free(s);
 	cgs_rollup_free(r);
 }
@@ -1264,13 +1265,13 @@ static void test_snapshot_free_threads(void **state)
 		struct cgs_rollup_totals t = { 0 };
 		struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 8100 + k % 2,
 						  8100 + k % 2, 1, 1);
-		assert_int_equal(cgs_rollup_account(r, 0, &rec, NULL), 0);
+		assert_int_equal(cgs_rollup_add(r, 0, &rec, NULL, NULL), 0);
 		struct cgs_snapshot *s = snap(r, 0, false);
 		const struct cgs_cgroup_stats *c = find(s, "/t", false);
 		assert_non_null(c);
 		seen += c->subtree_delta->tasks;
 		assert_int_equal(c->subtree->tasks, seen);
-		t = *cgs_snapshot_totals(s);
+		t = *cgs_snapshot_get_totals(s);
 		assert_int_equal(t.records, seen);
 		if (k == 150) { /* one kept to the end */
 			kept = s;
@@ -1345,7 +1346,7 @@ static size_t index_of(const struct cgs_snapshot *s,
 		       const struct cgs_cgroup_stats *c)
 {
 	size_t i = 0;
-	while (cgs_snapshot_get(s, i) != c)
+	while (cgs_snapshot_get_cgroup(s, i) != c)
 		i++;
 	return i;
 }
@@ -1360,14 +1361,14 @@ static void assert_hist(const struct cgs_snapshot *s,
 {
 	size_t i = index_of(s, c);
 	struct cgs_hist h = { .sz = sizeof(h) };
-	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_LIFETIME, &h),
+	assert_int_equal(cgs_snapshot_get_hist(s, i, set, CGS_HIST_LIFETIME, &h),
 			 0);
 	want_field("lifetime count", h.count, w.tasks);
-	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_PROC_LIFETIME,
+	assert_int_equal(cgs_snapshot_get_hist(s, i, set, CGS_HIST_PROC_LIFETIME,
 					   &h),
 			 0);
 	want_field("process lifetime count", h.count, w.processes);
-	assert_int_equal(cgs_snapshot_hist(s, i, set, CGS_HIST_CPU, &h), 0);
+	assert_int_equal(cgs_snapshot_get_hist(s, i, set, CGS_HIST_CPU, &h), 0);
 	want_field("cpu count", h.count, w.tasks);
 	want_field("cpu sum", h.sum_ns, (2000 * w.seeds + 3 * w.tasks) * 1000);
 }
@@ -1380,7 +1381,7 @@ static void assert_signals(const struct cgs_snapshot *s,
 {
 	size_t i = index_of(s, c);
 	struct cgs_signal_counts g = { .sz = sizeof(g) };
-	assert_int_equal(cgs_snapshot_signals(s, i, set, &g), 0);
+	assert_int_equal(cgs_snapshot_get_signals(s, i, set, &g), 0);
 	for (int k = 1; k < CGS_SIGNAL_SLOTS; k++)
 		want_field("signal count", g.n[k], k == M_SIGTERM ? w.termed : 0);
 }
@@ -1400,7 +1401,7 @@ static uint64_t snap_digest(const struct cgs_snapshot *s, bool hist)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
 		const struct cgs_counters *k[4] = { c->self, c->self_delta,
 						    c->subtree,
 						    c->subtree_delta };
@@ -1411,11 +1412,11 @@ static uint64_t snap_digest(const struct cgs_snapshot *s, bool hist)
 			h = mix(h, k[j], sizeof(*k[j]));
 		for (int set = 0; set < 4; set++) {
 			struct cgs_signal_counts g = { .sz = sizeof(g) };
-			assert_int_equal(cgs_snapshot_signals(s, i, set, &g), 0);
+			assert_int_equal(cgs_snapshot_get_signals(s, i, set, &g), 0);
 			h = mix(h, g.n, sizeof(g.n));
 			for (int kd = 0; hist && kd < CGS_HIST__COUNT; kd++) {
 				struct cgs_hist hh = { .sz = sizeof(hh) };
-				assert_int_equal(cgs_snapshot_hist(s, i, set, kd,
+				assert_int_equal(cgs_snapshot_get_hist(s, i, set, kd,
 								   &hh),
 						 0);
 				h = mix(h, hh.cumulative, sizeof(hh.cumulative));
@@ -1486,7 +1487,7 @@ static void model_run(unsigned shards, uint64_t seed, unsigned flags)
 						  .termed = term };
 				unsigned sh =
 					(unsigned)(cgt_xorshift(&x) % shards);
-				assert_int_equal(cgs_rollup_account_path(
+				assert_int_equal(cgt_add_path(
 							 r, sh, &rec,
 							 m[i].path),
 						 0);
@@ -1615,7 +1616,7 @@ static void test_snapshot_pool_shrinks(void **state)
 	char path[64];
 	for (int i = 0; i < N; i++) {
 		snprintf(path, sizeof(path), "/big/c%05d", i);
-		assert_int_equal(cgs_rollup_account_path(r, 0, &rec, path), 0);
+		assert_int_equal(cgt_add_path(r, 0, &rec, path), 0);
 	}
 	size_t left = N;
 	for (int k = 0; k < 80 && left; k++) {
@@ -1624,7 +1625,7 @@ static void test_snapshot_pool_shrinks(void **state)
 		assert_non_null(c);
 		assert_int_equal(c->subtree->tasks, N);
 		struct cgs_hist h = { .sz = sizeof(h) };
-		assert_int_equal(cgs_snapshot_hist(s, index_of(s, c),
+		assert_int_equal(cgs_snapshot_get_hist(s, index_of(s, c),
 						   CGS_SET_SUBTREE,
 						   CGS_HIST_LIFETIME, &h),
 				 0);
@@ -1655,11 +1656,11 @@ static void test_refused(void **state)
 	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
 	fp_set(&F, 100, "/a");
 	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 100, 100, 1, 1);
-	assert_int_equal(cgs_rollup_account(r, 1, &rec, NULL), -EINVAL);
-	assert_int_equal(cgs_rollup_account_path(r, 0, &rec, "rel"), -EINVAL);
+	assert_int_equal(cgs_rollup_add(r, 1, &rec, NULL, NULL), -EINVAL);
+	assert_int_equal(cgt_add_path(r, 0, &rec, "rel"), -EINVAL);
 	struct cgs_record bad = rec;
 	bad.kind = 77;
-	assert_int_equal(cgs_rollup_account(r, 0, &bad, NULL), -EINVAL);
+	assert_int_equal(cgs_rollup_add(r, 0, &bad, NULL, NULL), -EINVAL);
 	struct cgs_exit ev = { .sz = sizeof(ev), .task = &rec, .shard = 5 };
 	assert_int_equal(cgs_rollup_account_exit(&ev, r), 0);
 	ev.shard = 0;

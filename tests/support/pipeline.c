@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/add.h"
 #include "support/clock.h"
 #include "support/pipeline.h"
 #include "support/skip.h"
@@ -137,7 +138,7 @@ int cgt_listener_drain(struct cgs_listener *l, long settle_ms,
 		return 1;
 	}
 	*loss = (struct cgs_loss){ .sz = sizeof(*loss) };
-	cgs_listener_loss(l, CGS_ALL_SHARDS, loss);
+	cgs_listener_get_loss(l, CGS_ALL_SHARDS, loss);
 	return 0;
 }
 
@@ -146,11 +147,11 @@ static int account_all(const struct cgs_exit *ev, void *user)
 	struct cgt_pipeline *p = user;
 	const char *path = NULL;
 	if (ev->task &&
-	    cgs_rollup_account(p->r, ev->shard, ev->task, &path) == 0 &&
+	    cgt_add(p->r, ev->shard, ev->task, &path, NULL) == 0 &&
 	    p->on_task)
 		p->on_task(ev->task, path, p->on_task_ctx);
 	if (ev->group)
-		cgs_rollup_account(p->r, ev->shard, ev->group, NULL);
+		cgs_rollup_add(p->r, ev->shard, ev->group, NULL, NULL);
 	return 0;
 }
 
@@ -189,7 +190,7 @@ int cgt_pipeline_run(struct cgt_pipeline *p)
 ssize_t cgt_snapshot_find(const struct cgs_snapshot *s, const char *path)
 {
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++)
-		if (!strcmp(cgs_snapshot_get(s, i)->path, path))
+		if (!strcmp(cgs_snapshot_get_cgroup(s, i)->path, path))
 			return (ssize_t)i;
 	return -1;
 }
@@ -206,7 +207,7 @@ int cgt_pump_until(struct cgt_pipeline *p, const char *path, uint64_t tasks,
 		uint64_t got = 0;
 		if (cgs_rollup_snapshot(p->r, &so, &s) == 0) {
 			ssize_t i = cgt_snapshot_find(s, path);
-			got = i < 0 ? 0 : cgs_snapshot_get(s, (size_t)i)->self->tasks;
+			got = i < 0 ? 0 : cgs_snapshot_get_cgroup(s, (size_t)i)->self->tasks;
 		}
 		cgs_snapshot_free(s);
 		if (got >= tasks)

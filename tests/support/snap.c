@@ -25,7 +25,7 @@ const struct cgs_cgroup_stats *cgt_cgroup_at(const struct cgs_snapshot *s,
 					     enum cgt_which which)
 {
 	for (size_t i = 0; i < cgs_snapshot_count(s); i++) {
-		const struct cgs_cgroup_stats *c = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *c = cgs_snapshot_get_cgroup(s, i);
 		if (strcmp(c->path, path))
 			continue;
 		if (which == CGT_ANY || c->removed == (which == CGT_REMOVED))

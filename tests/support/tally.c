@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "support/add.h"
 #include "support/tally.h"
 
 int cgt_tally_account(struct cgt_tally *t, struct cgs_rollup *r,
@@ -9,7 +10,7 @@ int cgt_tally_account(struct cgt_tally *t, struct cgs_rollup *r,
 		      const char *want)
 {
 	const char *path = NULL;
-	int rc = cgs_rollup_account(r, shard, rec, &path);
+	int rc = cgt_add(r, shard, rec, &path, NULL);
 	if (rc < 0) {
 		atomic_fetch_add(&t->errors, 1);
 		return rc;

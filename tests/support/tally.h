@@ -27,7 +27,7 @@ struct cgt_tally {
 #define CGT_TALLY_INIT { .lock = PTHREAD_MUTEX_INITIALIZER }
 
 /*
- * cgs_rollup_account() of rec on shard, tallied against the cgroup `want`:
+ * cgs_rollup_add() of rec on shard, tallied against the cgroup `want`:
  * a refusal counts in errors (and returns its error); else the record
  * counts in seen, and in ok where it went to `want`; a miss counts in
  * unknown if it went to the unknown bucket, and is noted while there is

@@ -91,8 +91,8 @@ static void cgroup_peaks(struct buf *b, const struct cgs_snapshot *s,
 {
 	CGS_OPTS(cgs_delay_peaks, p);
 	CGS_OPTS(cgs_delay_peaks, d);
-	if (cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF, &p) < 0 ||
-	    cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF_DELTA, &d) < 0)
+	if (cgs_snapshot_get_delay_peaks(s, i, CGS_SET_SELF, &p) < 0 ||
+	    cgs_snapshot_get_delay_peaks(s, i, CGS_SET_SELF_DELTA, &d) < 0)
 		memset(p.c, 0, sizeof(p.c)), memset(d.c, 0, sizeof(d.c));
 	peak_cols(b, p.c, d.c);
 }
@@ -181,7 +181,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	row_end(b, in);
 	for (size_t j = 0, m = snap_shown(in, s); j < m; j++) {
 		const struct cgs_cgroup_stats *g =
-			cgs_snapshot_get(s, snap_index(in, j));
+			cgs_snapshot_get_cgroup(s, snap_index(in, j));
 		lead(b, "cgroup", in);
 		sep(b, 4);
 		esc_csv(b, g->path, strlen(g->path));

@@ -129,7 +129,7 @@ static void outcomes(struct buf *b, const struct snap_info *in,
 	CGS_OPTS(cgs_signal_counts, sc);
 	bool first = true;
 	if (g->self->exit_signaled &&
-	    cgs_snapshot_signals(s, i, CGS_SET_SELF, &sc) == 0)
+	    cgs_snapshot_get_signals(s, i, CGS_SET_SELF, &sc) == 0)
 		for (int k = 1; k < CGS_SIGNAL_SLOTS; k++) {
 			if (!sc.n[k])
 				continue;
@@ -166,11 +166,11 @@ static void peak_obj(struct buf *b, const char *name,
 static void peaks(struct buf *b, const struct cgs_snapshot *s, size_t i)
 {
 	CGS_OPTS(cgs_delay_peaks, p);
-	if (cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF, &p) == 0) {
+	if (cgs_snapshot_get_delay_peaks(s, i, CGS_SET_SELF, &p) == 0) {
 		peak_obj(b, "delay_max_s", &p, false);
 		peak_obj(b, "delay_max_at", &p, true);
 	}
-	if (cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF_DELTA, &p) == 0) {
+	if (cgs_snapshot_get_delay_peaks(s, i, CGS_SET_SELF_DELTA, &p) == 0) {
 		peak_obj(b, "delay_max_delta_s", &p, false);
 		peak_obj(b, "delay_max_delta_at", &p, true);
 	}
@@ -183,7 +183,7 @@ static void histograms(struct buf *b, const struct cgs_snapshot *s, size_t i)
 	buf_puts(b, ",\"histograms\":{");
 	for (int k = 0; k < CGS_HIST__COUNT; k++) {
 		CGS_OPTS(cgs_hist, h);
-		if (cgs_snapshot_hist(s, i, CGS_SET_SELF, (enum cgs_hist_kind)k,
+		if (cgs_snapshot_get_hist(s, i, CGS_SET_SELF, (enum cgs_hist_kind)k,
 				      &h) < 0)
 			continue;
 		buf_printf(b, "%s\"%s\":{\"cumulative\":[", k ? "," : "",
@@ -214,7 +214,7 @@ static void comms(struct buf *b, const struct cgs_snapshot *s, size_t i)
 		buf_printf(b, "%s\"%s\":[", r ? "," : "", rank[r]);
 		for (size_t j = 0; j < n; j++) {
 			const struct cgs_comm *c =
-				cgs_snapshot_comm(s, i, (enum cgs_comm_rank)r, j);
+				cgs_snapshot_get_comm(s, i, (enum cgs_comm_rank)r, j);
 			buf_puts(b, j ? ",{" : "{");
 			if (c->other) {
 				buf_puts(b, "\"comm\":null,\"other\":true");
@@ -255,7 +255,7 @@ static void hist_bounds(struct buf *b, const struct cgs_snapshot *s)
 {
 	CGS_OPTS(cgs_hist, h);
 	if (!cgs_snapshot_count(s) ||
-	    cgs_snapshot_hist(s, 0, CGS_SET_SELF, CGS_HIST_LIFETIME, &h) < 0)
+	    cgs_snapshot_get_hist(s, 0, CGS_SET_SELF, CGS_HIST_LIFETIME, &h) < 0)
 		return;
 	buf_puts(b, ",\"histogram_le_s\":[");
 	for (unsigned j = 0; j < h.nbuckets; j++) {
@@ -370,7 +370,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	buf_puts(b, ",\"cgroups\":[");
 	for (size_t k = 0, m = snap_shown(in, s); k < m; k++) {
 		size_t i = snap_index(in, k);
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 		if (k)
 			buf_putc(b, ',');
 		buf_putc(b, '{');

@@ -161,7 +161,7 @@ static void cell(char *t, size_t n, int c, const struct snap_info *in,
 		return;
 	default: { /* the own distributions' quantiles, "-": empty */
 		CGS_OPTS(cgs_hist, h);
-		if (cgs_snapshot_hist(s, i, CGS_SET_SELF, q[c - T_L50].k,
+		if (cgs_snapshot_get_hist(s, i, CGS_SET_SELF, q[c - T_L50].k,
 				      &h) < 0 || !h.count)
 			snprintf(t, n, "-");
 		else
@@ -239,7 +239,7 @@ static void comm_lines(struct buf *b, const struct snap_info *in,
 						  : "          exits:");
 		for (size_t j = 0; j < n; j++) {
 			const struct cgs_comm *c =
-				cgs_snapshot_comm(s, i, (enum cgs_comm_rank)r, j);
+				cgs_snapshot_get_comm(s, i, (enum cgs_comm_rank)r, j);
 			buf_reset(&t);
 			if (c->other)
 				buf_puts(&t, "(other)");
@@ -409,7 +409,7 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	}
 	for (size_t k = 0, m = snap_shown(in, s); k < m; k++) {
 		size_t i = snap_index(in, k);
-		const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+		const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 		if (in->stream == TSC_STREAM_CHANGES &&
 		    !tsc_stream_row_moved(g))
 			other++;

@@ -196,7 +196,7 @@ struct out_ops {
 	void (*snapshot)(struct buf *b, const struct snap_info *in,
 			 const struct cgs_snapshot *s);
 	/* On a listener thread, into that shard's buffer; id: the cgroup's
-	 * names (cgs_identity_cached()), NULL when none is known; exe: the
+	 * names (cgs_identity_src_peek()), NULL when none is known; exe: the
 	 * executable's path (exe_cache.h), NULL when not known. */
 	void (*event)(struct buf *b, const struct cgs_record *r,
 		      const char *cgroup, const char *source, uint64_t recv_ns,

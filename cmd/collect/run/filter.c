@@ -42,7 +42,7 @@ int tsc_view_make(const struct tsc_opts *o, const struct cgs_snapshot *s,
 		return -ENOMEM;
 	v->n = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (tsc_cgroup_shown(o, cgs_snapshot_get(s, i)->path))
+		if (tsc_cgroup_shown(o, cgs_snapshot_get_cgroup(s, i)->path))
 			v->idx[v->n++] = i;
 		else
 			v->filtered++;

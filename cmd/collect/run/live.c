@@ -25,18 +25,18 @@ static int on_exit_event(const struct cgs_exit *ev, void *user)
 	unsigned sh = ev->shard < c->nshards ? ev->shard : 0;
 	struct tsc_shard *s = &c->shards[sh];
 	bool keep = c->o->events || c->cap_fd >= 0;
-	const char *tpath = NULL, *gpath = NULL;
-	enum cgs_source tsrc = CGS_SOURCE_NONE, gsrc = CGS_SOURCE_NONE;
+	CGS_OPTS(cgs_add_result, t);
+	CGS_OPTS(cgs_add_result, g);
 
 	if (ev->task) {
-		cgs_rollup_account_src(c->rollup, sh, ev->task, &tpath, &tsrc);
+		cgs_rollup_add(c->rollup, sh, ev->task, NULL, &t);
 		if (keep) { /* valid only until the next account call */
 			buf_reset(&s->path);
-			buf_puts(&s->path, tpath ? tpath : CGS_UNKNOWN_CGROUP);
+			buf_puts(&s->path, t.path ? t.path : CGS_UNKNOWN_CGROUP);
 		}
 	}
 	if (ev->group)
-		cgs_rollup_account_src(c->rollup, sh, ev->group, &gpath, &gsrc);
+		cgs_rollup_add(c->rollup, sh, ev->group, NULL, &g);
 	if (!keep)
 		return 0;
 
@@ -45,14 +45,14 @@ static int on_exit_event(const struct cgs_exit *ev, void *user)
 	if (c->o->events) {
 		if (ev->task)
 			tsc_shard_event(c, s, ev->task, tp,
-					cgs_source_name(tsrc), ev->recv_ns, sh);
+					cgs_source_name(t.source), ev->recv_ns, sh);
 		if (ev->group)
-			tsc_shard_event(c, s, ev->group, gpath,
-					cgs_source_name(gsrc), ev->recv_ns, sh);
+			tsc_shard_event(c, s, ev->group, g.path,
+					cgs_source_name(g.source), ev->recv_ns, sh);
 	}
 	if (c->cap_fd >= 0 &&
 	    cap_encode_exit(&s->cap, ev->recv_ns, sh, ev->raw, ev->raw_len,
-			    tp, ev->group ? gpath : NULL) < 0)
+			    tp, ev->group ? g.path : NULL) < 0)
 		s->cap_too_big++;
 	tsc_shard_flush_locked(c, s, false);
 	pthread_mutex_unlock(&s->lock);

@@ -56,7 +56,8 @@ static void account(struct tsc *c, const struct cap_exit *ex,
 
 	if (!*path)
 		path = CGS_UNKNOWN_CGROUP;
-	cgs_rollup_account_path(c->rollup, 0, rec, path);
+	CGS_OPTS(cgs_add_opts, ao, .path = path);
+	cgs_rollup_add(c->rollup, 0, rec, &ao, NULL);
 	if (c->o->events) {
 		tsc_shard_event(c, s, rec, path, "capture", ex->recv_ns,
 				ex->shard);

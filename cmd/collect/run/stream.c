@@ -241,7 +241,7 @@ void tsc_stream_plan(struct tsc_stream *st, struct snap_info *in,
 		return; /* a full line; the state is lost, so is the next */
 	for (size_t k = 0; k < m; k++) {
 		const struct cgs_cgroup_stats *g =
-			cgs_snapshot_get(s, snap_index(in, k));
+			cgs_snapshot_get_cgroup(s, snap_index(in, k));
 		nw[k] = (struct tsc_srow){ .key = row_key(g),
 					   .removed = g->removed,
 					   .dirty = row_dirty(g) };

@@ -39,7 +39,7 @@ int tsc_workloads_open(struct tsc *c)
 			 * shards beyond it share one, two by two */
 			.readers = tsc_id_readers(),
 		};
-		int r = cgs_identity_new(&io, &c->ident);
+		int r = cgs_identity_src_new(&c->ident, &io);
 		if (r < 0)
 			return r;
 	}
@@ -47,7 +47,7 @@ int tsc_workloads_open(struct tsc *c)
 		.sz = sizeof(wo), .identity = c->ident,
 		.retire_after_ms = o->retire_ns / 1000000u,
 	};
-	return cgs_workloads_new(&wo, &c->wl);
+	return cgs_workloads_new(&c->wl, &wo);
 }
 
 /* At most one reader table per CPU: a listener has a shard per CPU up to
@@ -62,12 +62,12 @@ void tsc_workloads_watch(struct tsc *c)
 {
 	if (!c->ident || !c->rollup)
 		return;
-	int r = cgs_rollup_identity(c->rollup, c->ident);
-	if (r == -EOPNOTSUPP)
-		tsc_debug("workload names: no kernel source, so containers "
-			  "are named at their first snapshot (a short one "
-			  "whose runtime state is gone by then stays "
-			  "unnamed)\n");
+	int r = cgs_rollup_set_identity(c->rollup, c->ident);
+	if (r == -CGS_ERR_NO_KSRC)
+		tsc_debug("workload names: no kernel source, so new "
+			  "containers are named at their first snapshot (a "
+			  "short one whose runtime state is gone by then "
+			  "stays unnamed); those there now are looked up\n");
 	else if (r < 0)
 		tsc_warn("workload names at cgroup creation: %s (named at "
 			 "their first snapshot instead)\n", strerror(-r));
@@ -76,10 +76,10 @@ void tsc_workloads_watch(struct tsc *c)
 void tsc_workloads_close(struct tsc *c)
 {
 	if (c->rollup) /* the rollup's hook borrows c->ident */
-		cgs_rollup_identity(c->rollup, NULL);
+		cgs_rollup_set_identity(c->rollup, NULL);
 	cgs_workloads_free(c->wl);
 	c->wl = NULL;
-	cgs_identity_free(c->ident);
+	cgs_identity_src_free(c->ident);
 	c->ident = NULL;
 }
 
@@ -122,7 +122,7 @@ static void self_metrics(struct buf *b, const struct tsc *c)
 	if (!c->ident)
 		return;
 	struct cgs_identity_counts i = { .sz = sizeof(i) };
-	cgs_identity_get_counts(c->ident, &i);
+	cgs_identity_src_get_counts(c->ident, &i);
 	tsc_sm_prom_of(b, TSC_SMG_ID_FAILURES, &i);
 	/* containers looked up when their cgroup appeared (issue 24) */
 	tsc_sm_prom_of(b, TSC_SMG_ID_EARLY, &i);

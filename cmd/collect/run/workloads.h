@@ -14,7 +14,7 @@ struct tsc;
 int tsc_workloads_open(struct tsc *c);
 void tsc_workloads_close(struct tsc *c);
 /* After privileges are shed: names containers when their cgroup appears
- * (the kernel source's mkdir events: cgs_rollup_identity()), and those
+ * (the kernel source's mkdir events: cgs_rollup_set_identity()), and those
  * there now; on SIGHUP again (those not named yet are looked up). */
 void tsc_workloads_watch(struct tsc *c);
 /* Every snapshot (main thread), before the outputs are formatted. */

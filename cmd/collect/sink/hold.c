@@ -92,7 +92,7 @@ struct hold_ctx {
 static int hold_lookup(void *arg, const char *cgroup, struct cgs_identity *id)
 {
 	struct hold_ctx *x = arg;
-	return cgs_identity_cached(x->c->ident, x->shard, cgroup, id);
+	return cgs_identity_src_peek(x->c->ident, x->shard, cgroup, id);
 }
 
 static void hold_write(void *arg, const struct tsc_hold_ent *e,

@@ -2,7 +2,7 @@
 /*
  * Exit records held for their names (issue 38.3, 40): a listener shard's
  * record whose cgroup's name look-up is still pending
- * (cgs_identity_cached() == -EAGAIN) waits here, in arrival order, until
+ * (cgs_identity_src_peek() == -EAGAIN) waits here, in arrival order, until
  * the look-up answers or TSC_HOLD_NS passed, then is formatted with what
  * it has. Bounded: TSC_HOLD_MAX records per shard (a record that finds
  * it full is written at once, unnamed, counted); no file is read and no

@@ -13,7 +13,7 @@
 void tsc_fill_info(struct tsc *c, struct snap_info *in,
 		   const struct cgs_snapshot *s, uint64_t time_ns, bool final)
 {
-	const struct cgs_rollup_totals *t = cgs_snapshot_totals(s);
+	const struct cgs_rollup_totals *t = cgs_snapshot_get_totals(s);
 
 	memset(in, 0, sizeof(*in));
 	in->time_ns = time_ns;
@@ -85,7 +85,7 @@ void tsc_fill_info(struct tsc *c, struct snap_info *in,
 	}
 	if (c->l) {
 		CGS_OPTS(cgs_loss, loss);
-		if (cgs_listener_loss(c->l, CGS_ALL_SHARDS, &loss) == 0) {
+		if (cgs_listener_get_loss(c->l, CGS_ALL_SHARDS, &loss) == 0) {
 			in->dropped = loss.dropped;
 			/* A truncated message can't be decoded: malformed. */
 			in->malformed = loss.malformed + loss.truncated;

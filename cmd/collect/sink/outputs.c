@@ -222,7 +222,7 @@ void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 	 * to come holds the record (hold.c) */
 	struct cgs_identity id = { .sz = sizeof(id) };
 	int n = c->ident && cgroup ?
-		cgs_identity_cached(c->ident, shard, cgroup, &id) : -ENOENT;
+		cgs_identity_src_peek(c->ident, shard, cgroup, &id) : -ENOENT;
 	if (n == -EAGAIN || s->hold.n) {
 		uint64_t now = tsc_mono_ns();
 		if (tsc_hold_due(&s->hold, now))

@@ -49,7 +49,7 @@ static int keep_snapshot(struct tsc *c, const struct cgs_snapshot_opts *so,
 	tsc_workloads_update(c, s);
 	c->kept_removed = false;
 	for (size_t i = cgs_snapshot_count(s); i-- > 0 && !c->kept_removed;)
-		c->kept_removed = cgs_snapshot_get(s, i)->removed;
+		c->kept_removed = cgs_snapshot_get_cgroup(s, i)->removed;
 	struct snap_info *in = c->kept_in;
 	tsc_fill_info(c, in, s, time_ns, final);
 	in->workloads = c->wl;

@@ -40,7 +40,7 @@ static bool cglabels_make(struct cglabels *L, const struct cgs_snapshot *s,
 	if (!L->off)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		const char *path = cgs_snapshot_get(s, idx[i])->path;
+		const char *path = cgs_snapshot_get_cgroup(s, idx[i])->path;
 		L->off[i] = L->text.len;
 		buf_puts(&L->text, "{cgroup=\"");
 		esc_prom_label(&L->text, path, strlen(path));
@@ -198,7 +198,7 @@ static int by_index(const void *a, const void *b)
 static bool prom_exported(const struct snap_info *in,
 			  const struct cgs_snapshot *s, size_t i)
 {
-	const struct cgs_counters *c = cgs_snapshot_get(s, i)->self;
+	const struct cgs_counters *c = cgs_snapshot_get_cgroup(s, i)->self;
 	return !in->prom_lean || in->prom_parents || c->tasks ||
 	       c->oom_kills;
 }
@@ -240,7 +240,7 @@ int prom_keep(const struct snap_info *in, const struct cgs_snapshot *s,
 		return -ENOMEM;
 	for (size_t j = 0; j < m; j++) {
 		v[j].i = k[j];
-		v[j].tasks = cgs_snapshot_get(s, k[j])->self->tasks;
+		v[j].tasks = cgs_snapshot_get_cgroup(s, k[j])->self->tasks;
 		v[j].series = prom_cgroup_series(in, s, k[j]);
 		total += v[j].series;
 	}

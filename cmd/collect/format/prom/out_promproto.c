@@ -197,10 +197,10 @@ static void family(struct buf *pb, struct buf *t, const struct prom_family *f,
 	t->len += protobuf_c_message_pack(&mf.base, (uint8_t *)t->p);
 	for (size_t x = 0; x < n; x++) {
 		CGS_OPTS(cgs_hist, h);
-		if (cgs_snapshot_hist(s, keep[x], CGS_SET_SELF,
+		if (cgs_snapshot_get_hist(s, keep[x], CGS_SET_SELF,
 				      (enum cgs_hist_kind)f->arg, &h) < 0)
 			continue;
-		labels_make(&L, in, cgs_snapshot_get(s, keep[x])->path);
+		labels_make(&L, in, cgs_snapshot_get_cgroup(s, keep[x])->path);
 		io__prometheus__client__metric__init(&o.m);
 		o.m.label = L.p;
 		o.m.n_label = L.n;

@@ -31,7 +31,7 @@ void prom_head(struct buf *b, const char *name, const char *type,
 
 static const struct cgs_cgroup_stats *cg(const struct prom_ctx *c, size_t x)
 {
-	return cgs_snapshot_get(c->s, c->keep[x]);
+	return cgs_snapshot_get_cgroup(c->s, c->keep[x]);
 }
 
 /* <prefix><name><labels of x><extra>} */
@@ -78,7 +78,7 @@ static size_t delay_series(const struct prom_family *f,
 			   const struct cgs_snapshot *s, size_t i)
 {
 	(void)in;
-	const struct cgs_counters *self = cgs_snapshot_get(s, i)->self;
+	const struct cgs_counters *self = cgs_snapshot_get_cgroup(s, i)->self;
 	size_t n = 0;
 	for (int k = 0; k < CGS_DELAY__COUNT; k++)
 		n += delay_shown(f, &self->delay[k]);
@@ -168,7 +168,7 @@ static size_t outcome_excl_series(const struct prom_family *f,
 				  const struct cgs_snapshot *s, size_t i)
 {
 	(void)f;
-	const struct cgs_cgroup_stats *g = cgs_snapshot_get(s, i);
+	const struct cgs_cgroup_stats *g = cgs_snapshot_get_cgroup(s, i);
 	uint64_t v[5];
 	size_t n = 0;
 	int wl = -1;
@@ -201,8 +201,8 @@ static void write_outcomes_excl(struct buf *b, const struct prom_family *f,
 static bool signals_of(const struct cgs_snapshot *s, size_t i,
 		       struct cgs_signal_counts *sc)
 {
-	return cgs_snapshot_get(s, i)->self->exit_signaled &&
-	       cgs_snapshot_signals(s, i, CGS_SET_SELF, sc) == 0;
+	return cgs_snapshot_get_cgroup(s, i)->self->exit_signaled &&
+	       cgs_snapshot_get_signals(s, i, CGS_SET_SELF, sc) == 0;
 }
 
 static size_t signal_series(const struct prom_family *f,
@@ -289,7 +289,7 @@ static bool bucket_shown(const struct prom_family *f, const struct cgs_hist *h,
 static int hist_of(const struct prom_family *f, const struct cgs_snapshot *s,
 		   size_t i, struct cgs_hist *h)
 {
-	return cgs_snapshot_hist(s, i, CGS_SET_SELF,
+	return cgs_snapshot_get_hist(s, i, CGS_SET_SELF,
 				 (enum cgs_hist_kind)f->arg, h);
 }
 
@@ -360,7 +360,7 @@ static void write_comms(struct buf *b, const struct prom_family *f,
 	enum cgs_comm_rank r = (enum cgs_comm_rank)f->arg;
 	size_t i = c->keep[x], k = cgs_snapshot_comm_count(c->s, i, r);
 	for (size_t j = 0; j < k; j++) {
-		const struct cgs_comm *m = cgs_snapshot_comm(c->s, i, r, j);
+		const struct cgs_comm *m = cgs_snapshot_get_comm(c->s, i, r, j);
 		const char *cn = m->other ? TSC_OTHER_COMMS : m->comm;
 		series_open(b, f->name, NULL, c, x);
 		buf_puts(b, ",comm=\"");
@@ -382,7 +382,7 @@ static size_t inferred_series(const struct prom_family *f,
 			      const struct cgs_snapshot *s, size_t i)
 {
 	(void)f, (void)in;
-	return cgs_snapshot_get(s, i)->inferred != 0;
+	return cgs_snapshot_get_cgroup(s, i)->inferred != 0;
 }
 
 static void write_inferred(struct buf *b, const struct prom_family *f,
@@ -409,7 +409,7 @@ static size_t info_series(const struct prom_family *f,
 {
 	(void)f, (void)in;
 	CGS_OPTS(cgs_workload, w);
-	return cgs_workload_from_path(cgs_snapshot_get(s, i)->path, &w) > 0;
+	return cgs_workload_from_path(cgs_snapshot_get_cgroup(s, i)->path, &w) > 0;
 }
 
 static void write_info(struct buf *b, const struct prom_family *f,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * taskstat_delay_max_seconds{class}: a cgroup's longest single delay of
- * each class over its exited tasks (cgs_snapshot_delay_peaks(), its own
+ * each class over its exited tasks (cgs_snapshot_get_delay_peaks(), its own
  * records, since it was first seen), a gauge like peak_rss_bytes. Series
  * budget (issue 39): a class from its first non-zero peak on (never
  * before: kernels before struct taskstats v15 have none, and a class
@@ -13,7 +13,7 @@
 static bool peaks_of(const struct cgs_snapshot *s, size_t i,
 		     struct cgs_delay_peaks *p)
 {
-	return cgs_snapshot_delay_peaks(s, i, CGS_SET_SELF, p) == 0;
+	return cgs_snapshot_get_delay_peaks(s, i, CGS_SET_SELF, p) == 0;
 }
 
 /* arg: 1 for the lean family (the CPU wait only) */
