@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define CGS_VERSION_MAJOR 1
-#define CGS_VERSION_MINOR 2
+#define CGS_VERSION_MINOR 3
 #define CGS_VERSION_PATCH 0
 
 /**
