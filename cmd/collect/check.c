@@ -97,7 +97,7 @@ int tsc_check(struct tsc *c)
 		return tsc_check_failed(c, TSC_EXIT_ERROR);
 	if (c->o->web_config && c->drop && check_web_as_user(c))
 		return tsc_check_failed(c, TSC_EXIT_ERROR);
-	if (c->listen_fd >= 0) {
+	if (c->net.listen_fd >= 0) {
 		c->check_item = "http";
 		r = tsc_export->http_start(c, err, sizeof(err));
 		if (r < 0) {
@@ -105,8 +105,8 @@ int tsc_check(struct tsc *c)
 			return tsc_check_failed(c, TSC_EXIT_ERROR);
 		}
 		tsc_export->http_stop(c);
-		tsc_check_ok(c, "the HTTP%s server starts", c->web &&
-			     c->web->tls ? "S" : "");
+		tsc_check_ok(c, "the HTTP%s server starts", c->net.web &&
+			     c->net.web->tls ? "S" : "");
 	}
 	say_run(c);
 	return 0;

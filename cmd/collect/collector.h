@@ -71,7 +71,7 @@ struct tsc_ostate {
 
 /* --web-config's reloads (webreload.c). */
 struct tsc_webstate {
-	pthread_mutex_t lock;  /* c->web: the main thread swaps it, the HTTP
+	pthread_mutex_t lock;  /* c->net.web: the main thread swaps it, the HTTP
 				* thread takes references (tsc_web_get) */
 	uint64_t ok, failed;   /* reloads (atomic: read by /metrics) */
 	bool last_ok;          /* the last load succeeded (atomic) */
@@ -80,14 +80,9 @@ struct tsc_webstate {
 	uint64_t next_poll_ns; /* monotonic: when to look at them again */
 };
 
-struct tsc {
-	struct tsc_opts *o;
-	const struct out_ops *out; /* --format, resolved */
-	int out_fd;                /* stdout or --output */
-	int cap_fd;                /* --record, else -1 */
-	int listen_fd;             /* --listen, pre-bound, else -1 */
-	bool drop;                 /* --user */
-	struct priv_user user;
+/* Where records come from (run/): the rollup, the listener or the
+ * replayed file, and the shards the listener threads write into. */
+struct tsc_src {
 	struct cgs_rollup *rollup;
 	struct cgs_listener *l;    /* live only */
 	struct cap_reader *replay; /* --replay only */
@@ -96,37 +91,41 @@ struct tsc {
 	struct tsc_shard *shards;
 	size_t *rcvbuf;            /* per shard (live) */
 	const char **shard_cpus;   /* per shard (live), owned by l */
+	/* replay: counters as last recorded, plus what replay itself saw */
+	struct cap_counters rec_ctr;
+	uint64_t replay_malformed;
+	char *hostinfo;            /* capture header text (live), owned */
+	int wake_fd;               /* eventfd: a listener thread hit an error */
+};
+
+/* What is written (sink/outputs.c, sink/snapshot.c): the main output, the
+ * capture, their locks and error state, the snapshot lines' buffers. */
+struct tsc_io {
+	const struct out_ops *out; /* --format, resolved */
+	int out_fd;                /* stdout or --output */
+	int cap_fd;                /* --record, else -1 */
 	pthread_mutex_t out_lock;  /* writes to out_fd */
 	pthread_mutex_t cap_lock;  /* writes to cap_fd */
-	pthread_mutex_t prom_lock; /* prom and json */
+	int out_err, cap_err;      /* first write error (-errno), 0: none */
+	struct tsc_ostate ost[TSC_NOUT];
+	uint64_t seq;
+	struct buf snap;           /* main thread's formatting buffer: the
+				    * main output, the JSON line of json */
+	struct buf promw;          /* ... and of the Prometheus text: each
+				    * kind keeps a buffer of its size */
+	struct tsc_stream stream;  /* --stream changes (main thread) */
+};
+
+/* The last snapshot, kept (prom_lock) for /metrics, /snapshot and
+ * --textfile, whose texts are made from it when first asked for
+ * (prom_made, json_made: the texts are this snapshot's) and kept until
+ * the next snapshot: no scrape, no text (sink/served.c). */
+struct tsc_served {
+	pthread_mutex_t prom_lock; /* everything below */
 	uint64_t text_gen;         /* the snapshot (its generation) prom and
-				    * json hold; prom_lock */
+				    * json hold */
 	uint64_t served_gen;       /* the last one a consumer fetched
-				    * (/metrics or /snapshot), 0: none;
-				    * prom_lock */
-	bool retire_due;           /* removed cgroups may be retired once the
-				    * last snapshot reached every output */
-	bool kept_removed;         /* the kept snapshot shows a removed
-				    * cgroup (else nothing is to retire) */
-	/* retirement (main thread): removed cgroups retired before any
-	 * consumer had their final counts, of those forced out by
-	 * --retire-max, and those waiting now */
-	uint64_t retired_unserved, retired_forced, removed_waiting;
-	bool unserved_said;        /* the first of them: told once */
-	uint64_t retired_untrimmed; /* cgroups retired since the last */
-	uint64_t trim_ns;          /* malloc_trim() (monotonic), 0: none */
-	/* the workload view (workloads.c), NULL: off */
-	struct cgs_identity_src *ident;
-	struct cgs_workloads *wl;
-	/* --events live: executables by (dev, inode) (exe_cache.h), NULL:
-	 * off; its counts as of the last snapshot */
-	struct exe_cache *exe;
-	struct exe_counts exe_n;
-	bool wl_err_said;
-	/* The last snapshot, kept (prom_lock) for /metrics, /snapshot and
-	 * --textfile, whose texts are made from it when first asked for
-	 * (prom_made, json_made: the texts are this snapshot's) and kept
-	 * until the next snapshot: no scrape, no text. */
+				    * (/metrics or /snapshot), 0: none */
 	struct cgs_snapshot *kept;
 	struct snap_info *kept_in; /* its snap_info (and view) */
 	size_t *kept_idx;          /* the cgroups shown (its view), owned */
@@ -139,28 +138,58 @@ struct tsc {
 	bool prom_on;
 	struct buf json;           /* ... and its JSON line */
 	bool json_on;              /* keep it (/snapshot, taskstat-top) */
-	struct tsc_stream stream;  /* --stream changes (main thread) */
-	struct http *http;
-	struct tsc_webcfg *web;    /* --web-config, else NULL (webstate) */
-	struct tsc_webstate webstate;
-	int wake_fd;               /* eventfd: a listener thread hit an error */
-	int out_err, cap_err;      /* first write error (-errno), 0: none */
-	uint64_t seq;
-	struct buf snap;           /* main thread's formatting buffer: the
-				    * main output, the JSON line of json */
-	struct buf promw;          /* ... and of the Prometheus text: each
-				    * kind keeps a buffer of its size */
-	/* replay: counters as last recorded, plus what replay itself saw */
-	struct cap_counters rec_ctr;
-	uint64_t replay_malformed;
-	struct tsc_ostate ost[TSC_NOUT];
-	char *hostinfo;            /* capture header text (live), owned */
-	uint64_t start_ns;         /* CLOCK_REALTIME at setup */
+	bool prom_cut_said;        /* --prom-max-series cut: told once */
 	/* CLOCK_MONOTONIC of the last snapshot taken (atomic: /healthz
 	 * reads it), 0: none yet */
 	uint64_t last_snap_mono_ns;
+};
+
+/* Retirement of removed cgroups and the heap trims after it (main
+ * thread; sink/retire.c). */
+struct tsc_retire {
+	bool retire_due;           /* removed cgroups may be retired once the
+				    * last snapshot reached every output */
+	bool kept_removed;         /* the kept snapshot shows a removed
+				    * cgroup (else nothing is to retire) */
+	/* removed cgroups retired before any consumer had their final
+	 * counts, of those forced out by --retire-max, and those waiting */
+	uint64_t retired_unserved, retired_forced, removed_waiting;
+	bool unserved_said;        /* the first of them: told once */
+	uint64_t retired_untrimmed; /* cgroups retired since the last trim */
+	uint64_t trim_ns;          /* malloc_trim() (monotonic), 0: none */
+};
+
+/* Names (run/workloads.c, sink/exe_cache.c): the workload view and its
+ * resolver, the executables of --events. NULL: off. */
+struct tsc_names {
+	struct cgs_identity_src *ident;
+	struct cgs_workloads *wl;
+	struct exe_cache *exe;     /* --events live: by (dev, inode) */
+	struct exe_counts exe_n;   /* its counts as of the last snapshot */
+	bool wl_err_said;
+};
+
+/* The scrape server (http/). */
+struct tsc_net {
+	int listen_fd;             /* --listen, pre-bound, else -1 */
+	struct http *http;
+	struct tsc_webcfg *web;    /* --web-config, else NULL (webstate) */
+	struct tsc_webstate webstate;
 	uint64_t http_start_mono_ns; /* when --listen started serving */
-	bool prom_cut_said;        /* --prom-max-series cut: told once */
+};
+
+/* One taskstat-collect run: its options and one part per job. */
+struct tsc {
+	struct tsc_opts *o;
+	bool drop;                 /* --user */
+	struct priv_user user;
+	uint64_t start_ns;         /* CLOCK_REALTIME at setup */
+	struct tsc_src src;
+	struct tsc_io io;
+	struct tsc_served srv;
+	struct tsc_retire ret;
+	struct tsc_names names;
+	struct tsc_net net;
 	struct tsc_notify notify;  /* the service manager (Type=notify) */
 	const char *check_item;    /* --check: the item being tried */
 };
@@ -257,12 +286,12 @@ int tsc_live_open(struct tsc *c);
 int tsc_live(struct tsc *c, int sigfd);
 /* For a caller with its own loop (taskstat-top): tsc_live_open, the
  * self-test and the listener threads; 0 or -errno (printed). Stopped by
- * cgs_listener_stop(c->l) and tsc_teardown. */
+ * cgs_listener_stop(c->src.l) and tsc_teardown. */
 int tsc_live_start(struct tsc *c);
 int tsc_replay(struct tsc *c, int sigfd);
 int tsc_stop_status(struct tsc *c, int status);
 
-/* http.c (libmicrohttpd) on the pre-bound c->listen_fd. */
+/* http.c (libmicrohttpd) on the pre-bound c->net.listen_fd. */
 int tsc_http_start(struct tsc *c, char *err, size_t errlen);
 void tsc_http_stop(struct tsc *c);
 

@@ -209,7 +209,7 @@ static void say_listen(struct tsc *c)
 {
 	char url[NI_MAXHOST + NI_MAXSERV + 16];
 
-	listen_url(c->listen_fd, c->web && c->web->tls, url, sizeof(url));
+	listen_url(c->net.listen_fd, c->net.web && c->net.web->tls, url, sizeof(url));
 	if (!*url)
 		return;
 	if (c->o->check)
@@ -232,7 +232,7 @@ static int probe_rollup(struct tsc *c, const struct tsc_opts *o)
 	if (!o->no_histograms)
 		ro.flags |= CGS_ROLLUP_HISTOGRAMS;
 	ro.comms = o->comms ? TSC_COMMS_SUMMARY(o->comms) : 0;
-	int r = cgs_rollup_new(&c->rollup, &ro);
+	int r = cgs_rollup_new(&c->src.rollup, &ro);
 	if (r < 0) {
 		if (o->hierarchy)
 			return tsc_usage_error("--hierarchy", "'%s': %s",
@@ -257,13 +257,13 @@ static int open_files(struct tsc *c, const struct tsc_opts *o)
 		if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
 			return tsc_usage_error("--output", "%s: %s", o->output,
 					       strerror(EISDIR));
-		r = open_out(o->output, &c->out_fd);
+		r = open_out(o->output, &c->io.out_fd);
 		if (r < 0)
 			return tsc_usage_error("--output", "%s: %s", o->output,
 					       strerror(-r));
 	}
 	if (o->record) {
-		r = open_capture(o->record, o->force, &c->cap_fd);
+		r = open_capture(o->record, o->force, &c->io.cap_fd);
 		if (r == -EEXIST)
 			return tsc_usage_error("--record", "%s: a file that is "
 					       "not empty is there: not "
@@ -272,7 +272,7 @@ static int open_files(struct tsc *c, const struct tsc_opts *o)
 		if (r < 0)
 			return tsc_usage_error("--record", "%s: %s", o->record,
 					       strerror(-r));
-		tsc_ostate_init(c, TSC_OUT_RECORD, c->cap_fd);
+		tsc_ostate_init(c, TSC_OUT_RECORD, c->io.cap_fd);
 	}
 	return 0;
 }
@@ -285,30 +285,30 @@ static void setup_init(struct tsc *c, struct tsc_opts *o)
 {
 	memset(c, 0, sizeof(*c));
 	c->o = o;
-	c->out_fd = STDOUT_FILENO;
-	c->cap_fd = -1;
-	c->listen_fd = -1;
-	c->wake_fd = -1;
+	c->io.out_fd = STDOUT_FILENO;
+	c->io.cap_fd = -1;
+	c->net.listen_fd = -1;
+	c->src.wake_fd = -1;
 	c->notify.fd = -1;
 	c->start_ns = tsc_real_ns();
-	pthread_mutex_init(&c->out_lock, NULL);
-	pthread_mutex_init(&c->cap_lock, NULL);
-	pthread_mutex_init(&c->prom_lock, NULL);
-	pthread_mutex_init(&c->webstate.lock, NULL);
-	buf_init(&c->prom);
-	buf_init(&c->pb);
-	buf_init(&c->json);
-	buf_init(&c->snap);
-	buf_init(&c->promw);
+	pthread_mutex_init(&c->io.out_lock, NULL);
+	pthread_mutex_init(&c->io.cap_lock, NULL);
+	pthread_mutex_init(&c->srv.prom_lock, NULL);
+	pthread_mutex_init(&c->net.webstate.lock, NULL);
+	buf_init(&c->srv.prom);
+	buf_init(&c->srv.pb);
+	buf_init(&c->srv.json);
+	buf_init(&c->io.snap);
+	buf_init(&c->io.promw);
 
 	enum tsc_format fmt = o->format;
 	if (fmt == TSC_FMT_AUTO)
 		fmt = !o->output && isatty(STDOUT_FILENO) ? TSC_FMT_TABLE
 							  : TSC_FMT_JSONL;
-	c->out = formats[fmt];
-	c->stream.on = !o->stream_full;
-	c->stream.every = o->full_every;
-	c->stream.full_due = true; /* the first line */
+	c->io.out = formats[fmt];
+	c->io.stream.on = !o->stream_full;
+	c->io.stream.every = o->full_every;
+	c->io.stream.full_due = true; /* the first line */
 }
 
 int tsc_setup(struct tsc *c, struct tsc_opts *o)
@@ -327,7 +327,7 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	tsc_check_ok(c, "valid");
 	if (o->replay) {
 		c->check_item = "replay";
-		r = cap_open(&c->replay, o->replay, err, sizeof(err));
+		r = cap_open(&c->src.replay, o->replay, err, sizeof(err));
 		if (r < 0)
 			return tsc_usage_error("--replay", "%s: %s", o->replay,
 					       err);
@@ -368,31 +368,31 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	r = probe_rollup(c, o);
 	if (r)
 		return r;
-	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
-	tsc_check_ok(c, "%s", c->hierarchy ? c->hierarchy : "?");
+	c->src.hierarchy = cgs_rollup_hierarchy(c->src.rollup);
+	tsc_check_ok(c, "%s", c->src.hierarchy ? c->src.hierarchy : "?");
 	c->check_item = "workloads";
 	r = tsc_workloads_open(c);
 	if (r < 0) {
 		tsc_err("workload view: %s\n", strerror(-r));
 		return TSC_EXIT_ERROR;
 	}
-	tsc_check_ok(c, "%s", !c->wl ? "off" : c->ident ? "named from the "
+	tsc_check_ok(c, "%s", !c->names.wl ? "off" : c->names.ident ? "named from the "
 		     "runtimes' state and systemd units" : "systemd units");
 
 	if (o->listen) {
 		c->check_item = "listen";
-		r = bind_listen(o, &c->listen_fd);
+		r = bind_listen(o, &c->net.listen_fd);
 		if (r)
 			return r;
 	}
 	if (o->web_config) { /* before --user: the key may be root's only */
 		c->check_item = "web-config";
-		r = tsc_export->webcfg_load(o->web_config, &c->web, err,
+		r = tsc_export->webcfg_load(o->web_config, &c->net.web, err,
 					    sizeof(err));
 		if (r < 0)
 			return tsc_usage_error("--web-config", "%s", err);
 		tsc_export->web_loaded(c);
-		tsc_export->web_describe(c->web, err, sizeof(err));
+		tsc_export->web_describe(c->net.web, err, sizeof(err));
 		tsc_check_ok(c, "%s: %s", o->web_config, err);
 	}
 	if (o->listen && o->check) {
@@ -403,12 +403,12 @@ int tsc_setup(struct tsc *c, struct tsc_opts *o)
 	r = open_files(c, o);
 	if (r)
 		return r;
-	tsc_ostate_init(c, TSC_OUT_OUTPUT, c->out_fd);
-	c->ost[TSC_OUT_TEXTFILE].on = o->textfile != NULL;
+	tsc_ostate_init(c, TSC_OUT_OUTPUT, c->io.out_fd);
+	c->io.ost[TSC_OUT_TEXTFILE].on = o->textfile != NULL;
 	if (o->listen && !o->check)
 		say_listen(c);
-	c->prom_on = o->listen || o->textfile;
-	c->json_on = o->listen != NULL; /* GET /snapshot */
+	c->srv.prom_on = o->listen || o->textfile;
+	c->srv.json_on = o->listen != NULL; /* GET /snapshot */
 	return 0;
 }
 
@@ -416,41 +416,41 @@ void tsc_teardown(struct tsc *c)
 {
 	if (tsc_export) {
 		tsc_export->http_stop(c);
-		tsc_export->webcfg_free(c->web);
+		tsc_export->webcfg_free(c->net.web);
 	}
-	c->web = NULL;
-	pthread_mutex_destroy(&c->webstate.lock);
-	cgs_listener_close(c->l);
-	c->l = NULL;
+	c->net.web = NULL;
+	pthread_mutex_destroy(&c->net.webstate.lock);
+	cgs_listener_close(c->src.l);
+	c->src.l = NULL;
 	tsc_workloads_close(c);
-	cgs_rollup_free(c->rollup);
-	c->rollup = NULL;
-	cap_close(c->replay);
-	c->replay = NULL;
-	for (unsigned i = 0; c->shards && i < c->nshards; i++) {
-		buf_free(&c->shards[i].ev);
-		buf_free(&c->shards[i].cap);
-		buf_free(&c->shards[i].path);
-		tsc_hold_free(&c->shards[i].hold);
-		pthread_mutex_destroy(&c->shards[i].lock);
+	cgs_rollup_free(c->src.rollup);
+	c->src.rollup = NULL;
+	cap_close(c->src.replay);
+	c->src.replay = NULL;
+	for (unsigned i = 0; c->src.shards && i < c->src.nshards; i++) {
+		buf_free(&c->src.shards[i].ev);
+		buf_free(&c->src.shards[i].cap);
+		buf_free(&c->src.shards[i].path);
+		tsc_hold_free(&c->src.shards[i].hold);
+		pthread_mutex_destroy(&c->src.shards[i].lock);
 	}
-	free(c->shards);
-	c->shards = NULL;
-	free(c->rcvbuf);
-	free(c->shard_cpus);
-	if (c->listen_fd >= 0)
-		close(c->listen_fd);
-	if (c->cap_fd >= 0)
-		close(c->cap_fd);
-	if (c->out_fd > STDERR_FILENO)
-		close(c->out_fd);
-	if (c->wake_fd >= 0)
-		close(c->wake_fd);
+	free(c->src.shards);
+	c->src.shards = NULL;
+	free(c->src.rcvbuf);
+	free(c->src.shard_cpus);
+	if (c->net.listen_fd >= 0)
+		close(c->net.listen_fd);
+	if (c->io.cap_fd >= 0)
+		close(c->io.cap_fd);
+	if (c->io.out_fd > STDERR_FILENO)
+		close(c->io.out_fd);
+	if (c->src.wake_fd >= 0)
+		close(c->src.wake_fd);
 	tsc_notify_close(&c->notify);
 	tsc_sink_free(c);
-	buf_free(&c->snap);
-	buf_free(&c->promw);
-	free(c->hostinfo);
-	c->hostinfo = NULL;
+	buf_free(&c->io.snap);
+	buf_free(&c->io.promw);
+	free(c->src.hostinfo);
+	c->src.hostinfo = NULL;
 	priv_user_free(&c->user);
 }

@@ -30,8 +30,8 @@ static int open_live(struct top_source *s)
 	int r = tsc_setup(c, &s->o->tsc);
 	if (r)
 		return r;
-	c->out = NULL;      /* the screen is the output */
-	c->json_on = true;  /* tsc_snapshot keeps the line */
+	c->io.out = NULL;      /* the screen is the output */
+	c->srv.json_on = true;  /* tsc_snapshot keeps the line */
 	if (tsc_live_start(c) < 0)
 		return TSC_EXIT_ERROR;
 	snprintf(s->name, sizeof(s->name), "live");
@@ -92,7 +92,7 @@ int top_source_fetch(struct top_source *s, char **json, size_t *len,
 		return r;
 	}
 	struct tsc *c = &s->c;
-	c->seq++;
+	c->io.seq++;
 	int r = tsc_snapshot(c, tsc_real_ns(), false);
 	if (r < 0) {
 		snprintf(err, errlen, "snapshot: %s", cgs_strerror(r));
@@ -116,8 +116,8 @@ void top_source_close(struct top_source *s)
 	if (!s)
 		return;
 	if (s->live) {
-		if (s->c.l)
-			cgs_listener_stop(s->c.l);
+		if (s->c.src.l)
+			cgs_listener_stop(s->c.src.l);
 		tsc_teardown(&s->c);
 	}
 	free(s);

@@ -186,7 +186,7 @@ bool exit_core_of(uint32_t status);
 const char *kind_name(enum cgs_kind k);
 
 /*
- * One --format: what goes to --output. Chosen once in setup (c->out);
+ * One --format: what goes to --output. Chosen once in setup (c->io.out);
  * nothing else tells the formats apart.
  */
 struct out_ops {

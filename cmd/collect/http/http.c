@@ -356,9 +356,9 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	h->c = c;
-	c->http_start_mono_ns = tsc_mono_ns();
-	h->web0 = tsc_webcfg_ref(c->web);
-	h->tls = c->web && c->web->tls;
+	c->net.http_start_mono_ns = tsc_mono_ns();
+	h->web0 = tsc_webcfg_ref(c->net.web);
+	h->tls = c->net.web && c->net.web->tls;
 	h->head.next = h->head.prev = &h->head;
 	/* keep a quarter free for the connections that shed others */
 	h->limit = limit;
@@ -381,14 +381,14 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 	mallopt(M_TRIM_THRESHOLD, HTTP_MALLOC_FIXED);
 	/* setup's backlog is small: a burst of connections must wait in
 	 * the kernel's queue, not be refused or delayed by SYN retries */
-	listen(c->listen_fd, HTTP_BACKLOG);
+	listen(c->net.listen_fd, HTTP_BACKLOG);
 	bool tls = h->tls;
 	if (tls)
 		flags |= MHD_USE_TLS;
 	struct MHD_OptionItem ops[] = {
 		/* first: nothing printed by libmicrohttpd's own logger */
 		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)httplog_cb, &h->log },
-		{ MHD_OPTION_LISTEN_SOCKET, c->listen_fd, NULL },
+		{ MHD_OPTION_LISTEN_SOCKET, c->net.listen_fd, NULL },
 		/* one internal polling thread (see the top): no thread pool
 		 * option at all, which libmicrohttpd would answer for a size
 		 * of 1 with a warning that it is ignored */
@@ -419,13 +419,13 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 		tsc_warn("--listen: no request deadline "
 			"(cannot start its thread); only the %u s idle "
 			"timeout applies\n", HTTP_IDLE_S);
-	c->http = h;
+	c->net.http = h;
 	return 0;
 }
 
 void tsc_http_stop(struct tsc *c)
 {
-	struct http *h = c->http;
+	struct http *h = c->net.http;
 
 	if (!h)
 		return;
@@ -438,6 +438,6 @@ void tsc_http_stop(struct tsc *c)
 	}
 	MHD_stop_daemon(h->d);
 	http_free(h);
-	c->http = NULL;
-	c->listen_fd = -1; /* closed by MHD */
+	c->net.http = NULL;
+	c->net.listen_fd = -1; /* closed by MHD */
 }

@@ -183,12 +183,12 @@ static enum MHD_Result metrics_protobuf(struct http *h,
  */
 static bool healthy(const struct tsc *c)
 {
-	uint64_t last = __atomic_load_n(&c->last_snap_mono_ns,
+	uint64_t last = __atomic_load_n(&c->srv.last_snap_mono_ns,
 					__ATOMIC_RELAXED);
 	uint64_t now = tsc_mono_ns(), slack = 3 * c->o->interval_ns +
 					     10000000000ull;
 	if (!last)
-		last = c->http_start_mono_ns;
+		last = c->net.http_start_mono_ns;
 	return now < last + slack;
 }
 
@@ -196,7 +196,7 @@ static enum MHD_Result health(struct MHD_Connection *conn, bool ready,
 			      const struct tsc *c)
 {
 	if (ready)
-		return c->rollup && c->l
+		return c->src.rollup && c->src.l
 			       ? text(conn, MHD_HTTP_OK, "ready\n")
 			       : text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				      "not ready\n");

@@ -23,7 +23,7 @@
 
 static void note(struct tsc *c, bool ok)
 {
-	struct tsc_webstate *ws = &c->webstate;
+	struct tsc_webstate *ws = &c->net.webstate;
 
 	__atomic_store_n(&ws->last_ok, ok, __ATOMIC_RELAXED);
 	if (ok)
@@ -34,24 +34,24 @@ static void note(struct tsc *c, bool ok)
 /* setup.c, after the first load. */
 void tsc_web_loaded(struct tsc *c)
 {
-	c->webstate.stamp = tsc_webcfg_stamp(c->o->web_config, c->web);
-	c->webstate.next_poll_ns = tsc_mono_ns() + POLL_NS;
+	c->net.webstate.stamp = tsc_webcfg_stamp(c->o->web_config, c->net.web);
+	c->net.webstate.next_poll_ns = tsc_mono_ns() + POLL_NS;
 	note(c, true);
 }
 
 void tsc_web_reload(struct tsc *c, const char *why)
 {
-	struct tsc_webstate *ws = &c->webstate;
+	struct tsc_webstate *ws = &c->net.webstate;
 	struct tsc_webcfg *w = NULL, *old;
 	char err[512], what[320];
 	int r;
 
-	if (!c->o->web_config || !c->web)
+	if (!c->o->web_config || !c->net.web)
 		return;
 	/* first: a file changing meanwhile is seen by the next poll */
-	ws->stamp = tsc_webcfg_stamp(c->o->web_config, c->web);
+	ws->stamp = tsc_webcfg_stamp(c->o->web_config, c->net.web);
 	r = tsc_webcfg_load(c->o->web_config, &w, err, sizeof(err));
-	if (!r && w->tls != c->web->tls) {
+	if (!r && w->tls != c->net.web->tls) {
 		snprintf(err, sizeof(err), "%s: %s", c->o->web_config,
 			 w->tls ? "tls_server_config added: switching to HTTPS "
 			 "needs a restart" : "tls_server_config removed: "
@@ -68,8 +68,8 @@ void tsc_web_reload(struct tsc *c, const char *why)
 	}
 	ws->stamp = tsc_webcfg_stamp(c->o->web_config, w);
 	pthread_mutex_lock(&ws->lock);
-	old = c->web;
-	c->web = w;
+	old = c->net.web;
+	c->net.web = w;
 	pthread_mutex_unlock(&ws->lock);
 	tsc_webcfg_free(old); /* connections still using it keep it */
 	__atomic_add_fetch(&ws->ok, 1, __ATOMIC_RELAXED);
@@ -81,12 +81,12 @@ void tsc_web_reload(struct tsc *c, const char *why)
 
 void tsc_web_poll(struct tsc *c, uint64_t now_ns)
 {
-	struct tsc_webstate *ws = &c->webstate;
+	struct tsc_webstate *ws = &c->net.webstate;
 
-	if (!c->web || now_ns < ws->next_poll_ns)
+	if (!c->net.web || now_ns < ws->next_poll_ns)
 		return;
 	ws->next_poll_ns = now_ns + POLL_NS;
-	uint64_t st = tsc_webcfg_stamp(c->o->web_config, c->web);
+	uint64_t st = tsc_webcfg_stamp(c->o->web_config, c->net.web);
 	if (st == ws->stamp)
 		return;
 	tsc_debug("--web-config: %s or a file it names changed\n",
@@ -96,22 +96,22 @@ void tsc_web_poll(struct tsc *c, uint64_t now_ns)
 
 uint64_t tsc_web_deadline(const struct tsc *c)
 {
-	return c->web ? c->webstate.next_poll_ns : UINT64_MAX;
+	return c->net.web ? c->net.webstate.next_poll_ns : UINT64_MAX;
 }
 
 struct tsc_webcfg *tsc_web_get(struct tsc *c)
 {
 	struct tsc_webcfg *w;
 
-	pthread_mutex_lock(&c->webstate.lock);
-	w = tsc_webcfg_ref(c->web);
-	pthread_mutex_unlock(&c->webstate.lock);
+	pthread_mutex_lock(&c->net.webstate.lock);
+	w = tsc_webcfg_ref(c->net.web);
+	pthread_mutex_unlock(&c->net.webstate.lock);
 	return w;
 }
 
 size_t tsc_web_metrics(struct tsc *c, char *buf, size_t len)
 {
-	struct tsc_webstate *ws = &c->webstate;
+	struct tsc_webstate *ws = &c->net.webstate;
 
 	if (!c->o->web_config)
 		return 0;

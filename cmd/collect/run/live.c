@@ -22,21 +22,21 @@
 static int on_exit_event(const struct cgs_exit *ev, void *user)
 {
 	struct tsc *c = user;
-	unsigned sh = ev->shard < c->nshards ? ev->shard : 0;
-	struct tsc_shard *s = &c->shards[sh];
-	bool keep = c->o->events || c->cap_fd >= 0;
+	unsigned sh = ev->shard < c->src.nshards ? ev->shard : 0;
+	struct tsc_shard *s = &c->src.shards[sh];
+	bool keep = c->o->events || c->io.cap_fd >= 0;
 	CGS_OPTS(cgs_add_result, t);
 	CGS_OPTS(cgs_add_result, g);
 
 	if (ev->task) {
-		cgs_rollup_add(c->rollup, sh, ev->task, NULL, &t);
+		cgs_rollup_add(c->src.rollup, sh, ev->task, NULL, &t);
 		if (keep) { /* valid only until the next account call */
 			buf_reset(&s->path);
 			buf_puts(&s->path, t.path ? t.path : CGS_UNKNOWN_CGROUP);
 		}
 	}
 	if (ev->group)
-		cgs_rollup_add(c->rollup, sh, ev->group, NULL, &g);
+		cgs_rollup_add(c->src.rollup, sh, ev->group, NULL, &g);
 	if (!keep)
 		return 0;
 
@@ -50,7 +50,7 @@ static int on_exit_event(const struct cgs_exit *ev, void *user)
 			tsc_shard_event(c, s, ev->group, g.path,
 					cgs_source_name(g.source), ev->recv_ns, sh);
 	}
-	if (c->cap_fd >= 0 &&
+	if (c->io.cap_fd >= 0 &&
 	    cap_encode_exit(&s->cap, ev->recv_ns, sh, ev->raw, ev->raw_len,
 			    tp, ev->group ? g.path : NULL) < 0)
 		s->cap_too_big++;
@@ -71,11 +71,11 @@ static void hostinfo(struct tsc *c, struct buf *b)
 	buf_printf(b, "interval_ns=%llu\n",
 		   (unsigned long long)c->o->interval_ns);
 	buf_printf(b, "hierarchy=%s\nshards=%u\ncpus=%s\nno_tgid=%d\n",
-		   c->hierarchy ? c->hierarchy : "", c->nshards,
+		   c->src.hierarchy ? c->src.hierarchy : "", c->src.nshards,
 		   c->o->cpus ? c->o->cpus : "all", c->o->no_tgid);
-	for (unsigned i = 0; i < c->nshards; i++)
+	for (unsigned i = 0; i < c->src.nshards; i++)
 		buf_printf(b, "shard%u_cpus=%s\n", i,
-			   c->shard_cpus[i] ? c->shard_cpus[i] : "");
+			   c->src.shard_cpus[i] ? c->src.shard_cpus[i] : "");
 }
 
 /* Report output errors (not EPIPE: the reader went away) and pick the
@@ -83,8 +83,8 @@ static void hostinfo(struct tsc *c, struct buf *b)
  * TSC_EXIT_OUTPUT after failed writes. Shared with replay.c. */
 int tsc_stop_status(struct tsc *c, int status)
 {
-	int oe = __atomic_load_n(&c->out_err, __ATOMIC_ACQUIRE);
-	int ce = __atomic_load_n(&c->cap_err, __ATOMIC_ACQUIRE);
+	int oe = __atomic_load_n(&c->io.out_err, __ATOMIC_ACQUIRE);
+	int ce = __atomic_load_n(&c->io.cap_err, __ATOMIC_ACQUIRE);
 	int failed = tsc_outputs_finish(c);
 
 	if (oe && oe != -EPIPE)
@@ -120,7 +120,7 @@ static void say_ready(struct tsc *c)
 	snprintf(msg, sizeof(msg),
 		 "READY=1\nSTATUS=collecting task exits on %u listener "
 		 "socket%s, a snapshot every %llu ms",
-		 c->nshards, c->nshards == 1 ? "" : "s",
+		 c->src.nshards, c->src.nshards == 1 ? "" : "s",
 		 (unsigned long long)(c->o->interval_ns / 1000000u));
 	tsc_notify_send(&c->notify, msg);
 	tsc_notify_watchdog(&c->notify, tsc_mono_ns());
@@ -135,7 +135,7 @@ static int live_start(struct tsc *c)
 
 	/* Prove that exit events reach us (foreign netns, broken kernels)
 	 * rather than sit silent; what arrives meanwhile is accounted. */
-	r = cgs_listener_selftest(c->l, 1000, on_exit_event, c);
+	r = cgs_listener_selftest(c->src.l, 1000, on_exit_event, c);
 	if (r == -ETIMEDOUT) {
 		tsc_err("self-test failed: no exit event "
 			"arrived within 1 s; the kernel sends taskstats "
@@ -149,10 +149,10 @@ static int live_start(struct tsc *c)
 			cgs_strerror(r));
 		return r;
 	}
-	if (c->prom_on || c->json_on) {
+	if (c->srv.prom_on || c->srv.json_on) {
 		/* seq 0: /metrics and /snapshot answer from the start */
 		tsc_snapshot(c, tsc_real_ns(), false);
-		if (c->listen_fd >= 0) {
+		if (c->net.listen_fd >= 0) {
 			r = tsc_export->http_start(c, err, sizeof(err));
 			if (r < 0) {
 				tsc_err("--listen: %s\n", err);
@@ -163,7 +163,7 @@ static int live_start(struct tsc *c)
 	memset(&run, 0, sizeof(run));
 	run.sz = sizeof(run);
 	/* batch_ms 0: the library's adaptive wait */
-	r = cgs_listener_run(c->l, on_exit_event, c, &run);
+	r = cgs_listener_run(c->src.l, on_exit_event, c, &run);
 	if (r < 0) {
 		tsc_err("cannot start the listener threads: %s\n",
 			cgs_strerror(r));
@@ -182,7 +182,7 @@ static int wait_until(struct tsc *c, int sigfd, uint64_t until)
 	struct timespec ts = { 0, 0 };
 	struct pollfd pf[2] = {
 		{ .fd = sigfd, .events = POLLIN },
-		{ .fd = c->wake_fd, .events = POLLIN },
+		{ .fd = c->src.wake_fd, .events = POLLIN },
 	};
 
 	if (until > now) {
@@ -238,7 +238,7 @@ static int live_loop(struct tsc *c, int sigfd)
 			return r;
 		}
 		if (r == SIGUSR2) { /* --stream changes: the next line full */
-			tsc_stream_full_next(&c->stream);
+			tsc_stream_full_next(&c->io.stream);
 			continue;
 		}
 		if (r == SIGHUP) { /* logrotate: reopen; reload certificates */
@@ -259,16 +259,16 @@ static int live_loop(struct tsc *c, int sigfd)
 		if (now >= deadline)
 			return 0;
 		if (now >= next_snap) {
-			c->seq++;
+			c->io.seq++;
 			tsc_snapshot(c, tsc_real_ns(), false);
 			tsc_debug("snapshot %llu written in %.1f ms\n",
-				  (unsigned long long)c->seq,
+				  (unsigned long long)c->io.seq,
 				  (double)(tsc_mono_ns() - now) / 1e6);
 			next_snap += iv;
 			if (next_snap <= now) /* we were late: don't burst */
 				next_snap = now + iv;
-			if (c->exe)
-				exe_cache_scan(c->exe);
+			if (c->names.exe)
+				exe_cache_scan(c->names.exe);
 		}
 		if (now >= next_flush) {
 			tsc_flush_all(c);
@@ -286,7 +286,7 @@ static int live_stop(struct tsc *c, int err)
 	int r;
 
 	tsc_notify_send(&c->notify, "STOPPING=1");
-	r = cgs_listener_stop(c->l);
+	r = cgs_listener_stop(c->src.l);
 	if (r < 0 && !tsc_output_error(c))
 		tsc_err("stopping the listener: %s\n",
 			cgs_strerror(r));
@@ -296,22 +296,22 @@ static int live_stop(struct tsc *c, int err)
 	/* the events and capture records drained last reach their files even
 	 * if the final snapshot fails */
 	tsc_flush_all(c);
-	c->seq++;
+	c->io.seq++;
 	r = tsc_snapshot(c, tsc_real_ns(), true);
 	if (r < 0) {
 		tsc_err("final snapshot: %s\n", cgs_strerror(r));
 		status = TSC_EXIT_ERROR;
 	}
-	if (c->cap_fd >= 0 && fsync(c->cap_fd) < 0 && errno != EINVAL) {
+	if (c->io.cap_fd >= 0 && fsync(c->io.cap_fd) < 0 && errno != EINVAL) {
 		int e = -errno;
 		tsc_err("--record: %s: fsync: %s\n",
 			c->o->record, strerror(-e));
-		c->ost[TSC_OUT_RECORD].errors++;
-		if (!c->ost[TSC_OUT_RECORD].first_err)
-			c->ost[TSC_OUT_RECORD].first_err = e;
+		c->io.ost[TSC_OUT_RECORD].errors++;
+		if (!c->io.ost[TSC_OUT_RECORD].first_err)
+			c->io.ost[TSC_OUT_RECORD].first_err = e;
 	}
-	for (unsigned i = 0; i < c->nshards; i++)
-		too_big += c->shards[i].cap_too_big;
+	for (unsigned i = 0; i < c->src.nshards; i++)
+		too_big += c->src.shards[i].cap_too_big;
 	if (too_big)
 		tsc_warn("--record: %llu records too large for "
 			"the capture format were not recorded\n",

@@ -28,23 +28,23 @@ static int open_listener(struct tsc *c)
 	lo.rcvbuf = c->o->rcvbuf;
 	lo.flags = c->o->no_tgid ? CGS_NO_TGID : 0;
 	c->check_item = "listener";
-	r = cgs_listener_open(&c->l, &lo);
+	r = cgs_listener_open(&c->src.l, &lo);
 	if (r < 0) {
 		tsc_err("%s\n", cgs_strerror(r));
 		return r;
 	}
-	c->nshards = cgs_listener_shards(c->l);
-	tsc_check_ok(c, "%u socket%s registered", c->nshards,
-		     c->nshards == 1 ? "" : "s");
-	c->rcvbuf = calloc(c->nshards, sizeof(*c->rcvbuf));
-	c->shard_cpus = calloc(c->nshards, sizeof(*c->shard_cpus));
-	if (!c->rcvbuf || !c->shard_cpus || tsc_shards_init(c, c->nshards)) {
+	c->src.nshards = cgs_listener_shards(c->src.l);
+	tsc_check_ok(c, "%u socket%s registered", c->src.nshards,
+		     c->src.nshards == 1 ? "" : "s");
+	c->src.rcvbuf = calloc(c->src.nshards, sizeof(*c->src.rcvbuf));
+	c->src.shard_cpus = calloc(c->src.nshards, sizeof(*c->src.shard_cpus));
+	if (!c->src.rcvbuf || !c->src.shard_cpus || tsc_shards_init(c, c->src.nshards)) {
 		tsc_err("%s\n", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < c->nshards; i++) {
-		c->shard_cpus[i] = cgs_listener_shard_cpus(c->l, i);
-		c->rcvbuf[i] = cgs_listener_shard_rcvbuf(c->l, i);
+	for (unsigned i = 0; i < c->src.nshards; i++) {
+		c->src.shard_cpus[i] = cgs_listener_shard_cpus(c->src.l, i);
+		c->src.rcvbuf[i] = cgs_listener_shard_rcvbuf(c->src.l, i);
 	}
 	return 0;
 }
@@ -63,12 +63,12 @@ static void say_attribution(struct tsc *c, enum cgs_attribution asked)
 {
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 
-	cgs_rollup_get_totals(c->rollup, &t);
+	cgs_rollup_get_totals(c->src.rollup, &t);
 	if (t.attribution == CGS_ATTRIBUTION_KERNEL)
 		tsc_check_ok(c, "kernel (BPF program loaded)");
 	else if (asked == CGS_ATTRIBUTION_AUTO)
 		tsc_check_ok(c, "exact (/proc fallback: %s)",
-			     cgs_rollup_kernel_error(c->rollup));
+			     cgs_rollup_kernel_error(c->src.rollup));
 	else
 		tsc_check_ok(c, "%s (/proc)", c->o->fast_attribution ?
 			     "fast" : "exact");
@@ -78,14 +78,14 @@ static void say_attribution(struct tsc *c, enum cgs_attribution asked)
 			"shard)\n", (unsigned long long)t.kernel_ringbuf / 1024);
 	else if (asked == CGS_ATTRIBUTION_AUTO)
 		tsc_info("attribution: exact (/proc fallback: "
-			"%s)\n", cgs_rollup_kernel_error(c->rollup));
+			"%s)\n", cgs_rollup_kernel_error(c->src.rollup));
 	else
 		tsc_info("attribution: %s (/proc)\n",
 			c->o->fast_attribution ? "fast" : "exact");
 	if (!c->o->no_fork_events &&
-	    cgs_rollup_attribution(c->rollup) == CGS_ATTRIBUTION_PROC) {
+	    cgs_rollup_attribution(c->src.rollup) == CGS_ATTRIBUTION_PROC) {
 		struct cgs_rollup_totals ft = { .sz = sizeof(ft) };
-		if (cgs_rollup_get_totals(c->rollup, &ft) == 0 && !ft.fork_tracking)
+		if (cgs_rollup_get_totals(c->src.rollup, &ft) == 0 && !ft.fork_tracking)
 			tsc_warn("warning: cannot track forks "
 				"(proc connector unavailable); exits whose "
 				"parent is gone too will be unattributed\n");
@@ -101,12 +101,12 @@ static int open_rollup(struct tsc *c)
 
 	memset(&ro, 0, sizeof(ro));
 	ro.sz = sizeof(ro);
-	ro.shards = c->nshards;
+	ro.shards = c->src.nshards;
 	ro.hierarchy = c->o->hierarchy;
 	ro.flags = c->o->no_tgid ? CGS_NO_TGID : 0;
 	ro.attribution = attribution_of(c->o->attribution);
 	ro.kernel_ringbuf = c->o->kernel_buffer;
-	ro.shard_cpus = c->shard_cpus;
+	ro.shard_cpus = c->src.shard_cpus;
 	/* Fork tracking opens the proc connector: before --user drops the
 	 * privilege it needs. */
 	if (!c->o->no_fork_events)
@@ -119,9 +119,9 @@ static int open_rollup(struct tsc *c)
 	ro.errbuf = why;
 	ro.errbuf_len = sizeof(why);
 	c->check_item = "attribution";
-	cgs_rollup_free(c->rollup);
-	c->rollup = NULL;
-	r = cgs_rollup_new(&c->rollup, &ro);
+	cgs_rollup_free(c->src.rollup);
+	c->src.rollup = NULL;
+	r = cgs_rollup_new(&c->src.rollup, &ro);
 	if (r < 0) {
 		if (ro.attribution == CGS_ATTRIBUTION_KERNEL && why[0])
 			tsc_err("--attribution kernel: %s\n",
@@ -131,7 +131,7 @@ static int open_rollup(struct tsc *c)
 		return r;
 	}
 	say_attribution(c, ro.attribution);
-	c->hierarchy = cgs_rollup_hierarchy(c->rollup);
+	c->src.hierarchy = cgs_rollup_hierarchy(c->src.rollup);
 	return 0;
 }
 
@@ -216,8 +216,8 @@ static int shed_privileges(struct tsc *c)
 	/* --events: the executables of every live process, read while
 	 * /proc/<pid>/exe of root's processes still may be (exe_cache.h);
 	 * without memory the events name none */
-	if (c->o->events && !c->exe && (c->exe = exe_cache_new(NULL, 0)))
-		exe_cache_scan(c->exe);
+	if (c->o->events && !c->names.exe && (c->names.exe = exe_cache_new(NULL, 0)))
+		exe_cache_scan(c->names.exe);
 
 	c->check_item = "privileges";
 	if (c->drop) {
@@ -233,7 +233,7 @@ static int shed_privileges(struct tsc *c)
 	bool kept = false;
 	/* the workload names read the runtimes' state (root's, 0700): a
 	 * granted CAP_DAC_READ_SEARCH stays, but for uid 0, the owner */
-	r = priv_shed_caps(c->ident != NULL && geteuid() != 0, &kept, err,
+	r = priv_shed_caps(c->names.ident != NULL && geteuid() != 0, &kept, err,
 			   sizeof(err));
 	if (r < 0)
 		tsc_err("%s\n", err);
@@ -266,8 +266,8 @@ int tsc_live_open(struct tsc *c)
 	if (r)
 		return r;
 	tsc_workloads_watch(c); /* its thread has the shed credentials */
-	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->wake_fd < 0) {
+	c->src.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->src.wake_fd < 0) {
 		r = -errno;
 		tsc_err("eventfd: %s\n", strerror(-r));
 		return r;

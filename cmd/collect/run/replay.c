@@ -44,7 +44,7 @@ static bool signalled(struct tsc *c, int sigfd)
 		if (read(sigfd, &si, sizeof(si)) != sizeof(si) ||
 		    si.ssi_signo != SIGUSR2)
 			return true;
-		tsc_stream_full_next(&c->stream);
+		tsc_stream_full_next(&c->io.stream);
 	}
 	return false;
 }
@@ -52,12 +52,12 @@ static bool signalled(struct tsc *c, int sigfd)
 static void account(struct tsc *c, const struct cap_exit *ex,
 		    const struct cgs_record *rec, const char *path)
 {
-	struct tsc_shard *s = &c->shards[0];
+	struct tsc_shard *s = &c->src.shards[0];
 
 	if (!*path)
 		path = CGS_UNKNOWN_CGROUP;
 	CGS_OPTS(cgs_add_opts, ao, .path = path);
-	cgs_rollup_add(c->rollup, 0, rec, &ao, NULL);
+	cgs_rollup_add(c->src.rollup, 0, rec, &ao, NULL);
 	if (c->o->events) {
 		tsc_shard_event(c, s, rec, path, "capture", ex->recv_ns,
 				ex->shard);
@@ -77,21 +77,21 @@ int tsc_replay(struct tsc *c, int sigfd)
 		return TSC_EXIT_ERROR;
 	}
 	if (!c->o->hierarchy &&
-	    info_get(cap_hostinfo(c->replay), "hierarchy", hier, sizeof(hier)))
-		c->hierarchy = hier;
+	    info_get(cap_hostinfo(c->src.replay), "hierarchy", hier, sizeof(hier)))
+		c->src.hierarchy = hier;
 	/* Without --interval, snapshot at the recorded run's interval. */
 	char ivs[32];
 	unsigned long long riv;
 	if (!c->o->interval_set &&
-	    info_get(cap_hostinfo(c->replay), "interval_ns", ivs, sizeof(ivs)) &&
+	    info_get(cap_hostinfo(c->src.replay), "interval_ns", ivs, sizeof(ivs)) &&
 	    tsc_parse_uint(ivs, 10000000ull, 1000000000ull * 1000000000ull,
 			   &riv) == 0)
 		c->o->interval_ns = riv;
 	if (tsc_write_prologue(c, NULL) < 0)
 		return tsc_stop_status(c, TSC_EXIT_ERROR);
-	if (c->prom_on) {
-		tsc_snapshot(c, cap_created_ns(c->replay), false);
-		if (c->listen_fd >= 0 &&
+	if (c->srv.prom_on) {
+		tsc_snapshot(c, cap_created_ns(c->src.replay), false);
+		if (c->net.listen_fd >= 0 &&
 		    tsc_export->http_start(c, err, sizeof(err))) {
 			tsc_err("--listen: %s\n", err);
 			return TSC_EXIT_ERROR;
@@ -99,7 +99,7 @@ int tsc_replay(struct tsc *c, int sigfd)
 	}
 
 	const uint64_t iv = c->o->interval_ns;
-	uint64_t next_snap = 0, last_ns = cap_created_ns(c->replay);
+	uint64_t next_snap = 0, last_ns = cap_created_ns(c->src.replay);
 	CGS_OPTS(cgs_decode_stats, st);
 	CGS_OPTS(cgs_record, task);
 	CGS_OPTS(cgs_record, group);
@@ -112,7 +112,7 @@ int tsc_replay(struct tsc *c, int sigfd)
 			stopped = true;
 			break;
 		}
-		r = cap_next(c->replay, &ex, &ctr, err, sizeof(err));
+		r = cap_next(c->src.replay, &ex, &ctr, err, sizeof(err));
 		if (r == 0)
 			break;
 		if (r < 0) {
@@ -122,13 +122,13 @@ int tsc_replay(struct tsc *c, int sigfd)
 			break;
 		}
 		if (r == CAP_REC_COUNTERS) {
-			c->rec_ctr = ctr;
+			c->src.rec_ctr = ctr;
 			continue;
 		}
 		if (!next_snap)
 			next_snap = ex.recv_ns + iv;
 		if (ex.recv_ns >= next_snap) {
-			c->seq++;
+			c->io.seq++;
 			tsc_snapshot(c, next_snap, false);
 			/* skip intervals without records */
 			uint64_t behind = (ex.recv_ns - next_snap) / iv;
@@ -138,7 +138,7 @@ int tsc_replay(struct tsc *c, int sigfd)
 		r = cgs_decode_msg(ex.raw, ex.raw_len, flags | CGS_DECODE_REUSE,
 				   &task, &group, &st);
 		if (r < 0) {
-			c->replay_malformed++;
+			c->src.replay_malformed++;
 			continue;
 		}
 		if (r & 1)
@@ -149,18 +149,18 @@ int tsc_replay(struct tsc *c, int sigfd)
 		if (tsc_output_error(c))
 			break;
 	}
-	c->seq++;
+	c->io.seq++;
 	r = tsc_snapshot(c, last_ns, true);
 	if (r < 0) {
 		tsc_err("final snapshot: %s\n", cgs_strerror(r));
 		status = 1;
 	}
-	if (cap_skipped(c->replay))
+	if (cap_skipped(c->src.replay))
 		tsc_warn("--replay: skipped %llu records of "
 			"unknown types\n",
-			(unsigned long long)cap_skipped(c->replay));
+			(unsigned long long)cap_skipped(c->src.replay));
 	/* With --listen, keep serving the result until told to stop. */
-	if (c->http && !stopped && !status) {
+	if (c->net.http && !stopped && !status) {
 		struct pollfd pf = { .fd = sigfd, .events = POLLIN };
 		uint64_t d = c->o->duration_ns / 1000000u;
 		int ms = !c->o->duration_ns ? -1 : d > INT_MAX ? INT_MAX : (int)d;

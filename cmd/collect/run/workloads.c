@@ -39,15 +39,15 @@ int tsc_workloads_open(struct tsc *c)
 			 * shards beyond it share one, two by two */
 			.readers = tsc_id_readers(),
 		};
-		int r = cgs_identity_src_new(&c->ident, &io);
+		int r = cgs_identity_src_new(&c->names.ident, &io);
 		if (r < 0)
 			return r;
 	}
 	struct cgs_workloads_opts wo = {
-		.sz = sizeof(wo), .identity = c->ident,
+		.sz = sizeof(wo), .identity = c->names.ident,
 		.retire_after_ms = o->retire_ns / 1000000u,
 	};
-	return cgs_workloads_new(&c->wl, &wo);
+	return cgs_workloads_new(&c->names.wl, &wo);
 }
 
 /* At most one reader table per CPU: a listener has a shard per CPU up to
@@ -60,9 +60,9 @@ static unsigned tsc_id_readers(void)
 
 void tsc_workloads_watch(struct tsc *c)
 {
-	if (!c->ident || !c->rollup)
+	if (!c->names.ident || !c->src.rollup)
 		return;
-	int r = cgs_rollup_set_identity(c->rollup, c->ident);
+	int r = cgs_rollup_set_identity(c->src.rollup, c->names.ident);
 	if (r == -CGS_ERR_NO_KSRC)
 		tsc_debug("workload names: no kernel source, so new "
 			  "containers are named at their first snapshot (a "
@@ -75,23 +75,23 @@ void tsc_workloads_watch(struct tsc *c)
 
 void tsc_workloads_close(struct tsc *c)
 {
-	if (c->rollup) /* the rollup's hook borrows c->ident */
-		cgs_rollup_set_identity(c->rollup, NULL);
-	cgs_workloads_free(c->wl);
-	c->wl = NULL;
-	cgs_identity_src_free(c->ident);
-	c->ident = NULL;
+	if (c->src.rollup) /* the rollup's hook borrows c->names.ident */
+		cgs_rollup_set_identity(c->src.rollup, NULL);
+	cgs_workloads_free(c->names.wl);
+	c->names.wl = NULL;
+	cgs_identity_src_free(c->names.ident);
+	c->names.ident = NULL;
 }
 
 void tsc_workloads_update(struct tsc *c, const struct cgs_snapshot *s)
 {
-	if (!c->wl)
+	if (!c->names.wl)
 		return;
-	int r = cgs_workloads_update(c->wl, s, tsc_mono_ns() / 1000000u);
-	if (r < 0 && !c->wl_err_said) {
+	int r = cgs_workloads_update(c->names.wl, s, tsc_mono_ns() / 1000000u);
+	if (r < 0 && !c->names.wl_err_said) {
 		tsc_warn("workload view: %s (counted again next snapshot)\n",
 			 strerror(-r));
-		c->wl_err_said = true;
+		c->names.wl_err_said = true;
 	}
 }
 
@@ -102,9 +102,9 @@ static void events_held(struct buf *b, const struct tsc *c)
 	_Static_assert(TSC_HOLD_NS == 2000000000ull && TSC_HOLD_MAX == 256,
 		       "selfmetric.c's help of events_held_total names them");
 	uint64_t v[TSC_HOLD__RESULTS] = { 0 };
-	for (unsigned i = 0; i < c->nshards; i++)
+	for (unsigned i = 0; i < c->src.nshards; i++)
 		for (int k = 0; k < TSC_HOLD__RESULTS; k++)
-			v[k] += __atomic_load_n(&c->shards[i].hold.out[k],
+			v[k] += __atomic_load_n(&c->src.shards[i].hold.out[k],
 						__ATOMIC_RELAXED);
 	struct tsc_sm_held h = {
 		.named = v[TSC_HOLD_NAMED], .unnamed = v[TSC_HOLD_UNNAMED],
@@ -117,26 +117,26 @@ static void events_held(struct buf *b, const struct tsc *c)
 static void self_metrics(struct buf *b, const struct tsc *c)
 {
 	struct cgs_workloads_counts w = { .sz = sizeof(w) };
-	cgs_workloads_get_counts(c->wl, &w);
+	cgs_workloads_get_counts(c->names.wl, &w);
 	tsc_sm_prom_of(b, TSC_SMG_WORKLOADS, &w);
-	if (!c->ident)
+	if (!c->names.ident)
 		return;
 	struct cgs_identity_counts i = { .sz = sizeof(i) };
-	cgs_identity_src_get_counts(c->ident, &i);
+	cgs_identity_src_get_counts(c->names.ident, &i);
 	tsc_sm_prom_of(b, TSC_SMG_ID_FAILURES, &i);
 	/* containers looked up when their cgroup appeared (issue 24) */
 	tsc_sm_prom_of(b, TSC_SMG_ID_EARLY, &i);
-	if (c->o->events && c->shards)
+	if (c->o->events && c->src.shards)
 		events_held(b, c);
 }
 
 size_t tsc_workloads_prom(struct buf *b, const struct tsc *c)
 {
-	if (!c->wl)
+	if (!c->names.wl)
 		return 0;
 	self_metrics(b, c);
 	/* the families are the table's (prom_family.c), all at both levels */
-	struct snap_info in = { .workloads = c->wl,
+	struct snap_info in = { .workloads = c->names.wl,
 				.prom_lean = !c->o->prom_full };
 	return prom_workload_families(b, &in);
 }

@@ -92,7 +92,7 @@ struct hold_ctx {
 static int hold_lookup(void *arg, const char *cgroup, struct cgs_identity *id)
 {
 	struct hold_ctx *x = arg;
-	return cgs_identity_src_peek(x->c->ident, x->shard, cgroup, id);
+	return cgs_identity_src_peek(x->c->names.ident, x->shard, cgroup, id);
 }
 
 static void hold_write(void *arg, const struct tsc_hold_ent *e,
@@ -107,7 +107,7 @@ void tsc_hold_shard(struct tsc *c, struct tsc_shard *s, unsigned shard,
 		    uint64_t now_ns, bool all)
 {
 	struct hold_ctx x = { c, s, shard };
-	if (s->hold.n && c->ident)
+	if (s->hold.n && c->names.ident)
 		tsc_hold_release(&s->hold, now_ns, all, hold_lookup,
 				 hold_write, &x);
 }
@@ -119,8 +119,8 @@ unsigned tsc_hold_settle(struct tsc *c, uint64_t wait_ns, bool all)
 		uint64_t now = tsc_mono_ns();
 		bool last = now >= end;
 		unsigned held = 0;
-		for (unsigned i = 0; i < c->nshards; i++) {
-			struct tsc_shard *s = &c->shards[i];
+		for (unsigned i = 0; i < c->src.nshards; i++) {
+			struct tsc_shard *s = &c->src.shards[i];
 			pthread_mutex_lock(&s->lock);
 			tsc_hold_shard(c, s, i, now, all && last);
 			held += s->hold.n;

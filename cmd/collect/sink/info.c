@@ -17,25 +17,25 @@ void tsc_fill_info(struct tsc *c, struct snap_info *in,
 
 	memset(in, 0, sizeof(*in));
 	in->time_ns = time_ns;
-	in->seq = c->seq;
+	in->seq = c->io.seq;
 	in->final = final;
-	in->replay = c->replay != NULL;
-	in->hierarchy = c->hierarchy;
+	in->replay = c->src.replay != NULL;
+	in->hierarchy = c->src.hierarchy;
 	in->interval_ns = c->o->interval_ns;
 	in->top = c->o->top;
-	if (c->out == &out_table_ops && !c->o->wide) /* what fits */
-		in->width = tsc_term_width(c->out_fd);
+	if (c->io.out == &out_table_ops && !c->o->wide) /* what fits */
+		in->width = tsc_term_width(c->io.out_fd);
 	in->workload_labels = c->o->prom_workload_labels;
 	in->prom_lean = !c->o->prom_full;
 	in->prom_parents = c->o->prom_parents;
 	in->start_ns = c->start_ns;
 	in->snapshot_gen = t ? t->snapshot_gen : 0;
-	in->retired_unserved = c->retired_unserved;
-	in->retired_forced = c->retired_forced;
-	in->removed_waiting = c->removed_waiting;
+	in->retired_unserved = c->ret.retired_unserved;
+	in->retired_forced = c->ret.retired_forced;
+	in->removed_waiting = c->ret.removed_waiting;
 	for (int k = 0; k < TSC_NOUT; k++)
-		in->output_errors[k] = !c->ost[k].on ? -1 : (int64_t)
-			__atomic_load_n(&c->ost[k].errors, __ATOMIC_RELAXED);
+		in->output_errors[k] = !c->io.ost[k].on ? -1 : (int64_t)
+			__atomic_load_n(&c->io.ost[k].errors, __ATOMIC_RELAXED);
 	in->records = t ? t->records : 0;
 	in->unattributed = t ? t->unattributed : 0;
 	in->refused = t ? t->refused : 0;
@@ -47,9 +47,9 @@ void tsc_fill_info(struct tsc *c, struct snap_info *in,
 		in->via_fork_parent = t->via_fork_parent;
 		in->fork_tracking = t->fork_tracking;
 		in->fork_drops = t->fork_drops;
-		if (c->exe) {
-			exe_cache_counts(c->exe, &c->exe_n);
-			in->exe = &c->exe_n;
+		if (c->names.exe) {
+			exe_cache_counts(c->names.exe, &c->names.exe_n);
+			in->exe = &c->names.exe_n;
 		}
 		in->via_kernel = t->via_kernel;
 		in->kernel_unmatched = t->kernel_unmatched;
@@ -59,33 +59,33 @@ void tsc_fill_info(struct tsc *c, struct snap_info *in,
 		in->inferred = t->inferred;
 		in->kernel_ringbuf = t->kernel_ringbuf;
 		in->kernel_cgroup_ids = t->kernel_cgroup_ids;
-		in->kernel_on = !c->replay &&
+		in->kernel_on = !c->src.replay &&
 				t->attribution == CGS_ATTRIBUTION_KERNEL;
 		if (in->kernel_on)
 			in->ktot = *t;
 		in->histograms = t->histograms;
 		/* a replay's records come without the kernel's word on OOM
 		 * kills, and this host's cgroups are not the recording's */
-		if (!c->replay && t->oom_source == CGS_OOM_KERNEL)
+		if (!c->src.replay && t->oom_source == CGS_OOM_KERNEL)
 			in->oom_source = "kernel";
-		else if (!c->replay && t->oom_source == CGS_OOM_CGROUP)
+		else if (!c->src.replay && t->oom_source == CGS_OOM_CGROUP)
 			in->oom_source = "cgroup";
 	}
 	in->comms = c->o->comms;
 	in->prom_comms = c->o->prom_comms;
-	if (!c->replay)
+	if (!c->src.replay)
 		in->attribution = t && t->attribution == CGS_ATTRIBUTION_KERNEL
 					  ? "kernel" : "proc";
-	in->shards = c->nshards;
+	in->shards = c->src.nshards;
 	in->delayacct = -1;
-	if (!c->replay) {
+	if (!c->src.replay) {
 		/* Re-read each time: someone may switch it during the run. */
 		int d = tsc_delayacct_read();
 		in->delayacct = d < 0 ? -1 : d;
 	}
-	if (c->l) {
+	if (c->src.l) {
 		CGS_OPTS(cgs_loss, loss);
-		if (cgs_listener_get_loss(c->l, CGS_ALL_SHARDS, &loss) == 0) {
+		if (cgs_listener_get_loss(c->src.l, CGS_ALL_SHARDS, &loss) == 0) {
 			in->dropped = loss.dropped;
 			/* A truncated message can't be decoded: malformed. */
 			in->malformed = loss.malformed + loss.truncated;
@@ -93,15 +93,15 @@ void tsc_fill_info(struct tsc *c, struct snap_info *in,
 			in->truncated = loss.truncated;
 			in->version0 = loss.version0;
 		}
-		for (unsigned i = 0; i < c->nshards; i++)
-			c->rcvbuf[i] = cgs_listener_shard_rcvbuf(c->l, i);
-		in->rcvbuf = c->rcvbuf;
-		in->shard_cpus = c->shard_cpus;
+		for (unsigned i = 0; i < c->src.nshards; i++)
+			c->src.rcvbuf[i] = cgs_listener_shard_rcvbuf(c->src.l, i);
+		in->rcvbuf = c->src.rcvbuf;
+		in->shard_cpus = c->src.shard_cpus;
 	} else {
-		in->dropped = c->rec_ctr.dropped;
-		in->malformed = c->rec_ctr.malformed + c->rec_ctr.truncated +
-				c->replay_malformed;
-		in->enobufs = c->rec_ctr.enobufs;
+		in->dropped = c->src.rec_ctr.dropped;
+		in->malformed = c->src.rec_ctr.malformed + c->src.rec_ctr.truncated +
+				c->src.replay_malformed;
+		in->enobufs = c->src.rec_ctr.enobufs;
 	}
 }
 

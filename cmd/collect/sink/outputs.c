@@ -26,9 +26,9 @@ void tsc_note_error(struct tsc *c, int *slot, int err)
 	int zero = 0;
 	if (__atomic_compare_exchange_n(slot, &zero, err, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
-	    c->wake_fd >= 0) {
+	    c->src.wake_fd >= 0) {
 		uint64_t one = 1;
-		if (write(c->wake_fd, &one, sizeof(one)) < 0) {
+		if (write(c->src.wake_fd, &one, sizeof(one)) < 0) {
 			/* the main loop also checks the slot on its ticks */
 		}
 	}
@@ -36,21 +36,21 @@ void tsc_note_error(struct tsc *c, int *slot, int err)
 
 int tsc_output_error(struct tsc *c)
 {
-	return __atomic_load_n(&c->out_err, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&c->io.out_err, __ATOMIC_ACQUIRE);
 }
 
 int tsc_shards_init(struct tsc *c, unsigned n)
 {
-	c->shards = calloc(n ? n : 1, sizeof(*c->shards));
-	if (!c->shards)
+	c->src.shards = calloc(n ? n : 1, sizeof(*c->src.shards));
+	if (!c->src.shards)
 		return -ENOMEM;
-	c->nshards = n;
+	c->src.nshards = n;
 	for (unsigned i = 0; i < n; i++) {
-		pthread_mutex_init(&c->shards[i].lock, NULL);
-		buf_init(&c->shards[i].ev);
-		buf_init(&c->shards[i].cap);
-		buf_init(&c->shards[i].path);
-		tsc_hold_init(&c->shards[i].hold, 0, 0);
+		pthread_mutex_init(&c->src.shards[i].lock, NULL);
+		buf_init(&c->src.shards[i].ev);
+		buf_init(&c->src.shards[i].cap);
+		buf_init(&c->src.shards[i].path);
+		tsc_hold_init(&c->src.shards[i].hold, 0, 0);
 	}
 	return 0;
 }
@@ -71,7 +71,7 @@ static const char *out_path(const struct tsc *c, enum tsc_out k)
 
 void tsc_ostate_init(struct tsc *c, enum tsc_out k, int fd)
 {
-	struct tsc_ostate *st = &c->ost[k];
+	struct tsc_ostate *st = &c->io.ost[k];
 	struct stat sb;
 	off_t at = -1;
 
@@ -99,7 +99,7 @@ static bool say_now(struct tsc_ostate *st)
  * failing (the next write retries from the last complete one). */
 void tsc_out_failed(struct tsc *c, enum tsc_out k, int err)
 {
-	struct tsc_ostate *st = &c->ost[k];
+	struct tsc_ostate *st = &c->io.ost[k];
 
 	__atomic_add_fetch(&st->errors, 1, __ATOMIC_RELAXED);
 	if (!st->first_err)
@@ -121,7 +121,7 @@ void tsc_out_failed(struct tsc *c, enum tsc_out k, int err)
 
 void tsc_out_recovered(struct tsc *c, enum tsc_out k)
 {
-	struct tsc_ostate *st = &c->ost[k];
+	struct tsc_ostate *st = &c->io.ost[k];
 
 	if (!st->failing)
 		return;
@@ -142,8 +142,8 @@ void tsc_out_recovered(struct tsc *c, enum tsc_out k)
 void tsc_out_write(struct tsc *c, enum tsc_out k, const void *p,
 		   size_t n, bool oom)
 {
-	struct tsc_ostate *st = &c->ost[k];
-	int fd = k == TSC_OUT_OUTPUT ? c->out_fd : c->cap_fd;
+	struct tsc_ostate *st = &c->io.ost[k];
+	int fd = k == TSC_OUT_OUTPUT ? c->io.out_fd : c->io.cap_fd;
 	int r = 0;
 
 	if (st->failing && st->seekable &&
@@ -152,7 +152,7 @@ void tsc_out_write(struct tsc *c, enum tsc_out k, const void *p,
 	if (!r && st->need_header) {
 		struct buf h;
 		buf_init(&h);
-		cap_encode_header(&h, tsc_real_ns(), c->nshards, c->hostinfo);
+		cap_encode_header(&h, tsc_real_ns(), c->src.nshards, c->src.hostinfo);
 		r = h.oom ? -ENOMEM : write_all(fd, h.p, h.len);
 		buf_free(&h);
 		if (!r && st->seekable)
@@ -165,7 +165,7 @@ void tsc_out_write(struct tsc *c, enum tsc_out k, const void *p,
 	if (!r && oom)
 		r = -ENOMEM; /* what fit in memory went out: still complete */
 	if (r == -EPIPE && k == TSC_OUT_OUTPUT) {
-		tsc_note_error(c, &c->out_err, r);
+		tsc_note_error(c, &c->io.out_err, r);
 		return;
 	}
 	if (st->seekable) {
@@ -182,12 +182,12 @@ void tsc_out_write(struct tsc *c, enum tsc_out k, const void *p,
 /* b to output k; b kept as it is. */
 void tsc_out_write_kept(struct tsc *c, enum tsc_out k, const struct buf *b)
 {
-	pthread_mutex_t *m = k == TSC_OUT_OUTPUT ? &c->out_lock : &c->cap_lock;
+	pthread_mutex_t *m = k == TSC_OUT_OUTPUT ? &c->io.out_lock : &c->io.cap_lock;
 
 	if (!b->len)
 		return;
 	pthread_mutex_lock(m);
-	if (!__atomic_load_n(&c->out_err, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&c->io.out_err, __ATOMIC_ACQUIRE))
 		tsc_out_write(c, k, b->p, b->len, b->oom);
 	pthread_mutex_unlock(m);
 }
@@ -205,11 +205,11 @@ void tsc_event_out(struct tsc *c, struct tsc_shard *s,
 {
 	/* the executable: a look-up in the map scans fill, no file read */
 	char exe[4096];
-	bool known = c->exe && r->kind != CGS_KIND_TGID &&
+	bool known = c->names.exe && r->kind != CGS_KIND_TGID &&
 		     (r->fields & CGS_HAS_TGID) &&
-		     exe_cache_get(c->exe, r->exe_dev, r->exe_inode, exe,
+		     exe_cache_get(c->names.exe, r->exe_dev, r->exe_inode, exe,
 				   sizeof(exe));
-	c->out->event(&s->ev, r, cgroup, source, recv_ns, shard, id,
+	c->io.out->event(&s->ev, r, cgroup, source, recv_ns, shard, id,
 		      known ? exe : NULL);
 }
 
@@ -221,8 +221,8 @@ void tsc_shard_event(struct tsc *c, struct tsc_shard *s,
 	 * in this shard's own table, no file read, no wait; a look-up still
 	 * to come holds the record (hold.c) */
 	struct cgs_identity id = { .sz = sizeof(id) };
-	int n = c->ident && cgroup ?
-		cgs_identity_src_peek(c->ident, shard, cgroup, &id) : -ENOENT;
+	int n = c->names.ident && cgroup ?
+		cgs_identity_src_peek(c->names.ident, shard, cgroup, &id) : -ENOENT;
 	if (n == -EAGAIN || s->hold.n) {
 		uint64_t now = tsc_mono_ns();
 		if (tsc_hold_due(&s->hold, now))
@@ -240,15 +240,15 @@ void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force)
 {
 	if (s->ev.len && (force || s->ev.len >= TSC_FLUSH_BYTES))
 		tsc_out_write_locked(c, TSC_OUT_OUTPUT, &s->ev);
-	if (c->cap_fd >= 0 && s->cap.len &&
+	if (c->io.cap_fd >= 0 && s->cap.len &&
 	    (force || s->cap.len >= TSC_FLUSH_BYTES))
 		tsc_out_write_locked(c, TSC_OUT_RECORD, &s->cap);
 }
 
 void tsc_flush_all(struct tsc *c)
 {
-	for (unsigned i = 0; i < c->nshards; i++) {
-		struct tsc_shard *s = &c->shards[i];
+	for (unsigned i = 0; i < c->src.nshards; i++) {
+		struct tsc_shard *s = &c->src.shards[i];
 		pthread_mutex_lock(&s->lock);
 		if (s->hold.n) /* held exits answered meanwhile go too */
 			tsc_hold_shard(c, s, i, tsc_mono_ns(), false);
@@ -300,17 +300,17 @@ int tsc_write_prologue(struct tsc *c, const char *hostinfo)
 	struct buf b;
 
 	buf_init(&b);
-	if (c->out->prologue) {
-		c->out->prologue(&b, c->stream.on);
+	if (c->io.out->prologue) {
+		c->io.out->prologue(&b, c->io.stream.on);
 		tsc_out_write_locked(c, TSC_OUT_OUTPUT, &b);
 	}
 	buf_free(&b);
-	if (c->cap_fd >= 0) {
-		free(c->hostinfo);
-		c->hostinfo = hostinfo ? strdup(hostinfo) : NULL;
-		pthread_mutex_lock(&c->cap_lock);
+	if (c->io.cap_fd >= 0) {
+		free(c->src.hostinfo);
+		c->src.hostinfo = hostinfo ? strdup(hostinfo) : NULL;
+		pthread_mutex_lock(&c->io.cap_lock);
 		tsc_out_write(c, TSC_OUT_RECORD, NULL, 0, false);
-		pthread_mutex_unlock(&c->cap_lock);
+		pthread_mutex_unlock(&c->io.cap_lock);
 	}
 	return tsc_output_error(c);
 }
@@ -326,8 +326,8 @@ int tsc_write_prologue(struct tsc *c, const char *hostinfo)
 static void reopen_one(struct tsc *c, enum tsc_out k)
 {
 	const char *path = out_path(c, k);
-	pthread_mutex_t *m = k == TSC_OUT_OUTPUT ? &c->out_lock : &c->cap_lock;
-	int *fdp = k == TSC_OUT_OUTPUT ? &c->out_fd : &c->cap_fd;
+	pthread_mutex_t *m = k == TSC_OUT_OUTPUT ? &c->io.out_lock : &c->io.cap_lock;
+	int *fdp = k == TSC_OUT_OUTPUT ? &c->io.out_fd : &c->io.cap_fd;
 	struct stat old, nw;
 	int fd;
 
@@ -352,7 +352,7 @@ static void reopen_one(struct tsc *c, enum tsc_out k)
 	if (S_ISREG(nw.st_mode))
 		lseek(fd, 0, SEEK_END);
 	pthread_mutex_lock(m);
-	struct tsc_ostate *st = &c->ost[k];
+	struct tsc_ostate *st = &c->io.ost[k];
 	if (st->failing && st->seekable &&
 	    ftruncate(*fdp, st->good) < 0) {
 		/* the old file keeps what it has */
@@ -362,16 +362,16 @@ static void reopen_one(struct tsc *c, enum tsc_out k)
 	tsc_ostate_init(c, k, fd);
 	if (k == TSC_OUT_RECORD) {
 		tsc_out_write(c, k, NULL, 0, false);
-	} else if (c->out->prologue && S_ISREG(nw.st_mode) && !nw.st_size) {
+	} else if (c->io.out->prologue && S_ISREG(nw.st_mode) && !nw.st_size) {
 		struct buf b;
 		buf_init(&b);
-		c->out->prologue(&b, c->stream.on);
+		c->io.out->prologue(&b, c->io.stream.on);
 		tsc_out_write(c, k, b.p, b.len, b.oom);
 		buf_free(&b);
 	}
 	pthread_mutex_unlock(m);
 	if (k == TSC_OUT_OUTPUT) /* a new file starts with a full line */
-		tsc_stream_full_next(&c->stream);
+		tsc_stream_full_next(&c->io.stream);
 	tsc_info("%s: reopened %s\n", out_opt[k], path);
 }
 
@@ -380,7 +380,7 @@ void tsc_reopen(struct tsc *c)
 	tsc_flush_all(c); /* what was counted goes to the old files */
 	if (c->o->output)
 		reopen_one(c, TSC_OUT_OUTPUT);
-	if (c->cap_fd >= 0)
+	if (c->io.cap_fd >= 0)
 		reopen_one(c, TSC_OUT_RECORD);
 	/* --textfile: every write resolves the name again */
 }
@@ -390,9 +390,9 @@ int tsc_outputs_finish(struct tsc *c)
 	int status = 0;
 
 	for (int k = 0; k < TSC_NOUT; k++) {
-		struct tsc_ostate *st = &c->ost[k];
-		int fd = k == TSC_OUT_OUTPUT ? c->out_fd :
-			 k == TSC_OUT_RECORD ? c->cap_fd : -1;
+		struct tsc_ostate *st = &c->io.ost[k];
+		int fd = k == TSC_OUT_OUTPUT ? c->io.out_fd :
+			 k == TSC_OUT_RECORD ? c->io.cap_fd : -1;
 		uint64_t n = __atomic_load_n(&st->errors, __ATOMIC_RELAXED);
 
 		if (!st->on || !n)

@@ -22,14 +22,14 @@ void tsc_trim_after_retiring(struct tsc *c, uint64_t retired)
 {
 	uint64_t now = tsc_mono_ns();
 
-	c->retired_untrimmed += retired;
-	if (c->retired_untrimmed <
+	c->ret.retired_untrimmed += retired;
+	if (c->ret.retired_untrimmed <
 		    (retired ? TSC_TRIM_RETIRED : TSC_TRIM_RETIRED_TAIL) ||
-	    now - c->trim_ns < MEMTRIM_EVERY_NS)
+	    now - c->ret.trim_ns < MEMTRIM_EVERY_NS)
 		return;
 	malloc_trim(0);
-	c->retired_untrimmed = 0;
-	c->trim_ns = now;
+	c->ret.retired_untrimmed = 0;
+	c->ret.trim_ns = now;
 }
 
 /*
@@ -49,25 +49,25 @@ void tsc_retire_removed(struct tsc *c)
 	struct cgs_retire_opts o = { .sz = sizeof(o), .served = UINT64_MAX };
 	struct cgs_retire_result res = { .sz = sizeof(res) };
 
-	if (c->listen_fd >= 0 || c->http) {
-		pthread_mutex_lock(&c->prom_lock);
-		o.served = c->served_gen;
-		pthread_mutex_unlock(&c->prom_lock);
+	if (c->net.listen_fd >= 0 || c->net.http) {
+		pthread_mutex_lock(&c->srv.prom_lock);
+		o.served = c->srv.served_gen;
+		pthread_mutex_unlock(&c->srv.prom_lock);
 		o.wait_ms = c->o->retire_after_ns / 1000000u;
 		o.max_waiting = c->o->retire_max;
 	}
-	if (cgs_rollup_retire(c->rollup, &o, &res) < 0)
+	if (cgs_rollup_retire(c->src.rollup, &o, &res) < 0)
 		return; /* out of memory: the next snapshot tries again */
-	c->retired_unserved += res.unserved;
-	c->retired_forced += res.forced;
-	c->removed_waiting = res.waiting;
+	c->ret.retired_unserved += res.unserved;
+	c->ret.retired_forced += res.forced;
+	c->ret.removed_waiting = res.waiting;
 	tsc_trim_after_retiring(c, res.retired);
-	if (res.unserved && !c->unserved_said) {
+	if (res.unserved && !c->ret.unserved_said) {
 		tsc_warn("%s: %llu removed cgroups retired before a scrape "
 			"fetched their final counts, counted in "
 			"taskstat_collector_retired_unserved_total (said "
 			"once)\n", res.forced ? "--retire-max" :
 			"--retire-after", (unsigned long long)res.unserved);
-		c->unserved_said = true;
+		c->ret.unserved_said = true;
 	}
 }

@@ -37,22 +37,22 @@ static int keep_snapshot(struct tsc *c, const struct cgs_snapshot_opts *so,
 	struct tsc_view view;
 	int r;
 
-	if (!c->kept_in && !(c->kept_in = calloc(1, sizeof(*c->kept_in))))
+	if (!c->srv.kept_in && !(c->srv.kept_in = calloc(1, sizeof(*c->srv.kept_in))))
 		return -ENOMEM;
-	pthread_mutex_lock(&c->prom_lock);
+	pthread_mutex_lock(&c->srv.prom_lock);
 	tsc_kept_free_locked(c);
-	r = cgs_rollup_snapshot(c->rollup, so, &s);
+	r = cgs_rollup_snapshot(c->src.rollup, so, &s);
 	if (r < 0) {
-		pthread_mutex_unlock(&c->prom_lock);
+		pthread_mutex_unlock(&c->srv.prom_lock);
 		return r;
 	}
 	tsc_workloads_update(c, s);
-	c->kept_removed = false;
-	for (size_t i = cgs_snapshot_count(s); i-- > 0 && !c->kept_removed;)
-		c->kept_removed = cgs_snapshot_get_cgroup(s, i)->removed;
-	struct snap_info *in = c->kept_in;
+	c->ret.kept_removed = false;
+	for (size_t i = cgs_snapshot_count(s); i-- > 0 && !c->ret.kept_removed;)
+		c->ret.kept_removed = cgs_snapshot_get_cgroup(s, i)->removed;
+	struct snap_info *in = c->srv.kept_in;
 	tsc_fill_info(c, in, s, time_ns, final);
-	in->workloads = c->wl;
+	in->workloads = c->names.wl;
 	if (tsc_view_make(c->o, s, &view) < 0)
 		tsc_warn("--cgroup: out of memory: this snapshot shows every "
 			"cgroup\n");
@@ -60,10 +60,10 @@ static int keep_snapshot(struct tsc *c, const struct cgs_snapshot_opts *so,
 	in->nshown = view.n;
 	in->cgroups_filtered = view.filtered;
 	in->prom_max_series = c->o->prom_max_series;
-	c->kept = s;
-	c->kept_idx = view.idx;
-	c->text_gen = in->snapshot_gen;
-	pthread_mutex_unlock(&c->prom_lock);
+	c->srv.kept = s;
+	c->srv.kept_idx = view.idx;
+	c->srv.text_gen = in->snapshot_gen;
+	pthread_mutex_unlock(&c->srv.prom_lock);
 	return 0;
 }
 
@@ -72,34 +72,34 @@ static int keep_snapshot(struct tsc *c, const struct cgs_snapshot_opts *so,
  * /snapshot's, kept for it instead of made again. */
 static void write_main(struct tsc *c, uint64_t time_ns)
 {
-	struct snap_info in = *c->kept_in;
-	const struct cgs_snapshot *s = c->kept;
+	struct snap_info in = *c->srv.kept_in;
+	const struct cgs_snapshot *s = c->srv.kept;
 
 	/* events before the snapshot that counts them: held ones a moment
 	 * for their names (the resolver's look-ups take milliseconds) */
 	tsc_hold_settle(c, 50000000u, false);
 	tsc_flush_all(c);
-	tsc_stream_plan(&c->stream, &in, s,
-			__atomic_load_n(&c->ost[TSC_OUT_OUTPUT].errors,
+	tsc_stream_plan(&c->io.stream, &in, s,
+			__atomic_load_n(&c->io.ost[TSC_OUT_OUTPUT].errors,
 					__ATOMIC_RELAXED));
-	buf_reset(&c->snap);
-	c->out->snapshot(&c->snap, &in, s);
-	tsc_out_write_kept(c, TSC_OUT_OUTPUT, &c->snap);
-	if (c->json_on && c->out == &out_jsonl_ops &&
+	buf_reset(&c->io.snap);
+	c->io.out->snapshot(&c->io.snap, &in, s);
+	tsc_out_write_kept(c, TSC_OUT_OUTPUT, &c->io.snap);
+	if (c->srv.json_on && c->io.out == &out_jsonl_ops &&
 	    in.stream != TSC_STREAM_CHANGES) {
-		buf_fit(&c->snap);
-		pthread_mutex_lock(&c->prom_lock);
-		if (!c->json_made) {
-			struct buf t = c->json;
-			c->json = c->snap;
-			c->snap = t;
-			c->json_made = true;
+		buf_fit(&c->io.snap);
+		pthread_mutex_lock(&c->srv.prom_lock);
+		if (!c->srv.json_made) {
+			struct buf t = c->srv.json;
+			c->srv.json = c->io.snap;
+			c->io.snap = t;
+			c->srv.json_made = true;
 		}
-		pthread_mutex_unlock(&c->prom_lock);
+		pthread_mutex_unlock(&c->srv.prom_lock);
 	}
-	if (c->snap.cap > TSC_FLUSH_BYTES)
-		buf_free(&c->snap); /* a full line's room: not kept */
-	if (c->cap_fd >= 0)
+	if (c->io.snap.cap > TSC_FLUSH_BYTES)
+		buf_free(&c->io.snap); /* a full line's room: not kept */
+	if (c->io.cap_fd >= 0)
 		write_capture_counters(c, &in, time_ns);
 }
 
@@ -114,10 +114,10 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	 * events, its stat()s, every cgroup of a small shard): without one,
 	 * no pass over every cgroup. With --depth a removed cgroup may be
 	 * folded into a live row: every snapshot then. */
-	if (c->retire_due && (c->kept_removed || c->o->depth)) {
+	if (c->ret.retire_due && (c->ret.kept_removed || c->o->depth)) {
 		tsc_retire_removed(c);
-		c->retire_due = false;
-	} else if (c->retired_untrimmed) {
+		c->ret.retire_due = false;
+	} else if (c->ret.retired_untrimmed) {
 		/* the last retirements came within MEMTRIM_EVERY_NS of a
 		 * trim: give their memory back now that none follow */
 		tsc_trim_after_retiring(c, 0);
@@ -125,26 +125,26 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	memset(&so, 0, sizeof(so));
 	so.sz = sizeof(so);
 	so.fold_depth = c->o->depth;
-	so.no_delta = c->seq == 0;
+	so.no_delta = c->io.seq == 0;
 	so.comms = c->o->comms;
 	r = keep_snapshot(c, &so, time_ns, final);
 	if (r < 0)
 		return r;
-	if (c->seq > 0 && c->out) /* no main output: taskstat-top */
+	if (c->io.seq > 0 && c->io.out) /* no main output: taskstat-top */
 		write_main(c, time_ns);
 	if (c->o->textfile) {
 		/* a failure leaves the last complete version */
-		pthread_mutex_lock(&c->prom_lock);
+		pthread_mutex_lock(&c->srv.prom_lock);
 		tsc_prom_make_locked(c);
-		r = tsc_textfile_write(c->o->textfile, &c->prom);
-		pthread_mutex_unlock(&c->prom_lock);
+		r = tsc_textfile_write(c->o->textfile, &c->srv.prom);
+		pthread_mutex_unlock(&c->srv.prom_lock);
 		if (r < 0)
 			tsc_out_failed(c, TSC_OUT_TEXTFILE, r);
 		else
 			tsc_out_recovered(c, TSC_OUT_TEXTFILE);
 	}
-	__atomic_store_n(&c->last_snap_mono_ns, tsc_mono_ns(), __ATOMIC_RELAXED);
-	if (c->seq > 0 && !final && !c->replay)
-		c->retire_due = true;
+	__atomic_store_n(&c->srv.last_snap_mono_ns, tsc_mono_ns(), __ATOMIC_RELAXED);
+	if (c->io.seq > 0 && !final && !c->src.replay)
+		c->ret.retire_due = true;
 	return 0;
 }
