@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "capture.h"
+#include "clock.h"
 #include "exe_cache.h"
 #include "cgstats.h"
 #include "options.h"
@@ -320,7 +321,5 @@ struct tsc_export {
 extern const struct tsc_export *tsc_export;
 extern const struct tsc_export tsc_http_export; /* export.c */
 
-uint64_t tsc_mono_ns(void);
-uint64_t tsc_real_ns(void);
 
 #endif

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "clock.h"
 #include "top.h"
 
 void top_view_setup(struct top_view *v, const struct top_opts *o)

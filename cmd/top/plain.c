@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "collector.h"
+#include "clock.h"
 #include "top.h"
 
 int top_plain(struct top_opts *o, struct top_source *src, int sigfd)

@@ -12,7 +12,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "clock.h"
 #include "top.h"
 
 static void paint(const struct top_view *v, const struct top_status *st)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The collector's clocks, in ns. */
+/* The commands' clocks, in ns (clock.h). */
 #include <stdint.h>
 #include <time.h>
 
-#include "collector.h"
+#include "clock.h"
 
 uint64_t tsc_mono_ns(void)
 {
