@@ -244,9 +244,12 @@ static void *feeder_main(void *arg)
 
 static struct cgs_record hot[MAXD][NREC];
 
+static unsigned rflags; /* --no-delay-peaks: CGS_ROLLUP_NO_DELAY_PEAKS */
+
 static struct cgs_rollup *new_rollup(unsigned shards)
 {
 	struct cgs_rollup_opts o = { .sz = sizeof(o), .shards = shards,
+				     .flags = rflags,
 				     .proc_root = procdir,
 				     .mountinfo = mountinfo };
 	struct cgs_rollup *r = NULL;
@@ -310,9 +313,10 @@ static long long callgrind_ir(const char *self, const char *mode,
 	snprintf(out, sizeof(out), "%s/callgrind.out", root);
 	snprintf(cmd, sizeof(cmd),
 		 "valgrind --tool=callgrind --toggle-collect=cgsb_rollup_feed "
-		 "--callgrind-out-file=%s %s --inner -m %s -d %u -n %ld "
+		 "--callgrind-out-file=%s %s --inner -m %s -d %u -n %ld %s"
 		 ">/dev/null 2>&1",
-		 out, self, mode, depth, n);
+		 out, self, mode, depth, n,
+		 rflags & CGS_ROLLUP_NO_DELAY_PEAKS ? "--no-delay-peaks " : "");
 	if (system(cmd) != 0)
 		return -1;
 	FILE *f = fopen(out, "r");
@@ -357,10 +361,13 @@ int main(int argc, char **argv)
 			cg = true;
 		else if (!strcmp(argv[i], "--inner"))
 			inner = true;
+		else if (!strcmp(argv[i], "--no-delay-peaks"))
+			rflags |= CGS_ROLLUP_NO_DELAY_PEAKS;
 		else {
 			fprintf(stderr,
 				"usage: %s [-n RECORDS] [-r REPS] [-d 0,3,30] "
-				"[-m hot,churn] [-s 1,2] [--callgrind]\n",
+				"[-m hot,churn] [-s 1,2] [--callgrind] "
+				"[--no-delay-peaks]\n",
 				argv[0]);
 			return 2;
 		}

@@ -78,6 +78,8 @@ static const char usage[] =
 "                                (JSON and table; default 0: off)\n"
 "      --no-histograms           don't keep lifetime, CPU and CPU-delay\n"
 "                                distributions per cgroup\n"
+"      --no-delay-peaks          don't keep the longest delay per class\n"
+"                                (delay_max_s, taskstat_delay_max_seconds)\n"
 "      --stream changes|full     snapshot lines: changes (default) write\n"
 "                                only the cgroups changed since the last\n"
 "                                line, with full ones at the start, after\n"
@@ -198,6 +200,7 @@ static const char usage[] =
 enum {
 	OPT_TOP = 256, OPT_TEXTFILE, OPT_RECORD, OPT_REPLAY, OPT_COMMS,
 	OPT_NO_HISTOGRAMS, OPT_PROM_COMMS, OPT_PROM_WORKLOAD_LABELS, OPT_WEB_CONFIG,
+	OPT_NO_DELAY_PEAKS,
 };
 enum { OPT_FORCE = 1024 }; /* issue 13 */
 enum { OPT_CGROUP = 1088, OPT_EXCLUDE_CGROUP, OPT_PROM_MAX_SERIES };
@@ -218,6 +221,7 @@ static const struct option longopts[] = {
 	{ "wide", no_argument, NULL, OPT_WIDE },
 	{ "comms", required_argument, NULL, OPT_COMMS },
 	{ "no-histograms", no_argument, NULL, OPT_NO_HISTOGRAMS },
+	{ "no-delay-peaks", no_argument, NULL, OPT_NO_DELAY_PEAKS },
 	{ "stream", required_argument, NULL, OPT_STREAM },
 	{ "full-every", required_argument, NULL, OPT_FULL_EVERY },
 	{ "prom-comms", no_argument, NULL, OPT_PROM_COMMS },
@@ -476,6 +480,9 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 		return r;
 	case OPT_NO_HISTOGRAMS:
 		o->no_histograms = true;
+		return 0;
+	case OPT_NO_DELAY_PEAKS:
+		o->no_delay_peaks = true;
 		return 0;
 	case OPT_STREAM:
 	case OPT_FULL_EVERY:

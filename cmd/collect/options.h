@@ -50,6 +50,7 @@ struct tsc_opts {
 	bool enable_delayacct;  /* write kernel.task_delayacct=1 at start */
 	unsigned comms;         /* --comms: commands shown per cgroup, 0: off */
 	bool no_histograms;     /* --no-histograms */
+	bool no_delay_peaks;    /* --no-delay-peaks */
 	bool prom_comms;        /* --prom-comms */
 	bool prom_workload_labels; /* unit, slice, ... on per-cgroup series */
 	bool prom_full;         /* --prom-level full (default lean) */

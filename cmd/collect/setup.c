@@ -231,6 +231,8 @@ static int probe_rollup(struct tsc *c, const struct tsc_opts *o)
 	/* --replay keeps this one: the same distributions and commands */
 	if (!o->no_histograms)
 		ro.flags |= CGS_ROLLUP_HISTOGRAMS;
+	if (o->no_delay_peaks)
+		ro.flags |= CGS_ROLLUP_NO_DELAY_PEAKS;
 	ro.comms = o->comms ? TSC_COMMS_SUMMARY(o->comms) : 0;
 	int r = cgs_rollup_new(&c->src.rollup, &ro);
 	if (r < 0) {

@@ -52,6 +52,12 @@ struct cgs_rollup;
  * with no allocation; costs 6.6 KiB per cgroup and shard (with the
  * per-signal counts, which share its allocation). Off by default. */
 #define CGS_ROLLUP_HISTOGRAMS (1u << 3)
+/* Since 1.3: keep no delay peaks (cgs_snapshot_get_delay_peaks() then
+ * says 0 for every class). Peaks cost a compare per delay class of each
+ * task record that carries them (struct taskstats v15+: about 55
+ * instructions a record) and about 280 bytes per cgroup and shard
+ * with a peak; kept by default. */
+#define CGS_ROLLUP_NO_DELAY_PEAKS (1u << 4)
 
 /*
  * Where a record's cgroup comes from (cgs_rollup_opts.attribution).

@@ -162,7 +162,8 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 		goto fail;
 	rc = -EINVAL;
 	if (r->o.flags & ~(CGS_NO_TGID | CGS_ROLLUP_TRACK_FORKS |
-			   CGS_ROLLUP_FAST_ATTRIBUTION | CGS_ROLLUP_HISTOGRAMS) ||
+			   CGS_ROLLUP_FAST_ATTRIBUTION | CGS_ROLLUP_HISTOGRAMS |
+			   CGS_ROLLUP_NO_DELAY_PEAKS) ||
 	    r->o.comms > CGSI_COMMS_MAX)
 		goto fail;
 	if ((rc = shards_default(r)) < 0)
@@ -291,7 +292,8 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 	if (rec->hiwater_vm_kb > n->ivl_vm)
 		n->ivl_vm = rec->hiwater_vm_kb;
 	/* delay peaks: made with the first record carrying them (v15+) */
-	if ((rec->fields & CGS_HAS_DELAY_MAXMIN) && cgsi_dpk_get(&n->dpk))
+	if ((rec->fields & CGS_HAS_DELAY_MAXMIN) &&
+	    !(r->o.flags & CGS_ROLLUP_NO_DELAY_PEAKS) && cgsi_dpk_get(&n->dpk))
 		cgsi_pkset_observe(&n->dpk->ivl, rec);
 	if (rec->kind == CGS_KIND_PROCESS) {
 		n->cum.oom_kills += ai->oom;

@@ -174,6 +174,24 @@ try:
               'unit="%s"' % unit in ln and 'class="cpu"' in ln]
         check(wl and abs(float(wl[0].split()[-1]) - peak) < 1e-9,
               "Prometheus workload: %r not %s" % (wl, peak))
+        # --no-delay-peaks: the same waits, no peak anywhere
+        d2 = cg.mkdir("off")
+        with Collector(B, ["-f", "jsonl", "-i", "0.5", "--textfile", prom,
+                           "--no-delay-peaks"]) as col:
+            hogs = [task(d2, "cgs-hog", 0.5) for _ in range(2)]
+            time.sleep(0.1)
+            reap([task(d2, "cgs-victim", 0.03) for _ in range(3)] + hogs)
+            time.sleep(0.8)
+        roll = final_rollup(strict_json_lines(col.raw()))
+        row = by_path(roll).get(cg.path("off"))
+        check(row is not None and row["tasks"] == 5,
+              "--no-delay-peaks: row %s" % row)
+        check(all("delay_max_s" not in r and "delay_max_delta_s" not in r
+                  for r in roll["cgroups"]),
+              "--no-delay-peaks: a row has peaks")
+        with open(prom) as f:
+            check("taskstat_delay_max_seconds{" not in f.read(),
+                  "--no-delay-peaks: taskstat_delay_max_seconds written")
     print("ok")
 finally:
     for n in (cap, prom):

@@ -191,6 +191,26 @@ static void test_no_peaks(void **state)
 	cgs_rollup_free(r);
 }
 
+/* CGS_ROLLUP_NO_DELAY_PEAKS: records with peaks make none, and the flag
+ * is accepted (an unknown one is not). */
+static void test_peaks_off(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 1, CGS_ROLLUP_NO_DELAY_PEAKS);
+	struct cgs_record x = task(CGS_KIND_PROCESS, 21, 700, 7, 0);
+	assert_true(x.fields & CGS_HAS_DELAY_MAXMIN);
+	put(r, 0, "/off", &x);
+	struct cgs_snapshot *s = cgt_snap(r, 0, false, 0);
+	want(s, "/off", CGS_SET_SELF, 0, 0, 0);
+	want(s, "/", CGS_SET_SUBTREE, 0, 0, 0);
+	cgs_snapshot_free(s);
+	cgs_rollup_free(r);
+	struct cgs_rollup_opts o = fp_opts(&F);
+	o.flags = CGS_ROLLUP_NO_DELAY_PEAKS << 1;
+	struct cgs_rollup *bad = NULL;
+	assert_int_equal(cgs_rollup_new(&bad, &o), -EINVAL);
+}
+
 /* A workload's peaks: the largest of its cgroups' own, across its
  * restarts (one unit, two cgroups), from its first snapshot on (1.3:
  * no hold). */
@@ -237,6 +257,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		fp_unit_test(test_peaks, &F),
 		fp_unit_test(test_no_peaks, &F),
+		fp_unit_test(test_peaks_off, &F),
 		fp_unit_test(test_workload_peaks, &F),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

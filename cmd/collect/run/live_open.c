@@ -115,6 +115,8 @@ static int open_rollup(struct tsc *c)
 		ro.flags |= CGS_ROLLUP_FAST_ATTRIBUTION;
 	if (!c->o->no_histograms)
 		ro.flags |= CGS_ROLLUP_HISTOGRAMS;
+	if (c->o->no_delay_peaks)
+		ro.flags |= CGS_ROLLUP_NO_DELAY_PEAKS;
 	ro.comms = c->o->comms ? TSC_COMMS_SUMMARY(c->o->comms) : 0;
 	ro.errbuf = why;
 	ro.errbuf_len = sizeof(why);
