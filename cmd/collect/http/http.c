@@ -122,13 +122,14 @@ static unsigned listen_queue(int fd)
 /* Under h->lock, each watchdog tick: connections waited in the listen
  * queue at the last tick and still do, and libmicrohttpd took none
  * since: it is not accepting (see the top). Shed as many connections as
- * wait (the oldest not being answered, HTTP_SHED_AGE_MS or older): a
- * close lets it accept again, and the cut is an event that ends its
- * wait. */
+ * wait, at most the quarter of the table kept free (the oldest not being
+ * answered, HTTP_SHED_AGE_MS or older): a close lets it accept again,
+ * and the cut is an event that ends its wait. */
 static void unstick(struct http *h, uint64_t now)
 {
 	unsigned queued = listen_queue(h->listen_fd);
-	unsigned n = queued;
+	unsigned n = queued < h->limit - h->shed_at ? queued
+						    : h->limit - h->shed_at;
 
 	if (!queued || !h->queued_seen || h->started != h->started_seen)
 		n = 0;
