@@ -22,6 +22,15 @@
  *    connection that is not being answered (waiting for a request or
  *    trickling one) and is at least HTTP_SHED_AGE_MS old: clients from
  *    many addresses cannot fill the table;
+ *  - connections left waiting in the listen queue for a whole watchdog
+ *    tick while libmicrohttpd took none shed as many such connections
+ *    (unstick()): it stops accepting at its limit, and also below it
+ *    when accept() runs out of fds or memory, and resumes only once a
+ *    connection closes; and its epoll loop, after a batch of exactly
+ *    128 events, waits again for the next event or idle timeout before
+ *    handling them, with the listen socket out of its set at the limit.
+ *    Slow clients send no event and close nothing, so a scrape waited
+ *    for their 5 s idle timeout;
  *  - answers being sent are bounded in bytes (HTTP_INFLIGHT_MIN, or
  *    HTTP_INFLIGHT_BODIES of the answer being queued): each holds its own
  *    copy of the text, so slow readers (a scraper reading a byte at a
@@ -42,6 +51,8 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +106,44 @@ static void shed(struct http *h, uint64_t now)
 	}
 }
 
+/* Connections waiting in a listening TCP socket's accept queue (its
+ * TCP_INFO: tcpi_unacked), 0 when unknown. */
+static unsigned listen_queue(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+	    ti.tcpi_state != TCP_LISTEN)
+		return 0;
+	return ti.tcpi_unacked;
+}
+
+/* Under h->lock, each watchdog tick: connections waited in the listen
+ * queue at the last tick and still do, and libmicrohttpd took none
+ * since: it is not accepting (see the top). Shed as many connections as
+ * wait, at most the quarter of the table kept free (the oldest not being
+ * answered, HTTP_SHED_AGE_MS or older): a close lets it accept again,
+ * and the cut is an event that ends its wait. */
+static void unstick(struct http *h, uint64_t now)
+{
+	unsigned queued = listen_queue(h->listen_fd);
+	unsigned n = queued < h->limit - h->shed_at ? queued
+						    : h->limit - h->shed_at;
+
+	if (!queued || !h->queued_seen || h->started != h->started_seen)
+		n = 0;
+	h->queued_seen = queued;
+	h->started_seen = h->started;
+	while (n--) {
+		struct hconn *v = shed_victim(h, now);
+		if (!v)
+			break;
+		cut(v);
+		h->cut_shed++;
+	}
+}
+
 static void *watchdog(void *arg)
 {
 	struct http *h = arg;
@@ -119,6 +168,7 @@ static void *watchdog(void *arg)
 			}
 		}
 		shed(h, now);
+		unstick(h, now);
 		httplog_tick(&h->log, now);
 		if (memtrim_due(&h->trim, h->nconn, now)) {
 			/* unlocked: it walks every malloc arena */
@@ -192,6 +242,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 		h->head.prev->next = hc;
 		h->head.prev = hc;
 		memtrim_seen(&h->trim, ++h->nconn);
+		h->started++;
 		if (h->nconn > h->shed_at)
 			shed(h, hc->since_ns);
 		pthread_mutex_unlock(&h->lock);
@@ -360,6 +411,7 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 	h->web0 = tsc_webcfg_ref(c->net.web);
 	h->tls = c->net.web && c->net.web->tls;
 	h->head.next = h->head.prev = &h->head;
+	h->listen_fd = c->listen_fd;
 	/* keep a quarter free for the connections that shed others */
 	h->limit = limit;
 	h->shed_at = limit - limit / 4;

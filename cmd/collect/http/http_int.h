@@ -65,6 +65,10 @@ struct http {
 	bool watchdog_on;
 	struct hconn head;            /* list of open connections */
 	unsigned nconn, limit, shed_at;
+	int listen_fd;                /* libmicrohttpd's (it closes it) */
+	uint64_t started;             /* connections taken from its queue */
+	uint64_t started_seen;        /* ... at the watchdog's last tick */
+	unsigned queued_seen;         /* its queue at the last tick */
 	uint64_t cut_deadline, cut_shed, auth_failed;
 	size_t inflight;              /* bytes of answers being sent */
 	size_t pending;               /* ... of cut ones, until freed */
