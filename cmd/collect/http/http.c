@@ -411,7 +411,7 @@ int tsc_http_start(struct tsc *c, char *err, size_t errlen)
 	h->web0 = tsc_webcfg_ref(c->net.web);
 	h->tls = c->net.web && c->net.web->tls;
 	h->head.next = h->head.prev = &h->head;
-	h->listen_fd = c->listen_fd;
+	h->listen_fd = c->net.listen_fd;
 	/* keep a quarter free for the connections that shed others */
 	h->limit = limit;
 	h->shed_at = limit - limit / 4;
