@@ -36,6 +36,7 @@
  */
 
 #define TSC_FLUSH_BYTES (64u * 1024u) /* per-shard buffer flush threshold */
+#define TSC_FALLBACK_BATCH_MS 1u /* the listener's batch wait, /proc fallback */
 #define TSC_TRIM_RETIRED 1000u /* retired cgroups between heap trims */
 #define TSC_TRIM_RETIRED_TAIL 100u /* ... at the end of a burst */
 

@@ -201,7 +201,11 @@ struct cgs_run_opts {
 			       * 0 (also when opts is NULL): adaptive, 0 to 50
 			       * ms from the sockets' fill (20 before 1.3);
 			       * CGS_RUN_NO_BATCH: wake per message. (Before
-			       * 1.2, 0 in an opts given meant per message.) */
+			       * 1.2, 0 in an opts given meant per message.)
+			       * A rollup on the /proc fallback (no kernel
+			       * source) wants its records while their
+			       * parents live: give it 1 (ms), as
+			       * taskstat-collect does. */
 	bool pin;             /* pin each shard thread to its CPUs */
 };
 
