@@ -77,8 +77,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	CGS_OPTS(cgs_rollup_opts, ro, .listener = l);
-	if ((rc = cgs_rollup_new(&r, for_listener ? &ro : NULL)) < 0 ||
-	    (rc = cgs_listener_run(l, cgs_rollup_account_exit, r, NULL)) < 0) {
+	/* the /proc fallback wants records while their parents live: a
+	 * 1 ms batch wait; the kernel source the adaptive one (0) */
+	CGS_OPTS(cgs_run_opts, run);
+	if ((rc = cgs_rollup_new(&r, for_listener ? &ro : NULL)) == 0 &&
+	    cgs_rollup_attribution(r) != CGS_ATTRIBUTION_KERNEL)
+		run.batch_ms = 1;
+	if (rc < 0 ||
+	    (rc = cgs_listener_run(l, cgs_rollup_account_exit, r, &run)) < 0) {
 		fprintf(stderr, "agent: %s\n", strerror(-rc));
 		return 1;
 	}
