@@ -331,8 +331,8 @@ static void head_line(struct buf *b, const struct snap_info *in,
 	if (in->stream == TSC_STREAM_FULL) /* --stream changes */
 		buf_puts(&h, "  (full)");
 	else if (in->stream == TSC_STREAM_CHANGES)
-		buf_printf(&h, "  (changes only: %zu cgroups changed)",
-			   snap_shown(in, s));
+		buf_printf(&h, "  (changes only: %zu cgroup%s changed)",
+			   snap_shown(in, s), snap_shown(in, s) == 1 ? "" : "s");
 	head_wrapped(b, &h, in->width);
 	buf_putc(b, '\n');
 	buf_free(&h);
@@ -439,7 +439,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			   "all)\n", rows - shown);
 	if (other)
 		buf_printf(b, "(%zu other cgroup%s changed, not by exits of "
-			   "their own)\n", other, other == 1 ? "" : "s");
+			   "%s own)\n", other, other == 1 ? "" : "s",
+			   other == 1 ? "its" : "their");
 	buf_putc(b, '\n');
 	free(v);
 }
