@@ -383,4 +383,29 @@ static inline enum kin kin(const struct sent *a, const struct sent *b)
 						       : KIN_INCARNATION;
 }
 
+/* snap_tree.c and the passes over sorted entries. Is the cgroup path p[0..len) an ancestor of entry b? */
+static inline bool cgsi_snap_path_under(const char *p, size_t len,
+					const struct sent *b)
+{
+	if (b->unknown)
+		return false;
+	if (len == 1 && p[0] == '/')
+		return b->len > 1 && b->path[0] == '/';
+	return b->len > len && !memcmp(p, b->path, len) && b->path[len] == '/';
+}
+
+/* Is entry a an ancestor of entry b? */
+static inline bool cgsi_snap_is_ancestor(const struct sent *a,
+					 const struct sent *b)
+{
+	return !a->unknown && cgsi_snap_path_under(a->path, a->len, b);
+}
+
+/* Entries deeper than depth become their ancestor at depth (folded). */
+void cgsi_snap_fold(struct vec *a, unsigned depth);
+/* Every cgroup's missing ancestors, each just before its first
+ * descendant; -ENOMEM leaves a as it was. */
+int cgsi_snap_add_ancestors(struct vec *a, struct snap_mem *m,
+			    struct snap_scratch *sc);
+
 #endif

@@ -246,148 +246,6 @@ static bool copy_node(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	return true;
 }
 
-/* Path of the ancestor at `depth` (depth < e's depth). */
-static size_t prefix_len(const char *p, unsigned depth)
-{
-	if (depth == 0)
-		return 1; /* "/" */
-	size_t i = 0;
-	unsigned d = 0;
-	for (; p[i]; i++)
-		if (p[i] == '/' && p[i + 1] && p[i + 1] != '/' && d++ == depth)
-			return i;
-	return i;
-}
-
-static void fold(struct vec *a, unsigned depth)
-{
-	for (size_t i = 0; i < a->n; i++) {
-		struct sent *e = &a->v[i];
-		if (e->unknown || e->depth <= depth)
-			continue;
-		e->len = prefix_len(e->path, depth);
-		e->path[e->len] = '\0';
-		e->depth = depth;
-		e->ino = 0; /* the ancestor's, found by stat later */
-		e->superseded = false;
-		e->gone = false;
-		e->folded = true;
-	}
-}
-
-static bool is_ancestor(const struct sent *a, const struct sent *b);
-
-/* The chain of ancestors in a pass over the sorted entries: a path (an
- * entry's, or a prefix of it for an ancestor to add) and its depth. */
-struct chain {
-	const char *path;
-	size_t len;
-	unsigned depth;
-};
-
-/* Is the cgroup path p[0..len) an ancestor of entry b? */
-static bool path_under(const char *p, size_t len, const struct sent *b)
-{
-	if (b->unknown)
-		return false;
-	if (len == 1 && p[0] == '/')
-		return b->len > 1 && b->path[0] == '/';
-	return b->len > len && !memcmp(p, b->path, len) && b->path[len] == '/';
-}
-
-static bool chain_push(struct chain **st, size_t *top, size_t *cap,
-		       struct chain c)
-{
-	if (*top == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		struct chain *ns = realloc(*st, nc * sizeof(*ns));
-		if (!ns)
-			return false;
-		*st = ns;
-		*cap = nc;
-	}
-	(*st)[(*top)++] = c;
-	return true;
-}
-
-/*
- * Every cgroup's ancestors appear, so subtree sums have a home, each just
- * before the first of its descendants (where the order puts it). In
- * place: a first pass over the sorted entries, with the chain of
- * ancestors seen, makes the missing ancestors' paths and counts them per
- * entry; then the entries move back from the end to make room. -ENOMEM
- * leaves a as it was.
- */
-static int add_ancestors(struct vec *a, struct snap_mem *m,
-			 struct snap_scratch *sc)
-{
-	size_t n = a->n, top = 0, cap = 0, add = 0, nanc = 0;
-	struct chain *st = NULL;
-	uint32_t *cnt = cgsi_sbuf_get(&sc->cnt, (n ? n : 1) * sizeof(*cnt));
-	char **anc = NULL;
-	size_t anccap = 0;
-	int rc = -ENOMEM;
-	if (!cnt)
-		return -ENOMEM;
-	memset(cnt, 0, n * sizeof(*cnt));
-	for (size_t i = 0; i < n; i++) {
-		const struct sent *e = &a->v[i];
-		if (e->unknown || e->path[0] != '/')
-			continue;
-		while (top && !path_under(st[top - 1].path, st[top - 1].len, e))
-			top--;
-		unsigned d = top ? st[top - 1].depth + 1 : 0;
-		for (; d < e->depth; d++) {
-			size_t pl = prefix_len(e->path, d);
-			if (nanc == anccap) {
-				size_t nc = anccap ? anccap * 2 : 64;
-				char **na = realloc(anc, nc * sizeof(*na));
-				if (!na)
-					goto out;
-				anc = na;
-				anccap = nc;
-			}
-			if (!(anc[nanc] = path_dup(m, e->path, pl)) ||
-			    !chain_push(&st, &top, &cap,
-					(struct chain){ anc[nanc++], pl, d }))
-				goto out;
-			cnt[i]++;
-			add++;
-		}
-		if (!chain_push(&st, &top, &cap,
-				(struct chain){ e->path, e->len, e->depth }))
-			goto out;
-	}
-	if (add && n + add > a->cap) {
-		struct sent *nv = cgsi_sbuf_grow(&sc->ents,
-						 (n + add) * sizeof(*nv),
-						 n * sizeof(*nv));
-		if (!nv)
-			goto out;
-		a->v = nv;
-		a->cap = sc->ents.cap / sizeof(*nv);
-	}
-	/* from the end: slot w - 1 >= i, so nothing unread is overwritten */
-	size_t w = n + add;
-	for (size_t i = n; i-- > 0;) {
-		struct sent e = a->v[i];
-		a->v[--w] = e;
-		for (uint32_t k = 1; k <= cnt[i]; k++) {
-			struct sent *x = &a->v[--w];
-			memset(x, 0, sizeof(*x));
-			x->path = anc[--nanc];
-			x->len = strlen(x->path);
-			x->depth = e.depth - k;
-		}
-	}
-	a->n = n + add;
-	rc = 0;
-out:
-	free(anc); /* its paths: the snapshot's */
-	free(st);
-	return rc;
-}
-
 /* What copy_shard() reads of node n, two nodes ahead, to ask for the
  * lines of n's extra sets one node ahead (prefetch_x()): its pointer to
  * them and their nz, and its link to the next node. */
@@ -553,11 +411,6 @@ enomem:
 	return false;
 }
 
-static bool is_ancestor(const struct sent *a, const struct sent *b)
-{
-	return !a->unknown && path_under(a->path, a->len, b);
-}
-
 /* Room for shard s's nodes in a and in its chunk cb (s->lock held);
  * g->prev is cleared when the chunk is new. NULL on ENOMEM. */
 static struct snap_self *shard_room(struct cgsi_rshard *s, struct vec *a,
@@ -689,7 +542,7 @@ static int fill(struct cgs_snapshot *snap, struct vec *a, size_t *stack,
 	for (size_t i = 0; i < a->n; i++) {
 		struct sent *e = &a->v[i];
 		struct snap_self *k = e->k ? e->k : &snap->av[ai++];
-		while (top && !is_ancestor(&a->v[stack[top - 1]], e))
+		while (top && !cgsi_snap_is_ancestor(&a->v[stack[top - 1]], e))
 			top--;
 		parent[i] = top ? (ssize_t)stack[top - 1] : -1;
 		if (parent[i] >= 0 && !a->v[parent[i]].sub) {
@@ -775,9 +628,9 @@ int cgs_rollup_snapshot(struct cgs_rollup *r,
 	if (copy_shards(r, snap, sc, &a, !o.no_delta, &t) < 0)
 		goto fail;
 	if (o.fold_depth)
-		fold(&a, o.fold_depth);
+		cgsi_snap_fold(&a, o.fold_depth);
 	if (sort_merge(&a, &snap->mem, sc) < 0 ||
-	    add_ancestors(&a, &snap->mem, sc) < 0)
+	    cgsi_snap_add_ancestors(&a, &snap->mem, sc) < 0)
 		goto fail;
 	cgsi_snap_stat_unvouched(r, &a);
 	if (snap_arrays(r, snap, sc, &a, &stack, &parent) < 0 ||
