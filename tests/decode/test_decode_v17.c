@@ -126,6 +126,18 @@ static int decode(struct mb *m, struct cgs_record *t, struct cgs_record *g,
 	return r;
 }
 
+/* The captured pid + tgid message with both records cut to v16 (the
+ * host's kernel), into m, decoded into t and g: the v16 reference. */
+static void decode_v16(const struct real *r, struct mb *m,
+		       struct cgs_record *t, struct cgs_record *g,
+		       struct cgs_decode_stats *st)
+{
+	mb_init(m, 0x17, 2);
+	mb_record(m, 4, 1, r->pid, r->pid_stats, V16);
+	mb_record(m, 5, 2, r->tgid, r->tgid_stats, V16);
+	assert_int_equal(decode(m, t, g, st), 3);
+}
+
 /* Every field but the struct's own description and the times equal. */
 static void same_fields(const struct cgs_record *a, const struct cgs_record *b)
 {
@@ -149,10 +161,7 @@ static void test_v17_times(void **state)
 	CGS_OPTS(cgs_record, g16);
 	CGS_OPTS(cgs_decode_stats, st);
 	struct mb m;
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, r.pid, r.pid_stats, V16);
-	mb_record(&m, 5, 2, r.tgid, r.tgid_stats, V16);
-	assert_int_equal(decode(&m, &t16, &g16, &st), 3);
+	decode_v16(&r, &m, &t16, &g16, &st);
 	assert_int_equal(t16.version, 16);
 	for (int c = 0; c < CGS_DELAY__COUNT; c++)
 		assert_int_equal(t16.delay_max_at_ns[c], 0);
@@ -229,10 +238,7 @@ static void test_version0_groups(void **state)
 	CGS_OPTS(cgs_record, g16);
 	CGS_OPTS(cgs_decode_stats, st);
 	struct mb m;
-	mb_init(&m, 0x17, 2);
-	mb_record(&m, 4, 1, r.pid, r.pid_stats, V16);
-	mb_record(&m, 5, 2, r.tgid, r.tgid_stats, V16);
-	assert_int_equal(decode(&m, &t, &g16, &st), 3);
+	decode_v16(&r, &m, &t, &g16, &st);
 
 	/* v16 task record, v0 group record of 560 bytes */
 	unsigned char g0[V17];
