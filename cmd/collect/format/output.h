@@ -211,8 +211,9 @@ const char *kind_name(enum cgs_kind k);
  */
 struct out_ops {
 	/* Once, before any snapshot or event; NULL: nothing. stream: the
-	 * lines say full or changes (--stream changes). */
-	void (*prologue)(struct buf *b, bool stream);
+	 * lines say full or changes (--stream changes); exes: --exes N
+	 * (CSV: the executables' columns and rows) */
+	void (*prologue)(struct buf *b, bool stream, unsigned exes);
 	void (*snapshot)(struct buf *b, const struct snap_info *in,
 			 const struct cgs_snapshot *s);
 	/* On a listener thread, into that shard's buffer; id: the cgroup's
