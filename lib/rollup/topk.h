@@ -73,6 +73,12 @@ int cgsi_topk_get(const struct cgsi_topk *t, const void *key, size_t len,
  * src). */
 int cgsi_topk_copy(struct cgsi_topk *dst, const struct cgsi_topk *src);
 
+/* dst (not initialised) becomes an exact copy of src, of its capacity:
+ * the used part copied, the rest left unwritten (a summary never reads a
+ * slot past its size), so a snapshot's copy costs what src holds, not its
+ * capacity. 0 or -ENOMEM (dst then zeroed). */
+int cgsi_topk_dup(struct cgsi_topk *dst, const struct cgsi_topk *src);
+
 /* Fold src into dst (see the top of this file); src is unchanged. No
  * allocation. 0, or -EINVAL when dst == src. */
 int cgsi_topk_merge(struct cgsi_topk *dst, const struct cgsi_topk *src);

@@ -211,11 +211,15 @@ bool cgsi_snap_copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 bool cgsi_snap_copy_tops(struct cgsi_topk **dst, const struct cgsi_topk *src,
 			 unsigned k)
 {
-	*dst = cgsi_tops_new(src[0].cap, k);
+	*dst = calloc(k, sizeof(**dst));
 	if (!*dst)
 		return false;
 	for (unsigned i = 0; i < k; i++)
-		cgsi_topk_copy(&(*dst)[i], &src[i]);
+		if (cgsi_topk_dup(&(*dst)[i], &src[i]) < 0) {
+			cgsi_tops_free(*dst, k);
+			*dst = NULL;
+			return false;
+		}
 	return true;
 }
 
