@@ -15,17 +15,9 @@
 
 #include "rollup/rollup_int.h"
 
-struct cgsi_topk *cgsi_tops_new(uint32_t cap, unsigned k)
+struct cgsi_topk *cgsi_tops_new(unsigned k)
 {
-	struct cgsi_topk *c = calloc(k, sizeof(*c));
-	if (!c)
-		return NULL;
-	for (unsigned i = 0; i < k; i++)
-		if (cgsi_topk_init(&c[i], cap) < 0) {
-			cgsi_tops_free(c, k);
-			return NULL;
-		}
-	return c;
+	return calloc(k, sizeof(struct cgsi_topk));
 }
 
 void cgsi_tops_free(struct cgsi_topk *c, unsigned k)
@@ -42,9 +34,9 @@ void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 {
 	s->ids_new = true; /* snap_removed.c */
 	if (r->o.comms)
-		n->comms = cgsi_tops_new(r->o.comms, CGSI_NCOMM);
+		n->comms = cgsi_tops_new(CGSI_NCOMM);
 	if (r->o.exes)
-		n->exes = cgsi_tops_new(r->o.exes, CGSI_NEXE);
+		n->exes = cgsi_tops_new(CGSI_NEXE);
 	cgsi_oom_baseline(r, s, n);
 }
 

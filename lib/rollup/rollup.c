@@ -274,29 +274,39 @@ static void comm_of(struct cgs_rollup *r, struct cgsi_rshard *s,
 	ai->comm_len = strnlen(ai->comm, CGS_COMM_LEN);
 }
 
+/* w of key into summary t of capacity cap, made with its first key (on
+ * ENOMEM the key is not ranked; the next one tries again). */
+static void top_add(struct cgsi_topk *t, uint32_t cap, const void *key,
+		    size_t len, uint64_t w)
+{
+	if (cgs_likely(t->slots) || cgsi_topk_init(t, cap) == 0)
+		cgsi_topk_add(t, key, len, w);
+}
+
 /* One key into a node's summaries: [0] by CPU, [1] by exits, [2] (the
  * executables') by crashes, as enum cgs_comm_rank and cgs_exe_rank. */
-static void tops_add(struct cgsi_topk *t, const void *key, size_t len,
-		     uint64_t cpu, bool exit, bool crash)
+static void tops_add(struct cgsi_topk *t, uint32_t cap, const void *key,
+		     size_t len, uint64_t cpu, bool exit, bool crash)
 {
 	/* no CPU, nothing to rank by it (most short tasks: ticks) */
 	if (cpu)
-		cgsi_topk_add(&t[0], key, len, cpu);
+		top_add(&t[0], cap, key, len, cpu);
 	if (exit)
-		cgsi_topk_add(&t[1], key, len, 1);
+		top_add(&t[1], cap, key, len, 1);
 	if (crash)
-		cgsi_topk_add(&t[2], key, len, 1);
+		top_add(&t[2], cap, key, len, 1);
 }
 
 /* A task record into its node's command and executable rankings. */
-static void account_tops(struct cgsi_rshard *s, struct cgsi_cgnode *n,
-			 const struct cgs_record *rec,
+static void account_tops(const struct cgs_rollup *r, struct cgsi_rshard *s,
+			 struct cgsi_cgnode *n, const struct cgs_record *rec,
 			 const struct acct_info *ai)
 {
 	uint64_t cpu = rec->utime_us + rec->stime_us;
 	bool exit = rec->kind == CGS_KIND_PROCESS;
 	if (n->comms && ai->comm)
-		tops_add(n->comms, ai->comm, ai->comm_len, cpu, exit, false);
+		tops_add(n->comms, r->o.comms, ai->comm, ai->comm_len, cpu,
+			 exit, false);
 	if (n->exes) {
 		/* the key: 16 bytes, (dev, inode) */
 		uint64_t key[2] = { rec->exe_dev, rec->exe_inode };
@@ -305,7 +315,8 @@ static void account_tops(struct cgsi_rshard *s, struct cgsi_cgnode *n,
 					     CGS_EXIT_SIGNALED &&
 			     cgsi_crash_signal(sig);
 		s->st.exe_none += !rec->exe_inode;
-		tops_add(n->exes, key, sizeof(key), cpu, exit, crash);
+		tops_add(n->exes, r->o.exes, key, sizeof(key), cpu, exit,
+			 crash);
 	}
 }
 
@@ -349,7 +360,7 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 	if ((r->o.flags & CGS_ROLLUP_HISTOGRAMS) && (n->x || cgsi_node_x(n)))
 		cgsi_x4_observe(&n->x, n->xnz, rec);
 	if (cgs_unlikely(ai->tops))
-		account_tops(s, n, rec, ai);
+		account_tops(r, s, n, rec, ai);
 }
 
 const char *cgs_source_name(enum cgs_source s)

@@ -124,9 +124,11 @@ struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
 void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       struct cgsi_cgnode *n);
 
-/* node.c: a pair of command summaries (by CPU, by exits) of capacity cap,
- * or NULL on ENOMEM. */
-struct cgsi_topk *cgsi_tops_new(uint32_t cap, unsigned k);
+/* node.c: k summaries (commands: by CPU, by exits; executables: also by
+ * crashes), zeroed: each is made (cgsi_topk_init()) with its first key,
+ * so a ranking nothing was counted by (most cgroups never crash) costs
+ * its struct only; NULL on ENOMEM. */
+struct cgsi_topk *cgsi_tops_new(unsigned k);
 void cgsi_tops_free(struct cgsi_topk *c, unsigned k);
 
 /* The node's extra sets, allocated on first need (NULL on ENOMEM), the

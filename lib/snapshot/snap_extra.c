@@ -215,7 +215,7 @@ bool cgsi_snap_copy_tops(struct cgsi_topk **dst, const struct cgsi_topk *src,
 	if (!*dst)
 		return false;
 	for (unsigned i = 0; i < k; i++)
-		if (cgsi_topk_dup(&(*dst)[i], &src[i]) < 0) {
+		if (src[i].slots && cgsi_topk_dup(&(*dst)[i], &src[i]) < 0) {
 			cgsi_tops_free(*dst, k);
 			*dst = NULL;
 			return false;
@@ -303,7 +303,8 @@ static int list_k(void **v, size_t *n, const struct cgsi_topk *t, unsigned k,
 		  unsigned show, size_t size, rank_put_fn *put)
 {
 	for (unsigned r = 0; r < k; r++)
-		if (list_one(&v[r], &n[r], &t[r], show, size, put) < 0)
+		if (t[r].slots && /* else never made: nothing counted by it */
+		    list_one(&v[r], &n[r], &t[r], show, size, put) < 0)
 			return -ENOMEM;
 	return 0;
 }

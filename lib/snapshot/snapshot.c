@@ -40,7 +40,8 @@ static void vec_clear(struct vec *a)
 	a->n = 0;
 }
 
-/* A cgroup's k summaries seen by two shards: *s folded into *d. */
+/* A cgroup's k summaries seen by two shards: *s folded into *d (a
+ * summary never made, zeroed, is empty: nothing to fold, or taken). */
 static void merge_tops(struct cgsi_topk **d, struct cgsi_topk **s,
 		       unsigned k)
 {
@@ -49,8 +50,17 @@ static void merge_tops(struct cgsi_topk **d, struct cgsi_topk **s,
 	if (!*d) {
 		*d = *s;
 	} else {
-		for (unsigned i = 0; i < k; i++)
-			cgsi_topk_merge(&(*d)[i], &(*s)[i]);
+		for (unsigned i = 0; i < k; i++) {
+			struct cgsi_topk *dt = &(*d)[i], *st = &(*s)[i];
+			if (!st->slots)
+				continue;
+			if (!dt->slots) {
+				*dt = *st;
+				memset(st, 0, sizeof(*st));
+			} else {
+				cgsi_topk_merge(dt, st);
+			}
+		}
 		cgsi_tops_free(*s, k);
 	}
 	*s = NULL;

@@ -234,6 +234,15 @@ static void test_exes_fold(void **state)
 	put(r, 1, "/f", &x);
 	x = xrec(CGS_KIND_PROCESS, 51, SEGV_INO, 0, SIGBUS);
 	put(r, 0, "/f/x/y", &x);
+	for (unsigned k = 0; k < 2; k++) {
+		const char *m = k ? "/n" : "/m";
+		x = xrec(CGS_KIND_PROCESS, 60 + k, TRUE_INO, 0, 0);
+		put(r, k, m, &x);
+		x = xrec(CGS_KIND_PROCESS, 62 + k, TRUE_INO, 0, 0);
+		put(r, k, m, &x);
+		x = xrec(CGS_KIND_PROCESS, 64 + k, SEGV_INO, 0, SIGILL);
+		put(r, 1 - k, m, &x);
+	}
 	struct cgs_snapshot *s = snap(r, 1, 0);
 	size_t f = idx(s, "/f");
 	/* /f's own, /f/x's and /f/x/y's: true 31, segv 13, crashes 11 */
@@ -250,6 +259,17 @@ static void test_exes_fold(void **state)
 	/* unfolded: self only */
 	s = snap(r, 0, 0);
 	f = idx(s, "/f");
+	/* a ranking made on one shard only (summaries are made with their
+	 * first key), either way round */
+	for (int k = 0; k < 2; k++) {
+		size_t m = idx(s, k ? "/n" : "/m");
+		assert_int_equal(cgs_snapshot_exe_count(s, m,
+							CGS_EXES_BY_CRASHES),
+				 1);
+		want(s, m, CGS_EXES_BY_CRASHES, 0, SEGV_INO, 1);
+		want(s, m, CGS_EXES_BY_EXITS, 0, TRUE_INO, 2);
+		want(s, m, CGS_EXES_BY_EXITS, 1, SEGV_INO, 1);
+	}
 	assert_int_equal(cgs_snapshot_exe_count(s, f, CGS_EXES_BY_EXITS), 1);
 	want(s, f, CGS_EXES_BY_EXITS, 0, TRUE_INO, 1);
 	assert_int_equal(cgs_snapshot_exe_count(s, f, CGS_EXES_BY_CRASHES), 0);
