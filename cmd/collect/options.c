@@ -456,6 +456,23 @@ static int set_stream(int c, const char *arg, struct tsc_opts *o)
 	return r;
 }
 
+/* The rankings: --comms N, --exes N and their --prom- exports. */
+static int set_rank_option(int c, const char *arg, struct tsc_opts *o)
+{
+	unsigned long long v;
+	bool exes = c == OPT_EXES;
+	int r;
+
+	if (c == OPT_PROM_COMMS || c == OPT_PROM_EXES) {
+		*(c == OPT_PROM_EXES ? &o->prom_exes : &o->prom_comms) = true;
+		return 0;
+	}
+	r = set_uint(exes ? "--exes" : "--comms", arg, 0, TSC_COMMS_MAX, &v);
+	if (!r)
+		*(exes ? &o->exes : &o->comms) = (unsigned)v;
+	return r;
+}
+
 static int set_option(int c, const char *arg, struct tsc_opts *o)
 {
 	unsigned long long v;
@@ -483,10 +500,10 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 			o->top = (unsigned)v;
 		return r;
 	case OPT_COMMS:
-		r = set_uint("--comms", arg, 0, TSC_COMMS_MAX, &v);
-		if (!r)
-			o->comms = (unsigned)v;
-		return r;
+	case OPT_EXES:
+	case OPT_PROM_COMMS:
+	case OPT_PROM_EXES:
+		return set_rank_option(c, arg, o);
 	case OPT_NO_HISTOGRAMS:
 		o->no_histograms = true;
 		return 0;
@@ -498,17 +515,6 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 	case OPT_WIDE:
 	case OPT_HELP_ALL:
 		return set_stream(c, arg, o);
-	case OPT_PROM_COMMS:
-		o->prom_comms = true;
-		return 0;
-	case OPT_EXES:
-		r = set_uint("--exes", arg, 0, TSC_COMMS_MAX, &v);
-		if (!r)
-			o->exes = (unsigned)v;
-		return r;
-	case OPT_PROM_EXES:
-		o->prom_exes = true;
-		return 0;
 	case TSC_OPT_CPUS:
 		return set_name("--cpus", arg, "cpulist", &o->cpus);
 	case TSC_OPT_SHARDS:
