@@ -398,18 +398,51 @@ static size_t exe_series(const struct prom_family *f,
 	return cgs_snapshot_exe_count(s, i, (enum cgs_exe_rank)f->arg);
 }
 
-/* exe="<path>", or the words of tsc_exe_name() when it is not known */
+/* Names of one ranking seen (hashes, open addressing): at most 1,001
+ * entries (--exes 1000 and (other)) in twice as many slots. */
+#define EXE_SEEN 2048u
+
+/* True when name's hash was in seen[0..mask] already (else it is now). */
+static bool seen_before(uint64_t *seen, size_t mask, const char *name)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	h |= 1; /* 0: an empty slot */
+	size_t at = (size_t)h & mask;
+	while (seen[at] && seen[at] != h)
+		at = (at + 1) & mask;
+	if (seen[at])
+		return true;
+	seen[at] = h;
+	return false;
+}
+
+/* exe="<path>", or the words of tsc_exe_name() when it is not known. Two
+ * executables of a ranking may have one path (a file replaced in place
+ * whose old inode the map names by it too): the later one gets
+ * " (inode N)", so that no two series have the same labels. */
 static void write_exes(struct buf *b, const struct prom_family *f,
 		       const struct prom_ctx *c, size_t x)
 {
 	enum cgs_exe_rank r = (enum cgs_exe_rank)f->arg;
 	size_t i = c->keep[x], k = cgs_snapshot_exe_count(c->s, i, r);
 	char name[4096];
+	uint64_t seen[EXE_SEEN];
+	size_t m = 2;
+	while (m < 2 * k && m < EXE_SEEN)
+		m *= 2;
+	memset(seen, 0, m * sizeof(*seen));
 	for (size_t j = 0; j < k; j++) {
-		const struct cgs_exe *m = cgs_snapshot_get_exe(c->s, i, r, j);
-		tsc_exe_name(c->in, m, name, sizeof(name));
+		const struct cgs_exe *e = cgs_snapshot_get_exe(c->s, i, r, j);
+		tsc_exe_name(c->in, e, name, sizeof(name));
+		if (j < m / 2 && seen_before(seen, m - 1, name)) {
+			size_t l = strnlen(name, sizeof(name) - 32);
+			snprintf(name + l, sizeof(name) - l, " (inode %llu)",
+				 (unsigned long long)e->inode);
+		}
 		rank_series(b, f, c, x, "exe", name, r == CGS_EXES_BY_CPU,
-			    m->value);
+			    e->value);
 	}
 }
 
