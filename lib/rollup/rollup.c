@@ -308,8 +308,10 @@ static void account_tops(const struct cgs_rollup *r, struct cgsi_rshard *s,
 		tops_add(n->comms, r->o.comms, ai->comm, ai->comm_len, cpu,
 			 exit, false);
 	if (n->exes) {
-		/* the key: 16 bytes, (dev, inode) */
+		/* the key: 16 bytes, (dev, inode) (snap_extra.c reads it) */
 		uint64_t key[2] = { rec->exe_dev, rec->exe_inode };
+		_Static_assert(sizeof(key) <= CGSI_TOPK_KEY_MAX,
+			       "an executable's key fits a summary's");
 		unsigned sig;
 		bool crash = exit && cgsi_wstatus(rec->exit_status, &sig) >=
 					     CGS_EXIT_SIGNALED &&

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Bounded heavy hitters (weighted Space-Saving with mergeable summaries):
- * top-N commands per cgroup by exits or CPU, at most `cap` counters,
- * adding never allocates. The invariants (err <= W/B, every key above
+ * top-N commands and executables per cgroup by exits, CPU or crashes,
+ * at most `cap` counters, adding never allocates. The invariants (err <= W/B, every key above
  * W/B listed) and the merge: docs/design/topk.md. Not thread-safe: the
  * caller locks.
  */
