@@ -14,7 +14,8 @@
  *          parent's cache entry
  *
  * usage: micro_rollup [-n RECORDS] [-r REPS] [-d 0,3,30] [-m hot,churn]
- *                     [-s 1,2] [--callgrind]
+ *                     [-s 1,2] [--callgrind] [--no-delay-peaks]
+ *                     [--comms N] [--exes N]
  * Prints one JSON line per (mode, depth, shards): median ns/record over REPS
  * runs interleaved across the points (wall time per record and thread;
  * aggregate; CPU time per record), for 2 shards the aggregate speedup and
@@ -192,6 +193,9 @@ static void fill(struct cgs_record *r, enum cgs_kind kind, uint32_t pid,
 	r->write_char = seed / 2;
 	r->nvcsw = seed % 13;
 	r->nivcsw = seed % 5;
+	/* v12+: the executable (8 distinct ones: --exes ranks them) */
+	r->exe_dev = 0x803;
+	r->exe_inode = 1000 + seed % 8;
 }
 
 struct feeder {
@@ -245,11 +249,13 @@ static void *feeder_main(void *arg)
 static struct cgs_record hot[MAXD][NREC];
 
 static unsigned rflags; /* --no-delay-peaks: CGS_ROLLUP_NO_DELAY_PEAKS */
+static unsigned rcomms, rexes; /* --comms N, --exes N: summaries' size */
 
 static struct cgs_rollup *new_rollup(unsigned shards)
 {
 	struct cgs_rollup_opts o = { .sz = sizeof(o), .shards = shards,
 				     .flags = rflags,
+				     .comms = rcomms, .exes = rexes,
 				     .proc_root = procdir,
 				     .mountinfo = mountinfo };
 	struct cgs_rollup *r = NULL;
@@ -314,9 +320,10 @@ static long long callgrind_ir(const char *self, const char *mode,
 	snprintf(cmd, sizeof(cmd),
 		 "valgrind --tool=callgrind --toggle-collect=cgsb_rollup_feed "
 		 "--callgrind-out-file=%s %s --inner -m %s -d %u -n %ld %s"
-		 ">/dev/null 2>&1",
+		 "--comms %u --exes %u >/dev/null 2>&1",
 		 out, self, mode, depth, n,
-		 rflags & CGS_ROLLUP_NO_DELAY_PEAKS ? "--no-delay-peaks " : "");
+		 rflags & CGS_ROLLUP_NO_DELAY_PEAKS ? "--no-delay-peaks " : "",
+		 rcomms, rexes);
 	if (system(cmd) != 0)
 		return -1;
 	FILE *f = fopen(out, "r");
@@ -363,11 +370,15 @@ int main(int argc, char **argv)
 			inner = true;
 		else if (!strcmp(argv[i], "--no-delay-peaks"))
 			rflags |= CGS_ROLLUP_NO_DELAY_PEAKS;
+		else if (!strcmp(argv[i], "--comms") && i + 1 < argc)
+			rcomms = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--exes") && i + 1 < argc)
+			rexes = (unsigned)atoi(argv[++i]);
 		else {
 			fprintf(stderr,
 				"usage: %s [-n RECORDS] [-r REPS] [-d 0,3,30] "
 				"[-m hot,churn] [-s 1,2] [--callgrind] "
-				"[--no-delay-peaks]\n",
+				"[--no-delay-peaks] [--comms N] [--exes N]\n",
 				argv[0]);
 			return 2;
 		}

@@ -11,10 +11,13 @@
  * removed cgroups; -M uses paths that do not exist instead.
  *
  * usage: micro_snapshot [-n 1000,10000[,100000]] [-r REPS] [-M] [-H]
- *                       [-a PERCENT]
+ *                       [-a PERCENT] [-C COMMS] [-E EXES]
  * -H: with CGS_ROLLUP_HISTOGRAMS (the collector's default); -a: the share
  * of cgroups with a record between two snapshots (default 100: all; a
- * host's cgroups are mostly idle).
+ * host's cgroups are mostly idle); -C, -E: cgs_rollup_opts.comms and
+ * .exes (the collector's --comms N / --exes N give max(4N, 64)), every
+ * snapshot listing all the summaries hold; the records then cycle over
+ * three executables (and commands) per cgroup.
  * Prints one JSON line per size: ms per snapshot (in "ns_per_record": ns
  * per cgroup; wall time, and the thread's CPU time in "cpu_ms"), the
  * snapshot's cgroup count, and memory per cgroup: the rollup's (heap in
@@ -35,6 +38,15 @@
 #include "micro_common.h"
 
 static int reps = 7, real_dirs = 1, hist, active = 100;
+static unsigned comms, exes; /* -C, -E */
+
+/* The records' executable (and command) cycle over three. */
+static void next_exe(struct cgs_record *rec)
+{
+	rec->exe_dev = 0x803;
+	rec->exe_inode = 1000 + (rec->exe_inode + 1) % 3;
+	rec->comm[0] = (char)('a' + rec->exe_inode % 3);
+}
 
 static double cpu_now(void)
 {
@@ -101,7 +113,8 @@ static int tree(const char *top, long n, bool make)
 static int run_size(long n)
 {
 	struct cgs_rollup_opts ro = { .sz = sizeof(ro), .shards = 1,
-				      .hierarchy = "v2" };
+				      .hierarchy = "v2", .comms = comms,
+				      .exes = exes };
 	struct cgs_snapshot_opts so = { .sz = sizeof(so) };
 	struct cgsb_msg_spec spec = { .version = 16, .pid = 4242,
 				      .tgid = 4241, .ppid = 1,
@@ -152,6 +165,7 @@ static int run_size(long n)
 	for (int k = 0; k < 3; k++)
 		for (long i = 0; i < n; i++) {
 			given.path = paths[i];
+			next_exe(&rec);
 			cgs_rollup_add(ru, 0, &rec, &given, NULL);
 		}
 	acc_ns = (cgsb_now() - t0) * 1e9 / (double)(3 * n);
@@ -167,6 +181,7 @@ static int run_size(long n)
 		for (long i = 0; i < n; i++)
 			if (i % 100 < active) {
 				given.path = paths[i];
+				next_exe(&rec);
 				cgs_rollup_add(ru, 0, &rec, &given, NULL);
 			}
 		t1 = cgsb_now();
@@ -199,11 +214,12 @@ static int run_size(long n)
 		 "\"real_dirs\":%s,\"histograms\":%s,\"active_pct\":%d,"
 		 "\"cpu_ms\":%.3f,\"cpu_ms_min\":%.3f,"
 		 "\"rollup_bytes_per_cgroup\":%.0f,"
-		 "\"snapshot_bytes_per_cgroup\":%.0f",
+		 "\"snapshot_bytes_per_cgroup\":%.0f,"
+		 "\"comms\":%u,\"exes\":%u",
 		 cgsb_median(ms, reps), cgsb_min(ms, reps), cgsb_max(ms, reps),
 		 count, acc_ns, real_dirs ? "true" : "false",
 		 hist ? "true" : "false", active, cgsb_median(cpu, reps),
-		 cgsb_min(cpu, reps), rollup_b, snap_b);
+		 cgsb_min(cpu, reps), rollup_b, snap_b, comms, exes);
 	cgsb_report("snapshot", "snapshot", n, ns, reps, n, extra);
 	return 0;
 }
@@ -213,16 +229,19 @@ int main(int argc, char **argv)
 	char sizes[128] = "1000,10000";
 	int opt, rc = 0;
 
-	while ((opt = getopt(argc, argv, "n:r:MHa:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:MHa:C:E:")) != -1) {
 		switch (opt) {
 		case 'n': snprintf(sizes, sizeof(sizes), "%s", optarg); break;
 		case 'r': reps = atoi(optarg); break;
 		case 'M': real_dirs = 0; break;
 		case 'H': hist = 1; break;
 		case 'a': active = atoi(optarg); break;
+		case 'C': comms = (unsigned)atoi(optarg); break;
+		case 'E': exes = (unsigned)atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: micro_snapshot [-n SIZES] "
-					"[-r REPS] [-M] [-H] [-a PERCENT]\n");
+					"[-r REPS] [-M] [-H] [-a PERCENT] "
+					"[-C COMMS] [-E EXES]\n");
 			return 2;
 		}
 	}

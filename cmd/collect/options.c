@@ -28,6 +28,7 @@ static const char usage_short[] =
 "      --wide                    table: every column (default: the columns\n"
 "                                that fit the terminal, $COLUMNS or 120)\n"
 "      --comms N                 top N commands per cgroup (default 0: off)\n"
+"      --exes N                  top N executables per cgroup (default 0: off)\n"
 "      --stream changes|full     changes (default): a line holds the cgroups\n"
 "                                changed since the last one (full lines at\n"
 "                                the start and every 60); full: all, always\n"
@@ -76,6 +77,9 @@ static const char usage[] =
 "      --comms N                 top N process commands per cgroup, by CPU\n"
 "                                and by exits, with the rest as (other)\n"
 "                                (JSON and table; default 0: off)\n"
+"      --exes N                  top N executables (paths) per cgroup, by\n"
+"                                CPU, exits and crashes, the rest as (other)\n"
+"                                (JSON and CSV; default 0: off)\n"
 "      --no-histograms           don't keep lifetime, CPU and CPU-delay\n"
 "                                distributions per cgroup\n"
 "      --no-delay-peaks          don't keep the longest delay per class\n"
@@ -129,6 +133,8 @@ static const char usage[] =
 "      --textfile PATH           write the same text atomically to PATH\n"
 "      --prom-comms              export the --comms commands as series with\n"
 "                                a comm label (mind the cardinality)\n"
+"      --prom-exes               export the --exes executables as series\n"
+"                                with an exe label (the same caution)\n"
 "      --prom-workload-labels    add the labels unit, slice, container_id,\n"
 "                                pod_uid and qos_class (from each cgroup's\n"
 "                                path) to every per-cgroup series\n"
@@ -209,6 +215,7 @@ enum { OPT_LOG_LEVEL = 1216, OPT_CHECK }; /* issue 25, h-ops */
 enum { OPT_PROM_LEVEL = 1280, OPT_PROM_PARENTS }; /* issue 22 */
 enum { OPT_STREAM = 1600, OPT_FULL_EVERY }; /* issue 22 item 4 */
 enum { OPT_WIDE = 1664, OPT_HELP_ALL }; /* issue 38 */
+enum { OPT_EXES = 1920, OPT_PROM_EXES }; /* issue 39, top executables */
 /* 1344: the workload view's (options.h) */
 
 static const struct option longopts[] = {
@@ -225,6 +232,8 @@ static const struct option longopts[] = {
 	{ "stream", required_argument, NULL, OPT_STREAM },
 	{ "full-every", required_argument, NULL, OPT_FULL_EVERY },
 	{ "prom-comms", no_argument, NULL, OPT_PROM_COMMS },
+	{ "exes", required_argument, NULL, OPT_EXES },
+	{ "prom-exes", no_argument, NULL, OPT_PROM_EXES },
 	TSC_COLLECTION_OPTIONS(TSC_LONGOPT)
 	{ "listen", required_argument, NULL, 'l' },
 	{ "textfile", required_argument, NULL, OPT_TEXTFILE },
@@ -447,6 +456,23 @@ static int set_stream(int c, const char *arg, struct tsc_opts *o)
 	return r;
 }
 
+/* The rankings: --comms N, --exes N and their --prom- exports. */
+static int set_rank_option(int c, const char *arg, struct tsc_opts *o)
+{
+	unsigned long long v;
+	bool exes = c == OPT_EXES;
+	int r;
+
+	if (c == OPT_PROM_COMMS || c == OPT_PROM_EXES) {
+		*(c == OPT_PROM_EXES ? &o->prom_exes : &o->prom_comms) = true;
+		return 0;
+	}
+	r = set_uint(exes ? "--exes" : "--comms", arg, 0, TSC_COMMS_MAX, &v);
+	if (!r)
+		*(exes ? &o->exes : &o->comms) = (unsigned)v;
+	return r;
+}
+
 static int set_option(int c, const char *arg, struct tsc_opts *o)
 {
 	unsigned long long v;
@@ -474,10 +500,10 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 			o->top = (unsigned)v;
 		return r;
 	case OPT_COMMS:
-		r = set_uint("--comms", arg, 0, TSC_COMMS_MAX, &v);
-		if (!r)
-			o->comms = (unsigned)v;
-		return r;
+	case OPT_EXES:
+	case OPT_PROM_COMMS:
+	case OPT_PROM_EXES:
+		return set_rank_option(c, arg, o);
 	case OPT_NO_HISTOGRAMS:
 		o->no_histograms = true;
 		return 0;
@@ -489,9 +515,6 @@ static int set_option(int c, const char *arg, struct tsc_opts *o)
 	case OPT_WIDE:
 	case OPT_HELP_ALL:
 		return set_stream(c, arg, o);
-	case OPT_PROM_COMMS:
-		o->prom_comms = true;
-		return 0;
 	case TSC_OPT_CPUS:
 		return set_name("--cpus", arg, "cpulist", &o->cpus);
 	case TSC_OPT_SHARDS:
@@ -604,6 +627,8 @@ static int check_combination(const struct tsc_opts *o)
 				       "table format");
 	if (o->prom_comms && !o->comms)
 		return tsc_usage_error("--prom-comms", "needs --comms N (N > 0)");
+	if (o->prom_exes && !o->exes)
+		return tsc_usage_error("--prom-exes", "needs --exes N (N > 0)");
 	if (o->kernel_buffer && (o->attribution == TSC_ATTR_EXACT ||
 				 o->attribution == TSC_ATTR_FAST))
 		return tsc_usage_error("--kernel-buffer", "has no meaning with "

@@ -52,6 +52,8 @@ struct tsc_opts {
 	bool no_histograms;     /* --no-histograms */
 	bool no_delay_peaks;    /* --no-delay-peaks */
 	bool prom_comms;        /* --prom-comms */
+	unsigned exes;          /* --exes: executables shown per cgroup, 0: off */
+	bool prom_exes;         /* --prom-exes */
 	bool prom_workload_labels; /* unit, slice, ... on per-cgroup series */
 	bool prom_full;         /* --prom-level full (default lean) */
 	bool prom_parents;      /* --prom-parents */

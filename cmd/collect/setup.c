@@ -234,6 +234,7 @@ static int probe_rollup(struct tsc *c, const struct tsc_opts *o)
 	if (o->no_delay_peaks)
 		ro.flags |= CGS_ROLLUP_NO_DELAY_PEAKS;
 	ro.comms = o->comms ? TSC_COMMS_SUMMARY(o->comms) : 0;
+	ro.exes = o->exes ? TSC_COMMS_SUMMARY(o->exes) : 0;
 	int r = cgs_rollup_new(&c->src.rollup, &ro);
 	if (r < 0) {
 		if (o->hierarchy)

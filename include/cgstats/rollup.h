@@ -152,6 +152,12 @@ struct cgs_rollup_opts {
 	 * with it); NULL: see shards and shard_cpus. Not kept after
 	 * cgs_rollup_new(). */
 	const struct cgs_listener *listener;
+	/* (1.4) top executables per cgroup (cgs_snapshot_get_exe()), keyed
+	 * by the records' (exe_dev, exe_inode): counters of each bounded
+	 * summary (by CPU, by exits, by crashes) per cgroup and shard,
+	 * 1..4096; 0: off (nothing kept, nothing done per record). The same
+	 * summary and error bound as comms (see struct cgs_exe). */
+	unsigned exes;
 };
 
 /**
@@ -441,6 +447,12 @@ struct cgs_rollup_totals {
 	 * (its deltas are since the last snapshot that advanced the
 	 * baseline, and the next one's will be too) */
 	uint64_t no_delta;
+	/* (1.4) opts.exes: counters per summary, 0: off */
+	uint64_t exes;
+	/* (1.4) with opts.exes, task records that name no executable (dev and
+	 * inode 0: kernel threads, kernels before struct taskstats v12):
+	 * ranked as the executable 0:0 */
+	uint64_t exe_none;
 };
 
 /* How oom_kills are counted (totals.oom_source). */

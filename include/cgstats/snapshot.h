@@ -81,6 +81,11 @@ struct cgs_snapshot_opts {
 	/* commands listed per cgroup and ranking (cgs_snapshot_get_comm());
 	 * the rest is folded into (other); 0: every one the summary holds */
 	unsigned comms;
+	/* (1.4) executables listed per cgroup and ranking
+	 * (cgs_snapshot_get_exe()), the same way (64 bits wide: it starts
+	 * after the 1.3 struct's tail padding, which old callers may not
+	 * have zeroed) */
+	uint64_t exes;
 };
 
 /**
@@ -391,6 +396,85 @@ CGS_EXPORT const struct cgs_comm *
 cgs_snapshot_get_comm(const struct cgs_snapshot *s,
 		      size_t i, enum cgs_comm_rank by,
 		      size_t j);
+
+/* Rankings of the executables in a cgroup (cgs_rollup_opts.exes). */
+enum cgs_exe_rank {
+	CGS_EXES_BY_CPU = 0,     /* user + system CPU of every task record,
+				  * us (an executable with none is not
+				  * ranked by it) */
+	CGS_EXES_BY_EXITS = 1,   /* process exits */
+	CGS_EXES_BY_CRASHES = 2, /* process exits by a crash signal: SIGSEGV,
+				  * SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS,
+				  * SIGTRAP (core dumped or not; what the
+				  * collector's crash-loop alerts count) */
+};
+
+/*
+ * One executable of a ranking (since 1.4): the file the exiting task ran,
+ * as struct taskstats v12+ names it (ac_exe_dev, ac_exe_inode; a script
+ * is its interpreter; a thread's record names its process's executable).
+ * Per cgroup (self), cumulative since the cgroup was first seen; shards
+ * merged. The same bounded summary as the commands' (struct cgs_comm,
+ * cgs_rollup_opts.exes counters per ranking): the true value lies in
+ * [value, value + error], error is at most the ranking's total /
+ * opts.exes, and an executable whose true value is above that is always
+ * listed. dev and inode 0 (cgs_rollup_totals.exe_none counts them): the
+ * records named none (kernel threads, kernels before v12). Turning a
+ * (dev, inode) into a path is the caller's (the library keeps no path).
+ */
+struct cgs_exe {
+	size_t sz;      /* bytes of this struct that exist */
+	uint64_t dev;   /* ac_exe_dev: the kernel's huge_encode_dev() of the
+			 * file system's device; 0 for (other) */
+	uint64_t inode; /* ac_exe_inode; 0 for (other) */
+	bool other;     /* the last entry: every executable not listed before
+			 * it, folded */
+	/* us of CPU, process exits or crashes counted for the executable: a
+	 * lower bound of its true value. For (other): the ranking's total
+	 * minus the listed executables' upper bounds (value + error) */
+	uint64_t value;
+	/* the true value is at most value + error (for (other): the sum of
+	 * the listed errors) */
+	uint64_t error;
+	/* (other) only: no executable folded into it has more than this (0
+	 * when the summary never had to push one out) */
+	uint64_t max_each;
+};
+
+/**
+ * cgs_snapshot_exe_count() - Entries of an executables' ranking of one
+ *	cgroup.
+ * @s: The snapshot.
+ * @i: Index of the cgroup.
+ * @by: The ranking.
+ *
+ * At most cgs_snapshot_opts.exes executables (all the summary holds with
+ * 0), largest value first (ties in a fixed order), then (other) when anything
+ * is not listed. Since 1.4.
+ *
+ * Return: The number of entries; 0 when executables are off, for a
+ * cgroup with nothing counted by @by, or for arguments out of range.
+ */
+CGS_EXPORT size_t
+cgs_snapshot_exe_count(const struct cgs_snapshot *s, size_t i,
+		       enum cgs_exe_rank by);
+
+/**
+ * cgs_snapshot_get_exe() - One entry of an executables' ranking.
+ * @s: The snapshot.
+ * @i: Index of the cgroup.
+ * @by: The ranking.
+ * @j: 0 <= j < cgs_snapshot_exe_count(), largest value first.
+ *
+ * Since 1.4.
+ *
+ * Context: As cgs_snapshot_get_cgroup().
+ * Return: The entry, owned by @s and valid until cgs_snapshot_free();
+ * NULL when out of range.
+ */
+CGS_EXPORT const struct cgs_exe *
+cgs_snapshot_get_exe(const struct cgs_snapshot *s, size_t i,
+		     enum cgs_exe_rank by, size_t j);
 
 /**
  * cgs_snapshot_free() - Free a snapshot.

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rollup/cgtable.h"
+#include "rollup/rollup_int.h"
 #include "util/common.h"
 
 /*
@@ -98,11 +98,8 @@ static void node_free(struct cgsi_cgnode *n)
 		free(n->carry->dpk);
 		free(n->carry);
 	}
-	if (n->comms) {
-		cgsi_topk_fini(&n->comms[0]);
-		cgsi_topk_fini(&n->comms[1]);
-		free(n->comms);
-	}
+	cgsi_tops_free(n->comms, CGSI_NCOMM);
+	cgsi_tops_free(n->exes, CGSI_NEXE);
 	free(n);
 }
 

@@ -47,6 +47,8 @@ struct cgsi_cgnode {
 				  * first record carrying them; owned */
 	struct cgsi_topk *comms; /* [2] by enum cgs_comm_rank, with
 				  * cgs_rollup_opts.comms; NULL: off; owned */
+	struct cgsi_topk *exes;  /* [3] by enum cgs_exe_rank, with
+				  * cgs_rollup_opts.exes; NULL: off; owned */
 	uint64_t oom_sigkills; /* CGS_OOM_CGROUP: SIGKILL exits when the
 				* cgroup's OOM counter was last read */
 	uint64_t reported;   /* cum.tasks + cum.tgid_records when last

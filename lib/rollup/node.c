@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A cgroup node's extras, made when the node is: its command summaries
+/* A cgroup node's extras, made when the node is: its command and
+ * executable summaries
  * and OOM baseline. Its histogram and signal sets are not: the
  * accounting path allocates them sparse (extra.h, struct cgsi_xnode:
  * 288 bytes for 8 words) with the node's first record (cgsi_node_x()), so
@@ -14,24 +15,17 @@
 
 #include "rollup/rollup_int.h"
 
-struct cgsi_topk *cgsi_comms_new(uint32_t cap)
+struct cgsi_topk *cgsi_tops_new(unsigned k)
 {
-	struct cgsi_topk *c = calloc(2, sizeof(*c));
-	if (!c)
-		return NULL;
-	if (cgsi_topk_init(&c[0], cap) < 0 || cgsi_topk_init(&c[1], cap) < 0) {
-		cgsi_comms_free(c);
-		return NULL;
-	}
-	return c;
+	return calloc(k, sizeof(struct cgsi_topk));
 }
 
-void cgsi_comms_free(struct cgsi_topk *c)
+void cgsi_tops_free(struct cgsi_topk *c, unsigned k)
 {
 	if (!c)
 		return;
-	cgsi_topk_fini(&c[0]);
-	cgsi_topk_fini(&c[1]);
+	for (unsigned i = 0; i < k; i++)
+		cgsi_topk_fini(&c[i]); /* calloc'd: a zeroed one is a no-op */
 	free(c);
 }
 
@@ -40,7 +34,9 @@ void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 {
 	s->ids_new = true; /* snap_removed.c */
 	if (r->o.comms)
-		n->comms = cgsi_comms_new(r->o.comms);
+		n->comms = cgsi_tops_new(CGSI_NCOMM);
+	if (r->o.exes)
+		n->exes = cgsi_tops_new(CGSI_NEXE);
 	cgsi_oom_baseline(r, s, n);
 }
 

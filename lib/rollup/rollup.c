@@ -164,8 +164,9 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 	if (r->o.flags & ~(CGS_NO_TGID | CGS_ROLLUP_TRACK_FORKS |
 			   CGS_ROLLUP_FAST_ATTRIBUTION | CGS_ROLLUP_HISTOGRAMS |
 			   CGS_ROLLUP_NO_DELAY_PEAKS) ||
-	    r->o.comms > CGSI_COMMS_MAX)
+	    r->o.comms > CGSI_COMMS_MAX || r->o.exes > CGSI_COMMS_MAX)
 		goto fail;
+	r->tops = r->o.comms || r->o.exes;
 	if ((rc = shards_default(r)) < 0)
 		goto fail;
 	rc = -EINVAL;
@@ -230,6 +231,7 @@ fail:
 struct acct_info {
 	bool inferred;
 	bool oom;         /* its process was an OOM victim */
+	bool tops;        /* a task record ranked (opts.comms or .exes) */
 	const char *comm; /* its process's command (with opts.comms) */
 	size_t comm_len;
 };
@@ -272,6 +274,54 @@ static void comm_of(struct cgs_rollup *r, struct cgsi_rshard *s,
 	ai->comm_len = strnlen(ai->comm, CGS_COMM_LEN);
 }
 
+/* w of key into summary t of capacity cap, made with its first key (on
+ * ENOMEM the key is not ranked; the next one tries again). */
+static void top_add(struct cgsi_topk *t, uint32_t cap, const void *key,
+		    size_t len, uint64_t w)
+{
+	if (cgs_likely(t->slots) || cgsi_topk_init(t, cap) == 0)
+		cgsi_topk_add(t, key, len, w);
+}
+
+/* One key into a node's summaries: [0] by CPU, [1] by exits, [2] (the
+ * executables') by crashes, as enum cgs_comm_rank and cgs_exe_rank. */
+static void tops_add(struct cgsi_topk *t, uint32_t cap, const void *key,
+		     size_t len, uint64_t cpu, bool exit, bool crash)
+{
+	/* no CPU, nothing to rank by it (most short tasks: ticks) */
+	if (cpu)
+		top_add(&t[0], cap, key, len, cpu);
+	if (exit)
+		top_add(&t[1], cap, key, len, 1);
+	if (crash)
+		top_add(&t[2], cap, key, len, 1);
+}
+
+/* A task record into its node's command and executable rankings. */
+static void account_tops(const struct cgs_rollup *r, struct cgsi_rshard *s,
+			 struct cgsi_cgnode *n, const struct cgs_record *rec,
+			 const struct acct_info *ai)
+{
+	uint64_t cpu = rec->utime_us + rec->stime_us;
+	bool exit = rec->kind == CGS_KIND_PROCESS;
+	if (n->comms && ai->comm)
+		tops_add(n->comms, r->o.comms, ai->comm, ai->comm_len, cpu,
+			 exit, false);
+	if (n->exes) {
+		/* the key: 16 bytes, (dev, inode) (snap_extra.c reads it) */
+		uint64_t key[2] = { rec->exe_dev, rec->exe_inode };
+		_Static_assert(sizeof(key) <= CGSI_TOPK_KEY_MAX,
+			       "an executable's key fits a summary's");
+		unsigned sig;
+		bool crash = exit && cgsi_wstatus(rec->exit_status, &sig) >=
+					     CGS_EXIT_SIGNALED &&
+			     cgsi_crash_signal(sig);
+		s->st.exe_none += !rec->exe_inode;
+		tops_add(n->exes, r->o.exes, key, sizeof(key), cpu, exit,
+			 crash);
+	}
+}
+
 static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 				struct cgsi_cgnode *n,
 				const struct cgs_record *rec,
@@ -311,16 +361,8 @@ static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
 	 * here after a failed allocation */
 	if ((r->o.flags & CGS_ROLLUP_HISTOGRAMS) && (n->x || cgsi_node_x(n)))
 		cgsi_x4_observe(&n->x, n->xnz, rec);
-	if (n->comms && ai->comm) {
-		/* no CPU, nothing to rank by it (most short tasks: ticks) */
-		uint64_t cpu = rec->utime_us + rec->stime_us;
-		if (cpu)
-			cgsi_topk_add(&n->comms[CGS_COMMS_BY_CPU], ai->comm,
-				      ai->comm_len, cpu);
-		if (rec->kind == CGS_KIND_PROCESS)
-			cgsi_topk_add(&n->comms[CGS_COMMS_BY_EXITS], ai->comm,
-				      ai->comm_len, 1);
-	}
+	if (cgs_unlikely(ai->tops))
+		account_tops(r, s, n, rec, ai);
 }
 
 const char *cgs_source_name(enum cgs_source s)
@@ -364,8 +406,11 @@ static inline int account_attr(struct cgs_rollup *r, unsigned shard,
 		.inferred = at.how == CGS_SOURCE_INFERRED,
 		.oom = at.oom,
 	};
-	if (r->o.comms && rec->kind != CGS_KIND_TGID)
-		comm_of(r, s, rec, at.comm, now, &ai);
+	if (r->tops && rec->kind != CGS_KIND_TGID) {
+		ai.tops = true;
+		if (r->o.comms)
+			comm_of(r, s, rec, at.comm, now, &ai);
+	}
 	account_node(r, s, n, rec, &ai);
 	n->attributed = true;
 	pthread_mutex_unlock(&s->lock);
@@ -403,7 +448,7 @@ static int account_given(struct cgs_rollup *r, unsigned shard,
 	struct cgsi_cgnode *n = unknown ? s->unknown
 					: cgsi_intern(r, s, path, len, now, 0);
 	/* a recorded thread's process command is not known: its own */
-	struct acct_info ai = { 0 };
+	struct acct_info ai = { .tops = r->tops && rec->kind != CGS_KIND_TGID };
 	if (r->o.comms && rec->kind != CGS_KIND_TGID) {
 		ai.comm = rec->comm;
 		ai.comm_len = strnlen(rec->comm, CGS_COMM_LEN);

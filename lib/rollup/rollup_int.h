@@ -15,12 +15,17 @@
 /* What the shard counted (attribution's own counters: attr.h). */
 struct cgsi_rshard_stats {
 	uint64_t records, inferred, comm_own, oom_unreadable;
+	uint64_t exe_none; /* totals.exe_none */
 };
 
 struct cgsi_oomtab;
 
-/* Largest cgs_rollup_opts.comms. */
+/* Largest cgs_rollup_opts.comms and .exes. */
 #define CGSI_COMMS_MAX 4096u
+/* Summaries per node: commands (enum cgs_comm_rank), executables (enum
+ * cgs_exe_rank). */
+#define CGSI_NCOMM 2u
+#define CGSI_NEXE 3u
 
 /* One writer's state. Only that writer and snapshots (under `lock`) touch
  * it; aligned so two shards never share a cache line. */
@@ -66,6 +71,8 @@ struct cgs_rollup {
 				     * by it), during cgs_rollup_new() */
 	uint64_t refused;          /* records refused (atomic; error path
 				    * only: totals.refused) */
+	bool tops;                 /* o.comms or o.exes: task records are
+				    * ranked (rollup.c) */
 };
 
 /* Options of cgsi_rollup_new() that are not the API's. */
@@ -117,10 +124,12 @@ struct cgsi_cgnode *cgsi_intern_id(struct cgs_rollup *r, struct cgsi_rshard *s,
 void cgsi_node_created(struct cgs_rollup *r, struct cgsi_rshard *s,
 		       struct cgsi_cgnode *n);
 
-/* node.c: a pair of command summaries (by CPU, by exits) of capacity cap,
- * or NULL on ENOMEM. */
-struct cgsi_topk *cgsi_comms_new(uint32_t cap);
-void cgsi_comms_free(struct cgsi_topk *c);
+/* node.c: k summaries (commands: by CPU, by exits; executables: also by
+ * crashes), zeroed: each is made (cgsi_topk_init()) with its first key,
+ * so a ranking nothing was counted by (most cgroups never crash) costs
+ * its struct only; NULL on ENOMEM. */
+struct cgsi_topk *cgsi_tops_new(unsigned k);
+void cgsi_tops_free(struct cgsi_topk *c, unsigned k);
 
 /* The node's extra sets, allocated on first need (NULL on ENOMEM), the
  * histogram words only; inline: the accounting path asks for them. */

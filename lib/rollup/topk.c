@@ -404,6 +404,27 @@ int cgsi_topk_copy(struct cgsi_topk *dst, const struct cgsi_topk *src)
 	return 0;
 }
 
+int cgsi_topk_dup(struct cgsi_topk *dst, const struct cgsi_topk *src)
+{
+	size_t nix = (size_t)src->mask + 1;
+	char *mem = malloc((size_t)src->cap * sizeof(*src->slots) +
+			   nix * sizeof(*src->ix) +
+			   (size_t)src->cap * sizeof(*src->heap));
+	if (!mem) {
+		memset(dst, 0, sizeof(*dst));
+		return -ENOMEM;
+	}
+	*dst = *src;
+	dst->slots = (struct cgsi_topk_slot *)mem;
+	dst->ix = (struct cgsi_topk_ix *)(mem + (size_t)src->cap *
+						sizeof(*src->slots));
+	dst->heap = (uint32_t *)(dst->ix + nix);
+	memcpy(dst->slots, src->slots, (size_t)src->size * sizeof(*src->slots));
+	memcpy(dst->ix, src->ix, nix * sizeof(*src->ix));
+	memcpy(dst->heap, src->heap, (size_t)src->size * sizeof(*src->heap));
+	return 0;
+}
+
 int cgsi_topk_merge(struct cgsi_topk *dst, const struct cgsi_topk *src)
 {
 	if (dst == src)

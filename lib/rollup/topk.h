@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Bounded heavy hitters (weighted Space-Saving with mergeable summaries):
- * top-N commands per cgroup by exits or CPU, at most `cap` counters,
- * adding never allocates. The invariants (err <= W/B, every key above
+ * top-N commands and executables per cgroup by exits, CPU or crashes,
+ * at most `cap` counters, adding never allocates. The invariants (err <= W/B, every key above
  * W/B listed) and the merge: docs/design/topk.md. Not thread-safe: the
  * caller locks.
  */
@@ -72,6 +72,12 @@ int cgsi_topk_get(const struct cgsi_topk *t, const void *key, size_t len,
  * under a lock), else src merged into an emptied dst. 0 or -EINVAL (dst ==
  * src). */
 int cgsi_topk_copy(struct cgsi_topk *dst, const struct cgsi_topk *src);
+
+/* dst (not initialised) becomes an exact copy of src, of its capacity:
+ * the used part copied, the rest left unwritten (a summary never reads a
+ * slot past its size), so a snapshot's copy costs what src holds, not its
+ * capacity. 0 or -ENOMEM (dst then zeroed). */
+int cgsi_topk_dup(struct cgsi_topk *dst, const struct cgsi_topk *src);
 
 /* Fold src into dst (see the top of this file); src is unchanged. No
  * allocation. 0, or -EINVAL when dst == src. */

@@ -30,6 +30,7 @@ static void add_stats(struct cgs_rollup_totals *t, const struct cgsi_rshard *s)
 	t->inferred += s->st.inferred;
 	cgsi_attr_shard_totals(&s->r->at, (unsigned)(s - s->r->shards), t);
 	t->comm_own += s->st.comm_own;
+	t->exe_none += s->st.exe_none;
 	t->oom_unreadable += s->st.oom_unreadable;
 }
 
@@ -42,6 +43,7 @@ static void add_kernel_stats(struct cgs_rollup_totals *t, struct cgs_rollup *r)
 	t->oom_source = r->oom_source;
 	t->histograms = !!(r->o.flags & CGS_ROLLUP_HISTOGRAMS);
 	t->comms = r->o.comms;
+	t->exes = r->o.exes;
 	t->refused = __atomic_load_n(&r->refused, __ATOMIC_RELAXED);
 	cgsi_attr_totals(&r->at, t, cgsi_rollup_now(r));
 }

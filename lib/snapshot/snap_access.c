@@ -88,6 +88,23 @@ const struct cgs_comm *cgs_snapshot_get_comm(const struct cgs_snapshot *s,
 	return &s->cm[i].v[by][j];
 }
 
+size_t cgs_snapshot_exe_count(const struct cgs_snapshot *s, size_t i,
+			      enum cgs_exe_rank by)
+{
+	if (!s || !s->ex || i >= s->xn || (unsigned)by >= CGSI_NEXE)
+		return 0;
+	return s->ex[i].n[by];
+}
+
+const struct cgs_exe *cgs_snapshot_get_exe(const struct cgs_snapshot *s,
+					   size_t i, enum cgs_exe_rank by,
+					   size_t j)
+{
+	if (j >= cgs_snapshot_exe_count(s, i, by))
+		return NULL;
+	return &s->ex[i].v[by][j];
+}
+
 /* the names before 1.3 (CGSTATS_1.0, 1.1): <cgstats/deprecated.h> */
 CGSI_ALIAS(cgs_snapshot_get, cgs_snapshot_get_cgroup);
 CGSI_ALIAS(cgs_snapshot_totals, cgs_snapshot_get_totals);

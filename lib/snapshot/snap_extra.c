@@ -207,17 +207,53 @@ bool cgsi_snap_copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 	return true;
 }
 
-/* Copies n's command summaries into e (false on ENOMEM). */
-bool cgsi_snap_copy_comms(struct sent *e, const struct cgsi_cgnode *n)
+/* Copies a node's k summaries into *dst (false on ENOMEM). */
+bool cgsi_snap_copy_tops(struct cgsi_topk **dst, const struct cgsi_topk *src,
+			 unsigned k)
 {
-	if (!n->comms || (!n->comms[0].size && !n->comms[1].size))
-		return true;
-	e->comms = cgsi_comms_new(n->comms[0].cap);
-	if (!e->comms)
+	*dst = calloc(k, sizeof(**dst));
+	if (!*dst)
 		return false;
-	cgsi_topk_copy(&e->comms[0], &n->comms[0]);
-	cgsi_topk_copy(&e->comms[1], &n->comms[1]);
+	for (unsigned i = 0; i < k; i++)
+		if (src[i].slots && cgsi_topk_dup(&(*dst)[i], &src[i]) < 0) {
+			cgsi_tops_free(*dst, k);
+			*dst = NULL;
+			return false;
+		}
 	return true;
+}
+
+/* An entry of a ranking as the API shows it: e the summary's (NULL: the
+ * (other) entry) into the struct at v. */
+typedef void rank_put_fn(void *v, const struct cgsi_topk_entry *e,
+			 uint64_t value, uint64_t error, uint64_t max_each);
+
+static void put_comm(void *v, const struct cgsi_topk_entry *e,
+		     uint64_t value, uint64_t error, uint64_t max_each)
+{
+	struct cgs_comm *c = v;
+	c->sz = sizeof(*c);
+	if (e)
+		memcpy(c->comm, e->key, sizeof(c->comm) - 1);
+	c->other = !e;
+	c->value = value;
+	c->error = error;
+	c->max_each = max_each;
+}
+
+static void put_exe(void *v, const struct cgsi_topk_entry *e,
+		    uint64_t value, uint64_t error, uint64_t max_each)
+{
+	struct cgs_exe *x = v;
+	x->sz = sizeof(*x);
+	if (e) { /* the key: (dev, inode), as rollup.c adds it */
+		memcpy(&x->dev, e->key, sizeof(x->dev));
+		memcpy(&x->inode, e->key + sizeof(x->dev), sizeof(x->inode));
+	}
+	x->other = !e;
+	x->value = value;
+	x->error = error;
+	x->max_each = max_each;
 }
 
 /*
@@ -227,8 +263,8 @@ bool cgsi_snap_copy_comms(struct sent *e, const struct cgsi_cgnode *n)
  * folded command can exceed (the summary's floor, or a held command not
  * shown).
  */
-static int list_one(struct cgs_comm **vp, size_t *np, const struct cgsi_topk *t,
-		    unsigned show)
+static int list_one(void **vp, size_t *np, const struct cgsi_topk *t,
+		    unsigned show, size_t size, rank_put_fn *put)
 {
 	size_t held = t->size;
 	struct cgsi_topk_entry *all = calloc(held ? held : 1, sizeof(*all));
@@ -237,42 +273,60 @@ static int list_one(struct cgs_comm **vp, size_t *np, const struct cgsi_topk *t,
 	uint64_t total = 0, bound = 0;
 	held = cgsi_topk_list(t, all, held, &total, &bound);
 	size_t k = show && show < held ? show : held;
-	struct cgs_comm *v = calloc(k + 1, sizeof(*v));
+	char *v = calloc(k + 1, size);
 	if (!v) {
 		free(all);
 		return -ENOMEM;
 	}
 	uint64_t listed = 0, errs = 0, max_each = bound;
 	for (size_t j = 0; j < k; j++) {
-		v[j].sz = sizeof(v[j]);
-		memcpy(v[j].comm, all[j].key, sizeof(v[j].comm) - 1);
-		v[j].value = all[j].count - all[j].err;
-		v[j].error = all[j].err;
+		put(v + j * size, &all[j], all[j].count - all[j].err,
+		    all[j].err, 0);
 		listed += all[j].count;
 		errs += all[j].err;
 	}
 	for (size_t j = k; j < held; j++)
 		max_each = CGS_MAX(max_each, all[j].count);
 	size_t n = k;
-	if (k < held || total > listed || bound) {
-		struct cgs_comm *o = &v[n++];
-		o->sz = sizeof(*o);
-		o->other = true;
-		o->value = total > listed ? total - listed : 0;
-		o->error = errs;
-		o->max_each = max_each;
-	}
+	if (k < held || total > listed || bound)
+		put(v + n++ * size, NULL, total > listed ? total - listed : 0,
+		    errs, max_each);
 	free(all);
 	*vp = v;
 	*np = n;
 	return 0;
 }
 
+/* k rankings t into v[0..k) (n entries each; what was made is in v
+ * whatever the outcome, for the snapshot to free). */
+static int list_k(void **v, size_t *n, const struct cgsi_topk *t, unsigned k,
+		  unsigned show, size_t size, rank_put_fn *put)
+{
+	for (unsigned r = 0; r < k; r++)
+		if (t[r].slots && /* else never made: nothing counted by it */
+		    list_one(&v[r], &n[r], &t[r], show, size, put) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 int cgsi_snap_list_comms(struct snap_comms *c, const struct cgsi_topk *t,
 			 unsigned show)
 {
-	for (int r = 0; r < 2; r++)
-		if (list_one(&c->v[r], &c->n[r], &t[r], show) < 0)
-			return -ENOMEM;
-	return 0;
+	void *v[CGSI_NCOMM] = { 0 };
+	int rc = list_k(v, c->n, t, CGSI_NCOMM, show, sizeof(*c->v[0]),
+			put_comm);
+	for (unsigned r = 0; r < CGSI_NCOMM; r++)
+		c->v[r] = v[r];
+	return rc;
+}
+
+int cgsi_snap_list_exes(struct snap_exes *c, const struct cgsi_topk *t,
+			unsigned show)
+{
+	void *v[CGSI_NEXE] = { 0 };
+	int rc = list_k(v, c->n, t, CGSI_NEXE, show, sizeof(*c->v[0]),
+			put_exe);
+	for (unsigned r = 0; r < CGSI_NEXE; r++)
+		c->v[r] = v[r];
+	return rc;
 }

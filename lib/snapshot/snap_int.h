@@ -148,6 +148,7 @@ struct sent {
 	 * only where sub is set (else they are the self ones) */
 	struct xref xs[4];
 	struct cgsi_topk *comms; /* [2] self, cumulative; NULL: none */
+	struct cgsi_topk *exes;  /* [3] the same */
 	struct snap_pk *pk;      /* delay peaks; NULL: none */
 };
 
@@ -155,6 +156,12 @@ struct sent {
 struct snap_comms {
 	struct cgs_comm *v[2];
 	size_t n[2];
+};
+
+/* A cgroup's executables' rankings (by enum cgs_exe_rank). */
+struct snap_exes {
+	struct cgs_exe *v[3];
+	size_t n[3];
 };
 
 /* Memory of at least this size is mapped directly, with transparent huge
@@ -184,6 +191,7 @@ struct cgs_snapshot {
 	struct sbuf xvb;
 	size_t xn;           /* entries of xv */
 	struct snap_comms *cm; /* [xn] with opts.comms, else NULL */
+	struct snap_exes *ex;  /* [xn] with opts.exes, else NULL */
 	bool hist;           /* CGS_ROLLUP_HISTOGRAMS */
 	struct cgs_rollup_totals totals;
 	struct cgsi_snap_pool *pool; /* where it goes when freed */
@@ -299,9 +307,12 @@ void cgsi_snap_scratch_put(struct cgsi_snap_pool *p, struct snap_scratch *sc);
 bool cgsi_xset_addto(struct xref *d, struct xref s, struct snap_mem *m);
 bool cgsi_snap_copy_x(struct sent *e, struct cgsi_cgnode *n, bool idle,
 		      bool advance, struct snap_mem *m);
-bool cgsi_snap_copy_comms(struct sent *e, const struct cgsi_cgnode *n);
+bool cgsi_snap_copy_tops(struct cgsi_topk **dst, const struct cgsi_topk *src,
+			 unsigned k);
 int cgsi_snap_list_comms(struct snap_comms *c, const struct cgsi_topk *t,
 			 unsigned show);
+int cgsi_snap_list_exes(struct snap_exes *c, const struct cgsi_topk *t,
+			unsigned show);
 uint64_t cgsi_xref_word(const struct xref *x, size_t i);
 
 /* The same with their cheap tests inline: most cgroups have no extra set
@@ -335,10 +346,16 @@ static inline bool copy_pk(struct sent *e, struct cgsi_cgnode *n, bool advance,
 	       cgsi_snap_copy_pk(e, n, advance, m);
 }
 
-static inline bool copy_comms(struct sent *e, const struct cgsi_cgnode *n)
+/* A node's k summaries src (NULL: off) into *dst, unless all empty. */
+static inline bool copy_tops(struct cgsi_topk **dst,
+			     const struct cgsi_topk *src, unsigned k)
 {
-	return !n->comms || (!n->comms[0].size && !n->comms[1].size) ||
-	       cgsi_snap_copy_comms(e, n);
+	if (!src)
+		return true;
+	for (unsigned i = 0; i < k; i++)
+		if (src[i].size)
+			return cgsi_snap_copy_tops(dst, src, k);
+	return true;
 }
 
 /* How a snapshot checks removals (cgsi_snap_rmplan(), snap_lock held). */

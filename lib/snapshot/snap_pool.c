@@ -220,6 +220,7 @@ struct cgs_snapshot *cgsi_snap_take(struct cgs_rollup *r,
 		s->xv = NULL;
 		s->av = NULL;
 		s->cm = NULL;
+		s->ex = NULL;
 		s->totals = (struct cgs_rollup_totals){ 0 };
 	} else if ((s = calloc(1, sizeof(*s)))) {
 		s->cvs = calloc(r->nshards, sizeof(*s->cvs));
@@ -268,6 +269,11 @@ void cgs_snapshot_free(struct cgs_snapshot *s)
 	}
 	free(s->cm);
 	s->cm = NULL;
+	for (size_t i = 0; s->ex && i < s->xn; i++)
+		for (unsigned r = 0; r < CGSI_NEXE; r++)
+			free(s->ex[i].v[r]);
+	free(s->ex);
+	s->ex = NULL;
 	struct cgsi_snap_pool *p = s->pool;
 	if (p) {
 		pthread_mutex_lock(&p->lock);

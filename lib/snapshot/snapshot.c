@@ -29,13 +29,41 @@ static const struct cgs_counters zero_counters = {
 	.sz = sizeof(struct cgs_counters),
 };
 
-/* The entries' command summaries (the storage is the scratch's, the
- * paths the snapshot's). */
+/* The entries' command and executable summaries (the storage is the
+ * scratch's, the paths the snapshot's). */
 static void vec_clear(struct vec *a)
 {
-	for (size_t i = 0; i < a->n; i++)
-		cgsi_comms_free(a->v[i].comms);
+	for (size_t i = 0; i < a->n; i++) {
+		cgsi_tops_free(a->v[i].comms, CGSI_NCOMM);
+		cgsi_tops_free(a->v[i].exes, CGSI_NEXE);
+	}
 	a->n = 0;
+}
+
+/* A cgroup's k summaries seen by two shards: *s folded into *d (a
+ * summary never made, zeroed, is empty: nothing to fold, or taken). */
+static void merge_tops(struct cgsi_topk **d, struct cgsi_topk **s,
+		       unsigned k)
+{
+	if (!*s)
+		return;
+	if (!*d) {
+		*d = *s;
+	} else {
+		for (unsigned i = 0; i < k; i++) {
+			struct cgsi_topk *dt = &(*d)[i], *st = &(*s)[i];
+			if (!st->slots)
+				continue;
+			if (!dt->slots) {
+				*dt = *st;
+				memset(st, 0, sizeof(*st));
+			} else {
+				cgsi_topk_merge(dt, st);
+			}
+		}
+		cgsi_tops_free(*s, k);
+	}
+	*s = NULL;
 }
 
 static const struct cgs_counters *self_delta_of(const struct sent *e)
@@ -115,13 +143,8 @@ static int sort_merge(struct vec *a, struct snap_mem *m,
 				return -ENOMEM; /* vec_clear() frees all */
 			d->inferred += s->inferred;
 			d->inferred_d += s->inferred_d;
-			if (s->comms && !d->comms) {
-				d->comms = s->comms;
-			} else if (s->comms) {
-				cgsi_topk_merge(&d->comms[0], &s->comms[0]);
-				cgsi_topk_merge(&d->comms[1], &s->comms[1]);
-				cgsi_comms_free(s->comms);
-			}
+			merge_tops(&d->comms, &s->comms, CGSI_NCOMM);
+			merge_tops(&d->exes, &s->exes, CGSI_NEXE);
 			/* one incarnation (both inodes known): superseded if
 			 * any shard saw a newer one; an inode not known may
 			 * be a different incarnation's, as before */
@@ -396,7 +419,8 @@ static bool copy_shard(struct cgs_rollup *r, struct cgsi_rshard *s,
 		bool current = entry_current(m, g, idx, e->k);
 		light = idle && current;
 		if (!copy_node(e, m, idle, advance, current, g, idx, mem) ||
-		    !copy_x(e, m, idle, advance, mem) || !copy_comms(e, m) ||
+		    !copy_x(e, m, idle, advance, mem) || !copy_tops(&e->comms, m->comms, CGSI_NCOMM) ||
+		    !copy_tops(&e->exes, m->exes, CGSI_NEXE) ||
 		    !copy_pk(e, m, advance, mem))
 			goto enomem;
 	}
@@ -493,11 +517,13 @@ static int snap_arrays(struct cgs_rollup *r, struct cgs_snapshot *snap,
 	snap->xn = snap->xv ? a->n : 0;
 	if (r->o.comms)
 		snap->cm = calloc(nv, sizeof(*snap->cm));
+	if (r->o.exes)
+		snap->ex = calloc(nv, sizeof(*snap->ex));
 	snap->hist = !!(r->o.flags & CGS_ROLLUP_HISTOGRAMS);
 	*stack = cgsi_sbuf_get(&sc->stack, nv * sizeof(**stack));
 	*parent = cgsi_sbuf_get(&sc->parent, nv * sizeof(**parent));
 	if (!snap->av || !snap->v || !snap->xv || !*stack || !*parent ||
-	    (r->o.comms && !snap->cm))
+	    (r->o.comms && !snap->cm) || (r->o.exes && !snap->ex))
 		return -ENOMEM;
 	memset(snap->av, 0, nadd * sizeof(*snap->av));
 	return 0;
@@ -536,7 +562,8 @@ static void fill_entry(struct cgs_snapshot *snap, size_t i, struct sent *e,
  * a parent gets subtree sets of its own), counted in t. -ENOMEM on
  * failure. */
 static int fill(struct cgs_snapshot *snap, struct vec *a, size_t *stack,
-		ssize_t *parent, unsigned comms, struct cgs_rollup_totals *t)
+		ssize_t *parent, const struct cgs_snapshot_opts *o,
+		struct cgs_rollup_totals *t)
 {
 	size_t top = 0, ai = 0;
 	for (size_t i = 0; i < a->n; i++) {
@@ -559,7 +586,11 @@ static int fill(struct cgs_snapshot *snap, struct vec *a, size_t *stack,
 		if (!e->unknown)
 			t->cgroups++;
 		if (e->comms &&
-		    cgsi_snap_list_comms(&snap->cm[i], e->comms, comms) < 0)
+		    cgsi_snap_list_comms(&snap->cm[i], e->comms, o->comms) < 0)
+			return -ENOMEM;
+		if (e->exes &&
+		    cgsi_snap_list_exes(&snap->ex[i], e->exes,
+					(unsigned)CGS_MIN(o->exes, UINT_MAX)) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -634,7 +665,7 @@ int cgs_rollup_snapshot(struct cgs_rollup *r,
 		goto fail;
 	cgsi_snap_stat_unvouched(r, &a);
 	if (snap_arrays(r, snap, sc, &a, &stack, &parent) < 0 ||
-	    fill(snap, &a, stack, parent, o.comms, &t) < 0 ||
+	    fill(snap, &a, stack, parent, &o, &t) < 0 ||
 	    sum_subtrees(snap, &a, parent) < 0)
 		goto fail;
 	snap->n = a.n;

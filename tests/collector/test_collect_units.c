@@ -655,7 +655,7 @@ static void t_filter_outputs(void **st)
 	 * here holds a comma or a quote) */
 	struct buf h;
 	buf_init(&h);
-	out_csv_ops.prologue(&h, false);
+	out_csv_ops.prologue(&h, false, 0);
 	buf_add(&h, b.p, strlen(b.p));
 	struct cgs_record rec = fp_record(CGS_KIND_PROCESS, 7, 7, 1, 7);
 	out_csv_ops.event(&h, &rec, "/a/x", "proc", 1, 0, NULL, NULL);

@@ -811,10 +811,63 @@ static void test_merge_edges(void **state)
 	free(z.cdf);
 }
 
+/* Both listings the same: every entry, W and F. */
+static void same_list(const struct cgsi_topk *a, const struct cgsi_topk *b)
+{
+	struct cgsi_topk_entry x[8], y[8];
+	uint64_t wa, fa, wb, fb;
+	size_t n = cgsi_topk_list(a, x, 8, &wa, &fa);
+	assert_int_equal(cgsi_topk_list(b, y, 8, &wb, &fb), n);
+	assert_int_equal(wa, wb);
+	assert_int_equal(fa, fb);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(x[i].len, y[i].len);
+		assert_memory_equal(x[i].key, y[i].key, x[i].len);
+		assert_int_equal(x[i].count, y[i].count);
+		assert_int_equal(x[i].err, y[i].err);
+	}
+}
+
+/* A snapshot's copy (cgsi_topk_dup): the same summary, and it goes on
+ * as the original would (adds, merges) though its unused part was never
+ * written. */
+static void test_dup(void **state)
+{
+	(void)state;
+	struct cgsi_topk t, d, m1, m2;
+	assert_int_equal(cgsi_topk_init(&t, 4), 0);
+	rng_state = 7;
+	for (int i = 0; i < 40; i++) { /* 12 keys into 4 counters */
+		char k = (char)('a' + rnd() % 12);
+		assert_int_equal(cgsi_topk_add(&t, &k, 1, 1 + i % 5), 0);
+	}
+	assert_int_equal(cgsi_topk_dup(&d, &t), 0);
+	assert_ptr_not_equal(d.slots, t.slots);
+	same_list(&t, &d);
+	for (int i = 0; i < 20; i++) {
+		char k = (char)('f' + i % 9);
+		assert_int_equal(cgsi_topk_add(&t, &k, 1, 3), 0);
+		assert_int_equal(cgsi_topk_add(&d, &k, 1, 3), 0);
+	}
+	same_list(&t, &d);
+	assert_int_equal(cgsi_topk_init(&m1, 4), 0);
+	assert_int_equal(cgsi_topk_init(&m2, 4), 0);
+	assert_int_equal(cgsi_topk_add(&m1, "z", 1, 50), 0);
+	assert_int_equal(cgsi_topk_add(&m2, "z", 1, 50), 0);
+	assert_int_equal(cgsi_topk_merge(&m1, &t), 0);
+	assert_int_equal(cgsi_topk_merge(&m2, &d), 0);
+	same_list(&m1, &m2);
+	cgsi_topk_fini(&t);
+	cgsi_topk_fini(&d);
+	cgsi_topk_fini(&m1);
+	cgsi_topk_fini(&m2);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_issue_exits),
+		cmocka_unit_test(test_dup),
 		cmocka_unit_test(test_issue_cpu),
 		cmocka_unit_test(test_random_single),
 		cmocka_unit_test(test_not_full_exact),

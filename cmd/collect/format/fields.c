@@ -2,8 +2,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 
+#include "exe_cache.h"
 #include "output.h"
 #include "prom_family.h"
 
@@ -184,4 +187,29 @@ const char *kind_name(enum cgs_kind k)
 	case CGS_KIND_TGID: return "tgid";
 	default: return "unknown";
 	}
+}
+
+void tsc_exe_dev(char *out, size_t n, uint64_t dev)
+{
+	/* the kernel's huge_encode_dev(): what glibc's macros decode */
+	snprintf(out, n, "%u:%u", major((dev_t)dev), minor((dev_t)dev));
+}
+
+bool tsc_exe_name(const struct snap_info *in, const struct cgs_exe *x,
+		  char *out, size_t n)
+{
+	if (x->other) {
+		snprintf(out, n, "%s", TSC_OTHER_EXES);
+		return false;
+	}
+	if (!x->dev && !x->inode) {
+		snprintf(out, n, "%s", TSC_NO_EXE);
+		return false;
+	}
+	if (in->exe_map && exe_cache_get(in->exe_map, x->dev, x->inode, out, n))
+		return true;
+	char d[32];
+	tsc_exe_dev(d, sizeof(d), x->dev);
+	snprintf(out, n, "unknown %s %llu", d, (unsigned long long)x->inode);
+	return false;
 }

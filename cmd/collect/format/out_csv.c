@@ -110,10 +110,15 @@ static size_t counter_cols(void)
 /* --stream changes: a last column "stream" (full or changes; empty on
  * exit rows), told by the prologue, before any row (one format a run). */
 static bool stream_col;
+/* --exes: NEXE columns before it (empty but on "exe" rows), told the
+ * same way */
+#define NEXE 6
+static bool exe_cols;
 
 /* The stream column of a snapshot row, and the row's end. */
 static void row_end(struct buf *b, const struct snap_info *in)
 {
+	sep(b, exe_cols ? NEXE : 0);
 	if (in->stream != TSC_STREAM_NONE) {
 		buf_putc(b, ',');
 		buf_puts(b, snap_stream_name(in));
@@ -121,7 +126,7 @@ static void row_end(struct buf *b, const struct snap_info *in)
 	buf_puts(b, "\r\n");
 }
 
-static void header(struct buf *b, bool stream)
+static void header(struct buf *b, bool stream, unsigned exes)
 {
 	buf_puts(b, "type,time,seq,final,records,dropped,unattributed,"
 		    "malformed,cgroup,depth,removed");
@@ -148,8 +153,12 @@ static void header(struct buf *b, bool stream)
 	/* the runtimes' names (issue 24; "container" is the id's column) */
 	buf_puts(b, ",namespace,pod,container_name,image");
 	peak_header(b);
+	if (exes)
+		buf_puts(b, ",exe_rank,exe,exe_dev,exe_inode,exe_value,"
+			    "exe_error");
 	buf_printf(b, "%s\r\n", stream ? ",stream" : "");
 	stream_col = stream;
+	exe_cols = exes != 0;
 }
 
 static void lead(struct buf *b, const char *type, const struct snap_info *in)
@@ -160,6 +169,46 @@ static void lead(struct buf *b, const char *type, const struct snap_info *in)
 	buf_putc(b, ',');
 	buf_u64(b, in->seq);
 	buf_puts(b, in->final ? ",true," : ",false,");
+}
+
+/* --exes: a row "exe" per entry of cgroup i's rankings, after its own:
+ * the cgroup, then only the exe_* columns: the ranking (cpu, exits,
+ * crashes), the path (empty when not known; (other)'s words), device
+ * (major:minor) and inode (empty for (other)), the value (a lower bound:
+ * CPU seconds or a count) and its error bound. */
+static void exe_rows(struct buf *b, const struct snap_info *in,
+		     const struct cgs_snapshot *s, size_t i, const char *path)
+{
+	static const char *const rank[] = { "cpu", "exits", "crashes" };
+	size_t before = 2 + counter_cols() + NEV + 2 + tsc_noutcomes + NWL +
+			1 + NID + NPK;
+	for (int r = 0; r < 3; r++)
+		for (size_t j = 0, n = cgs_snapshot_exe_count(s, i, r); j < n;
+		     j++) {
+			const struct cgs_exe *x = cgs_snapshot_get_exe(s, i, r, j);
+			char name[4096], dev[32];
+			bool known = tsc_exe_name(in, x, name, sizeof(name));
+			lead(b, "exe", in);
+			sep(b, 4);
+			esc_csv(b, path, strlen(path));
+			sep(b, before);
+			buf_printf(b, ",%s,", rank[r]);
+			if (known || x->other)
+				esc_csv(b, name, strlen(name));
+			if (!x->other) {
+				tsc_exe_dev(dev, sizeof(dev), x->dev);
+				buf_printf(b, ",%s,%llu,", dev,
+					   (unsigned long long)x->inode);
+			} else {
+				buf_puts(b, ",,,");
+			}
+			field_put(b, x->value, r ? U_COUNT : U_US);
+			buf_putc(b, ',');
+			field_put(b, x->error, r ? U_COUNT : U_US);
+			if (in->stream != TSC_STREAM_NONE)
+				buf_printf(b, ",%s", snap_stream_name(in));
+			buf_puts(b, "\r\n");
+		}
 }
 
 static void snapshot(struct buf *b, const struct snap_info *in,
@@ -229,6 +278,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			sep(b, NID);
 		cgroup_peaks(b, s, snap_index(in, j));
 		row_end(b, in);
+		if (exe_cols)
+			exe_rows(b, in, s, snap_index(in, j), g->path);
 	}
 }
 
@@ -304,7 +355,7 @@ static void event(struct buf *b, const struct cgs_record *r,
 		pk[d].at_ns = r->delay_max_at_ns[d];
 	}
 	peak_cols(b, pk, NULL); /* the task's own: no period */
-	sep(b, stream_col);
+	sep(b, (exe_cols ? NEXE : 0) + stream_col);
 	buf_puts(b, "\r\n");
 	(void)shard;
 	(void)exe; /* not a column yet: every CSV line would change */

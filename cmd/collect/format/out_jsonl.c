@@ -202,6 +202,68 @@ static void histograms(struct buf *b, const struct cgs_snapshot *s, size_t i)
 	buf_putc(b, '}');
 }
 
+/* An entry's value, error bound and (other)'s max_each: CPU us as
+ * seconds (count NULL), else the count under its name. */
+static void rank_value(struct buf *b, const char *count, uint64_t value,
+		       uint64_t error, bool other, uint64_t max_each)
+{
+	if (!count) {
+		buf_puts(b, ",\"cpu_s\":");
+		buf_fixed(b, value, 6);
+		buf_puts(b, ",\"error_s\":");
+		buf_fixed(b, error, 6);
+		if (other) {
+			buf_puts(b, ",\"max_each_s\":");
+			buf_fixed(b, max_each, 6);
+		}
+		return;
+	}
+	kv_u64(b, count, value);
+	kv_u64(b, "error", error);
+	if (other)
+		kv_u64(b, "max_each", max_each);
+}
+
+/* "exes": the top executables by CPU, process exits and crashes, as
+ * "comms" has them; each by its device ("major:minor"), inode and path
+ * ("exe", null when the map does not know it); (other) last. */
+static void exes(struct buf *b, const struct snap_info *in,
+		 const struct cgs_snapshot *s, size_t i)
+{
+	static const char *const rank[] = { "by_cpu", "by_exits",
+					    "by_crashes" };
+	static const char *const count[] = { NULL, "exits", "crashes" };
+	buf_puts(b, ",\"exes\":{");
+	for (int r = 0; r < 3; r++) {
+		size_t n = cgs_snapshot_exe_count(s, i, (enum cgs_exe_rank)r);
+		buf_printf(b, "%s\"%s\":[", r ? "," : "", rank[r]);
+		for (size_t j = 0; j < n; j++) {
+			const struct cgs_exe *x =
+				cgs_snapshot_get_exe(s, i, (enum cgs_exe_rank)r, j);
+			char path[4096], dev[32];
+			buf_puts(b, j ? ",{" : "{");
+			if (x->other) {
+				buf_puts(b, "\"exe\":null,\"other\":true");
+			} else {
+				tsc_exe_dev(dev, sizeof(dev), x->dev);
+				buf_printf(b, "\"dev\":\"%s\"", dev);
+				kv_u64(b, "inode", x->inode);
+				if (tsc_exe_name(in, x, path, sizeof(path))) {
+					kv_str(b, "exe", path);
+				} else {
+					key(b, "exe");
+					buf_puts(b, "null");
+				}
+			}
+			rank_value(b, count[r], x->value, x->error, x->other,
+				   x->max_each);
+			buf_putc(b, '}');
+		}
+		buf_putc(b, ']');
+	}
+	buf_putc(b, '}');
+}
+
 /* "comms": the top commands by CPU (us as seconds) and by process exits,
  * each value a lower bound with the error bound of the summary, the rest
  * as {"comm":null,"other":true,...}. */
@@ -227,21 +289,8 @@ static void comms(struct buf *b, const struct cgs_snapshot *s, size_t i)
 					buf_putc(b, '"');
 				}
 			}
-			if (r == CGS_COMMS_BY_CPU) {
-				buf_puts(b, ",\"cpu_s\":");
-				buf_fixed(b, c->value, 6);
-				buf_puts(b, ",\"error_s\":");
-				buf_fixed(b, c->error, 6);
-				if (c->other) {
-					buf_puts(b, ",\"max_each_s\":");
-					buf_fixed(b, c->max_each, 6);
-				}
-			} else {
-				kv_u64(b, "exits", c->value);
-				kv_u64(b, "error", c->error);
-				if (c->other)
-					kv_u64(b, "max_each", c->max_each);
-			}
+			rank_value(b, r == CGS_COMMS_BY_CPU ? NULL : "exits",
+				   c->value, c->error, c->other, c->max_each);
 			buf_putc(b, '}');
 		}
 		buf_putc(b, ']');
@@ -394,6 +443,8 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 			histograms(b, s, i);
 		if (in->comms)
 			comms(b, s, i);
+		if (in->exes)
+			exes(b, in, s, i);
 		buf_putc(b, '}');
 	}
 	buf_puts(b, "]}\n");

@@ -10,6 +10,8 @@
 #include "buf.h"
 #include "cgstats.h"
 
+struct exe_cache; /* exe_cache.h */
+
 /* What a snapshot line says about the collector itself. */
 /* The kernel source's reasons for a record without its answer
  * (cgs_rollup_totals.kmiss_*), as the outputs name them (sink.c). */
@@ -73,6 +75,11 @@ struct snap_info {
 	bool histograms;        /* the snapshot has distributions */
 	unsigned comms;         /* --comms: commands shown per cgroup, 0: off */
 	bool prom_comms;        /* --prom-comms */
+	unsigned exes;          /* --exes: executables shown per cgroup, 0: off */
+	bool prom_exes;         /* --prom-exes */
+	/* names the --exes executables (exe_cache_get()); NULL: none known
+	 * (replay), each shown by its device and inode */
+	struct exe_cache *exe_map;
 	bool workload_labels; /* Prometheus: --prom-workload-labels */
 	/* --prom-level lean (the default; false: full, today's set) and
 	 * --prom-parents (lean: ancestors without exits exported too) */
@@ -147,6 +154,19 @@ uint64_t ofield_get(const struct cgs_counters *c, const struct ofield *f);
 _Static_assert(sizeof(TSC_OTHER_COMMS) - 1 > CGS_COMM_LEN,
 	       "the (other) label must not be a possible comm");
 
+/* --exes: the label of a ranking's (other) entry in Prometheus, and of
+ * the executable 0:0 (records naming none). A known executable's is its
+ * path ('/' first); one the map does not know is "unknown <major>:<minor>
+ * <inode>". */
+#define TSC_OTHER_EXES "(other executables, not in the top N)"
+#define TSC_NO_EXE "(none: kernel thread or kernel before taskstats v12)"
+/* The name of x into out (n bytes): its path, true; false when not known
+ * (then the words above; (other) included). */
+bool tsc_exe_name(const struct snap_info *in, const struct cgs_exe *x,
+		  char *out, size_t n);
+/* ac_exe_dev as "<major>:<minor>" into out (n bytes). */
+void tsc_exe_dev(char *out, size_t n, uint64_t dev);
+
 /* Histogram bucket bounds (seconds) and names, shared by the formats. */
 void hist_le_put(struct buf *b, uint64_t le_ns);
 /* Metric base name of a histogram ("task_lifetime_seconds", ...). */
@@ -191,8 +211,9 @@ const char *kind_name(enum cgs_kind k);
  */
 struct out_ops {
 	/* Once, before any snapshot or event; NULL: nothing. stream: the
-	 * lines say full or changes (--stream changes). */
-	void (*prologue)(struct buf *b, bool stream);
+	 * lines say full or changes (--stream changes); exes: --exes N
+	 * (CSV: the executables' columns and rows) */
+	void (*prologue)(struct buf *b, bool stream, unsigned exes);
 	void (*snapshot)(struct buf *b, const struct snap_info *in,
 			 const struct cgs_snapshot *s);
 	/* On a listener thread, into that shard's buffer; id: the cgroup's

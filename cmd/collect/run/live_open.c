@@ -118,6 +118,7 @@ static int open_rollup(struct tsc *c)
 	if (c->o->no_delay_peaks)
 		ro.flags |= CGS_ROLLUP_NO_DELAY_PEAKS;
 	ro.comms = c->o->comms ? TSC_COMMS_SUMMARY(c->o->comms) : 0;
+	ro.exes = c->o->exes ? TSC_COMMS_SUMMARY(c->o->exes) : 0;
 	ro.errbuf = why;
 	ro.errbuf_len = sizeof(why);
 	c->check_item = "attribution";
@@ -215,10 +216,11 @@ static int shed_privileges(struct tsc *c)
 	char err[256];
 	int r;
 
-	/* --events: the executables of every live process, read while
-	 * /proc/<pid>/exe of root's processes still may be (exe_cache.h);
-	 * without memory the events name none */
-	if (c->o->events && !c->names.exe && (c->names.exe = exe_cache_new(NULL, 0)))
+	/* --events, --exes: the executables of every live process, read
+	 * while /proc/<pid>/exe of root's processes still may be
+	 * (exe_cache.h); without memory the events and rankings name none */
+	if ((c->o->events || c->o->exes) && !c->names.exe &&
+	    (c->names.exe = exe_cache_new(NULL, 0)))
 		exe_cache_scan(c->names.exe);
 
 	c->check_item = "privileges";

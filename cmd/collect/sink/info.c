@@ -73,6 +73,9 @@ void tsc_fill_info(struct tsc *c, struct snap_info *in,
 	}
 	in->comms = c->o->comms;
 	in->prom_comms = c->o->prom_comms;
+	in->exes = c->o->exes;
+	in->prom_exes = c->o->prom_exes;
+	in->exe_map = c->names.exe;
 	if (!c->src.replay)
 		in->attribution = t && t->attribution == CGS_ATTRIBUTION_KERNEL
 					  ? "kernel" : "proc";

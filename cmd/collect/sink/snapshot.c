@@ -127,6 +127,7 @@ int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final)
 	so.fold_depth = c->o->depth;
 	so.no_delta = c->io.seq == 0;
 	so.comms = c->o->comms;
+	so.exes = c->o->exes;
 	r = keep_snapshot(c, &so, time_ns, final);
 	if (r < 0)
 		return r;

@@ -354,6 +354,22 @@ static size_t comm_series(const struct prom_family *f,
 	return cgs_snapshot_comm_count(s, i, (enum cgs_comm_rank)f->arg);
 }
 
+/* One entry of a ranking: label="name", CPU us as seconds or a count. */
+static void rank_series(struct buf *b, const struct prom_family *f,
+			const struct prom_ctx *c, size_t x, const char *label,
+			const char *name, bool cpu, uint64_t v)
+{
+	series_open(b, f->name, NULL, c, x);
+	buf_printf(b, ",%s=\"", label);
+	esc_prom_label(b, name, strlen(name));
+	buf_puts(b, "\"} ");
+	if (cpu)
+		buf_fixed(b, v, 6);
+	else
+		buf_u64(b, v);
+	buf_putc(b, '\n');
+}
+
 static void write_comms(struct buf *b, const struct prom_family *f,
 			const struct prom_ctx *c, size_t x)
 {
@@ -361,18 +377,86 @@ static void write_comms(struct buf *b, const struct prom_family *f,
 	size_t i = c->keep[x], k = cgs_snapshot_comm_count(c->s, i, r);
 	for (size_t j = 0; j < k; j++) {
 		const struct cgs_comm *m = cgs_snapshot_get_comm(c->s, i, r, j);
-		const char *cn = m->other ? TSC_OTHER_COMMS : m->comm;
-		series_open(b, f->name, NULL, c, x);
-		buf_puts(b, ",comm=\"");
-		esc_prom_label(b, cn, strlen(cn));
-		buf_puts(b, "\"} ");
-		if (r == CGS_COMMS_BY_CPU)
-			buf_fixed(b, m->value, 6);
-		else
-			buf_u64(b, m->value);
-		buf_putc(b, '\n');
+		rank_series(b, f, c, x, "comm",
+			    m->other ? TSC_OTHER_COMMS : m->comm,
+			    r == CGS_COMMS_BY_CPU, m->value);
 	}
 }
+
+/* --- top executables (--prom-exes) --------------------------------------- */
+
+static bool exes_on(const struct snap_info *in)
+{
+	return in->prom_exes;
+}
+
+static size_t exe_series(const struct prom_family *f,
+			 const struct snap_info *in,
+			 const struct cgs_snapshot *s, size_t i)
+{
+	(void)in;
+	return cgs_snapshot_exe_count(s, i, (enum cgs_exe_rank)f->arg);
+}
+
+/* Names of one ranking seen (hashes, open addressing): at most 1,001
+ * entries (--exes 1000 and (other)) in twice as many slots. */
+#define EXE_SEEN 2048u
+
+/* True when name's hash was in seen[0..mask] already (else it is now). */
+static bool seen_before(uint64_t *seen, size_t mask, const char *name)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	h |= 1; /* 0: an empty slot */
+	size_t at = (size_t)h & mask;
+	while (seen[at] && seen[at] != h)
+		at = (at + 1) & mask;
+	if (seen[at])
+		return true;
+	seen[at] = h;
+	return false;
+}
+
+/* exe="<path>", or the words of tsc_exe_name() when it is not known. Two
+ * executables of a ranking may have one path (a file replaced in place
+ * whose old inode the map names by it too): the later one gets
+ * " (inode N)", so that no two series have the same labels. */
+static void write_exes(struct buf *b, const struct prom_family *f,
+		       const struct prom_ctx *c, size_t x)
+{
+	enum cgs_exe_rank r = (enum cgs_exe_rank)f->arg;
+	size_t i = c->keep[x], k = cgs_snapshot_exe_count(c->s, i, r);
+	char name[4096];
+	uint64_t seen[EXE_SEEN];
+	size_t m = 2;
+	while (m < 2 * k && m < EXE_SEEN)
+		m *= 2;
+	memset(seen, 0, m * sizeof(*seen));
+	for (size_t j = 0; j < k; j++) {
+		const struct cgs_exe *e = cgs_snapshot_get_exe(c->s, i, r, j);
+		tsc_exe_name(c->in, e, name, sizeof(name));
+		if (j < m / 2 && seen_before(seen, m - 1, name)) {
+			size_t l = strnlen(name, sizeof(name) - 32);
+			snprintf(name + l, sizeof(name) - l, " (inode %llu)",
+				 (unsigned long long)e->inode);
+		}
+		rank_series(b, f, c, x, "exe", name, r == CGS_EXES_BY_CPU,
+			    e->value);
+	}
+}
+
+#define EXE_FAMILY(name, help, unit, rank)                                    \
+	(struct prom_family){                                                 \
+		name, "counter",                                              \
+		help " of the cgroup's top executables (--exes; a lower "     \
+		"bound; exe=\"" TSC_OTHER_EXES "\" the rest).",               \
+		unit, PROM_SET_BOTH,                                          \
+		"a lower bound per executable; the set of executables "      \
+		"changes",                                                    \
+		false, rank, 0, exes_on, exe_series, write_exes,              \
+		PROM_SCOPE_CGROUP,                                            \
+	}
 
 /* --- records whose cgroup was inferred ----------------------------------- */
 
@@ -549,7 +633,7 @@ static void build(void)
 		nf += tsc_fields[f].prom != NULL;
 	size_t nwl;
 	const struct prom_family *wl = prom_workload_table(&nwl);
-	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 2 + 4 + nwl;
+	size_t n = nf + 1 + nfixed + 2 * CGS_HIST__COUNT + 2 + 3 + 2 + 4 + nwl;
 	struct prom_family *t = calloc(n + 1, sizeof(*t)), *p = t;
 	if (!t)
 		return;
@@ -601,6 +685,13 @@ static void build(void)
 		false, CGS_COMMS_BY_EXITS, 0, comms_on, comm_series,
 		write_comms, PROM_SCOPE_CGROUP,
 	};
+	*p++ = EXE_FAMILY("exe_cpu_seconds_total", "CPU time of exited tasks",
+			  "seconds", CGS_EXES_BY_CPU);
+	*p++ = EXE_FAMILY("exe_process_exits_total", "Process exits", "",
+			  CGS_EXES_BY_EXITS);
+	*p++ = EXE_FAMILY("exe_process_crashes_total", "Process exits by a "
+			  "crash signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, "
+			  "SIGSYS, SIGTRAP)", "", CGS_EXES_BY_CRASHES);
 	*p++ = inferred_families[0];
 	*p++ = inferred_families[1];
 	for (size_t k = 0; k < nwl; k++) /* after the collector's own */
