@@ -12,7 +12,8 @@
  * values, counters, NUL-terminated comm, lengths, independence from
  * alignment, that NO_TGID changes nothing in the task record, that a
  * message cut short (a datagram larger than the receive slot) is never
- * read as a record, and that v17's times appear only from its layout.
+ * read as a record, that v17's times appear only from its layout, and
+ * that CGS_DECODE_REUSE into records filled before gives the same bytes.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -131,6 +132,18 @@ static void fuzz_msg(const uint8_t *m, size_t len, unsigned ctl)
 		CHECK(!memcmp(&t, &t2, sizeof(t)));
 	if (rc > 0 && (rc & 2))
 		CHECK(!memcmp(&g, &g2, sizeof(g)));
+
+	/* CGS_DECODE_REUSE into records the earlier inputs filled (as the
+	 * listener's own): byte for byte what the cleared decode gives */
+	static struct cgs_record kt = { .sz = sizeof(kt) },
+				 kg = { .sz = sizeof(kg) };
+	rc2 = decode_at(m, len, off, flags | CGS_DECODE_REUSE, &kt, &kg,
+			NULL);
+	CHECK(rc2 == rc);
+	if (rc > 0 && (rc & 1))
+		CHECK(!memcmp(&t, &kt, sizeof(t)));
+	if (rc > 0 && (rc & 2))
+		CHECK(!memcmp(&g, &kg, sizeof(g)));
 
 	/* skipping TGID records never changes (or loses) the task record,
 	 * except the tgid that pre-v12 structs only get from the nest */

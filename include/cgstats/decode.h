@@ -34,9 +34,11 @@ struct cgs_decode_stats {
 /*
  * CGS_DECODE_REUSE: a cgs_decode_msg() flag saying that *task and *group
  * are records the library filled before (the previous call's) or that were
- * zeroed (CGS_OPTS): the delay slots no kernel version fills (from
- * cgs_delay_classes() to CGS_DELAY_SLOTS) are then left as they are, zero,
- * instead of being cleared again (256 bytes per record). The listener does
+ * zeroed (CGS_OPTS): the bytes no field of the kernel's struct version
+ * maps to -- padding, the delay slots no kernel version fills (from
+ * cgs_delay_classes() to CGS_DELAY_SLOTS) -- are then left as they are,
+ * zero, and a v15+ record is written field by field without clearing the
+ * record first. The result is byte for byte the same. The listener does
  * this with its own records. Without the flag every byte is written.
  */
 #define CGS_DECODE_REUSE (1u << 1)

@@ -46,6 +46,11 @@
 
 #include "cgstats.h"
 
+/* Packed: every layout spells its padding out, so packing changes no
+ * offset (the asserts below), only the alignment: the decoder reads the
+ * payload in place, at whatever address the netlink buffer puts it. */
+#define CGSI_PACKED __attribute__((packed))
+
 #define CGSI_TS_V1_SIZE 72u
 #define CGSI_TS_V14MAX_SIZE 496u
 #define CGSI_TS_V16_SIZE 560u
@@ -54,7 +59,7 @@
 /* Layout ids: the struct version whose layout it is, plus this one. */
 #define CGSI_LAYOUT_V14MAX CGS_LAYOUT_V14_MAXONLY
 
-struct cgsi_ts_v1 {
+struct CGSI_PACKED cgsi_ts_v1 {
 	uint16_t version;
 	uint16_t padding[3];
 	uint64_t cpu_count, cpu_delay_total;
@@ -86,7 +91,7 @@ struct cgsi_ts_v1 {
 	uint64_t ac_utimescaled, ac_stimescaled, cpu_scaled_run_real_total
 
 /* v2 .. v14 and v16 */
-struct cgsi_ts_v16 {
+struct CGSI_PACKED cgsi_ts_v16 {
 	CGSI_TS_HEAD;
 	uint64_t cpu_count, cpu_delay_total;
 	uint64_t blkio_count, blkio_delay_total;
@@ -112,16 +117,16 @@ struct cgsi_ts_v16 {
 };
 
 /* v17: v16, then when each max happened */
-struct cgsi_kts {
+struct CGSI_PACKED cgsi_kts {
 	int64_t tv_sec, tv_nsec;
 };
-struct cgsi_ts_v17 {
+struct CGSI_PACKED cgsi_ts_v17 {
 	struct cgsi_ts_v16 v16;
 	struct cgsi_kts max_ts[CGS_DELAY__COUNT]; /* by enum cgs_delay_class */
 };
 
 /* v15: pairs inserted after each total */
-struct cgsi_ts_v15 {
+struct CGSI_PACKED cgsi_ts_v15 {
 	CGSI_TS_HEAD;
 	uint64_t cpu_count, cpu_delay_total, cpu_delay_max, cpu_delay_min;
 	uint64_t blkio_count, blkio_delay_total, blkio_delay_max,
@@ -145,7 +150,7 @@ struct cgsi_ts_v15 {
 };
 
 /* linux-next "v14" with max only */
-struct cgsi_ts_v14max {
+struct CGSI_PACKED cgsi_ts_v14max {
 	CGSI_TS_HEAD;
 	uint64_t cpu_count, cpu_delay_total, cpu_delay_max;
 	uint64_t blkio_count, blkio_delay_total, blkio_delay_max;
@@ -219,17 +224,6 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 			     enum cgs_kind kind, unsigned hint_layout,
 			     bool clean_tail, struct cgs_record *out,
 			     struct cgs_decode_stats *st);
-
-/* The delay slots of a record that kernels fill, and where all end. */
-#define CGSI_REC_KNOWN_DELAYS_END                                            \
-	offsetof(struct cgs_record, delay[CGS_DELAY__COUNT])
-#define CGSI_REC_SLOTS_END offsetof(struct cgs_record, delay[CGS_DELAY_SLOTS])
-/* ... and the same for the times of the maxima */
-#define CGSI_REC_KNOWN_ATS_END                                               \
-	offsetof(struct cgs_record, delay_max_at_ns[CGS_DELAY__COUNT])
-#define CGSI_REC_ATS_END                                                     \
-	offsetof(struct cgs_record, delay_max_at_ns[CGS_DELAY_SLOTS])
-
 
 /* payload.c: st += d, as far as the caller's st->sz goes (decoder
  * counters of one call added to the caller's). */

@@ -2,10 +2,11 @@
 /*
  * struct taskstats payload -> struct cgs_record, for every struct version.
  *
- * The payload is copied into an aligned local buffer (min(len, layout
- * size) bytes, the rest zeroed) and read through the layout's struct, so
- * fields a version lacks come out zero and nothing is read in place from
- * the (possibly 4-byte aligned) netlink buffer. One switch per record.
+ * v15 and later (every kernel since 6.14) are read in place from the
+ * netlink buffer through the packed layout structs, straight into the
+ * record, which is not cleared first when the library filled it before
+ * (CGS_DECODE_REUSE). Older, shorter layouts are copied into an aligned
+ * buffer, zero past the layout, so fields a version lacks come out zero.
  */
 #include "util/common.h"
 #include "decode/layout.h"
@@ -178,22 +179,63 @@ static void conv_v14max(const struct cgsi_ts_v14max *s, struct cgs_record *o,
 	CONV_ALL(s, o, CONV_MAX);
 }
 
+/* Layouts a payload shorter than v15 (v1..v14, the max-only v14): copied
+ * into an aligned buffer, zero past the layout, and read through the v16
+ * layout, so the fields the version lacks come out zero. Old kernels
+ * only: out of the hot path. */
+static __attribute__((noinline)) void
+conv_short(const void *payload, size_t known, unsigned layout,
+	   uint32_t fields, struct cgs_record *out)
+{
+	union {
+		struct cgsi_ts_v1 v1;
+		struct cgsi_ts_v14max v14max;
+		struct cgsi_ts_v16 v16;
+		unsigned char raw[CGSI_TS_V16_SIZE];
+	} b;
+
+	memcpy(b.raw, payload, known);
+	memset(b.raw + known, 0, sizeof(b.raw) - known);
+	memset(out, 0, sizeof(*out));
+	if (layout == 1)
+		conv_v1(&b.v1, out);
+	else if (layout == CGSI_LAYOUT_V14MAX)
+		conv_v14max(&b.v14max, out, fields);
+	else
+		conv_v16(&b.v16, out, fields);
+}
+
+/* v15, v16, v17 (and newer): the payload holds the whole layout, read in
+ * place (the layouts are packed), nothing copied. The conversion writes
+ * every field of the record but v17's times of the maxima: a record the
+ * library filled before (clean_tail) has its other bytes -- padding, the
+ * slots no kernel fills -- still zero, and only those times are cleared
+ * for a layout without them; any other record is cleared whole first. */
+static inline void conv_full(const void *payload, unsigned layout,
+			     uint32_t fields, bool clean_tail,
+			     struct cgs_record *out)
+{
+	if (!clean_tail)
+		memset(out, 0, sizeof(*out));
+	if (layout == 15)
+		conv_v15(payload, out, fields);
+	else
+		conv_v16(payload, out, fields);
+	if (layout == 17)
+		conv_v17_ts(payload, out);
+	else if (clean_tail)
+		memset(out->delay_max_at_ns, 0,
+		       sizeof(out->delay_max_at_ns[0]) * CGS_DELAY__COUNT);
+}
+
 int cgsi_decode_payload_hint(const void *payload, size_t len,
 			     enum cgs_kind kind, unsigned hint_layout,
 			     bool clean_tail, struct cgs_record *out,
 			     struct cgs_decode_stats *st)
 {
-	union {
-		struct cgsi_ts_v1 v1;
-		struct cgsi_ts_v14max v14max;
-		struct cgsi_ts_v15 v15;
-		struct cgsi_ts_v16 v16;
-		struct cgsi_ts_v17 v17;
-		unsigned char raw[CGSI_TS_V17_SIZE];
-	} b;
 	uint16_t version;
 	unsigned layout;
-	size_t need, known, take;
+	size_t need, known;
 	uint32_t fields;
 	bool guessed = false;
 
@@ -240,48 +282,20 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 				       : ts_size[layout];
 		guessed = true;
 	}
+	/* from here on known <= len: every layout is read within it */
 	if (cgs_unlikely(len < need))
 		return -EBADMSG;
-
-	take = CGS_MIN(len, known);
-	memcpy(b.raw, payload, take);
-	memset(b.raw + take, 0, sizeof(b.raw) - take);
 
 	if (layout == CGSI_LAYOUT_V14MAX)
 		fields = F_V14 | CGS_HAS_DELAY_MAXMIN;
 	else
 		fields = ts_fields[layout];
 
-	if (clean_tail) {
-		/* CGS_DECODE_REUSE: the slots no kernel fills are still
-		 * zero */
-		memset(out, 0, CGSI_REC_KNOWN_DELAYS_END);
-		memset((char *)out + CGSI_REC_SLOTS_END, 0,
-		       CGSI_REC_KNOWN_ATS_END - CGSI_REC_SLOTS_END);
-		memset((char *)out + CGSI_REC_ATS_END, 0,
-		       sizeof(*out) - CGSI_REC_ATS_END);
-	} else {
-		memset(out, 0, sizeof(*out));
-	}
+	if (cgs_likely(layout >= 15 && layout <= CGS_TASKSTATS_VERSION_MAX))
+		conv_full(payload, layout, fields, clean_tail, out);
+	else
+		conv_short(payload, known, layout, fields, out);
 	out->sz = sizeof(*out);
-	switch (layout) {
-	case 1:
-		conv_v1(&b.v1, out);
-		break;
-	case 15:
-		conv_v15(&b.v15, out, fields);
-		break;
-	case CGSI_LAYOUT_V14MAX:
-		conv_v14max(&b.v14max, out, fields);
-		break;
-	case 17:
-		conv_v16(&b.v16, out, fields);
-		conv_v17_ts(&b.v17, out);
-		break;
-	default:
-		conv_v16(&b.v16, out, fields);
-		break;
-	}
 	/* ac_pid names the thread; the message decoder overrides it with
 	 * the PID attribute, and a TGID aggregate carries none */
 	out->pid = kind == CGS_KIND_TGID ? 0 : out->pid;

@@ -114,16 +114,22 @@ static void as_v17(unsigned char *out, const unsigned char *p, uint16_t v,
 	}
 }
 
-static int decode(struct mb *m, struct cgs_record *t, struct cgs_record *g,
-		  struct cgs_decode_stats *st)
+static int decode_flags(struct mb *m, unsigned flags, struct cgs_record *t,
+			struct cgs_record *g, struct cgs_decode_stats *st)
 {
 	mb_finish(m);
 	unsigned char *h = malloc(m->len); /* exact: ASan sees overreads */
 	assert_non_null(h);
 	memcpy(h, m->b, m->len);
-	int r = cgs_decode_msg(h, m->len, 0, t, g, st);
+	int r = cgs_decode_msg(h, m->len, flags, t, g, st);
 	free(h);
 	return r;
+}
+
+static int decode(struct mb *m, struct cgs_record *t, struct cgs_record *g,
+		  struct cgs_decode_stats *st)
+{
+	return decode_flags(m, 0, t, g, st);
 }
 
 /* The captured pid + tgid message with both records cut to v16 (the
@@ -279,11 +285,60 @@ static void test_version0_groups(void **state)
 	assert_int_equal(st.records, 2 + 2 + 1 + 1);
 }
 
+/* CGS_DECODE_REUSE across versions: a record refilled message after
+ * message (v17 with times, v16, a short v8, v15, v17, v16) holds, byte
+ * for byte, what a record cleared by the decoder (no flag, garbage
+ * before) holds after the same message. */
+static void test_reuse_across_versions(void **state)
+{
+	(void)state;
+	struct real r;
+	load_real(&r);
+	static const uint16_t seq[] = { 17, 16, 8, 15, 17, 16, 1, 16 };
+	static const int64_t ts[CGS_DELAY__COUNT][2] = {
+		{ 1768489618, 5 }, { 1768489619, 7 }, { 0, 0 },
+		{ 1768489620, 9 }, { 1768489621, 0 }, { 0, 0 },
+		{ 1768489622, 1 }, { 1768489623, 2 },
+	};
+	static const uint16_t sizes[18] = { [1] = 72, [8] = 328, [15] = V16,
+					    [16] = V16, [17] = V17 };
+	CGS_OPTS(cgs_record, rt);
+	CGS_OPTS(cgs_record, rg);
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		unsigned char p[V17], g[V17];
+		uint16_t v = seq[i];
+		as_v17(p, r.pid_stats, v, ts);
+		as_v17(g, r.tgid_stats, v, ts);
+		struct mb m;
+		mb_init(&m, 0x17, 2);
+		mb_record(&m, 4, 1, r.pid, p, sizes[v]);
+		mb_record(&m, 5, 2, r.tgid, g, sizes[v]);
+		struct cgs_record ft, fg;
+		memset(&ft, 0xa5, sizeof(ft));
+		memset(&fg, 0x5a, sizeof(fg));
+		ft.sz = fg.sz = sizeof(ft);
+		assert_int_equal(decode_flags(&m, CGS_DECODE_REUSE, &rt, &rg,
+					      NULL),
+				 3);
+		assert_int_equal(decode_flags(&m, 0, &ft, &fg, NULL), 3);
+		assert_int_equal(rt.version, v);
+		assert_memory_equal(&rt, &ft, sizeof(ft));
+		assert_memory_equal(&rg, &fg, sizeof(fg));
+		if (v == 17)
+			assert_int_equal(rt.delay_max_at_ns[CGS_DELAY_BLKIO],
+					 1768489619000000007ull);
+		else
+			assert_int_equal(rt.delay_max_at_ns[CGS_DELAY_BLKIO],
+					 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v17_times),
 		cmocka_unit_test(test_version0_groups),
+		cmocka_unit_test(test_reuse_across_versions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,22 +23,29 @@ static int on_exit_event(const struct cgs_exit *ev, void *user)
 {
 	struct tsc *c = user;
 	unsigned sh = ev->shard < c->src.nshards ? ev->shard : 0;
+
+	if (__builtin_expect(!c->o->events && c->io.cap_fd < 0, 1)) {
+		/* no exit lines, no capture: the accounting alone, no path
+		 * or source asked for */
+		if (ev->task)
+			cgs_rollup_add(c->src.rollup, sh, ev->task, NULL, NULL);
+		if (ev->group)
+			cgs_rollup_add(c->src.rollup, sh, ev->group, NULL, NULL);
+		return 0;
+	}
+
 	struct tsc_shard *s = &c->src.shards[sh];
-	bool keep = c->o->events || c->io.cap_fd >= 0;
 	CGS_OPTS(cgs_add_result, t);
 	CGS_OPTS(cgs_add_result, g);
 
 	if (ev->task) {
 		cgs_rollup_add(c->src.rollup, sh, ev->task, NULL, &t);
-		if (keep) { /* valid only until the next account call */
-			buf_reset(&s->path);
-			buf_puts(&s->path, t.path ? t.path : CGS_UNKNOWN_CGROUP);
-		}
+		/* valid only until the next account call */
+		buf_reset(&s->path);
+		buf_puts(&s->path, t.path ? t.path : CGS_UNKNOWN_CGROUP);
 	}
 	if (ev->group)
 		cgs_rollup_add(c->src.rollup, sh, ev->group, NULL, &g);
-	if (!keep)
-		return 0;
 
 	const char *tp = ev->task && s->path.p ? s->path.p : NULL;
 	pthread_mutex_lock(&s->lock);
