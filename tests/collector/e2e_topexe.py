@@ -152,6 +152,13 @@ try:
                    if x.startswith("/") and os.path.realpath(x) == path]
             check(got == [want], "textfile: exe_process_%s_total %s: %r" %
                   (fam, path, got))
+        # the unit's workload series: true's 9 exits, one series a path
+        pat = (r'^taskstat_workload_exe_process_exits_total\{kind="unit",'
+               r'unit="wx.service",exe="([^"]*)"\} (\S+)$')
+        got = [(os.path.realpath(x), float(v))
+               for x, v in re.findall(pat, tf, re.M) if x.startswith("/")]
+        check(got == [(BINS["true"], 9.0)],
+              "textfile: workload_exe_process_exits_total: %r" % got)
         n = len(re.findall(r'^taskstat_exe_process_crashes_total\{cgroup='
                            r'"%s",' % re.escape(p), tf, re.M))
         check(n == 1, "textfile: %d crash series for %s, want 1" % (n, p))
