@@ -21,6 +21,8 @@
  * (cNNNNN.service), every snapshot folded into a workload view
  * ("wl_cpu_ms": cgs_workloads_update()'s thread CPU, median;
  * "wl_bytes_per_cgroup": the view's heap after its first update).
+ * "snapshot_heap_per_cgroup": heap in use that the first snapshot adds
+ * (what it holds while kept).
  * Prints one JSON line per size: ms per snapshot (in "ns_per_record": ns
  * per cgroup; wall time, and the thread's CPU time in "cpu_ms"), the
  * snapshot's cgroup count, and memory per cgroup: the rollup's (heap in
@@ -129,7 +131,7 @@ static int run_size(long n)
 	struct cgs_rollup *ru = NULL;
 	char (*paths)[96], top[32];
 	double ns[64], ms[64], cpu[64], wcpu[64] = { 0 }, acc_ns, heap0;
-	double rollup_b = 0, snap_b = 0, wl_b = 0;
+	double rollup_b = 0, snap_b = 0, wl_b = 0, snap_h = 0;
 	struct cgs_workloads *view = NULL;
 	size_t len, count = 0;
 	char extra[640];
@@ -185,7 +187,7 @@ static int run_size(long n)
 		struct cgs_snapshot *s = NULL;
 		double t1, t2;
 
-		double c1, rss1 = rss_bytes();
+		double c1, rss1 = rss_bytes(), h1 = heap_bytes();
 		for (long i = 0; i < n; i++)
 			if (i % 100 < active) {
 				given.path = paths[i];
@@ -197,8 +199,10 @@ static int run_size(long n)
 		err = cgs_rollup_snapshot(ru, &so, &s);
 		if (err >= 0)
 			count = cgs_snapshot_count(s);
-		if (r == 0)
+		if (r == 0) {
 			snap_b = (rss_bytes() - rss1) / (double)n;
+			snap_h = (heap_bytes() - h1) / (double)n;
+		}
 		if (view && err >= 0) {
 			double h = heap_bytes(), c = cpu_now();
 			cgs_workloads_update(view, s, (uint64_t)r);
@@ -232,12 +236,13 @@ static int run_size(long n)
 		 "\"rollup_bytes_per_cgroup\":%.0f,"
 		 "\"snapshot_bytes_per_cgroup\":%.0f,"
 		 "\"comms\":%u,\"exes\":%u,\"wl_cpu_ms\":%.3f,"
-		 "\"wl_bytes_per_cgroup\":%.0f",
+		 "\"wl_bytes_per_cgroup\":%.0f,"
+		 "\"snapshot_heap_per_cgroup\":%.0f",
 		 cgsb_median(ms, reps), cgsb_min(ms, reps), cgsb_max(ms, reps),
 		 count, acc_ns, real_dirs ? "true" : "false",
 		 hist ? "true" : "false", active, cgsb_median(cpu, reps),
 		 cgsb_min(cpu, reps), rollup_b, snap_b, comms, exes,
-		 cgsb_median(wcpu, reps), wl_b);
+		 cgsb_median(wcpu, reps), wl_b, snap_h);
 	cgsb_report("snapshot", "snapshot", n, ns, reps, n, extra);
 	return 0;
 }
