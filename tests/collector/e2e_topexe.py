@@ -69,6 +69,23 @@ def work(cgdir, trues, crashes, burn):
                        "/dev/zero"])
 
 
+def gone_by(textfile, cgpath, limit=15):
+    """Wait until the textfile has no series of cgpath (removed, then
+    retired: 2 s grace; longer on a loaded host)."""
+    label = 'cgroup="%s"' % cgpath
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        try:
+            with open(textfile, encoding="utf-8") as f:
+                if label not in f.read():
+                    return
+        except OSError:
+            pass
+    check(False, "%s still in the textfile %d s after its removal" %
+          (cgpath, limit))
+
+
 def entry(e, path):
     """e names the binary at path: its device and inode, and its path
     (any name of that file: /bin is /usr/bin here)."""
@@ -99,7 +116,7 @@ try:
             work(cg.mkdir("wx.service/r1"), 3, 0, False)
             time.sleep(1.5)  # a snapshot of r1
             cg.rmtree(cg.dir("wx.service/r1"))
-            time.sleep(3.5)  # seen removed, retired (2 s grace)
+            gone_by(textfile, cg.path("wx.service/r1"))
             work(cg.mkdir("wx.service/r2"), 4, 0, False)
             time.sleep(1.5)  # a textfile after the work
             with open(textfile, "rb") as f:
