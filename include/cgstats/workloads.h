@@ -193,8 +193,10 @@ cgs_workloads_find(const struct cgs_workloads *w, const char *cgroup_path,
  * executable above the bound is listed; exact while the workload saw at
  * most opts.exes executables). Every counter held is listed (up to
  * opts.exes), then (other) when something is not listed, as in
- * cgs_snapshot_get_exe(). Memory: up to 3 + 3 per cgroup summaries of
- * opts.exes counters per workload (about 100 bytes a counter).
+ * cgs_snapshot_get_exe(). Memory per workload: up to 3 x (2 + its live
+ * cgroups) summaries of opts.exes counters (about 100 bytes a counter;
+ * a ranking nothing counted by has none), and the listing. Nothing with
+ * executables off.
  *
  * Context: The view's thread.
  * Return: The number of entries; 0 when executables are off, for a
