@@ -11,13 +11,18 @@
  * removed cgroups; -M uses paths that do not exist instead.
  *
  * usage: micro_snapshot [-n 1000,10000[,100000]] [-r REPS] [-M] [-H]
- *                       [-a PERCENT] [-C COMMS] [-E EXES]
+ *                       [-a PERCENT] [-C COMMS] [-E EXES] [-W]
  * -H: with CGS_ROLLUP_HISTOGRAMS (the collector's default); -a: the share
  * of cgroups with a record between two snapshots (default 100: all; a
  * host's cgroups are mostly idle); -C, -E: cgs_rollup_opts.comms and
  * .exes (the collector's --comms N / --exes N give max(4N, 64)), every
  * snapshot listing all the summaries hold; the records then cycle over
- * three executables (and commands) per cgroup.
+ * three executables (and commands) per cgroup. -W: each cgroup a unit
+ * (cNNNNN.service), every snapshot folded into a workload view
+ * ("wl_cpu_ms": cgs_workloads_update()'s thread CPU, median;
+ * "wl_bytes_per_cgroup": the view's heap after its first update).
+ * "snapshot_heap_per_cgroup": heap in use that the first snapshot adds
+ * (what it holds while kept).
  * Prints one JSON line per size: ms per snapshot (in "ns_per_record": ns
  * per cgroup; wall time, and the thread's CPU time in "cpu_ms"), the
  * snapshot's cgroup count, and memory per cgroup: the rollup's (heap in
@@ -39,6 +44,7 @@
 
 static int reps = 7, real_dirs = 1, hist, active = 100;
 static unsigned comms, exes; /* -C, -E */
+static int wl; /* -W */
 
 /* The records' executable (and command) cycle over three. */
 static void next_exe(struct cgs_record *rec)
@@ -91,8 +97,8 @@ static int tree(const char *top, long n, bool make)
 		if (make && mkdir(dir, 0755) < 0 && errno != EEXIST)
 			return -errno;
 		for (long i = g * 100; i < n && i < (g + 1) * 100; i++) {
-			snprintf(dir, sizeof(dir), "%s%s/g%02ld/c%05ld", mnt,
-				 top, g, i);
+			snprintf(dir, sizeof(dir), "%s%s/g%02ld/c%05ld%s", mnt,
+				 top, g, i, wl ? ".service" : "");
 			if (make && mkdir(dir, 0755) < 0 && errno != EEXIST)
 				return -errno;
 			if (!make)
@@ -124,9 +130,11 @@ static int run_size(long n)
 	CGS_OPTS(cgs_record, group);
 	struct cgs_rollup *ru = NULL;
 	char (*paths)[96], top[32];
-	double ns[64], ms[64], cpu[64], acc_ns, heap0, rollup_b = 0, snap_b = 0;
+	double ns[64], ms[64], cpu[64], wcpu[64] = { 0 }, acc_ns, heap0;
+	double rollup_b = 0, snap_b = 0, wl_b = 0, snap_h = 0;
+	struct cgs_workloads *view = NULL;
 	size_t len, count = 0;
-	char extra[512];
+	char extra[640];
 	int err;
 
 	len = cgsb_build_msg(msg, sizeof(msg), &spec);
@@ -138,8 +146,8 @@ static int run_size(long n)
 		return -ENOMEM;
 	snprintf(top, sizeof(top), "/cgs-snap-%d", (int)getpid());
 	for (long i = 0; i < n; i++)
-		snprintf(paths[i], sizeof(paths[i]), "%s/g%02ld/c%05ld", top,
-			 i / 100, i);
+		snprintf(paths[i], sizeof(paths[i]), "%s/g%02ld/c%05ld%s", top,
+			 i / 100, i, wl ? ".service" : "");
 	if (real_dirs) {
 		err = tree(top, n, true);
 		if (err < 0) {
@@ -170,6 +178,8 @@ static int run_size(long n)
 		}
 	acc_ns = (cgsb_now() - t0) * 1e9 / (double)(3 * n);
 	rollup_b = (heap_bytes() - heap0) / (double)n;
+	if (wl && cgs_workloads_new(&view, NULL) < 0)
+		view = NULL;
 
 	if (reps > 64)
 		reps = 64;
@@ -177,7 +187,7 @@ static int run_size(long n)
 		struct cgs_snapshot *s = NULL;
 		double t1, t2;
 
-		double c1, rss1 = rss_bytes();
+		double c1, rss1 = rss_bytes(), h1 = heap_bytes();
 		for (long i = 0; i < n; i++)
 			if (i % 100 < active) {
 				given.path = paths[i];
@@ -189,11 +199,20 @@ static int run_size(long n)
 		err = cgs_rollup_snapshot(ru, &so, &s);
 		if (err >= 0)
 			count = cgs_snapshot_count(s);
-		if (r == 0)
+		if (r == 0) {
 			snap_b = (rss_bytes() - rss1) / (double)n;
+			snap_h = (heap_bytes() - h1) / (double)n;
+		}
+		if (view && err >= 0) {
+			double h = heap_bytes(), c = cpu_now();
+			cgs_workloads_update(view, s, (uint64_t)r);
+			wcpu[r] = (cpu_now() - c) * 1e3;
+			if (r == 0)
+				wl_b = (heap_bytes() - h) / (double)n;
+		}
 		cgs_snapshot_free(s);
 		t2 = cgsb_now();
-		cpu[r] = (cpu_now() - c1) * 1e3;
+		cpu[r] = (cpu_now() - c1) * 1e3 - wcpu[r];
 		if (err < 0) {
 			fprintf(stderr, "micro_snapshot: %s\n",
 				cgs_strerror(err));
@@ -202,6 +221,7 @@ static int run_size(long n)
 		ms[r] = (t2 - t1) * 1e3;
 		ns[r] = (t2 - t1) * 1e9 / (double)n;
 	}
+	cgs_workloads_free(view);
 	cgs_rollup_free(ru);
 	free(paths);
 	if (real_dirs)
@@ -215,11 +235,14 @@ static int run_size(long n)
 		 "\"cpu_ms\":%.3f,\"cpu_ms_min\":%.3f,"
 		 "\"rollup_bytes_per_cgroup\":%.0f,"
 		 "\"snapshot_bytes_per_cgroup\":%.0f,"
-		 "\"comms\":%u,\"exes\":%u",
+		 "\"comms\":%u,\"exes\":%u,\"wl_cpu_ms\":%.3f,"
+		 "\"wl_bytes_per_cgroup\":%.0f,"
+		 "\"snapshot_heap_per_cgroup\":%.0f",
 		 cgsb_median(ms, reps), cgsb_min(ms, reps), cgsb_max(ms, reps),
 		 count, acc_ns, real_dirs ? "true" : "false",
 		 hist ? "true" : "false", active, cgsb_median(cpu, reps),
-		 cgsb_min(cpu, reps), rollup_b, snap_b, comms, exes);
+		 cgsb_min(cpu, reps), rollup_b, snap_b, comms, exes,
+		 cgsb_median(wcpu, reps), wl_b, snap_h);
 	cgsb_report("snapshot", "snapshot", n, ns, reps, n, extra);
 	return 0;
 }
@@ -229,7 +252,7 @@ int main(int argc, char **argv)
 	char sizes[128] = "1000,10000";
 	int opt, rc = 0;
 
-	while ((opt = getopt(argc, argv, "n:r:MHa:C:E:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:MHa:C:E:W")) != -1) {
 		switch (opt) {
 		case 'n': snprintf(sizes, sizeof(sizes), "%s", optarg); break;
 		case 'r': reps = atoi(optarg); break;
@@ -238,10 +261,11 @@ int main(int argc, char **argv)
 		case 'a': active = atoi(optarg); break;
 		case 'C': comms = (unsigned)atoi(optarg); break;
 		case 'E': exes = (unsigned)atoi(optarg); break;
+		case 'W': wl = 1; break;
 		default:
 			fprintf(stderr, "usage: micro_snapshot [-n SIZES] "
 					"[-r REPS] [-M] [-H] [-a PERCENT] "
-					"[-C COMMS] [-E EXES]\n");
+					"[-C COMMS] [-E EXES] [-W]\n");
 			return 2;
 		}
 	}

@@ -178,6 +178,51 @@ cgs_workloads_find(const struct cgs_workloads *w, const char *cgroup_path,
 		   struct cgs_workload_view *out);
 
 /**
+ * cgs_workloads_exe_count() - Entries of an executables' ranking of one
+ *	workload.
+ * @w: The view.
+ * @i: 0 <= @i < cgs_workloads_count(), as for cgs_workloads_get().
+ * @by: The ranking.
+ *
+ * Since 1.4. A workload's ranking is that of every cgroup it ever had
+ * (cgs_rollup_opts.exes on): its removed cgroups' summaries as last
+ * seen, merged into one of the same capacity, and its live cgroups'
+ * current ones merged at the update (Space-Saving summaries merged: an
+ * executable's true value lies in [value, value + error], error adds up
+ * over the merged summaries, each at most its total / opts.exes; an
+ * executable above the bound is listed; exact while the workload saw at
+ * most opts.exes executables). Every counter held is listed (up to
+ * opts.exes), then (other) when something is not listed, as in
+ * cgs_snapshot_get_exe(). Memory per workload: up to 3 x (2 + its live
+ * cgroups) summaries of opts.exes counters (about 100 bytes a counter;
+ * a ranking nothing counted by has none), and the listing. Nothing with
+ * executables off.
+ *
+ * Context: The view's thread.
+ * Return: The number of entries; 0 when executables are off, for a
+ *	ranking nothing was counted by, or out of range.
+ */
+CGS_EXPORT size_t cgs_workloads_exe_count(const struct cgs_workloads *w,
+					  size_t i, enum cgs_exe_rank by);
+
+/**
+ * cgs_workloads_get_exe() - One entry of a workload's executables' ranking.
+ * @w: The view.
+ * @i: The workload, as for cgs_workloads_exe_count().
+ * @by: The ranking.
+ * @j: 0 <= @j < cgs_workloads_exe_count(), largest value first.
+ *
+ * Since 1.4.
+ *
+ * Context: The view's thread.
+ * Return: The entry, valid until the next cgs_workloads_update() or
+ *	cgs_workloads_free(); NULL out of range.
+ */
+CGS_EXPORT const struct cgs_exe *
+cgs_workloads_get_exe(const struct cgs_workloads *w, size_t i,
+		      enum cgs_exe_rank by, size_t j);
+
+/**
  * cgs_workloads_get_counts() - The view's own counters.
  * @w: The view.
  * @out: Receives them (sz set by the caller).

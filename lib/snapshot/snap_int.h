@@ -162,6 +162,9 @@ struct snap_comms {
 struct snap_exes {
 	struct cgs_exe *v[3];
 	size_t n[3];
+	/* [3] the summaries listed (the entry's, kept for the workload
+	 * view to merge: lib/workloads); NULL: none */
+	struct cgsi_topk *t;
 };
 
 /* Memory of at least this size is mapped directly, with transparent huge

@@ -269,9 +269,11 @@ void cgs_snapshot_free(struct cgs_snapshot *s)
 	}
 	free(s->cm);
 	s->cm = NULL;
-	for (size_t i = 0; s->ex && i < s->xn; i++)
+	for (size_t i = 0; s->ex && i < s->xn; i++) {
 		for (unsigned r = 0; r < CGSI_NEXE; r++)
 			free(s->ex[i].v[r]);
+		cgsi_tops_free(s->ex[i].t, CGSI_NEXE);
+	}
 	free(s->ex);
 	s->ex = NULL;
 	struct cgsi_snap_pool *p = s->pool;

@@ -592,6 +592,10 @@ static int fill(struct cgs_snapshot *snap, struct vec *a, size_t *stack,
 		    cgsi_snap_list_exes(&snap->ex[i], e->exes,
 					(unsigned)CGS_MIN(o->exes, UINT_MAX)) < 0)
 			return -ENOMEM;
+		if (e->exes) { /* kept with the listing (snap_int.h) */
+			snap->ex[i].t = e->exes;
+			e->exes = NULL;
+		}
 	}
 	return 0;
 }

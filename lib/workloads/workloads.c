@@ -20,6 +20,7 @@
 
 #include "identity/identity.h"
 #include "rollup/counters.h"
+#include "snapshot/snap_int.h" /* a cgroup's executables' summaries */
 #include "util/common.h"
 
 struct wl {
@@ -32,6 +33,11 @@ struct wl {
 	uint64_t *signals;
 	struct cgs_delay_peaks *peaks; /* NULL: none yet */
 	uint64_t seen, live, first_ms, last_ms;
+	/* executables (cgs_rollup_opts.exes), [CGSI_NEXE] summaries each,
+	 * NULL: none: its removed cgroups' last ones merged (xgone), that
+	 * and its live cgroups' merged at the update (xcur), listed (xl) */
+	struct cgsi_topk *xgone, *xcur;
+	struct snap_exes xl;
 };
 
 /* Snapshots at which a container or pod cgroup no source named is looked
@@ -43,6 +49,8 @@ struct cg {
 	int32_t wl;       /* index into workloads, -1: none (not a workload) */
 	uint8_t tries;    /* look-ups left for an unnamed container or pod */
 	uint64_t gen;     /* the update that saw it last */
+	struct cgsi_topk *ex; /* [CGSI_NEXE] its executables' summaries as
+			       * last seen (in a workload); NULL: none */
 };
 
 struct cgs_workloads {
@@ -59,6 +67,7 @@ struct cgs_workloads {
 	uint32_t *wh;     /* open addressing by key: index + 1, 0 free */
 	size_t capwh;
 	struct cgs_workloads_counts n;
+	bool exes;        /* a cgroup had executables' summaries */
 };
 
 static uint64_t hash(const char *s, size_t n)
@@ -113,12 +122,45 @@ int cgsi_workloads_new_1_2(const struct cgs_workloads_opts *opts,
 	return cgsi_workloads_new_1_3(out, opts);
 }
 
+static void xl_free(struct snap_exes *l)
+{
+	for (unsigned r = 0; r < CGSI_NEXE; r++)
+		free(l->v[r]);
+	memset(l, 0, sizeof(*l));
+}
+
 static void wl_free(struct wl *x)
 {
 	free(x->key);
 	free(x->image);
 	free(x->signals);
 	free(x->peaks);
+	cgsi_tops_free(x->xgone, CGSI_NEXE);
+	cgsi_tops_free(x->xcur, CGSI_NEXE);
+	xl_free(&x->xl);
+}
+
+/* src's summaries (CGSI_NEXE) into *dst (made at first use, each of its
+ * src's capacity): merged, or copied (then skipped when the totals say
+ * nothing was added: the summaries are cumulative and every add weighs).
+ * 0 or -ENOMEM. */
+static int tops_into(struct cgsi_topk **dst, const struct cgsi_topk *src,
+		     bool merge)
+{
+	if (!*dst && !(*dst = cgsi_tops_new(CGSI_NEXE)))
+		return -ENOMEM;
+	for (unsigned r = 0; r < CGSI_NEXE; r++) {
+		struct cgsi_topk *d = &(*dst)[r];
+		if (!src[r].slots) /* never made: nothing counted by it */
+			continue;
+		if (!d->slots && cgsi_topk_init(d, src[r].cap) < 0)
+			return -ENOMEM;
+		if (merge)
+			cgsi_topk_merge(d, &src[r]);
+		else if (d->total != src[r].total || d->size != src[r].size)
+			cgsi_topk_copy(d, &src[r]);
+	}
+	return 0;
 }
 
 void cgs_workloads_free(struct cgs_workloads *w)
@@ -127,8 +169,10 @@ void cgs_workloads_free(struct cgs_workloads *w)
 		return;
 	for (size_t i = 0; i < w->nw; i++)
 		wl_free(&w->w[i]);
-	for (size_t i = 0; i < w->capc; i++)
+	for (size_t i = 0; i < w->capc; i++) {
 		free(w->c[i].path);
+		cgsi_tops_free(w->c[i].ex, CGSI_NEXE);
+	}
 	free(w->w);
 	free(w->c);
 	free(w->order);
@@ -406,6 +450,12 @@ static int fold(struct cgs_workloads *w, const struct cgs_snapshot *s,
 	struct wl *x = &w->w[c->wl];
 	x->live++;
 	x->last_ms = now;
+	/* its executables' summaries, cumulative: the last ones kept */
+	if (s->ex && i < s->xn && s->ex[i].t) {
+		w->exes = true;
+		if (tops_into(&c->ex, s->ex[i].t, false) < 0)
+			return -ENOMEM;
+	}
 	/* named now: everything the cgroup has (it is new, the view came
 	 * after it, or its name came late); then what each snapshot added */
 	const struct cgs_counters *d = all ? st->self : st->self_delta;
@@ -479,6 +529,12 @@ static void sweep(struct cgs_workloads *w, uint64_t now)
 			/* its cached names go keep_ms later */
 			cgsi_identity_forget(w->o.identity, old[i].path);
 			free(old[i].path);
+			/* its executables: its workload's for good (an
+			 * allocation failure loses them) */
+			if (old[i].ex && old[i].wl >= 0 && map[old[i].wl] >= 0)
+				tops_into(&w->w[map[old[i].wl]].xgone,
+					  old[i].ex, true);
+			cgsi_tops_free(old[i].ex, CGSI_NEXE);
 			continue;
 		}
 		if (old[i].wl >= 0)
@@ -525,8 +581,10 @@ static void forget_all(struct cgs_workloads *w)
 	for (size_t i = 0; i < w->nw; i++)
 		wl_free(&w->w[i]);
 	w->nw = 0;
-	for (size_t i = 0; i < w->capc; i++)
+	for (size_t i = 0; i < w->capc; i++) {
 		free(w->c[i].path);
+		cgsi_tops_free(w->c[i].ex, CGSI_NEXE);
+	}
 	if (w->capc)
 		memset(w->c, 0, w->capc * sizeof(*w->c));
 	w->nc = 0;
@@ -556,6 +614,35 @@ static bool peek(struct cgs_workloads *w, const struct cgs_snapshot *s)
 	return false;
 }
 
+/* Each workload's executables: its removed cgroups' summaries and its
+ * live ones' merged, then listed (every counter held, then (other), as
+ * the snapshot lists a cgroup's). O(cgroups in workloads x summary). */
+static int list_exes(struct cgs_workloads *w)
+{
+	int err = 0;
+	for (size_t i = 0; i < w->nw; i++) {
+		struct wl *x = &w->w[i];
+		for (unsigned r = 0; x->xcur && r < CGSI_NEXE; r++)
+			if (x->xcur[r].slots)
+				cgsi_topk_reset(&x->xcur[r]);
+		if (x->xgone && tops_into(&x->xcur, x->xgone, true) < 0)
+			err = -ENOMEM;
+	}
+	for (size_t i = 0; i < w->capc; i++) {
+		const struct cg *c = &w->c[i];
+		if (c->path && c->wl >= 0 && c->ex &&
+		    tops_into(&w->w[c->wl].xcur, c->ex, true) < 0)
+			err = -ENOMEM;
+	}
+	for (size_t i = 0; i < w->nw; i++) {
+		struct wl *x = &w->w[i];
+		xl_free(&x->xl);
+		if (x->xcur && cgsi_snap_list_exes(&x->xl, x->xcur, 0) < 0)
+			err = -ENOMEM;
+	}
+	return err;
+}
+
 int cgs_workloads_update(struct cgs_workloads *w,
 			 const struct cgs_snapshot *s,
 			 uint64_t now_ms)
@@ -574,6 +661,8 @@ int cgs_workloads_update(struct cgs_workloads *w,
 		err = fold(w, s, i, now_ms);
 	if (!err)
 		sweep(w, now_ms);
+	if (!err && w->exes)
+		err = list_exes(w);
 	int e2 = sort_order(w);
 	w->n.workloads = w->nw;
 	w->n.cgroups = w->nc;
@@ -627,6 +716,23 @@ int cgs_workloads_find(const struct cgs_workloads *w,
 	if (!c->path || c->wl < 0)
 		return -ENOENT;
 	return view_of(w, &w->w[c->wl], out);
+}
+
+size_t cgs_workloads_exe_count(const struct cgs_workloads *w, size_t i,
+			       enum cgs_exe_rank by)
+{
+	if (!w || i >= cgs_workloads_count(w) || (unsigned)by >= CGSI_NEXE)
+		return 0;
+	return w->w[w->order[i]].xl.n[by];
+}
+
+const struct cgs_exe *cgs_workloads_get_exe(const struct cgs_workloads *w,
+					    size_t i, enum cgs_exe_rank by,
+					    size_t j)
+{
+	if (j >= cgs_workloads_exe_count(w, i, by))
+		return NULL;
+	return &w->w[w->order[i]].xl.v[by][j];
 }
 
 int cgs_workloads_get_counts(const struct cgs_workloads *w,

@@ -8,7 +8,9 @@ JSON names them by exits (true 30, sh 10 exact, error 0), by crashes (sh
 and inode of the binary that ran; the --textfile passes promtool and has
 the same counts on exe="<path>" series; CSV has an "exe" row per entry
 with every row as wide as its header; bad option combinations are exit-2
-errors naming the option."""
+errors naming the option. Per workload: a unit (wx.service) of its own
+cgroup and a child removed, then another child (a restart): the JSON
+"workloads" entry ranks true's exits over all three, exact."""
 import csv
 import io
 import os
@@ -67,6 +69,23 @@ def work(cgdir, trues, crashes, burn):
                        "/dev/zero"])
 
 
+def gone_by(textfile, cgpath, limit=15):
+    """Wait until the textfile has no series of cgpath (removed, then
+    retired: 2 s grace; longer on a loaded host)."""
+    label = 'cgroup="%s"' % cgpath
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        try:
+            with open(textfile, encoding="utf-8") as f:
+                if label not in f.read():
+                    return
+        except OSError:
+            pass
+    check(False, "%s still in the textfile %d s after its removal" %
+          (cgpath, limit))
+
+
 def entry(e, path):
     """e names the binary at path: its device and inode, and its path
     (any name of that file: /bin is /usr/bin here)."""
@@ -87,13 +106,33 @@ try:
     with Cgroups("topexe") as cg:
         d = cg.mkdir("w")
         p = cg.path("w")
+        ua = cg.mkdir("wx.service")
         with Collector(B, ["-f", "jsonl", "--exes", "3", "--prom-exes",
                            "--textfile", textfile, "-i", "1"]) as col:
             work(d, 30, 10, True)
+            # the unit: 2 exits in its cgroup, 3 in a child that goes,
+            # then 4 in the next child (a restart)
+            work(ua, 2, 0, False)
+            work(cg.mkdir("wx.service/r1"), 3, 0, False)
+            time.sleep(1.5)  # a snapshot of r1
+            cg.rmtree(cg.dir("wx.service/r1"))
+            gone_by(textfile, cg.path("wx.service/r1"))
+            work(cg.mkdir("wx.service/r2"), 4, 0, False)
             time.sleep(1.5)  # a textfile after the work
             with open(textfile, "rb") as f:
                 tf = f.read().decode()
         roll = final_rollup(strict_json_lines(col.raw()))
+        check(cg.path("wx.service/r1") not in by_path(roll),
+              "r1 still in the last snapshot")
+        wl = [x for x in roll.get("workloads", [])
+              if x.get("unit") == "wx.service"]
+        check(len(wl) == 1, "workloads: %r" % roll.get("workloads"))
+        e = wl[0]["exes"]["by_exits"]
+        check(wl[0]["cgroups_seen"] == 3 and wl[0]["cgroups_live"] == 2 and
+              len(e) == 1 and entry(e[0], BINS["true"]) and
+              e[0]["exits"] == 9 and e[0]["error"] == 0,
+              "workload wx.service: %r (want true 9 exits, 3 cgroups "
+              "seen, 2 live)" % wl[0])
         c = by_path(roll).get(p)
         check(c is not None, "cgroup %s missing" % p)
         ex = c.get("exes")
@@ -130,6 +169,13 @@ try:
                    if x.startswith("/") and os.path.realpath(x) == path]
             check(got == [want], "textfile: exe_process_%s_total %s: %r" %
                   (fam, path, got))
+        # the unit's workload series: true's 9 exits, one series a path
+        pat = (r'^taskstat_workload_exe_process_exits_total\{kind="unit",'
+               r'unit="wx.service",exe="([^"]*)"\} (\S+)$')
+        got = [(os.path.realpath(x), float(v))
+               for x, v in re.findall(pat, tf, re.M) if x.startswith("/")]
+        check(got == [(BINS["true"], 9.0)],
+              "textfile: workload_exe_process_exits_total: %r" % got)
         n = len(re.findall(r'^taskstat_exe_process_crashes_total\{cgroup='
                            r'"%s",' % re.escape(p), tf, re.M))
         check(n == 1, "textfile: %d crash series for %s, want 1" % (n, p))

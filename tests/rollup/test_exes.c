@@ -358,12 +358,143 @@ static void test_exes_evicted(void **state)
 	cgs_rollup_free(r);
 }
 
+/* ---- per workload ---- */
+
+#define NWX 4 /* executables 1..4 */
+
+/* What the workload's cgroups were fed, per executable: the expectation
+ * (every ranking exact: fewer executables than counters). */
+struct wx_sum {
+	uint64_t v[3][NWX + 1]; /* by enum cgs_exe_rank, by inode */
+};
+
+static void wx_put(struct cgs_rollup *r, struct wx_sum *e, const char *path,
+		   uint32_t pid, uint64_t ino, uint64_t cpu, uint32_t st)
+{
+	struct cgs_record x = xrec(CGS_KIND_PROCESS, pid, ino, cpu, st);
+	put(r, pid % 2, path, &x);
+	e->v[CGS_EXES_BY_CPU][ino] += cpu;
+	e->v[CGS_EXES_BY_EXITS][ino]++;
+	e->v[CGS_EXES_BY_CRASHES][ino] += st == SIGSEGV;
+}
+
+/* A snapshot folded into the view. */
+static void wx_update(struct cgs_rollup *r, struct cgs_workloads *w)
+{
+	struct cgs_snapshot *s = snap(r, 0, 0);
+	F.now_ms += 1000;
+	assert_int_equal(cgs_workloads_update(w, s, F.now_ms), 0);
+	cgs_snapshot_free(s);
+}
+
+/* The unit's rankings are e's, exact, largest first, no (other). */
+static void wx_check(const struct cgs_workloads *w, const struct wx_sum *e)
+{
+	assert_int_equal(cgs_workloads_count(w), 1);
+	for (int by = 0; by < 3; by++) {
+		size_t n = 0;
+		for (uint64_t k = 1; k <= NWX; k++)
+			n += e->v[by][k] != 0;
+		assert_int_equal(cgs_workloads_exe_count(w, 0, by), n);
+		uint64_t last = UINT64_MAX;
+		for (size_t j = 0; j < n; j++) {
+			const struct cgs_exe *x = cgs_workloads_get_exe(w, 0, by,
+									j);
+			assert_non_null(x);
+			assert_false(x->other);
+			assert_int_equal(x->dev, DEV);
+			assert_true(x->inode >= 1 && x->inode <= NWX);
+			assert_int_equal(x->value, e->v[by][x->inode]);
+			assert_int_equal(x->error, 0);
+			assert_true(x->value <= last);
+			last = x->value;
+		}
+		assert_null(cgs_workloads_get_exe(w, 0, by, n));
+	}
+}
+
+/* One unit, two cgroups (its own and a child): the workload ranks their
+ * sum; the child removed (retired by the rollup: gone from snapshots)
+ * its counts stay; a new child (a restart) adds to them. */
+static void test_exes_workload(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = exe_rollup(2, 8);
+	struct cgs_workloads *w = NULL;
+	struct cgs_workloads_opts wo = { .sz = sizeof(wo) };
+	assert_int_equal(cgs_workloads_new(&w, &wo), 0);
+	struct wx_sum e = { 0 };
+	const char *a = "/system.slice/wx.service";
+	const char *b = "/system.slice/wx.service/b";
+	const char *c = "/system.slice/wx.service/c";
+	uint32_t pid = 5000;
+	for (int k = 0; k < 3; k++)
+		wx_put(r, &e, a, pid++, 1, 10, 0);
+	wx_put(r, &e, a, pid++, 2, 5, SIGSEGV);
+	wx_put(r, &e, b, pid++, 1, 7, 0);
+	wx_put(r, &e, b, pid++, 3, 50, 0);
+	wx_update(r, w);
+	wx_check(w, &e);
+	/* more in b, then b goes: the rollup retires it */
+	wx_put(r, &e, b, pid++, 2, 1, SIGSEGV);
+	wx_update(r, w);
+	wx_check(w, &e);
+	fp_rmdir(&F, b);
+	wx_update(r, w); /* the removal seen */
+	F.now_ms += 3000; /* the rollup's grace (2 s) */
+	assert_true(cgs_rollup_retire_removed(r) >= 0);
+	wx_update(r, w);
+	F.now_ms += 3000;
+	assert_true(cgs_rollup_retire_removed(r) >= 0);
+	wx_update(r, w);
+	struct cgs_workload_view v = { .sz = sizeof(v) };
+	assert_int_equal(cgs_workloads_find(w, b, &v), -ENOENT); /* gone */
+	assert_int_equal(cgs_workloads_find(w, a, &v), 0);
+	assert_int_equal(v.cgroups_live, 1);
+	wx_check(w, &e);
+	/* the restart: c, the same executables and a new one */
+	wx_put(r, &e, c, pid++, 3, 50, 0);
+	wx_put(r, &e, c, pid++, 2, 2, SIGSEGV);
+	wx_put(r, &e, c, pid++, 4, 1, 0);
+	wx_put(r, &e, a, pid++, 1, 10, 0);
+	wx_update(r, w);
+	wx_check(w, &e);
+	wx_update(r, w); /* nothing new: the same */
+	wx_check(w, &e);
+	cgs_workloads_free(w);
+	cgs_rollup_free(r);
+}
+
+/* Executables off: no ranking, no cost. */
+static void test_exes_workload_off(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = exe_rollup(1, 0);
+	struct cgs_workloads *w = NULL;
+	assert_int_equal(cgs_workloads_new(&w, NULL), 0);
+	struct wx_sum e = { 0 };
+	wx_put(r, &e, "/system.slice/wy.service", 6000, 1, 10, SIGSEGV);
+	wx_update(r, w);
+	assert_int_equal(cgs_workloads_count(w), 1);
+	for (int by = 0; by < 3; by++) {
+		assert_int_equal(cgs_workloads_exe_count(w, 0, by), 0);
+		assert_null(cgs_workloads_get_exe(w, 0, by, 0));
+	}
+	assert_int_equal(cgs_workloads_exe_count(NULL, 0, 0), 0);
+	assert_int_equal(cgs_workloads_exe_count(w, 1, 0), 0);
+	assert_int_equal(cgs_workloads_exe_count(w, 0, 3), 0);
+	cgs_workloads_free(w);
+	cgs_rollup_free(r);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		fp_unit_test(test_exes_exact, &F),
 		fp_unit_test(test_exes_fold, &F),
 		fp_unit_test(test_exes_evicted, &F),
+		fp_unit_test(test_exes_workload, &F),
+		fp_unit_test(test_exes_workload_off, &F),
 	};
 	return CGT_RUN(argc, argv, tests);
 }

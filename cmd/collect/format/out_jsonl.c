@@ -224,22 +224,43 @@ static void rank_value(struct buf *b, const char *count, uint64_t value,
 		kv_u64(b, "max_each", max_each);
 }
 
+/* Rankings of executables: a snapshot's cgroup i's, or (w set) the
+ * workload view's workload i's. */
+struct exe_src {
+	const struct cgs_snapshot *s;
+	const struct cgs_workloads *w;
+	size_t i;
+};
+
+static size_t exe_n(const struct exe_src *x, int r)
+{
+	enum cgs_exe_rank by = (enum cgs_exe_rank)r;
+	return x->w ? cgs_workloads_exe_count(x->w, x->i, by)
+		    : cgs_snapshot_exe_count(x->s, x->i, by);
+}
+
+static const struct cgs_exe *exe_at(const struct exe_src *x, int r, size_t j)
+{
+	enum cgs_exe_rank by = (enum cgs_exe_rank)r;
+	return x->w ? cgs_workloads_get_exe(x->w, x->i, by, j)
+		    : cgs_snapshot_get_exe(x->s, x->i, by, j);
+}
+
 /* "exes": the top executables by CPU, process exits and crashes, as
  * "comms" has them; each by its device ("major:minor"), inode and path
  * ("exe", null when the map does not know it); (other) last. */
 static void exes(struct buf *b, const struct snap_info *in,
-		 const struct cgs_snapshot *s, size_t i)
+		 const struct exe_src *src)
 {
 	static const char *const rank[] = { "by_cpu", "by_exits",
 					    "by_crashes" };
 	static const char *const count[] = { NULL, "exits", "crashes" };
 	buf_puts(b, ",\"exes\":{");
 	for (int r = 0; r < 3; r++) {
-		size_t n = cgs_snapshot_exe_count(s, i, (enum cgs_exe_rank)r);
+		size_t n = exe_n(src, r);
 		buf_printf(b, "%s\"%s\":[", r ? "," : "", rank[r]);
 		for (size_t j = 0; j < n; j++) {
-			const struct cgs_exe *x =
-				cgs_snapshot_get_exe(s, i, (enum cgs_exe_rank)r, j);
+			const struct cgs_exe *x = exe_at(src, r, j);
 			char path[4096], dev[32];
 			buf_puts(b, j ? ",{" : "{");
 			if (x->other) {
@@ -262,6 +283,35 @@ static void exes(struct buf *b, const struct snap_info *in,
 		buf_putc(b, ']');
 	}
 	buf_putc(b, '}');
+}
+
+/* "workloads" (with --exes): each workload's executables (its cgroups'
+ * merged: cgs_workloads_get_exe()), named as the cgroup lines name it;
+ * a workload with none is left out. */
+static void workload_exes(struct buf *b, const struct snap_info *in)
+{
+	buf_puts(b, ",\"workloads\":[");
+	bool first = true;
+	for (size_t i = 0, n = cgs_workloads_count(in->workloads); i < n;
+	     i++) {
+		struct exe_src x = { .w = in->workloads, .i = i };
+		struct cgs_workload_view v = { .sz = sizeof(v) };
+		if ((!exe_n(&x, 0) && !exe_n(&x, 1) && !exe_n(&x, 2)) ||
+		    cgs_workloads_get(in->workloads, i, &v) < 0)
+			continue;
+		buf_puts(b, first ? "{\"workload_kind\":" :
+				    ",{\"workload_kind\":");
+		first = false;
+		buf_printf(b, "\"%s\"", cgs_workload_kind_name(v.kind));
+		names(b, v.k8s_namespace, v.pod, v.container, v.image);
+		if (*v.unit)
+			kv_str(b, "unit", v.unit);
+		kv_u64(b, "cgroups_seen", v.cgroups_seen);
+		kv_u64(b, "cgroups_live", v.cgroups_live);
+		exes(b, in, &x);
+		buf_putc(b, '}');
+	}
+	buf_putc(b, ']');
 }
 
 /* "comms": the top commands by CPU (us as seconds) and by process exits,
@@ -444,10 +494,13 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 		if (in->comms)
 			comms(b, s, i);
 		if (in->exes)
-			exes(b, in, s, i);
+			exes(b, in, &(struct exe_src){ .s = s, .i = i });
 		buf_putc(b, '}');
 	}
-	buf_puts(b, "]}\n");
+	buf_putc(b, ']');
+	if (in->exes && in->workloads)
+		workload_exes(b, in);
+	buf_puts(b, "}\n");
 }
 
 static void event(struct buf *b, const struct cgs_record *r,

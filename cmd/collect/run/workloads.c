@@ -137,6 +137,10 @@ size_t tsc_workloads_prom(struct buf *b, const struct tsc *c)
 	self_metrics(b, c);
 	/* the families are the table's (prom_family.c), all at both levels */
 	struct snap_info in = { .workloads = c->names.wl,
-				.prom_lean = !c->o->prom_full };
+				.prom_lean = !c->o->prom_full,
+				/* --prom-exes: the workloads' executables,
+				 * named as the cgroups' are */
+				.prom_exes = c->o->prom_exes,
+				.exe_map = c->names.exe };
 	return prom_workload_families(b, &in);
 }

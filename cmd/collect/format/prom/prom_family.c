@@ -398,10 +398,6 @@ static size_t exe_series(const struct prom_family *f,
 	return cgs_snapshot_exe_count(s, i, (enum cgs_exe_rank)f->arg);
 }
 
-/* Names of one ranking seen (hashes, open addressing): at most 1,001
- * entries (--exes 1000 and (other)) in twice as many slots. */
-#define EXE_SEEN 2048u
-
 /* True when name's hash was in seen[0..mask] already (else it is now). */
 static bool seen_before(uint64_t *seen, size_t mask, const char *name)
 {
@@ -418,29 +414,41 @@ static bool seen_before(uint64_t *seen, size_t mask, const char *name)
 	return false;
 }
 
+size_t prom_exe_seen(uint64_t *seen, size_t k)
+{
+	size_t m = 2;
+	while (m < 2 * k && m < PROM_EXE_SEEN)
+		m *= 2;
+	memset(seen, 0, m * sizeof(*seen));
+	return m;
+}
+
 /* exe="<path>", or the words of tsc_exe_name() when it is not known. Two
  * executables of a ranking may have one path (a file replaced in place
  * whose old inode the map names by it too): the later one gets
  * " (inode N)", so that no two series have the same labels. */
+void prom_exe_name(const struct snap_info *in, const struct cgs_exe *e,
+		   size_t j, uint64_t *seen, size_t m, char *name, size_t n)
+{
+	tsc_exe_name(in, e, name, n);
+	if (j < m / 2 && seen_before(seen, m - 1, name)) {
+		size_t l = strnlen(name, n - 32);
+		snprintf(name + l, n - l, " (inode %llu)",
+			 (unsigned long long)e->inode);
+	}
+}
+
 static void write_exes(struct buf *b, const struct prom_family *f,
 		       const struct prom_ctx *c, size_t x)
 {
 	enum cgs_exe_rank r = (enum cgs_exe_rank)f->arg;
 	size_t i = c->keep[x], k = cgs_snapshot_exe_count(c->s, i, r);
 	char name[4096];
-	uint64_t seen[EXE_SEEN];
-	size_t m = 2;
-	while (m < 2 * k && m < EXE_SEEN)
-		m *= 2;
-	memset(seen, 0, m * sizeof(*seen));
+	uint64_t seen[PROM_EXE_SEEN];
+	size_t m = prom_exe_seen(seen, k);
 	for (size_t j = 0; j < k; j++) {
 		const struct cgs_exe *e = cgs_snapshot_get_exe(c->s, i, r, j);
-		tsc_exe_name(c->in, e, name, sizeof(name));
-		if (j < m / 2 && seen_before(seen, m - 1, name)) {
-			size_t l = strnlen(name, sizeof(name) - 32);
-			snprintf(name + l, sizeof(name) - l, " (inode %llu)",
-				 (unsigned long long)e->inode);
-		}
+		prom_exe_name(c->in, e, j, seen, m, name, sizeof(name));
 		rank_series(b, f, c, x, "exe", name, r == CGS_EXES_BY_CPU,
 			    e->value);
 	}

@@ -91,6 +91,15 @@ struct cgs_workload_view;
 void prom_wl_open(struct buf *b, const struct prom_family *f,
 		  const struct cgs_workload_view *v);
 
+/* A ranking's exe="..." values (prom_family.c): seen[PROM_EXE_SEEN] made
+ * ready for k entries (its size returned: m), then entry j's value into
+ * name[n], made unique in the ranking (" (inode N)" on a repeat). */
+#define PROM_EXE_SEEN 2048u /* --exes 1000 and (other), twice over */
+struct cgs_exe;
+size_t prom_exe_seen(uint64_t *seen, size_t k);
+void prom_exe_name(const struct snap_info *in, const struct cgs_exe *e,
+		   size_t j, uint64_t *seen, size_t m, char *name, size_t n);
+
 /* The families, in exposition order; *n receives their number. Built once,
  * thread-safe, never freed. NULL on ENOMEM. */
 const struct prom_family *prom_families(size_t *n);

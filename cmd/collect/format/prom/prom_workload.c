@@ -202,6 +202,57 @@ static void wl_delay(struct buf *b, const struct prom_family *f,
 	buf_putc(b, '\n');
 }
 
+/* --prom-exes: the workload's top executables (cgs_workloads_get_exe()),
+ * as the cgroups' exe_* families have them */
+static bool wl_exes_on(const struct snap_info *in)
+{
+	return in->workloads && in->prom_exes;
+}
+
+static size_t wl_exe_series(const struct prom_family *f,
+			    const struct snap_info *in,
+			    const struct cgs_snapshot *s, size_t i)
+{
+	(void)s;
+	return cgs_workloads_exe_count(in->workloads, i,
+				       (enum cgs_exe_rank)f->arg);
+}
+
+static void wl_exes(struct buf *b, const struct prom_family *f,
+		    const struct prom_ctx *c, size_t x)
+{
+	CGS_OPTS(cgs_workload_view, v);
+	enum cgs_exe_rank r = (enum cgs_exe_rank)f->arg;
+	size_t k = cgs_workloads_exe_count(c->in->workloads, x, r);
+	if (!k || !wl_get(c, x, &v))
+		return;
+	char name[4096];
+	uint64_t seen[PROM_EXE_SEEN];
+	size_t m = prom_exe_seen(seen, k);
+	for (size_t j = 0; j < k; j++) {
+		const struct cgs_exe *e =
+			cgs_workloads_get_exe(c->in->workloads, x, r, j);
+		prom_exe_name(c->in, e, j, seen, m, name, sizeof(name));
+		prom_wl_open(b, f, &v);
+		buf_puts(b, ",exe=\"");
+		esc_prom_label(b, name, strlen(name));
+		buf_puts(b, "\"} ");
+		if (r == CGS_EXES_BY_CPU)
+			buf_fixed(b, e->value, 6);
+		else
+			buf_u64(b, e->value);
+		buf_putc(b, '\n');
+	}
+}
+
+#define WL_EXE_FAMILY(name, help, unit, rank)                                 \
+	{ name, "counter", help " of the workload's top executables, every "  \
+	  "cgroup it had (--exes; a lower bound; exe=\"" TSC_OTHER_EXES      \
+	  "\" the rest).", unit, PROM_SET_BOTH,                               \
+	  "a lower bound per executable; the set of executables changes",   \
+	  false, rank, 0, wl_exes_on, wl_exe_series, wl_exes,               \
+	  PROM_SCOPE_WORKLOAD }
+
 #define WL_FAMILY(name, type, help, unit, read, arg, max, series, write) \
 	{ name, type, help, unit, PROM_SET_BOTH, read, false, arg, max,   \
 	  wl_on, series, write, PROM_SCOPE_WORKLOAD }
@@ -250,6 +301,12 @@ static const struct prom_family workload_families[] = {
 	WL_FAMILY("workload_cgroups_total", "counter", "Cgroups the workload "
 		  "has had: its container's restarts + 1.", "", "increase() "
 		  "is the container's restarts", 1, 1, prom_one, wl_count),
+	WL_EXE_FAMILY("workload_exe_cpu_seconds_total", "CPU time of exited "
+		      "tasks", "seconds", CGS_EXES_BY_CPU),
+	WL_EXE_FAMILY("workload_exe_process_exits_total", "Process exits", "",
+		      CGS_EXES_BY_EXITS),
+	WL_EXE_FAMILY("workload_exe_process_crashes_total", "Process exits by "
+		      "a crash signal", "", CGS_EXES_BY_CRASHES),
 };
 
 static size_t workloads_of(const struct snap_info *in)
