@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The exec program's cost (issue 39): ns per exec of the collector's
 cgs_exec (run_time_ns / run_cnt, kernel.bpf_stats_enabled=1) for a known
-executable (one LRU look-up) and for new ones (a fresh copy per exec: the
-look-up, the path walk, the ring buffer record, the map update).
+executable run over and over ("known": this CPU's near cache), 64 known
+ones in turn ("known64": mostly the LRU hash look-up) and new ones
+("new": a fresh copy per exec: the look-ups, the path walk, the ring
+buffer record, the map update).
 
     bench/run-execcost.py build/cmd/taskstat-collect [--n 2000] [--reps 5]
 
@@ -58,16 +60,23 @@ tmp = tempfile.mkdtemp(prefix="execcost-", dir="/var/tmp")
 col = subprocess.Popen([a.collector, "--events", "-f", "jsonl", "-o",
                         os.path.join(tmp, "out.jsonl"), "-i", "5"],
                        stderr=subprocess.PIPE)
-res = {"known": [], "new": []}
+res = {"known": [], "known64": [], "new": []}
 try:
     time.sleep(2)
     with open(STATS, "w") as f:
         f.write("1")
     true = os.path.realpath(shutil.which("true"))
+    k64 = []
+    for i in range(64):
+        k64.append(os.path.join(tmp, "k%d" % i))
+        shutil.copy2(true, k64[-1])
+    execs(k64)
     for rep in range(a.reps):
-        for kind in ("known", "new"):
+        for kind in ("known", "known64", "new"):
             if kind == "known":
                 paths = [true] * a.n
+            elif kind == "known64":
+                paths = (k64 * (a.n // 64 + 1))[:a.n]
             else:
                 d = os.path.join(tmp, "r%d" % rep)
                 os.mkdir(d)
