@@ -647,6 +647,8 @@ struct cgs_exe_counts {
 	uint64_t lost;     /* executables the kernel could not send (its
 			    * ring full; the next exec sends them) */
 	uint64_t scans;    /* /proc scans */
+	uint64_t exec_on;  /* 1: the kernel's exec source runs (else /proc
+			    * and the bin directories only) */
 };
 
 /**

@@ -359,5 +359,6 @@ void cgsi_exe_counts(struct cgsi_exe *c, struct cgs_exe_counts *out)
 		struct cgsi_ksrc_stats ks;
 		cgsi_ksrc_stats(c->k, &ks);
 		out->lost = ks.exe_lost;
+		out->exec_on = cgsi_ksrc_exe_drain(c->k, on_kernel, c) >= 0;
 	}
 }

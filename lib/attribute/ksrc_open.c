@@ -91,6 +91,25 @@ out:
 	return rc;
 }
 
+/* What ksrc_load() made, undone (a retry starts from scratch). */
+static void ksrc_unload(struct cgsi_ksrc *k)
+{
+	if (k->ctl)
+		munmap(k->ctl, k->ctl_len);
+	if (k->slots)
+		munmap((void *)k->slots, k->slots_len);
+	if (k->comms)
+		munmap((void *)k->comms, k->comms_len);
+	ring_buffer__free(k->cgrb);
+	ring_buffer__free(k->exerb);
+	exitcg_bpf__destroy(k->skel);
+	k->ctl = NULL;
+	k->slots = NULL;
+	k->comms = NULL;
+	k->cgrb = k->exerb = NULL;
+	k->skel = NULL;
+}
+
 void cgsi_ksrc_close(struct cgsi_ksrc *k)
 {
 	if (!k)
@@ -102,16 +121,8 @@ void cgsi_ksrc_close(struct cgsi_ksrc *k)
 		pthread_mutex_destroy(&k->sh[i].lock);
 	}
 	free(k->sh);
-	if (k->ctl)
-		munmap(k->ctl, k->ctl_len);
-	if (k->slots)
-		munmap((void *)k->slots, k->slots_len);
-	if (k->comms)
-		munmap((void *)k->comms, k->comms_len);
-	ring_buffer__free(k->cgrb);
-	ring_buffer__free(k->exerb);
+	ksrc_unload(k);
 	pthread_mutex_destroy(&k->exelock);
-	exitcg_bpf__destroy(k->skel);
 	cgsi_cgid_fini(&k->ids);
 	pthread_mutex_destroy(&k->idlock);
 	free(k);
@@ -320,7 +331,17 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	if ((rc = cpu_map(k, shard_cpus)) < 0 ||
 	    (rc = ksrc_size_rings(k, ring_bytes)) < 0)
 		goto fail_nolog;
-	if ((rc = ksrc_load(k, want_comm, exe_max, lerr, sizeof(lerr))))
+	rc = ksrc_load(k, want_comm, exe_max, lerr, sizeof(lerr));
+	if (rc && exe_max) {
+		/* the exec program alone must not cost the exit attribution
+		 * (a kernel whose verifier or BTF refuses it): without it,
+		 * executables come from /proc (cgsi_ksrc_exe_drain():
+		 * -EOPNOTSUPP) */
+		ksrc_unload(k);
+		lerr[0] = '\0';
+		rc = ksrc_load(k, want_comm, 0, lerr, sizeof(lerr));
+	}
+	if (rc)
 		goto fail;
 	k->ids.tick = cgsi_ksrc_walk_tick;
 	k->ids.tick_ctx = k;

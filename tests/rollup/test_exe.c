@@ -264,6 +264,7 @@ static void test_rollup_api(void **state)
 	assert_int_equal(c.known, 1);
 	assert_int_equal(c.unknown, 1);
 	assert_true(c.scans >= 2 && c.entries >= 1 && c.bytes > 0);
+	assert_int_equal(c.exec_on, 0); /* the /proc source only */
 	cgs_rollup_free(r);
 	o.exe_paths = 0;
 	assert_int_equal(cgs_rollup_new(&r, &o), 0);

@@ -299,6 +299,8 @@ static const struct sm sm[TSC_SM__COUNT] = {
 		"exec", EXE(exec) },
 	[TSC_SM_EXE_LOST] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
 		"lost", EXE(lost) },
+	[TSC_SM_EXE_EXEC_ON] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
+		"exec_on", EXE(exec_on) },
 };
 
 static uint64_t value(const struct sm *m, const void *base,

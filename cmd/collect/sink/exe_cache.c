@@ -53,5 +53,5 @@ void exe_cache_counts(struct exe_cache *c, struct exe_counts *out)
 	*out = (struct exe_counts){ .known = k.known, .unknown = k.unknown,
 		.entries = k.entries, .full = k.evicted, .bytes = k.bytes,
 		.deleted = k.deleted, .replaced = k.replaced, .exec = k.exec,
-		.lost = k.lost };
+		.lost = k.lost, .exec_on = k.exec_on };
 }

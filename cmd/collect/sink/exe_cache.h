@@ -31,6 +31,7 @@ struct exe_counts {
 	uint64_t replaced;       /* answers of paths naming another file */
 	uint64_t exec;           /* answers from the kernel's exec source */
 	uint64_t lost;           /* executables the kernel could not send */
+	uint64_t exec_on;        /* 1: the kernel's exec source runs */
 };
 
 /* Executables the collector's rollup holds (cgs_rollup_opts.exe_paths),
