@@ -355,10 +355,7 @@ void cgsi_exe_counts(struct cgsi_exe *c, struct cgs_exe_counts *out)
 	*out = c->n;
 	out->sz = sz;
 	pthread_mutex_unlock(&c->lock);
-	if (c->k) {
-		struct cgsi_ksrc_stats ks;
-		cgsi_ksrc_stats(c->k, &ks);
-		out->lost = ks.exe_lost;
-		out->exec_on = cgsi_ksrc_exe_drain(c->k, on_kernel, c) >= 0;
-	}
+	int64_t lost = c->k ? cgsi_ksrc_exe_lost(c->k) : -EOPNOTSUPP;
+	out->lost = lost > 0 ? (uint64_t)lost : 0;
+	out->exec_on = lost >= 0;
 }

@@ -120,6 +120,9 @@ void cgsi_ksrc_close(struct cgsi_ksrc *k);
 typedef void cgsi_ksrc_exe_fn(void *ctx, uint64_t dev, uint64_t ino,
 			      unsigned flags, const char *path);
 int cgsi_ksrc_exe_drain(struct cgsi_ksrc *k, cgsi_ksrc_exe_fn *fn, void *ctx);
+/* New executables the program could not send (its ring full), or
+ * -EOPNOTSUPP when it is not loaded. */
+int64_t cgsi_ksrc_exe_lost(struct cgsi_ksrc *k);
 
 /*
  * The cgroup id (in the hierarchy in use) the task of `rec` (thread or

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attribute/ksrc_int.h"
+#include "exitcg.skel.h"
 
 /* The names (leaf first, each NUL-terminated) joined root first into out
  * (at least CGSK_EXE_NAMES + CGSK_EXE_NAME_MAX + 8 bytes). */
@@ -37,7 +38,8 @@ int cgsi_ksrc_on_exe(void *ctx, void *data, size_t len)
 {
 	struct cgsi_ksrc *k = ctx;
 	const struct cgsk_exe *e = data;
-	char path[CGSK_EXE_NAMES + CGSK_EXE_NAME_MAX + 8];
+	/* the names' bytes, a '/' for each NUL, ".../" and a NUL */
+	char path[CGSK_EXE_NAMES + CGSK_EXE_NAME_MAX + 64];
 	if (len < CGSK_EXE_HDR || !k->exe_fn)
 		return 0;
 	size_t names = len - CGSK_EXE_HDR;
@@ -61,6 +63,14 @@ int cgsi_ksrc_exe_drain(struct cgsi_ksrc *k, cgsi_ksrc_exe_fn *fn, void *ctx)
 	k->exe_fn = NULL;
 	pthread_mutex_unlock(&k->exelock);
 	return n;
+}
+
+int64_t cgsi_ksrc_exe_lost(struct cgsi_ksrc *k)
+{
+	if (!k || !k->exerb)
+		return -EOPNOTSUPP;
+	return (int64_t)__atomic_load_n(&k->skel->bss->exe_lost,
+					__ATOMIC_RELAXED);
 }
 
 #endif /* CGS_HAVE_BPF */

@@ -41,6 +41,10 @@ int cgsi_ksrc_exe_drain(struct cgsi_ksrc *k, cgsi_ksrc_exe_fn *fn, void *ctx)
 {
 	return -EOPNOTSUPP;
 }
+int64_t cgsi_ksrc_exe_lost(struct cgsi_ksrc *k)
+{
+	return -EOPNOTSUPP;
+}
 void cgsi_ksrc_set_cg_hook(struct cgsi_ksrc *k, cgsi_ksrc_cg_fn *fn,
 			   void *ctx) {}
 #endif /* !CGS_HAVE_BPF */
