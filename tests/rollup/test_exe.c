@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -233,36 +235,82 @@ static void test_scan(void **state)
 	assert_int_equal(n.scans, 1);
 }
 
+/* A copy of sleep(1) at path, running (exec'd: /proc/PID/exe names it). */
+static pid_t run_copy(const char *path)
+{
+	char cmd[512], l[256], t[256];
+	snprintf(cmd, sizeof(cmd), "cp \"$(readlink -f \"$(command -v sleep)\")\" %s",
+		 path);
+	if (system(cmd))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(path, "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(l, sizeof(l), "/proc/%d/exe", (int)pid);
+	for (int i = 0; pid > 0 && i < 400; i++) {
+		ssize_t n = readlink(l, t, sizeof(t) - 1);
+		if (n > 0 && (t[n] = '\0', !strcmp(t, path)))
+			return pid;
+		usleep(5000);
+	}
+	return -1;
+}
+
+static void stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
 /* the public calls: the rollup made with exe_paths (the /proc source
- * here) names this test's own binary; without exe_paths, -EOPNOTSUPP */
+ * here) names a process running before it was made, and one started
+ * after it once cgs_rollup_scan_exe() ran; without exe_paths,
+ * -EOPNOTSUPP */
 static void test_rollup_api(void **state)
 {
-	(void)state;
+	struct fx *f = *state;
+	char p1[160], p2[160], b[512];
+	snprintf(p1, sizeof(p1), "%s/cgs-exe-one", f->dir);
+	snprintf(p2, sizeof(p2), "%s/cgs-exe-two", f->dir);
+	pid_t c1 = run_copy(p1);
+	if (c1 < 0)
+		cgt_skip("cannot run a copy of sleep(1)");
 	struct cgs_rollup *r = NULL;
 	CGS_OPTS(cgs_rollup_opts, o);
 	o.attribution = CGS_ATTRIBUTION_PROC;
 	o.exe_paths = 64;
-	if (cgs_rollup_new(&r, &o) < 0)
+	if (cgs_rollup_new(&r, &o) < 0) {
+		stop(c1);
 		cgt_skip("no rollup here (no cgroup mount?)");
-	char self[512], b[512];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	assert_true(n > 0);
-	self[n] = '\0';
-	struct stat st;
-	assert_int_equal(stat("/proc/self/exe", &st), 0);
+	}
+	pid_t c2 = run_copy(p2);
+	struct stat s1, s2;
+	assert_int_equal(stat(p1, &s1), 0);
+	assert_int_equal(stat(p2, &s2), 0);
 	unsigned fl = 99;
-	assert_int_equal(cgs_rollup_get_exe(b, sizeof(b), &fl, r, st.st_dev,
-					    st.st_ino), (int)n);
-	assert_string_equal(b, self);
-	assert_int_equal(fl & ~CGS_EXE_EXEC, 0);
-	assert_true(cgs_rollup_scan_exe(r) > 0);
-	assert_int_equal(cgs_rollup_get_exe(b, sizeof(b), &fl, r, st.st_dev,
+	int n1 = cgs_rollup_get_exe(b, sizeof(b), &fl, r, s1.st_dev, s1.st_ino);
+	int n2 = cgs_rollup_get_exe(b, sizeof(b), &fl, r, s2.st_dev, s2.st_ino);
+	int sc = cgs_rollup_scan_exe(r);
+	int n3 = cgs_rollup_get_exe(b, sizeof(b), &fl, r, s2.st_dev, s2.st_ino);
+	stop(c1);
+	stop(c2);
+	assert_int_equal(n1, (int)strlen(p1));
+	assert_int_equal(n2, -ENOENT); /* started after the rollup's scan */
+	assert_true(sc > 0);
+	assert_int_equal(n3, (int)strlen(p2));
+	assert_string_equal(b, p2);
+	assert_int_equal(fl, 0);
+	assert_int_equal(cgs_rollup_get_exe(b, sizeof(b), &fl, r, s1.st_dev,
 					    0), -ENOENT);
 	assert_int_equal(cgs_rollup_get_exe(b, 0, &fl, r, 1, 1), -EINVAL);
 	struct cgs_exe_counts c = { .sz = sizeof(c) };
 	assert_int_equal(cgs_rollup_get_exe_counts(&c, r), 0);
-	assert_int_equal(c.known, 1);
-	assert_int_equal(c.unknown, 1);
+	assert_int_equal(c.known, 2);
+	assert_int_equal(c.unknown, 2);
 	assert_true(c.scans >= 2 && c.entries >= 1 && c.bytes > 0);
 	assert_int_equal(c.exec_on, 0); /* the /proc source only */
 	cgs_rollup_free(r);
@@ -287,7 +335,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_kernel_wins, setup, teardown),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
-		cmocka_unit_test(test_rollup_api),
+		cmocka_unit_test_setup_teardown(test_rollup_api, setup, teardown),
 	};
 	return CGT_RUN(argc, argv, tests);
 }
