@@ -158,6 +158,13 @@ struct cgs_rollup_opts {
 	 * 1..4096; 0: off (nothing kept, nothing done per record). The same
 	 * summary and error bound as comms (see struct cgs_exe). */
 	unsigned exes;
+	/* (1.4) executables by (dev, inode) made paths
+	 * (cgs_rollup_get_exe()): at most this many held, 1..1048576; 0:
+	 * off (nothing loaded, no memory). With the kernel source, a program
+	 * on the exec tracepoint learns each executable as it is exec'd (an
+	 * LRU map of this many); else, and for what ran before, /proc/PID/exe
+	 * of the live processes and the usual bin directories */
+	unsigned exe_paths;
 };
 
 /**
@@ -621,6 +628,93 @@ struct cgs_identity_src; /* <cgstats/identity.h> */
  */
 CGS_EXPORT int cgs_rollup_set_identity(struct cgs_rollup *r,
 				       struct cgs_identity_src *src);
+
+/* What cgs_rollup_get_exe() says about a path (flags). */
+#define CGS_EXE_DELETED (1u << 0)   /* the file is gone: its path names
+				     * nothing now, or it had no link left
+				     * at exec or at a scan */
+#define CGS_EXE_REPLACED (1u << 1)  /* its path names another file now (an
+				     * upgrade in place: a new file renamed
+				     * over it) */
+#define CGS_EXE_TRUNCATED (1u << 2) /* only the path's last names (a path
+				     * deeper than 48 names or longer than
+				     * 1 KiB): it starts with ".../" */
+#define CGS_EXE_EXEC (1u << 3)      /* learned at exec by the kernel source
+				     * (else from /proc or a bin directory) */
+#define CGS_EXE_FOREIGN (1u << 4)   /* exec'd in another mount namespace (a
+				     * container): the path is as that one
+				     * names it, not checked for REPLACED */
+
+/* Executables' counters (cgs_rollup_get_exe_counts()). */
+struct cgs_exe_counts {
+	size_t sz;         /* sizeof(struct cgs_exe_counts) */
+	uint64_t known;    /* look-ups answered */
+	uint64_t unknown;  /* look-ups not answered (-ENOENT) */
+	uint64_t deleted;  /* answered with CGS_EXE_DELETED */
+	uint64_t replaced; /* answered with CGS_EXE_REPLACED */
+	uint64_t exec;     /* answered from the kernel's exec source */
+	uint64_t entries;  /* executables held now */
+	uint64_t evicted;  /* executables dropped to make room */
+	uint64_t bytes;    /* user-space memory held (map, paths) */
+	uint64_t lost;     /* executables the kernel could not send (its
+			    * ring full; the next exec sends them) */
+	uint64_t scans;    /* /proc scans */
+	uint64_t exec_on;  /* 1: the kernel's exec source runs (else /proc
+			    * and the bin directories only) */
+};
+
+/**
+ * cgs_rollup_get_exe() - The path of an exit record's executable.
+ * @buf: Receives the path, NUL-terminated, cut to @len - 1 bytes.
+ * @len: Size of @buf (PATH_MAX is enough but for CGS_EXE_TRUNCATED ones).
+ * @flags: If not NULL, receives CGS_EXE_* flags.
+ * @r: The rollup, made with opts.exe_paths.
+ * @dev: The record's exe_dev (ac_exe_dev, as stat(2)'s st_dev).
+ * @inode: The record's exe_inode.
+ *
+ * Answers from what was learnt off the per-record path (see
+ * cgs_rollup_opts.exe_paths): the kernel's exec-time paths, then
+ * /proc/PID/exe and the bin directories; never reads a file for the
+ * path. Deleted or replaced is checked by a stat(2) of the path at most
+ * once a second per executable, cached. A script's exits name its
+ * interpreter (the kernel records the file that runs).
+ *
+ * Context: Any thread, alongside cgs_rollup_add() and snapshots.
+ * Return: the path's length (>= @len: cut), -ENOENT when not known
+ * (counted), -EOPNOTSUPP when @r was made without exe_paths, -EINVAL for a
+ * NULL @r or @buf or a zero @len.
+ */
+CGS_EXPORT int cgs_rollup_get_exe(char *buf, size_t len, unsigned *flags,
+				  const struct cgs_rollup *r, uint64_t dev,
+				  uint64_t inode);
+
+/**
+ * cgs_rollup_scan_exe() - Learn the executables of the live processes.
+ * @r: The rollup, made with opts.exe_paths.
+ *
+ * Reads /proc/PID/exe of every process (those the caller may read), and
+ * what the kernel's exec source sent. cgs_rollup_new() does it once; call
+ * it now and then off the record path (the collector does after each
+ * snapshot): without the kernel source it is how new executables are
+ * learnt.
+ *
+ * Context: Any thread.
+ * Return: the processes read, -EOPNOTSUPP without exe_paths, -EINVAL for
+ * a NULL @r.
+ */
+CGS_EXPORT int cgs_rollup_scan_exe(const struct cgs_rollup *r);
+
+/**
+ * cgs_rollup_get_exe_counts() - The executables' counters.
+ * @out: Receives them; sz set (see <cgstats.h>), on return the bytes
+ *	written.
+ * @r: The rollup, made with opts.exe_paths.
+ *
+ * Return: 0, -EOPNOTSUPP without exe_paths, -EINVAL for a NULL @r or @out
+ * or out->sz too small to hold sz.
+ */
+CGS_EXPORT int cgs_rollup_get_exe_counts(struct cgs_exe_counts *out,
+					 const struct cgs_rollup *r);
 
 #ifdef __cplusplus
 }

@@ -35,7 +35,8 @@ static int kernel_open(struct cgsi_attr *a, const struct cgsi_attr_cfg *c)
 	}
 	int rc = cgsi_ksrc_open(&a->ksrc, a->mount, a->nshards, c->shard_cpus,
 				c->kernel_ringbuf, c->kernel_wait_ms,
-				c->want_comm, a->kerr, sizeof(a->kerr));
+				c->want_comm, c->exe_max, a->kerr,
+				sizeof(a->kerr));
 	if (rc < 0)
 		return want == CGS_ATTRIBUTION_KERNEL ? rc : 0;
 	a->kerr[0] = '\0';

@@ -117,6 +117,8 @@ struct cgsi_attr_cfg {
 	size_t kernel_ringbuf;
 	unsigned kernel_wait_ms;
 	bool want_comm;                 /* kernel entries carry commands */
+	unsigned exe_max;               /* kernel source: the exec program's
+					 * executables (0: not loaded) */
 	bool track_forks;               /* CGS_ROLLUP_TRACK_FORKS */
 	bool forks_injected;            /* ... without the connector (tests) */
 	bool fast;                      /* CGS_ROLLUP_FAST_ATTRIBUTION */

@@ -302,6 +302,7 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 	out->walk_ms_last = k->ids.walk_ms_last;
 	pthread_mutex_unlock(&k->idlock);
 	out->cg_lost = __atomic_load_n(&k->skel->bss->cg_lost, __ATOMIC_RELAXED);
+	out->exe_lost = __atomic_load_n(&k->skel->bss->exe_lost, __ATOMIC_RELAXED);
 	out->ring_bytes = k->ring_bytes;
 	out->ring_slots = k->nslots;
 	cgsi_ksrc_prog_stats(k->skel->obj, out);

@@ -90,6 +90,8 @@ struct cgsi_ksrc_stats {
 	uint64_t bpf_stats;
 	uint64_t bpf_exit_ns, bpf_exit_cnt; /* sched_process_exit */
 	uint64_t bpf_cg_ns, bpf_cg_cnt;     /* the cgroup event programs */
+	uint64_t bpf_exec_ns, bpf_exec_cnt; /* sched_process_exec (exe_max) */
+	uint64_t exe_lost;      /* new executables not sent: ring full */
 };
 
 /*
@@ -104,8 +106,23 @@ struct cgsi_ksrc_stats {
 int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 		   unsigned nshards, const char *const *shard_cpus,
 		   size_t ring_bytes, unsigned wait_ms, bool want_comm,
-		   char *err, size_t errlen);
+		   unsigned exe_max, char *err, size_t errlen);
 void cgsi_ksrc_close(struct cgsi_ksrc *k);
+
+/*
+ * Executables seen at exec (exe_max > 0 at open: the program on
+ * sched_process_exec, an LRU map of exe_max executables): fn(ctx, dev,
+ * ino, flags, path) for each one sent since the last drain, path as the
+ * exec'ing task's mount namespace names it (CGSK_EXE_F_TRUNC: its last
+ * names only, led by ".../"). Returns the number read, -EOPNOTSUPP when
+ * the program is not loaded. Thread-safe (one drain at a time).
+ */
+typedef void cgsi_ksrc_exe_fn(void *ctx, uint64_t dev, uint64_t ino,
+			      unsigned flags, const char *path);
+int cgsi_ksrc_exe_drain(struct cgsi_ksrc *k, cgsi_ksrc_exe_fn *fn, void *ctx);
+/* New executables the program could not send (its ring full), or
+ * -EOPNOTSUPP when it is not loaded. */
+int64_t cgsi_ksrc_exe_lost(struct cgsi_ksrc *k);
 
 /*
  * The cgroup id (in the hierarchy in use) the task of `rec` (thread or

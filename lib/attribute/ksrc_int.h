@@ -71,8 +71,15 @@ struct cgsi_ksrc {
 	int stopfd;             /* eventfd: tells the reader to stop */
 	_Atomic uint64_t lost_charged; /* lost entries given as a reason */
 	cgsi_ksrc_cg_fn *cg_hook; /* cgsi_ksrc_set_cg_hook(), under idlock */
+	struct ring_buffer *exerb; /* executables (exe_max), else NULL */
+	pthread_mutex_t exelock;   /* exerb and the drain's callback */
+	cgsi_ksrc_exe_fn *exe_fn;  /* the drain's, under exelock */
+	void *exe_ctx;
 	void *cg_hook_ctx;
 };
+
+/* ksrc_exe.c: the exe ring's callback (ring_buffer__new()). */
+int cgsi_ksrc_on_exe(void *ctx, void *data, size_t len);
 
 /* ksrc_cgev.c */
 /* cgroup2's hierarchy id, as /proc/self/cgroup shows it; -1: none. */

@@ -11,7 +11,7 @@
 int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 		   unsigned nshards, const char *const *shard_cpus,
 		   size_t ring_bytes, unsigned wait_ms, bool want_comm,
-		   char *err, size_t errlen)
+		   unsigned exe_max, char *err, size_t errlen)
 {
 	*out = NULL;
 	snprintf(err, errlen, "this libcgstats was built without libbpf "
@@ -37,6 +37,14 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 void cgsi_ksrc_sync_ids(struct cgsi_ksrc *k, struct cgsi_ksrc_rmstate *rm) {}
 int cgsi_ksrc_removed(struct cgsi_ksrc *k, uint64_t id) { return 0; }
 size_t cgsi_ksrc_ids(struct cgsi_ksrc *k) { return 0; }
+int cgsi_ksrc_exe_drain(struct cgsi_ksrc *k, cgsi_ksrc_exe_fn *fn, void *ctx)
+{
+	return -EOPNOTSUPP;
+}
+int64_t cgsi_ksrc_exe_lost(struct cgsi_ksrc *k)
+{
+	return -EOPNOTSUPP;
+}
 void cgsi_ksrc_set_cg_hook(struct cgsi_ksrc *k, cgsi_ksrc_cg_fn *fn,
 			   void *ctx) {}
 #endif /* !CGS_HAVE_BPF */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -90,6 +91,25 @@ out:
 	return rc;
 }
 
+/* What ksrc_load() made, undone (a retry starts from scratch). */
+static void ksrc_unload(struct cgsi_ksrc *k)
+{
+	if (k->ctl)
+		munmap(k->ctl, k->ctl_len);
+	if (k->slots)
+		munmap((void *)k->slots, k->slots_len);
+	if (k->comms)
+		munmap((void *)k->comms, k->comms_len);
+	ring_buffer__free(k->cgrb);
+	ring_buffer__free(k->exerb);
+	exitcg_bpf__destroy(k->skel);
+	k->ctl = NULL;
+	k->slots = NULL;
+	k->comms = NULL;
+	k->cgrb = k->exerb = NULL;
+	k->skel = NULL;
+}
+
 void cgsi_ksrc_close(struct cgsi_ksrc *k)
 {
 	if (!k)
@@ -101,14 +121,8 @@ void cgsi_ksrc_close(struct cgsi_ksrc *k)
 		pthread_mutex_destroy(&k->sh[i].lock);
 	}
 	free(k->sh);
-	if (k->ctl)
-		munmap(k->ctl, k->ctl_len);
-	if (k->slots)
-		munmap((void *)k->slots, k->slots_len);
-	if (k->comms)
-		munmap((void *)k->comms, k->comms_len);
-	ring_buffer__free(k->cgrb);
-	exitcg_bpf__destroy(k->skel);
+	ksrc_unload(k);
+	pthread_mutex_destroy(&k->exelock);
 	cgsi_cgid_fini(&k->ids);
 	pthread_mutex_destroy(&k->idlock);
 	free(k);
@@ -201,8 +215,31 @@ static int ksrc_map(struct cgsi_ksrc *k, bool want_comm, char *lerr,
 
 /* Open, size, load and map the BPF program, turn its CPUs on and attach
  * it; libbpf's messages to lerr. */
-static int ksrc_load(struct cgsi_ksrc *k, bool want_comm, char *lerr,
-		     size_t lerrlen)
+/* The executables' program and maps (exe_max > 0), else none of them. */
+static int ksrc_exe_plan(struct cgsi_ksrc *k, unsigned exe_max)
+{
+	bool on = exe_max > 0;
+	struct stat st;
+	if (on && stat("/proc/self/ns/mnt", &st) == 0)
+		k->skel->rodata->own_mntns = (uint32_t)st.st_ino;
+	bpf_program__set_autoload(k->skel->progs.cgs_exec, on);
+	bpf_map__set_autocreate(k->skel->maps.exes, on);
+	bpf_map__set_autocreate(k->skel->maps.exescratch, on);
+	bpf_map__set_autocreate(k->skel->maps.exering, on);
+	return on ? bpf_map__set_max_entries(k->skel->maps.exes, exe_max) : 0;
+}
+
+static int ksrc_exe_ring(struct cgsi_ksrc *k, unsigned exe_max)
+{
+	if (!exe_max)
+		return 0;
+	k->exerb = ring_buffer__new(bpf_map__fd(k->skel->maps.exering),
+				    cgsi_ksrc_on_exe, k, NULL);
+	return k->exerb ? 0 : -errno;
+}
+
+static int ksrc_load(struct cgsi_ksrc *k, bool want_comm, unsigned exe_max,
+		     char *lerr, size_t lerrlen)
 {
 	/* libbpf's printer is process-wide: ours only while loading */
 	pthread_mutex_lock(&load_lock);
@@ -225,6 +262,8 @@ static int ksrc_load(struct cgsi_ksrc *k, bool want_comm, char *lerr,
 		rc = bpf_map__set_max_entries(k->skel->maps.ctl, k->ncpu);
 	}
 	if (!rc)
+		rc = ksrc_exe_plan(k, exe_max);
+	if (!rc)
 		rc = bpf_map__set_max_entries(k->skel->maps.slots,
 					      k->ncpu * k->nslots);
 	if (!rc && want_comm)
@@ -243,6 +282,8 @@ static int ksrc_load(struct cgsi_ksrc *k, bool want_comm, char *lerr,
 		if (!k->cgrb)
 			rc = -errno;
 	}
+	if (!rc)
+		rc = ksrc_exe_ring(k, exe_max);
 	if (!rc) /* cgroup events first, then the walk: nothing falls
 		  * between the two */
 		rc = exitcg_bpf__attach(k->skel);
@@ -255,7 +296,7 @@ static int ksrc_load(struct cgsi_ksrc *k, bool want_comm, char *lerr,
 int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 		   unsigned nshards, const char *const *shard_cpus,
 		   size_t ring_bytes, unsigned wait_ms, bool want_comm,
-		   char *err, size_t errlen)
+		   unsigned exe_max, char *err, size_t errlen)
 {
 	char lerr[256] = "";
 	int rc;
@@ -272,6 +313,7 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	if (!k)
 		return -ENOMEM;
 	pthread_mutex_init(&k->idlock, NULL);
+	pthread_mutex_init(&k->exelock, NULL);
 	k->stopfd = -1;
 	k->nshards = nshards;
 	k->ncpu = (unsigned)ncpu;
@@ -289,7 +331,17 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	if ((rc = cpu_map(k, shard_cpus)) < 0 ||
 	    (rc = ksrc_size_rings(k, ring_bytes)) < 0)
 		goto fail_nolog;
-	if ((rc = ksrc_load(k, want_comm, lerr, sizeof(lerr))))
+	rc = ksrc_load(k, want_comm, exe_max, lerr, sizeof(lerr));
+	if (rc && exe_max) {
+		/* the exec program alone must not cost the exit attribution
+		 * (a kernel whose verifier or BTF refuses it): without it,
+		 * executables come from /proc (cgsi_ksrc_exe_drain():
+		 * -EOPNOTSUPP) */
+		ksrc_unload(k);
+		lerr[0] = '\0';
+		rc = ksrc_load(k, want_comm, 0, lerr, sizeof(lerr));
+	}
+	if (rc)
 		goto fail;
 	k->ids.tick = cgsi_ksrc_walk_tick;
 	k->ids.tick_ctx = k;

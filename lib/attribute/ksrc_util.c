@@ -97,14 +97,20 @@ void cgsi_ksrc_prog_stats(const struct bpf_object *obj,
 		int fd = bpf_program__fd(p);
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &il) < 0)
 			continue;
+		if (!strcmp(bpf_program__name(p), "cgs_exec")) {
+			out->bpf_exec_ns += info.run_time_ns;
+			out->bpf_exec_cnt += info.run_cnt;
+			continue;
+		}
 		bool ex = strstr(bpf_program__name(p), "exit") != NULL;
 		*(ex ? &out->bpf_exit_ns : &out->bpf_cg_ns) += info.run_time_ns;
 		*(ex ? &out->bpf_exit_cnt : &out->bpf_cg_cnt) += info.run_cnt;
 	}
 	/* the sysctl, or BPF_ENABLE_STATS held by some process (the sysctl
 	 * does not show that one): counts exist only while either is on */
-	out->bpf_stats = on || out->bpf_exit_cnt || out->bpf_cg_cnt;
+	out->bpf_stats = on || out->bpf_exit_cnt || out->bpf_cg_cnt ||
+			 out->bpf_exec_cnt;
 	if (!out->bpf_stats)
-		out->bpf_exit_ns = out->bpf_cg_ns = 0;
+		out->bpf_exit_ns = out->bpf_cg_ns = out->bpf_exec_ns = 0;
 }
 #endif

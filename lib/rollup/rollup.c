@@ -60,6 +60,7 @@ void cgs_rollup_free(struct cgs_rollup *r)
 		shard_fini(&r->shards[i]);
 	free(r->shards);
 	free(r->listener_cpus);
+	cgsi_exe_free(r->exe); /* before its kernel source */
 	cgsi_attr_close(&r->at);
 	cgsi_oom_close(r);
 	cgsi_snap_pool_close(r->snap_pool);
@@ -122,6 +123,7 @@ static int attr_open(struct cgs_rollup *r, const struct cgsi_rollup_iopts *io)
 		.kernel_ringbuf = r->o.kernel_ringbuf,
 		.kernel_wait_ms = r->o.kernel_wait_ms,
 		.want_comm = r->o.comms > 0,
+		.exe_max = r->o.exe_paths,
 		.track_forks = !!(r->o.flags & CGS_ROLLUP_TRACK_FORKS),
 		.forks_injected = io && io->forks_injected,
 		.fast = !!(r->o.flags & CGS_ROLLUP_FAST_ATTRIBUTION),
@@ -164,7 +166,8 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 	if (r->o.flags & ~(CGS_NO_TGID | CGS_ROLLUP_TRACK_FORKS |
 			   CGS_ROLLUP_FAST_ATTRIBUTION | CGS_ROLLUP_HISTOGRAMS |
 			   CGS_ROLLUP_NO_DELAY_PEAKS) ||
-	    r->o.comms > CGSI_COMMS_MAX || r->o.exes > CGSI_COMMS_MAX)
+	    r->o.comms > CGSI_COMMS_MAX || r->o.exes > CGSI_COMMS_MAX ||
+	    r->o.exe_paths > CGSI_EXE_MAX)
 		goto fail;
 	r->tops = r->o.comms || r->o.exes;
 	if ((rc = shards_default(r)) < 0)
@@ -217,6 +220,13 @@ int cgsi_rollup_new(struct cgs_rollup **out,
 	}
 	if ((rc = cgsi_oom_open(r)) < 0)
 		goto fail;
+	rc = -ENOMEM;
+	if (r->o.exe_paths) {
+		if (!(r->exe = cgsi_exe_new(r->proc_root, r->o.exe_paths,
+					    r->at.ksrc)))
+			goto fail;
+		cgsi_exe_scan(r->exe);
+	}
 	rc = -ENOMEM;
 	if (!(r->snap_pool = cgsi_snap_pool_new()))
 		goto fail;

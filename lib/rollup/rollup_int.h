@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "attribute/attr.h"
+#include "attribute/exe.h"
 #include "attribute/mounts.h"
 #include "rollup/cgtable.h"
 #include "util/common.h"
@@ -53,6 +54,7 @@ struct cgs_rollup {
 	struct cgsi_cg_mount mount;
 	struct cgsi_attr at;      /* attribution: its kernel source
 				   * (at.ksrc), fork tracker (at.forks) */
+	struct cgsi_exe *exe;     /* opts.exe_paths: executables, else NULL */
 	uint64_t t0;
 	unsigned nshards;
 	struct cgsi_rshard *shards;

@@ -291,6 +291,16 @@ static const struct sm sm[TSC_SM__COUNT] = {
 		"full", EXE(full) },
 	[TSC_SM_EXE_BYTES] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
 		"bytes", EXE(bytes) },
+	[TSC_SM_EXE_DELETED] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
+		"deleted", EXE(deleted) },
+	[TSC_SM_EXE_REPLACED] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL,
+		NULL, "replaced", EXE(replaced) },
+	[TSC_SM_EXE_EXEC] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
+		"exec", EXE(exec) },
+	[TSC_SM_EXE_LOST] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
+		"lost", EXE(lost) },
+	[TSC_SM_EXE_EXEC_ON] = { TSC_SMG_EXE, SM_U64, NULL, NULL, NULL, NULL,
+		"exec_on", EXE(exec_on) },
 };
 
 static uint64_t value(const struct sm *m, const void *base,

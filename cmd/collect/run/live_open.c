@@ -119,6 +119,10 @@ static int open_rollup(struct tsc *c)
 		ro.flags |= CGS_ROLLUP_NO_DELAY_PEAKS;
 	ro.comms = c->o->comms ? TSC_COMMS_SUMMARY(c->o->comms) : 0;
 	ro.exes = c->o->exes ? TSC_COMMS_SUMMARY(c->o->exes) : 0;
+	/* --events, --exes: each exit's executable (exe_cache.h); with the
+	 * kernel source, learnt at exec. The first scan of /proc/<pid>/exe is
+	 * cgs_rollup_new()'s, before the capabilities go */
+	ro.exe_paths = c->o->events || c->o->exes ? TSC_EXE_PATHS : 0;
 	ro.errbuf = why;
 	ro.errbuf_len = sizeof(why);
 	c->check_item = "attribution";
@@ -216,12 +220,12 @@ static int shed_privileges(struct tsc *c)
 	char err[256];
 	int r;
 
-	/* --events, --exes: the executables of every live process, read
-	 * while /proc/<pid>/exe of root's processes still may be
-	 * (exe_cache.h); without memory the events and rankings name none */
-	if ((c->o->events || c->o->exes) && !c->names.exe &&
-	    (c->names.exe = exe_cache_new(NULL, 0)))
-		exe_cache_scan(c->names.exe);
+	/* --events, --exes: the executables (exe_cache.h), as the rollup
+	 * learnt them (its first scan ran while /proc/<pid>/exe of root's
+	 * processes still may be read); without memory the events and the
+	 * rankings name none */
+	if ((c->o->events || c->o->exes) && !c->names.exe)
+		c->names.exe = exe_cache_new(c->src.rollup);
 
 	c->check_item = "privileges";
 	if (c->drop) {

@@ -23,8 +23,12 @@ typedef _Bool bool;
 
 enum bpf_map_type {
 	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_LRU_HASH = 9,
 	BPF_MAP_TYPE_RINGBUF = 27,
 };
+
+#define BPF_ANY 0
 
 #define BPF_F_MMAPABLE (1U << 10)
 
@@ -62,7 +66,20 @@ struct sched_entity {
 	__u64 sum_exec_runtime;
 } __attribute__((preserve_access_index));
 
+struct ns_common {
+	unsigned int inum;
+} __attribute__((preserve_access_index));
+
+struct mnt_namespace {
+	struct ns_common ns;
+} __attribute__((preserve_access_index));
+
+struct nsproxy {
+	struct mnt_namespace *mnt_ns;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
+	struct nsproxy *nsproxy;
 	struct css_set *cgroups;
 	struct sched_entity se;
 	int pid;
@@ -106,6 +123,54 @@ struct css_set {
 	struct cgroup_subsys_state *subsys[1];
 	struct cgroup *dfl_cgrp;
 	struct list_head cgrp_links;
+} __attribute__((preserve_access_index));
+
+/* the executable at exec (cgs_exec): the file, its inode and the walk of
+ * its path up the dentries and mounts (fs/d_path.c prepend_path()) */
+struct super_block {
+	__u32 s_dev; /* dev_t: major << 20 | minor */
+} __attribute__((preserve_access_index));
+
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+	__u32 i_generation;
+	unsigned int i_nlink;
+} __attribute__((preserve_access_index));
+
+struct qstr {
+	__u32 len;
+	const unsigned char *name;
+} __attribute__((preserve_access_index));
+
+struct dentry {
+	struct dentry *d_parent;
+	struct qstr d_name;
+} __attribute__((preserve_access_index));
+
+struct vfsmount {
+	struct dentry *mnt_root;
+} __attribute__((preserve_access_index));
+
+/* fs/mount.h: the vfsmount is its member mnt */
+struct mount {
+	struct mount *mnt_parent;
+	struct dentry *mnt_mountpoint;
+	struct vfsmount mnt;
+} __attribute__((preserve_access_index));
+
+struct path {
+	struct vfsmount *mnt;
+	struct dentry *dentry;
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct path f_path;
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+
+struct linux_binprm {
+	struct file *file;
 } __attribute__((preserve_access_index));
 
 #endif

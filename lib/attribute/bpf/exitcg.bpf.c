@@ -358,3 +358,122 @@ int cgs_rmdir(__u64 *ctx)
 {
 	return cg_event(ctx, CGSK_EV_RMDIR);
 }
+
+/* Executables (exitcg_abi.h, cgsk_exe): loaded only when the library asks
+ * (cgs_rollup_opts.exe_paths); else neither the program nor its maps
+ * exist. */
+__u64 exe_lost = 0; /* new executables not sent: exering full */
+/* the loader's mount namespace (its ns inode), 0: unknown */
+const volatile __u32 own_mntns = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1); /* exe_paths, set before loading */
+	__type(key, struct cgsk_exe_key);
+	__type(value, __u32); /* i_generation */
+} exes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cgsk_exe);
+} exescratch SEC(".maps");
+
+#define EXE_RING_BYTES (256 << 10) /* ~2,000 paths of 100 bytes */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, EXE_RING_BYTES);
+} exering SEC(".maps");
+
+/* include/linux/kdev_t.h new_encode_dev() (= huge_encode_dev()): what
+ * taskstats puts in ac_exe_dev, and stat(2) in st_dev */
+static __always_inline __u64 exe_dev(__u32 kdev)
+{
+	__u32 major = kdev >> 20, minor = kdev & 0xfffff;
+	return (minor & 0xff) | (major << 8) | ((minor & ~0xffu) << 12);
+}
+
+/* The names from the file up to the root of its mount namespace, leaf
+ * first (fs/d_path.c prepend_path() without the locks: a rename or
+ * unmount at the same moment may give a stale name, never a fault). */
+static __always_inline void exe_walk(struct cgsk_exe *e, struct file *f)
+{
+	struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
+	struct vfsmount *vm = BPF_CORE_READ(f, f_path.mnt);
+	struct mount *m = (void *)vm - bpf_core_field_offset(struct mount, mnt);
+	struct dentry *root = BPF_CORE_READ(vm, mnt_root);
+	__u32 off = 0, n = 0, i;
+	e->flags = CGSK_EXE_F_TRUNC;
+	for (i = 0; i < CGSK_EXE_DEPTH; i++) {
+		struct dentry *up = BPF_CORE_READ(d, d_parent);
+		if (d == root || d == up) {
+			struct mount *mp = BPF_CORE_READ(m, mnt_parent);
+			if (d != root || !mp || mp == m) { /* the root */
+				e->flags = 0;
+				break;
+			}
+			d = BPF_CORE_READ(m, mnt_mountpoint);
+			m = mp;
+			root = BPF_CORE_READ(m, mnt.mnt_root);
+			continue;
+		}
+		if (off >= CGSK_EXE_NAMES)
+			break;
+		const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+		long r = bpf_probe_read_kernel_str(
+			&e->names[off & (CGSK_EXE_NAMES - 1)],
+			CGSK_EXE_NAME_MAX, name);
+		if (r <= 0)
+			break;
+		off += (__u32)r;
+		n++;
+		d = up;
+	}
+	e->len = (__u16)(off < CGSK_EXE_NAMES + CGSK_EXE_NAME_MAX
+			 ? off : CGSK_EXE_NAMES + CGSK_EXE_NAME_MAX);
+	e->n = (__u8)n;
+}
+
+/* Per exec: the file's inode, one hash look-up; for an executable not
+ * seen yet (or evicted) the walk and one ring buffer record. */
+SEC("tp_btf/sched_process_exec")
+int cgs_exec(__u64 *ctx)
+{
+	struct linux_binprm *bprm = (struct linux_binprm *)ctx[2];
+	struct file *f = bprm->file;
+	if (!f)
+		return 0;
+	struct inode *ino = f->f_inode;
+	if (!ino)
+		return 0;
+	struct cgsk_exe_key k = { .dev = exe_dev(ino->i_sb->s_dev),
+				  .ino = ino->i_ino };
+	__u32 gen = ino->i_generation;
+	__u32 *seen = bpf_map_lookup_elem(&exes, &k);
+	if (seen && *seen == gen)
+		return 0;
+	__u32 zero = 0;
+	struct cgsk_exe *e = bpf_map_lookup_elem(&exescratch, &zero);
+	if (!e)
+		return 0;
+	e->dev = k.dev;
+	e->ino = k.ino;
+	e->gen = gen;
+	exe_walk(e, f);
+	if (!ino->i_nlink)
+		e->flags |= CGSK_EXE_F_UNLINKED;
+	struct task_struct *t = (struct task_struct *)ctx[0];
+	if (own_mntns && BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum) != own_mntns)
+		e->flags |= CGSK_EXE_F_FOREIGN;
+	__u64 size = CGSK_EXE_HDR + (__u64)e->len;
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	/* no wakeup: the library reads the ring when it resolves */
+	if (bpf_ringbuf_output(&exering, e, size, BPF_RB_NO_WAKEUP)) {
+		__sync_fetch_and_add(&exe_lost, 1);
+		return 0; /* not marked seen: the next exec sends it */
+	}
+	bpf_map_update_elem(&exes, &k, &gen, BPF_ANY);
+	return 0;
+}

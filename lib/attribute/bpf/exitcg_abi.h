@@ -96,4 +96,42 @@ struct cgsk_cgev {
 	char path[CGSK_PATH_MAX]; /* full path inside the hierarchy */
 };
 
+/*
+ * Executables (issue 39), with rodata exe_on: the program on
+ * sched_process_exec keeps the executables it has seen in the LRU hash
+ * `exes` ((dev, inode) -> generation) and sends each one not there (or
+ * there with another generation: the inode number was reused) through the
+ * ring buffer `exering` as a struct cgsk_exe. dev and inode are encoded as
+ * the kernel fills ac_exe_dev and ac_exe_inode (kernel/taskstats.c
+ * exe_add_tsk(): huge_encode_dev(i_sb->s_dev), i_ino of the mm's exe_file,
+ * which is the linux_binprm's file: the interpreter of a script).
+ */
+#define CGSK_EXE_NAMES 1024  /* bytes of names carried (a power of two) */
+#define CGSK_EXE_NAME_MAX 256 /* NAME_MAX + 1 */
+#define CGSK_EXE_DEPTH 48    /* path components and mount crossings */
+#define CGSK_EXE_F_TRUNC 1u  /* the walk stopped before the root: the
+			      * names are the path's last ones */
+#define CGSK_EXE_F_UNLINKED 2u /* the inode had no link left at exec */
+#define CGSK_EXE_F_FOREIGN 4u /* exec'd in another mount namespace than
+			       * the loader's: the path is that one's */
+
+struct cgsk_exe_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+/* The path's names leaf first, each NUL-terminated (n of them, len bytes):
+ * the walk goes up from the file to the root of the exec'ing task's mount
+ * namespace, as /proc/PID/exe shows it from there. */
+struct cgsk_exe {
+	__u64 dev;
+	__u64 ino;
+	__u32 gen;        /* i_generation */
+	__u16 len;        /* bytes of names */
+	__u8 n;           /* names */
+	__u8 flags;       /* CGSK_EXE_F_* */
+	char names[CGSK_EXE_NAMES + CGSK_EXE_NAME_MAX];
+};
+#define CGSK_EXE_HDR 24   /* bytes before names */
+
 #endif
