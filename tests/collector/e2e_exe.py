@@ -4,7 +4,10 @@
 a short-lived system binary names its executable ("exe", from the bin
 directories read at start), a binary running when the collector started
 and deleted since as "<path> (deleted)"; the rollup line counts the
-look-ups known and unknown."""
+look-ups known and unknown. CSV's exit rows carry the same path, device
+and inode in their exe_* columns."""
+import csv
+import io
 import os
 import shutil
 import subprocess
@@ -30,7 +33,8 @@ try:
     # the copy runs before the collector starts: its first scan (before it
     # sheds its capabilities) reads root's /proc/<pid>/exe
     b = subprocess.Popen([gone, "4"])
-    with Collector(B, ["-f", "jsonl", "-i", "0.3", "--events"]) as col:
+    with Collector(B, ["-f", "jsonl", "-i", "0.3", "--events"]) as col, \
+            Collector(B, ["-f", "csv", "-i", "0.3", "--events"]) as colc:
         a = subprocess.Popen([sleep, "0.5"])  # named from /usr/bin
         os.unlink(gone)  # the next scans mark it deleted
         a.wait()
@@ -52,6 +56,15 @@ try:
     check(n and n["known"] >= 2 and n["entries"] >= 2,
           "rollup exe counts: %r" % n)
     print("exe counts", n)
+    rows = [r for r in csv.DictReader(io.StringIO(colc.raw().decode()))
+            if r["type"] == "exit" and r["kind"] == "process" and
+            r["pid"] == str(a.pid) and r["comm"] == "sleep"]
+    check(len(rows) == 1, "CSV exit rows of pid %d: %d" % (a.pid, len(rows)))
+    st = os.stat(sleep)
+    got = {k: rows[0][k] for k in ("exe", "exe_dev", "exe_inode")}
+    want = {"exe": sleep, "exe_inode": str(st.st_ino),
+            "exe_dev": "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))}
+    check(got == want, "CSV exe columns %r, expected %r" % (got, want))
     print("ok")
 finally:
     shutil.rmtree(tmp)

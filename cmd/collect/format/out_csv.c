@@ -110,8 +110,8 @@ static size_t counter_cols(void)
 /* --stream changes: a last column "stream" (full or changes; empty on
  * exit rows), told by the prologue, before any row (one format a run). */
 static bool stream_col;
-/* --exes: NEXE columns before it (empty but on "exe" rows), told the
- * same way */
+/* --exes or --events: NEXE columns before it (filled on "exe" rows and
+ * exit rows), told the same way */
 #define NEXE 6
 static bool exe_cols;
 
@@ -126,7 +126,7 @@ static void row_end(struct buf *b, const struct snap_info *in)
 	buf_puts(b, "\r\n");
 }
 
-static void header(struct buf *b, bool stream, unsigned exes)
+static void header(struct buf *b, bool stream, bool exes)
 {
 	buf_puts(b, "type,time,seq,final,records,dropped,unattributed,"
 		    "malformed,cgroup,depth,removed");
@@ -158,7 +158,7 @@ static void header(struct buf *b, bool stream, unsigned exes)
 			    "exe_error");
 	buf_printf(b, "%s\r\n", stream ? ",stream" : "");
 	stream_col = stream;
-	exe_cols = exes != 0;
+	exe_cols = exes;
 }
 
 static void lead(struct buf *b, const char *type, const struct snap_info *in)
@@ -283,6 +283,24 @@ static void snapshot(struct buf *b, const struct snap_info *in,
 	}
 }
 
+/* An exit row's exe_* columns: its executable's path (empty when not
+ * known), device and inode (empty when the record carries none, before
+ * v12 and for thread-group records). */
+static void exe_of_exit(struct buf *b, const struct cgs_record *r,
+			const char *exe)
+{
+	char dev[32];
+	buf_puts(b, ",,");
+	if (exe)
+		esc_csv(b, exe, strlen(exe));
+	if (!r->exe_inode) {
+		sep(b, 4);
+		return;
+	}
+	tsc_exe_dev(dev, sizeof(dev), r->exe_dev);
+	buf_printf(b, ",%s,%llu,,", dev, (unsigned long long)r->exe_inode);
+}
+
 /* Event rows fill the counter columns they have (utime_s, stime_s, ...). */
 static void event(struct buf *b, const struct cgs_record *r,
 		  const char *cgroup, const char *source, uint64_t recv_ns,
@@ -355,7 +373,9 @@ static void event(struct buf *b, const struct cgs_record *r,
 		pk[d].at_ns = r->delay_max_at_ns[d];
 	}
 	peak_cols(b, pk, NULL); /* the task's own: no period */
-	sep(b, (exe_cols ? NEXE : 0) + stream_col);
+	if (exe_cols) /* the exit's executable: no rank, value or error */
+		exe_of_exit(b, r, exe);
+	sep(b, stream_col);
 	buf_puts(b, "\r\n");
 	(void)shard;
 	(void)exe; /* not a column yet: every CSV line would change */

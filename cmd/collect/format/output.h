@@ -211,9 +211,10 @@ const char *kind_name(enum cgs_kind k);
  */
 struct out_ops {
 	/* Once, before any snapshot or event; NULL: nothing. stream: the
-	 * lines say full or changes (--stream changes); exes: --exes N
-	 * (CSV: the executables' columns and rows) */
-	void (*prologue)(struct buf *b, bool stream, unsigned exes);
+	 * lines say full or changes (--stream changes); exe_cols: --exes
+	 * or --events (CSV: the executables' columns, filled by "exe" rows
+	 * and, with --events, by "exit" rows) */
+	void (*prologue)(struct buf *b, bool stream, bool exe_cols);
 	void (*snapshot)(struct buf *b, const struct snap_info *in,
 			 const struct cgs_snapshot *s);
 	/* On a listener thread, into that shard's buffer; id: the cgroup's

@@ -301,7 +301,8 @@ int tsc_write_prologue(struct tsc *c, const char *hostinfo)
 
 	buf_init(&b);
 	if (c->io.out->prologue) {
-		c->io.out->prologue(&b, c->io.stream.on, c->o->exes);
+		c->io.out->prologue(&b, c->io.stream.on,
+				   c->o->exes || c->o->events);
 		tsc_out_write_locked(c, TSC_OUT_OUTPUT, &b);
 	}
 	buf_free(&b);
@@ -365,7 +366,8 @@ static void reopen_one(struct tsc *c, enum tsc_out k)
 	} else if (c->io.out->prologue && S_ISREG(nw.st_mode) && !nw.st_size) {
 		struct buf b;
 		buf_init(&b);
-		c->io.out->prologue(&b, c->io.stream.on, c->o->exes);
+		c->io.out->prologue(&b, c->io.stream.on,
+				   c->o->exes || c->o->events);
 		tsc_out_write(c, k, b.p, b.len, b.oom);
 		buf_free(&b);
 	}
