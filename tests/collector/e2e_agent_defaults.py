@@ -54,7 +54,9 @@ def ncpus():
 def start(args, prefix=()):
     p = subprocess.Popen(list(prefix) + WRAP + [AGENT, "-i", "1"] + args,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True,
+                         # other cgroups (any bytes) are listed too
+                         errors="surrogateescape")
     line = ""
     t0 = time.monotonic()
     while time.monotonic() - t0 < START_TIMEOUT:
