@@ -238,12 +238,22 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 			     bool clean_tail, struct cgs_record *out,
 			     struct cgs_decode_stats *st);
 
-/* msg.c: cgs_decode_msg() by the attribute walk alone, never the fixed
- * offsets of the kernel's own shape (the tests' and fuzz_decode's
- * reference: both must give the same bytes). Structs of our own size. */
-int cgsi_decode_msg_walk(const void *msg, size_t len, unsigned flags,
-			 struct cgs_record *task, struct cgs_record *group,
-			 struct cgs_decode_stats *st);
+/* How cgsi_decode_msg_path() decodes: as cgs_decode_msg() does (the
+ * fixed offsets of the kernel's own shape, else the attribute walk), by
+ * the walk alone, or by the fixed offsets alone (0, nothing written, for
+ * a message of any other shape that passes the header checks). */
+enum cgsi_decode_path {
+	CGSI_PATH_AUTO,
+	CGSI_PATH_WALK,
+	CGSI_PATH_FIXED,
+};
+
+/* msg.c: cgs_decode_msg() by the given path, for the tests and
+ * fuzz_decode, which check that the fixed offsets and the walk give the
+ * same bytes. Structs of our own size. */
+int cgsi_decode_msg_path(const void *msg, size_t len, unsigned flags,
+			 enum cgsi_decode_path path, struct cgs_record *task,
+			 struct cgs_record *group, struct cgs_decode_stats *st);
 
 /* payload.c: st += d, as far as the caller's st->sz goes (decoder
  * counters of one call added to the caller's). */

@@ -24,7 +24,7 @@
  * payload must have the PID payload's version or 0. Anything else takes
  * the attribute walk, which gives the same records and counters for a
  * message decode_fixed() takes (test_decode_fast compares the two over
- * every version; fuzz_decode over its inputs).
+ * every version; fuzz_decode over its inputs: cgsi_decode_msg_path()).
  */
 #include <stddef.h>
 #include "util/common.h"
@@ -323,9 +323,10 @@ decode_walk(const unsigned char *m, uint32_t mlen, unsigned flags,
 }
 
 /* inlined in both callers: the hot path must not pay a call for it.
- * walk: never the fixed offsets (cgsi_decode_msg_walk()). */
+ * path: CGSI_PATH_AUTO but for cgsi_decode_msg_path(). */
 static inline __attribute__((always_inline)) int
-decode(const unsigned char *m, size_t len, unsigned flags, bool walk,
+decode(const unsigned char *m, size_t len, unsigned flags,
+       enum cgsi_decode_path path,
        struct cgs_record *task, struct cgs_record *group,
        struct cgs_decode_stats *st)
 {
@@ -341,9 +342,9 @@ decode(const unsigned char *m, size_t len, unsigned flags, bool walk,
 		return -EBADMSG;
 	if (m[NLMSG_HDR_LEN] != TS_CMD_NEW)
 		return -ENOMSG;
-	if (!walk) {
+	if (path != CGSI_PATH_WALK) {
 		ret = decode_fixed(m, mlen, flags, task, group, st);
-		if (cgs_likely(ret))
+		if (cgs_likely(ret) || path == CGSI_PATH_FIXED)
 			return ret;
 	}
 	return decode_walk(m, mlen, flags, task, group, st);
@@ -385,7 +386,7 @@ decode_msg_slow(const void *msg, size_t len, unsigned flags,
 	    (!group && !(flags & CGS_NO_TGID)) ||
 	    (group && !CGSI_OUT_OK(group)) || (st && !CGSI_OUT_OK(st)))
 		return -EINVAL;
-	r = decode(msg, len, flags, false, &tt, group ? &tg : NULL, &ls);
+	r = decode(msg, len, flags, CGSI_PATH_AUTO, &tt, group ? &tg : NULL, &ls);
 	if (r > 0 && (r & CGS_DECODED_TASK))
 		cgsi_out_copy(task, &tt, sizeof(tt));
 	if (r > 0 && (r & CGS_DECODED_GROUP))
@@ -412,18 +413,18 @@ int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
 				: !(flags & CGS_NO_TGID)) ||
 			 (st && !CGSI_OUT_FULL(st))))
 		return decode_msg_slow(msg, len, flags, task, group, st);
-	r = decode(msg, len, flags, false, task, group, &ls);
+	r = decode(msg, len, flags, CGSI_PATH_AUTO, task, group, &ls);
 	if (st)
 		stats_add_msg(st, r, &ls);
 	return r;
 }
 
-int cgsi_decode_msg_walk(const void *msg, size_t len, unsigned flags,
-			 struct cgs_record *task, struct cgs_record *group,
-			 struct cgs_decode_stats *st)
+int cgsi_decode_msg_path(const void *msg, size_t len, unsigned flags,
+			 enum cgsi_decode_path path, struct cgs_record *task,
+			 struct cgs_record *group, struct cgs_decode_stats *st)
 {
 	struct cgs_decode_stats ls = { 0 };
-	int r = decode(msg, len, flags, true, task, group, &ls);
+	int r = decode(msg, len, flags, path, task, group, &ls);
 
 	if (st)
 		stats_add_msg(st, r, &ls);
