@@ -33,17 +33,38 @@ static void note_seq(struct cgsi_shard *s, uint32_t seq)
 	s->have_seq = true;
 }
 
-/* The messages of one datagram to fn. ev: the event the batch shares,
- * its sz, shard and recv_ns set; each message sets the rest (the callback
- * sees it through a const pointer, valid only during the call, so it
- * cannot keep or change it). Inlined in both loops that call it. */
+/* What the events of one recvmmsg() batch share. ev: its sz, shard and
+ * recv_ns set once; each message sets the rest (the callback sees it
+ * through a const pointer, valid only during the call, so it cannot keep
+ * or change it). */
+struct batch {
+	struct cgs_exit ev;
+	unsigned dflags; /* cgs_decode_msg()'s */
+	cgs_exit_fn fn;
+	void *user;
+};
+
+static inline void batch_start(struct batch *b, const struct cgs_listener *l,
+			       const struct cgsi_shard *s, cgs_exit_fn fn,
+			       void *user)
+{
+	*b = (struct batch){
+		.ev = { .sz = sizeof(struct cgs_exit), .shard = s->idx,
+			.recv_ns = cgsi_now_real_ns() },
+		.dflags = (l->flags & CGS_NO_TGID) | CGS_DECODE_REUSE,
+		.fn = fn,
+		.user = user,
+	};
+}
+
+/* The messages of one datagram to the batch's callback. Inlined in both
+ * loops that call it. */
 static inline __attribute__((always_inline)) int
 deliver_datagram(struct cgs_listener *l, struct cgsi_shard *s,
-		 struct cgs_exit *ev, const unsigned char *buf, size_t len,
-		 cgs_exit_fn fn, void *user)
+		 struct batch *b, const unsigned char *buf, size_t len)
 {
+	struct cgs_exit *ev = &b->ev;
 	int delivered = 0;
-	unsigned dflags = (l->flags & CGS_NO_TGID) | CGS_DECODE_REUSE;
 	/* int, as NLMSG_NEXT expects: a last message whose length is not
 	 * aligned makes it negative (a size_t would wrap and read on) */
 	int rem = (int)len;
@@ -57,7 +78,7 @@ deliver_datagram(struct cgs_listener *l, struct cgsi_shard *s,
 			note_seq(s, h->nlmsg_seq);
 		/* the shard's own records, zeroed at open: their unused
 		 * delay slots stay zero */
-		int r = cgs_decode_msg(h, h->nlmsg_len, dflags, &s->task,
+		int r = cgs_decode_msg(h, h->nlmsg_len, b->dflags, &s->task,
 				       &s->group, &s->dstats);
 		if (r <= 0)
 			continue;
@@ -66,23 +87,12 @@ deliver_datagram(struct cgs_listener *l, struct cgsi_shard *s,
 		ev->raw = h;
 		ev->raw_len = h->nlmsg_len;
 		delivered++;
-		if (!fn)
+		if (!b->fn)
 			s->loss.discarded++;
-		else if (fn(ev, user))
+		else if (b->fn(ev, b->user))
 			s->halt = true;
 	}
 	return delivered;
-}
-
-/* What a batch's events share. */
-static inline struct cgs_exit batch_event(const struct cgsi_shard *s,
-					  uint64_t now_ns)
-{
-	return (struct cgs_exit){
-		.sz = sizeof(struct cgs_exit),
-		.shard = s->idx,
-		.recv_ns = now_ns,
-	};
 }
 
 static int drain_pending(struct cgs_listener *l, struct cgsi_shard *s,
@@ -90,7 +100,9 @@ static int drain_pending(struct cgs_listener *l, struct cgsi_shard *s,
 {
 	int total = 0;
 	size_t off = 0;
-	struct cgs_exit ev = batch_event(s, cgsi_now_real_ns());
+	struct batch b;
+
+	batch_start(&b, l, s, fn, user);
 	while (off + sizeof(uint32_t) <= s->pending_len) {
 		uint32_t len;
 		memcpy(&len, s->pending + off, sizeof(len));
@@ -99,7 +111,7 @@ static int drain_pending(struct cgs_listener *l, struct cgsi_shard *s,
 			break;
 		memcpy(s->bufs, s->pending + off, len); /* aligned copy */
 		off += len;
-		total += deliver_datagram(l, s, &ev, s->bufs, len, fn, user);
+		total += deliver_datagram(l, s, &b, s->bufs, len);
 	}
 	free(s->pending);
 	s->pending = NULL;
@@ -138,15 +150,17 @@ int cgsi_shard_drain_max(struct cgs_listener *l, struct cgsi_shard *s,
 			}
 			return -errno;
 		}
-		struct cgs_exit ev = batch_event(s, cgsi_now_real_ns());
+		struct batch b;
+
+		batch_start(&b, l, s, fn, user);
 		for (int i = 0; i < n; i++) {
 			if (cgs_unlikely(s->msgs[i].msg_hdr.msg_flags &
 					 MSG_TRUNC)) {
 				s->loss.truncated++;
 				continue;
 			}
-			total += deliver_datagram(l, s, &ev, s->iov[i].iov_base,
-						  s->msgs[i].msg_len, fn, user);
+			total += deliver_datagram(l, s, &b, s->iov[i].iov_base,
+						  s->msgs[i].msg_len);
 		}
 		if (n < CGSI_RECV_SLOTS || s->halt) {
 			s->halt = false;
