@@ -224,8 +224,9 @@ extern const uint16_t cgsi_ts_size[CGS_TASKSTATS_VERSION_MAX + 1];
 /* A payload of exactly cgsi_ts_size[layout] bytes (1 <= layout <=
  * CGS_TASKSTATS_VERSION_MAX) -> *out, as cgsi_decode_payload_hint() gives
  * it for that version and length (version: the payload's, 0 for a
- * version-0 TGID record read by its PID record's layout). Nothing is
- * checked: the message decoder's fixed-offset path has. */
+ * version-0 TGID record read by its PID record's layout), but for pid:
+ * ac_pid's, whatever the kind, for the caller to set. Nothing is checked:
+ * the message decoder's fixed-offset path has. */
 void cgsi_decode_payload_exact(const void *payload, uint16_t version,
 			       unsigned layout, enum cgs_kind kind,
 			       bool clean_tail, struct cgs_record *out);

@@ -184,6 +184,13 @@ static void conv_v17_ts(const struct cgsi_ts_v17 *s, struct cgs_record *o)
 	}
 }
 
+static __attribute__((noinline)) void
+conv_v17(const struct cgsi_ts_v17 *s, struct cgs_record *o, uint32_t f)
+{
+	conv_v17_ts(s, o);
+	conv_v16(&s->v16, o, f);
+}
+
 static void conv_v14max(const struct cgsi_ts_v14max *s, struct cgs_record *o,
 			uint32_t f)
 {
@@ -191,13 +198,29 @@ static void conv_v14max(const struct cgsi_ts_v14max *s, struct cgs_record *o,
 	CONV_ALL(s, o, CONV_DELAY_MAX);
 }
 
-/* Layouts a payload shorter than v15 (v1..v14, the max-only v14): copied
- * into an aligned buffer, zero past the layout, and read through the v16
- * layout, so the fields the version lacks come out zero. Old kernels
- * only: out of the hot path. */
+/* The record's own fields for a payload of len bytes read by the given
+ * layout, whose first known bytes it describes (known <= len). */
+static inline void fill_head(size_t len, size_t known, uint16_t version,
+			     unsigned layout, uint32_t fields,
+			     enum cgs_kind kind, struct cgs_record *out)
+{
+	out->sz = sizeof(*out);
+	out->kind = kind;
+	out->version = version;
+	out->layout = (uint16_t)layout;
+	out->payload_len = (uint32_t)CGS_MIN(len, UINT32_MAX);
+	out->unknown_bytes = (uint32_t)CGS_MIN(len - known, UINT32_MAX);
+	out->fields = fields;
+}
+
+/* fill() of a layout shorter than v15 (v1..v14, the max-only v14): the
+ * payload copied into an aligned buffer, zero past the layout, and read
+ * through the v16 layout, so the fields the version lacks come out zero.
+ * Old kernels only: out of the hot path. */
 static __attribute__((noinline)) void
-conv_short(const void *payload, size_t known, unsigned layout,
-	   uint32_t fields, struct cgs_record *out)
+fill_short(const void *payload, size_t len, size_t known, uint16_t version,
+	   unsigned layout, uint32_t fields, enum cgs_kind kind,
+	   struct cgs_record *out)
 {
 	union {
 		struct cgsi_ts_v1 v1;
@@ -215,52 +238,51 @@ conv_short(const void *payload, size_t known, unsigned layout,
 		conv_v14max(&b.v14max, out, fields);
 	else
 		conv_v16(&b.v16, out, fields);
+	fill_head(len, known, version, layout, fields, kind, out);
 }
 
 /* v15, v16, v17 (and newer): the payload holds the whole layout, read in
  * place (the layouts are packed), nothing copied. The conversion writes
- * every field of the record but v17's times of the maxima: a record the
- * library filled before (clean_tail) has its other bytes -- padding, the
- * slots no kernel fills -- still zero, and only those times are cleared
- * for a layout without them; any other record is cleared whole first. */
+ * every field of the record but v17's times of the maxima and the
+ * record's own fields (fill_head()): the record's other bytes --
+ * padding, the slots no kernel fills -- must be zero already (a record
+ * the library filled before, CGS_DECODE_REUSE, or one just cleared), and
+ * only those times are cleared for a layout without them. */
 static inline void conv_full(const void *payload, unsigned layout,
-			     uint32_t fields, bool clean_tail,
-			     struct cgs_record *out)
+			     uint32_t fields, struct cgs_record *out)
 {
-	if (!clean_tail)
-		memset(out, 0, sizeof(*out));
+	/* each branch ends in a call with nothing after it (a tail call:
+	 * no registers kept across it) */
+	if (layout == 17) {
+		conv_v17(payload, out, fields);
+		return;
+	}
+	memset(out->delay_max_at_ns, 0,
+	       sizeof(out->delay_max_at_ns[0]) * CGS_DELAY__COUNT);
 	if (layout == 15)
 		conv_v15(payload, out, fields);
 	else
 		conv_v16(payload, out, fields);
-	if (layout == 17)
-		conv_v17_ts(payload, out);
-	else if (clean_tail)
-		memset(out->delay_max_at_ns, 0,
-		       sizeof(out->delay_max_at_ns[0]) * CGS_DELAY__COUNT);
 }
 
-/* The record from a payload of len bytes read by the given layout, whose
- * first known bytes it describes (known <= len). */
+/* The record from a payload of len bytes read by the given layout; its
+ * pid is ac_pid's, whatever the kind (the callers set it). v15+ write
+ * the record's own fields first, so that the conversion is the last call
+ * and nothing is kept across a call on this path. */
 static inline __attribute__((always_inline)) void
 fill(const void *payload, size_t len, size_t known, uint16_t version,
      unsigned layout, uint32_t fields, enum cgs_kind kind, bool clean_tail,
      struct cgs_record *out)
 {
-	if (cgs_likely(layout >= 15 && layout <= CGS_TASKSTATS_VERSION_MAX))
-		conv_full(payload, layout, fields, clean_tail, out);
-	else
-		conv_short(payload, known, layout, fields, out);
-	out->sz = sizeof(*out);
-	/* ac_pid names the thread; the message decoder overrides it with
-	 * the PID attribute, and a TGID aggregate carries none */
-	out->pid = kind == CGS_KIND_TGID ? 0 : out->pid;
-	out->kind = kind;
-	out->version = version;
-	out->layout = (uint16_t)layout;
-	out->payload_len = (uint32_t)CGS_MIN(len, UINT32_MAX);
-	out->unknown_bytes = (uint32_t)CGS_MIN(len - known, UINT32_MAX);
-	out->fields = fields;
+	if (cgs_unlikely(layout < 15 || layout > CGS_TASKSTATS_VERSION_MAX)) {
+		fill_short(payload, len, known, version, layout, fields, kind,
+			   out);
+		return;
+	}
+	if (!clean_tail)
+		memset(out, 0, sizeof(*out));
+	fill_head(len, known, version, layout, fields, kind, out);
+	conv_full(payload, layout, fields, out);
 }
 
 void cgsi_decode_payload_exact(const void *payload, uint16_t version,
@@ -337,6 +359,9 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 		fields = ts_fields[layout];
 	fill(payload, len, known, version, layout, fields, kind, clean_tail,
 	     out);
+	/* ac_pid names the thread; the message decoder overrides it with
+	 * the PID attribute, and a TGID aggregate carries none */
+	out->pid = kind == CGS_KIND_TGID ? 0 : out->pid;
 
 	if (st) {
 		if (guessed)
