@@ -386,7 +386,8 @@ decode_msg_slow(const void *msg, size_t len, unsigned flags,
 	    (!group && !(flags & CGS_NO_TGID)) ||
 	    (group && !CGSI_OUT_OK(group)) || (st && !CGSI_OUT_OK(st)))
 		return -EINVAL;
-	r = decode(msg, len, flags, CGSI_PATH_AUTO, &tt, group ? &tg : NULL, &ls);
+	r = decode(msg, len, flags, CGSI_PATH_AUTO, &tt, group ? &tg : NULL,
+		   &ls);
 	if (r > 0 && (r & CGS_DECODED_TASK))
 		cgsi_out_copy(task, &tt, sizeof(tt));
 	if (r > 0 && (r & CGS_DECODED_GROUP))

@@ -48,7 +48,8 @@ static const char *const delay_names[CGS_DELAY__COUNT] = {
 
 size_t cgs_taskstats_size(unsigned version)
 {
-	return version < CGS_ARRAY_SIZE(cgsi_ts_size) ? cgsi_ts_size[version] : 0;
+	return version < CGS_ARRAY_SIZE(cgsi_ts_size) ? cgsi_ts_size[version]
+						      : 0;
 }
 
 const char *cgs_delay_name(enum cgs_delay_class c)
