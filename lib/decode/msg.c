@@ -149,15 +149,16 @@ decode_fixed(const unsigned char *m, uint32_t mlen, unsigned flags,
 		return 0; /* version 0 or newer than ours: by length */
 	s = cgsi_ts_size[v];
 	rec = FIX_PAYLOAD + s;
-	tn = pn + rec;
 	if (cgs_unlikely(!fixed_nest(pn, TS_TYPE_AGGR_PID, TS_TYPE_PID, s)))
 		return 0;
 	if (mlen == FIX_NEST + rec) {
 		decode_fixed_task(pn, v, flags, false, task);
 		return CGS_DECODED_TASK;
 	}
-	if (mlen != FIX_NEST + 2 * rec ||
-	    !fixed_nest(tn, TS_TYPE_AGGR_TGID, TS_TYPE_TGID, s))
+	if (mlen != FIX_NEST + 2 * rec)
+		return 0;
+	tn = pn + rec; /* inside the message only now */
+	if (!fixed_nest(tn, TS_TYPE_AGGR_TGID, TS_TYPE_TGID, s))
 		return 0;
 	tv = ld16(tn + FIX_PAYLOAD);
 	if (tv && tv != v)
