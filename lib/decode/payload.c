@@ -74,9 +74,9 @@ static unsigned layout_for_len(size_t len)
 	(offsetof(t, last) + sizeof(((t *)0)->last) - offsetof(t, first))
 
 /* Copy the fields first..last of the layout s to the record's ofirst..
- * olast with one memcpy: the record holds the same u64 fields in the same
- * order there (a 16-byte pair is one load and one store, not two of
- * each). The runs' sizes are checked at compile time; the order by the
+ * olast with one memcpy: the record holds the same fields, of the same
+ * types, in the same order there (a 16-byte pair is one load and one
+ * store, not two of each). The runs' sizes are checked at compile time; the order by the
  * field-by-field tests (test_decode's own offset table). */
 #define RUN(o, ofirst, olast, s, first, last)                                 \
 	do {                                                                  \
@@ -185,6 +185,8 @@ static void conv_v17_ts(const struct cgsi_ts_v17 *s, struct cgs_record *o)
 	}
 }
 
+/* v17: v16's fields and the times of the maxima; out of line, so that
+ * conv_full() ends in a call on every path. */
 static __attribute__((noinline)) void
 conv_v17(const struct cgsi_ts_v17 *s, struct cgs_record *o, uint32_t f)
 {
