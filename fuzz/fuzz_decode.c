@@ -13,7 +13,9 @@
  * alignment, that NO_TGID changes nothing in the task record, that a
  * message cut short (a datagram larger than the receive slot) is never
  * read as a record, that v17's times appear only from its layout, and
- * that CGS_DECODE_REUSE into records filled before gives the same bytes.
+ * that CGS_DECODE_REUSE into records filled before gives the same bytes,
+ * and that the fixed offsets of the kernel's own message shape give what
+ * the attribute walk gives (cgsi_decode_msg_path()).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -22,6 +24,7 @@
 
 #include "fuzz_common.h"
 #include "cgstats.h"
+#include "decode/layout.h"
 
 static void check_record(const struct cgs_record *r, size_t max_len)
 {
@@ -86,6 +89,38 @@ static int decode_at(const uint8_t *src, size_t len, unsigned off,
 	return rc;
 }
 
+/* The walk alone gives the bytes cgs_decode_msg() gave (t, g, st, rc),
+ * and so do the fixed offsets when they take the message. */
+static void fuzz_paths(const uint8_t *m, size_t len, unsigned flags, int rc,
+		       const struct cgs_record *t, const struct cgs_record *g,
+		       const struct cgs_decode_stats *st)
+{
+	for (int path = CGSI_PATH_WALK; path <= CGSI_PATH_FIXED; path++) {
+		CGS_OPTS(cgs_record, pt);
+		CGS_OPTS(cgs_record, pg);
+		CGS_OPTS(cgs_decode_stats, pst);
+		uint8_t *h = malloc(len ? len : 1);
+		int prc;
+
+		CHECK(h);
+		memcpy(h, m, len);
+		memset(&pt, 0x5a, sizeof(pt));
+		memset(&pg, 0x5a, sizeof(pg));
+		pt.sz = pg.sz = sizeof(pt);
+		prc = cgsi_decode_msg_path(h, len, flags, path, &pt, &pg,
+					   &pst);
+		free(h);
+		if (path == CGSI_PATH_FIXED && prc == 0)
+			continue; /* not the kernel's shape: walked */
+		CHECK(prc == rc);
+		CHECK(!memcmp(&pst, st, sizeof(pst)));
+		if (rc > 0 && (rc & 1))
+			CHECK(!memcmp(&pt, t, sizeof(pt)));
+		if (rc > 0 && (rc & 2))
+			CHECK(!memcmp(&pg, g, sizeof(pg)));
+	}
+}
+
 static void fuzz_msg(const uint8_t *m, size_t len, unsigned ctl)
 {
 	CGS_OPTS(cgs_record, t);
@@ -112,6 +147,7 @@ static void fuzz_msg(const uint8_t *m, size_t len, unsigned ctl)
 		CHECK(st.records == (uint64_t)__builtin_popcount((unsigned)rc));
 	CHECK(st.version0 <= st.records && st.version0 <= st.layout_guesses);
 	fuzz_cut(m, len, ctl);
+	fuzz_paths(m, len, flags, rc, &t, &g, &st);
 	if (flags)
 		CHECK(rc <= 0 || !(rc & 2));
 	if (rc > 0 && (rc & 1)) {

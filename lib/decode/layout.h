@@ -217,6 +217,20 @@ _Static_assert(sizeof(struct cgsi_ts_v14max) == CGSI_TS_V14MAX_SIZE, "");
 _Static_assert(CGSI_OFF(cgsi_ts_v14max, ac_comm) == 104, "v14max");
 _Static_assert(CGSI_OFF(cgsi_ts_v14max, ac_tgid) == 416, "v14max");
 
+/* payload.c: struct taskstats sizes by version (1..17; 15 is the broken
+ * v15 layout), 0 where none. */
+extern const uint16_t cgsi_ts_size[CGS_TASKSTATS_VERSION_MAX + 1];
+
+/* A payload of exactly cgsi_ts_size[layout] bytes (1 <= layout <=
+ * CGS_TASKSTATS_VERSION_MAX) -> *out, as cgsi_decode_payload_hint() gives
+ * it for that version and length (version: the payload's, 0 for a
+ * version-0 TGID record read by its PID record's layout), but for pid:
+ * ac_pid's, whatever the kind, for the caller to set. Nothing is checked:
+ * the message decoder's fixed-offset path has. */
+void cgsi_decode_payload_exact(const void *payload, uint16_t version,
+			       unsigned layout, enum cgs_kind kind,
+			       bool clean_tail, struct cgs_record *out);
+
 /* Decode with a layout hint for version-0 payloads (0: infer from length
  * alone). Used by the message decoder so that a version-0 TGID aggregate
  * is read with the layout of the PID record it travels with. */
@@ -224,6 +238,23 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 			     enum cgs_kind kind, unsigned hint_layout,
 			     bool clean_tail, struct cgs_record *out,
 			     struct cgs_decode_stats *st);
+
+/* How cgsi_decode_msg_path() decodes: as cgs_decode_msg() does (the
+ * fixed offsets of the kernel's own shape, else the attribute walk), by
+ * the walk alone, or by the fixed offsets alone (0, nothing written, for
+ * a message of any other shape that passes the header checks). */
+enum cgsi_decode_path {
+	CGSI_PATH_AUTO,
+	CGSI_PATH_WALK,
+	CGSI_PATH_FIXED,
+};
+
+/* msg.c: cgs_decode_msg() by the given path, for the tests and
+ * fuzz_decode, which check that the fixed offsets and the walk give the
+ * same bytes. Structs of our own size. */
+int cgsi_decode_msg_path(const void *msg, size_t len, unsigned flags,
+			 enum cgsi_decode_path path, struct cgs_record *task,
+			 struct cgs_record *group, struct cgs_decode_stats *st);
 
 /* payload.c: st += d, as far as the caller's st->sz goes (decoder
  * counters of one call added to the caller's). */

@@ -8,6 +8,23 @@
  *   AGGR_PID { PID u32, STATS } [AGGR_TGID { TGID u32, STATS }] [NULL]
  * (nests without NLA_F_NESTED); a reply to a query the same. Plain
  * top-level PID/TGID followed by STATS are accepted as well.
+ *
+ * The kernel builds every such message alike (kernel/taskstats.c,
+ * mk_reply(): nla_nest_start_noflag(), nla_put_u32(), then
+ * nla_reserve_64bit(), which adds no NULL pad where unaligned access is
+ * cheap, as on x86-64 and arm64), so its attributes sit at fixed offsets
+ * for a payload of S bytes:
+ *   20  AGGR_PID  len 16 + S
+ *   24    PID     len 8, the pid at 28
+ *   32    STATS   len 4 + S, the payload at 36
+ *   [36 + S  AGGR_TGID { TGID, STATS } the same, for a process exit]
+ * decode_fixed() reads such a message directly when every header is
+ * where and what it would be, S is the size of the payload's (known)
+ * version, and nlmsg_len ends exactly after the last nest; the TGID
+ * payload must have the PID payload's version or 0. Anything else takes
+ * the attribute walk, which gives the same records and counters for a
+ * message decode_fixed() takes (test_decode_fast compares the two over
+ * every version; fuzz_decode over its inputs: cgsi_decode_msg_path()).
  */
 #include <stddef.h>
 #include "util/common.h"
@@ -76,6 +93,97 @@ static inline int nla_next(const unsigned char **p, const unsigned char *end,
 	return 0;
 }
 
+/* The 4-byte attribute header of length len and type, as ld32() reads
+ * it from the wire (host byte order). */
+static inline uint32_t nla_hdr(unsigned len, unsigned type)
+{
+	const uint16_t h[2] = { (uint16_t)len, (uint16_t)type };
+	uint32_t v;
+
+	memcpy(&v, h, sizeof(v));
+	return v;
+}
+
+#define FIX_NEST (NLMSG_HDR_LEN + GENL_HDR_LEN) /* the first nest */
+#define FIX_ID 8u                               /* its id, in a nest */
+#define FIX_STATS 12u                           /* its STATS header */
+#define FIX_PAYLOAD 16u                         /* the payload */
+
+/* Is n a nest of the kernel's exact shape: { id, STATS of s bytes }? */
+static inline bool fixed_nest(const unsigned char *n, unsigned nest_type,
+			      unsigned id_type, unsigned s)
+{
+	return ld32(n) == nla_hdr(FIX_PAYLOAD + s, nest_type) &&
+	       ld32(n + NLA_HDR_LEN) == nla_hdr(FIX_ID, id_type) &&
+	       ld32(n + FIX_STATS) == nla_hdr(NLA_HDR_LEN + s, TS_TYPE_STATS);
+}
+
+/* The task record of the fixed-shape AGGR_PID nest pn (version v). */
+static inline __attribute__((always_inline)) void
+decode_fixed_task(const unsigned char *pn, uint16_t v, unsigned flags,
+		  bool with_tgid, struct cgs_record *task)
+{
+	cgsi_decode_payload_exact(pn + FIX_PAYLOAD, v, v, CGS_KIND_THREAD,
+				  flags & CGS_DECODE_REUSE, task);
+	task->pid = ld32(pn + FIX_ID);
+	if (with_tgid || (task->flag & CGS_AC_AGROUP))
+		task->kind = CGS_KIND_PROCESS;
+}
+
+/* m (mlen bytes, a TASKSTATS_CMD_NEW) as the kernel builds it: decoded
+ * directly, the records and counters as the walk would give them. 0 for
+ * any other shape: the caller walks it. */
+static inline __attribute__((always_inline)) int
+decode_fixed(const unsigned char *m, uint32_t mlen, unsigned flags,
+	     struct cgs_record *task, struct cgs_record *group,
+	     struct cgs_decode_stats *st)
+{
+	const unsigned char *pn = m + FIX_NEST, *tn;
+	unsigned s, rec;
+	uint16_t v, tv;
+
+	if (cgs_unlikely(mlen < FIX_NEST + FIX_PAYLOAD + sizeof(v)))
+		return 0;
+	v = ld16(pn + FIX_PAYLOAD);
+	if (cgs_unlikely(v - 1u >= CGS_TASKSTATS_VERSION_MAX))
+		return 0; /* version 0 or newer than ours: by length */
+	s = cgsi_ts_size[v];
+	rec = FIX_PAYLOAD + s;
+	if (cgs_unlikely(!fixed_nest(pn, TS_TYPE_AGGR_PID, TS_TYPE_PID, s)))
+		return 0;
+	if (mlen == FIX_NEST + rec) {
+		decode_fixed_task(pn, v, flags, false, task);
+		return CGS_DECODED_TASK;
+	}
+	if (mlen != FIX_NEST + 2 * rec)
+		return 0;
+	tn = pn + rec; /* inside the message only now */
+	if (!fixed_nest(tn, TS_TYPE_AGGR_TGID, TS_TYPE_TGID, s))
+		return 0;
+	tv = ld16(tn + FIX_PAYLOAD);
+	if (tv && tv != v)
+		return 0;
+
+	decode_fixed_task(pn, v, flags, true, task);
+	if (flags & CGS_NO_TGID) {
+		/* the walk never looks into a skipped nest: no tgid from it */
+		st->tgid_skipped++;
+		return CGS_DECODED_TASK;
+	}
+	if (!task->tgid)
+		task->tgid = ld32(tn + FIX_ID); /* pre-v12 structs lack it */
+	/* a version-0 aggregate is read by its PID record's layout */
+	cgsi_decode_payload_exact(tn + FIX_PAYLOAD, tv, v, CGS_KIND_TGID,
+				  flags & CGS_DECODE_REUSE, group);
+	group->pid = 0;
+	group->tgid = ld32(tn + FIX_ID);
+	if (!tv) {
+		st->layout_guesses++;
+		st->version0++;
+	}
+	return CGS_DECODED_TASK | CGS_DECODED_GROUP;
+}
+
 /* AGGR_PID/AGGR_TGID nest: exactly one id (u32) and one STATS; other
  * attribute types are skipped. */
 static int parse_nest(const unsigned char *p, size_t len, unsigned id_type,
@@ -109,35 +217,23 @@ static int parse_nest(const unsigned char *p, size_t len, unsigned id_type,
 	return 0;
 }
 
-/* inlined in both callers: the hot path must not pay a call for it */
-static inline __attribute__((always_inline)) int
-decode(const unsigned char *m, size_t len, unsigned flags,
-       struct cgs_record *task, struct cgs_record *group,
-       struct cgs_decode_stats *st)
+/* The attributes of [m + headers, m + mlen) into *rp (the PID record)
+ * and *rt (the TGID record): 0, or -EBADMSG. */
+static int walk_attrs(const unsigned char *m, uint32_t mlen, unsigned flags,
+		      struct ts_rec *rp, struct ts_rec *rt)
 {
-	struct ts_rec rp = { 0 }, rt = { 0 };
 	const unsigned char *p, *end, *data;
 	unsigned type, last_id = 0;
-	uint32_t mlen, pending = 0;
+	uint32_t pending = 0;
 	size_t dlen;
-	int rc, ret = 0;
-
-	if (cgs_unlikely(len < NLMSG_HDR_LEN))
-		return -EBADMSG;
-	mlen = ld32(m);
-	if (ld16(m + 4) < NLMSG_MIN_TYPE)
-		return -ENOMSG; /* error/ack/done/overrun */
-	if (cgs_unlikely(mlen < NLMSG_HDR_LEN + GENL_HDR_LEN || mlen > len))
-		return -EBADMSG;
-	if (m[NLMSG_HDR_LEN] != TS_CMD_NEW)
-		return -ENOMSG;
+	int rc;
 
 	p = m + NLMSG_HDR_LEN + GENL_HDR_LEN;
 	end = m + mlen;
 	while ((rc = nla_next(&p, end, &type, &data, &dlen)) == 0) {
 		switch (type) {
 		case TS_TYPE_AGGR_PID:
-			if (parse_nest(data, dlen, TS_TYPE_PID, &rp))
+			if (parse_nest(data, dlen, TS_TYPE_PID, rp))
 				return -EBADMSG;
 			last_id = 0;
 			break;
@@ -145,11 +241,11 @@ decode(const unsigned char *m, size_t len, unsigned flags,
 			/* a skipped TGID record still marks a process exit;
 			 * its nest is never looked into */
 			if (flags & CGS_NO_TGID) {
-				if (rt.seen)
+				if (rt->seen)
 					return -EBADMSG;
-				rt.seen = true;
+				rt->seen = true;
 			} else if (parse_nest(data, dlen, TS_TYPE_TGID,
-					      &rt)) {
+					      rt)) {
 				return -EBADMSG;
 			}
 			last_id = 0;
@@ -162,13 +258,13 @@ decode(const unsigned char *m, size_t len, unsigned flags,
 			last_id = type;
 			break;
 		case TS_TYPE_STATS: {
-			struct ts_rec *r = last_id == TS_TYPE_PID ? &rp : &rt;
+			struct ts_rec *r = last_id == TS_TYPE_PID ? rp : rt;
 
 			if (!last_id || r->seen)
 				return -EBADMSG;
 			last_id = 0;
-			if (r == &rt && (flags & CGS_NO_TGID)) {
-				rt.seen = true;
+			if (r == rt && (flags & CGS_NO_TGID)) {
+				rt->seen = true;
 				break;
 			}
 			r->id = pending;
@@ -182,9 +278,20 @@ decode(const unsigned char *m, size_t len, unsigned flags,
 			break;
 		}
 	}
-	if (rc < 0 || (!rp.seen && !rt.seen))
-		return -EBADMSG;
+	return rc < 0 || (!rp->seen && !rt->seen) ? -EBADMSG : 0;
+}
 
+/* Any message the kernel's shape does not fit: walk its attributes. */
+static __attribute__((noinline)) int
+decode_walk(const unsigned char *m, uint32_t mlen, unsigned flags,
+	    struct cgs_record *task, struct cgs_record *group,
+	    struct cgs_decode_stats *st)
+{
+	struct ts_rec rp = { 0 }, rt = { 0 };
+	int rc, ret = 0;
+
+	if (walk_attrs(m, mlen, flags, &rp, &rt))
+		return -EBADMSG;
 	if (rp.seen) {
 		rc = cgsi_decode_payload_hint(rp.stats, rp.stats_len,
 					      CGS_KIND_THREAD, 0,
@@ -214,6 +321,34 @@ decode(const unsigned char *m, size_t len, unsigned flags,
 		ret |= CGS_DECODED_GROUP;
 	}
 	return ret;
+}
+
+/* inlined in both callers: the hot path must not pay a call for it.
+ * path: CGSI_PATH_AUTO but for cgsi_decode_msg_path(). */
+static inline __attribute__((always_inline)) int
+decode(const unsigned char *m, size_t len, unsigned flags,
+       enum cgsi_decode_path path,
+       struct cgs_record *task, struct cgs_record *group,
+       struct cgs_decode_stats *st)
+{
+	uint32_t mlen;
+	int ret;
+
+	if (cgs_unlikely(len < NLMSG_HDR_LEN))
+		return -EBADMSG;
+	mlen = ld32(m);
+	if (ld16(m + 4) < NLMSG_MIN_TYPE)
+		return -ENOMSG; /* error/ack/done/overrun */
+	if (cgs_unlikely(mlen < NLMSG_HDR_LEN + GENL_HDR_LEN || mlen > len))
+		return -EBADMSG;
+	if (m[NLMSG_HDR_LEN] != TS_CMD_NEW)
+		return -ENOMSG;
+	if (path != CGSI_PATH_WALK) {
+		ret = decode_fixed(m, mlen, flags, task, group, st);
+		if (cgs_likely(ret) || path == CGSI_PATH_FIXED)
+			return ret;
+	}
+	return decode_walk(m, mlen, flags, task, group, st);
 }
 
 /* Add the counters of one decoded message (r: decode()'s result) to st,
@@ -252,7 +387,8 @@ decode_msg_slow(const void *msg, size_t len, unsigned flags,
 	    (!group && !(flags & CGS_NO_TGID)) ||
 	    (group && !CGSI_OUT_OK(group)) || (st && !CGSI_OUT_OK(st)))
 		return -EINVAL;
-	r = decode(msg, len, flags, &tt, group ? &tg : NULL, &ls);
+	r = decode(msg, len, flags, CGSI_PATH_AUTO, &tt, group ? &tg : NULL,
+		   &ls);
 	if (r > 0 && (r & CGS_DECODED_TASK))
 		cgsi_out_copy(task, &tt, sizeof(tt));
 	if (r > 0 && (r & CGS_DECODED_GROUP))
@@ -279,7 +415,19 @@ int cgs_decode_msg(const void *msg, size_t len, unsigned flags,
 				: !(flags & CGS_NO_TGID)) ||
 			 (st && !CGSI_OUT_FULL(st))))
 		return decode_msg_slow(msg, len, flags, task, group, st);
-	r = decode(msg, len, flags, task, group, &ls);
+	r = decode(msg, len, flags, CGSI_PATH_AUTO, task, group, &ls);
+	if (st)
+		stats_add_msg(st, r, &ls);
+	return r;
+}
+
+int cgsi_decode_msg_path(const void *msg, size_t len, unsigned flags,
+			 enum cgsi_decode_path path, struct cgs_record *task,
+			 struct cgs_record *group, struct cgs_decode_stats *st)
+{
+	struct cgs_decode_stats ls = { 0 };
+	int r = decode(msg, len, flags, path, task, group, &ls);
+
 	if (st)
 		stats_add_msg(st, r, &ls);
 	return r;

@@ -12,7 +12,7 @@
 #include "decode/layout.h"
 
 /* Sizes by version; index 15 is the broken v15 layout. */
-static const uint16_t ts_size[CGS_TASKSTATS_VERSION_MAX + 1] = {
+const uint16_t cgsi_ts_size[CGS_TASKSTATS_VERSION_MAX + 1] = {
 	[1] = 72,   [2] = 248,  [3] = 272,  [4] = 272,  [5] = 288,
 	[6] = 312,  [7] = 328,  [8] = 328,  [9] = 344,  [10] = 352,
 	[11] = 368, [12] = 400, [13] = 416, [14] = 432, [15] = 560,
@@ -48,7 +48,8 @@ static const char *const delay_names[CGS_DELAY__COUNT] = {
 
 size_t cgs_taskstats_size(unsigned version)
 {
-	return version < CGS_ARRAY_SIZE(ts_size) ? ts_size[version] : 0;
+	return version < CGS_ARRAY_SIZE(cgsi_ts_size) ? cgsi_ts_size[version]
+						      : 0;
 }
 
 const char *cgs_delay_name(enum cgs_delay_class c)
@@ -62,13 +63,32 @@ static unsigned layout_for_len(size_t len)
 	for (unsigned v = CGS_TASKSTATS_VERSION_MAX; v >= 1; v--) {
 		if (v == 15)
 			continue; /* 560 bytes reads as the sane v16 */
-		if (len >= ts_size[v])
+		if (len >= cgsi_ts_size[v])
 			return v;
 	}
 	return 0;
 }
 
-/* Fields every v2+ layout names alike; the delay block differs. */
+/* Bytes from the start of field `first` to the end of `last` of type t. */
+#define SPAN(t, first, last)                                                  \
+	(offsetof(t, last) + sizeof(((t *)0)->last) - offsetof(t, first))
+
+/* Copy the fields first..last of the layout s to the record's ofirst..
+ * olast with one memcpy: the record holds the same fields, of the same
+ * types, in the same order there (a 16-byte pair is one load and one
+ * store, not two of each). The runs' sizes are checked at compile time; the order by the
+ * field-by-field tests (test_decode's own offset table). */
+#define RUN(o, ofirst, olast, s, first, last)                                 \
+	do {                                                                  \
+		_Static_assert(SPAN(__typeof__(*(o)), ofirst, olast) ==       \
+				       SPAN(__typeof__(*(s)), first, last),   \
+			       "runs of different sizes");                    \
+		memcpy(&(o)->ofirst, &(s)->first,                             \
+		       SPAN(__typeof__(*(s)), first, last));                  \
+	} while (0)
+
+/* Fields every v2+ layout names alike; the delay block differs. The
+ * 15 counters from ac_minflt to nivcsw are one run in every layout. */
 #define CONV_COMMON(s, o, f)                                                   \
 	do {                                                                  \
 		(o)->exit_status = (s)->ac_exitcode;                          \
@@ -77,48 +97,39 @@ static unsigned layout_for_len(size_t len)
 		(o)->sched = (s)->ac_sched;                                   \
 		memcpy((o)->comm, (s)->ac_comm, CGS_COMM_LEN);                \
 		(o)->comm[CGS_COMM_LEN] = '\0';                               \
-		(o)->uid = (s)->ac_uid;                                       \
-		(o)->gid = (s)->ac_gid;                                       \
+		RUN(o, uid, gid, s, ac_uid, ac_gid);                          \
 		(o)->pid = (s)->ac_pid;                                       \
 		(o)->tgid = (s)->ac_tgid;                                     \
 		(o)->ppid = (s)->ac_ppid;                                     \
 		(o)->btime_s = (f) & CGS_HAS_BTIME64 ? (s)->ac_btime64        \
 						     : (s)->ac_btime;         \
 		(o)->etime_us = (s)->ac_etime;                                \
-		(o)->utime_us = (s)->ac_utime;                                \
-		(o)->stime_us = (s)->ac_stime;                                \
-		(o)->utimescaled_us = (s)->ac_utimescaled;                    \
-		(o)->stimescaled_us = (s)->ac_stimescaled;                    \
+		RUN(o, utime_us, stime_us, s, ac_utime, ac_stime);            \
+		RUN(o, utimescaled_us, stimescaled_us, s, ac_utimescaled,     \
+		    ac_stimescaled);                                          \
 		(o)->tgetime_us = (s)->ac_tgetime;                            \
-		(o)->cpu_run_real_ns = (s)->cpu_run_real_total;               \
-		(o)->cpu_run_virtual_ns = (s)->cpu_run_virtual_total;         \
+		RUN(o, cpu_run_real_ns, cpu_run_virtual_ns, s,                \
+		    cpu_run_real_total, cpu_run_virtual_total);               \
 		(o)->cpu_scaled_run_real_ns = (s)->cpu_scaled_run_real_total; \
-		(o)->minflt = (s)->ac_minflt;                                 \
-		(o)->majflt = (s)->ac_majflt;                                 \
-		(o)->coremem_mbus = (s)->coremem;                             \
-		(o)->virtmem_mbus = (s)->virtmem;                             \
-		(o)->hiwater_rss_kb = (s)->hiwater_rss;                       \
-		(o)->hiwater_vm_kb = (s)->hiwater_vm;                         \
-		(o)->read_char = (s)->read_char;                              \
-		(o)->write_char = (s)->write_char;                            \
-		(o)->read_syscalls = (s)->read_syscalls;                      \
-		(o)->write_syscalls = (s)->write_syscalls;                    \
-		(o)->read_bytes = (s)->read_bytes;                            \
-		(o)->write_bytes = (s)->write_bytes;                          \
-		(o)->cancelled_write_bytes = (s)->cancelled_write_bytes;      \
-		(o)->nvcsw = (s)->nvcsw;                                      \
-		(o)->nivcsw = (s)->nivcsw;                                    \
-		(o)->exe_dev = (s)->ac_exe_dev;                               \
-		(o)->exe_inode = (s)->ac_exe_inode;                           \
+		RUN(o, minflt, nivcsw, s, ac_minflt, nivcsw);                 \
+		RUN(o, exe_dev, exe_inode, s, ac_exe_dev, ac_exe_inode);      \
 	} while (0)
 
+/* A class's count and total (every layout); with its max (v14max), with
+ * max and min (v15: the four in the record's order); max and min (v16,
+ * where the pairs sit at the end). */
 #define CONV_DELAY(s, o, c, name)                                             \
-	do {                                                                  \
-		(o)->delay[c].count = (s)->name##_count;                      \
-		(o)->delay[c].total_ns = (s)->name##_delay_total;             \
-	} while (0)
-#define CONV_MAX(s, o, c, name) ((o)->delay[c].max_ns = (s)->name##_delay_max)
-#define CONV_MIN(s, o, c, name) ((o)->delay[c].min_ns = (s)->name##_delay_min)
+	RUN(o, delay[c].count, delay[c].total_ns, s, name##_count,            \
+	    name##_delay_total)
+#define CONV_DELAY_MAX(s, o, c, name)                                         \
+	RUN(o, delay[c].count, delay[c].max_ns, s, name##_count,              \
+	    name##_delay_max)
+#define CONV_DELAY4(s, o, c, name)                                            \
+	RUN(o, delay[c].count, delay[c].min_ns, s, name##_count,              \
+	    name##_delay_min)
+#define CONV_MAXMIN(s, o, c, name)                                            \
+	RUN(o, delay[c].max_ns, delay[c].min_ns, s, name##_delay_max,         \
+	    name##_delay_min)
 
 #define CONV_ALL(s, o, M)                                                     \
 	do {                                                                  \
@@ -137,23 +148,26 @@ static void conv_v1(const struct cgsi_ts_v1 *s, struct cgs_record *o)
 	CONV_DELAY(s, o, CGS_DELAY_CPU, cpu);
 	CONV_DELAY(s, o, CGS_DELAY_BLKIO, blkio);
 	CONV_DELAY(s, o, CGS_DELAY_SWAPIN, swapin);
-	o->cpu_run_real_ns = s->cpu_run_real_total;
-	o->cpu_run_virtual_ns = s->cpu_run_virtual_total;
+	RUN(o, cpu_run_real_ns, cpu_run_virtual_ns, s, cpu_run_real_total,
+	    cpu_run_virtual_total);
 }
 
-/* A layout with each delay's count, total, max and min: v16, and v15
- * (the same fields at other offsets), one body for both. */
-#define CONV_FULL(name, layout)                                               \
-	static void name(const struct layout *s, struct cgs_record *o,        \
-			 uint32_t f)                                          \
-	{                                                                     \
-		CONV_COMMON(s, o, f);                                         \
-		CONV_ALL(s, o, CONV_DELAY);                                   \
-		CONV_ALL(s, o, CONV_MAX);                                     \
-		CONV_ALL(s, o, CONV_MIN);                                     \
-	}
-CONV_FULL(conv_v16, cgsi_ts_v16)
-CONV_FULL(conv_v15, cgsi_ts_v15)
+/* v16: count and total of each class up front, max and min at the end;
+ * v15: all four together after each other, as the record has them. */
+static void conv_v16(const struct cgsi_ts_v16 *s, struct cgs_record *o,
+		     uint32_t f)
+{
+	CONV_COMMON(s, o, f);
+	CONV_ALL(s, o, CONV_DELAY);
+	CONV_ALL(s, o, CONV_MAXMIN);
+}
+
+static void conv_v15(const struct cgsi_ts_v15 *s, struct cgs_record *o,
+		     uint32_t f)
+{
+	CONV_COMMON(s, o, f);
+	CONV_ALL(s, o, CONV_DELAY4);
+}
 
 /* v17's times of the maxima: ns since the epoch, 0 for a time the
  * kernel left zero (no such delay) or one out of range */
@@ -171,21 +185,45 @@ static void conv_v17_ts(const struct cgsi_ts_v17 *s, struct cgs_record *o)
 	}
 }
 
+/* v17: v16's fields and the times of the maxima; out of line, so that
+ * conv_full() ends in a call on every path. */
+static __attribute__((noinline)) void
+conv_v17(const struct cgsi_ts_v17 *s, struct cgs_record *o, uint32_t f)
+{
+	conv_v17_ts(s, o);
+	conv_v16(&s->v16, o, f);
+}
+
 static void conv_v14max(const struct cgsi_ts_v14max *s, struct cgs_record *o,
 			uint32_t f)
 {
 	CONV_COMMON(s, o, f);
-	CONV_ALL(s, o, CONV_DELAY);
-	CONV_ALL(s, o, CONV_MAX);
+	CONV_ALL(s, o, CONV_DELAY_MAX);
 }
 
-/* Layouts a payload shorter than v15 (v1..v14, the max-only v14): copied
- * into an aligned buffer, zero past the layout, and read through the v16
- * layout, so the fields the version lacks come out zero. Old kernels
- * only: out of the hot path. */
+/* The record's own fields for a payload of len bytes read by the given
+ * layout, whose first known bytes it describes (known <= len). */
+static inline void fill_head(size_t len, size_t known, uint16_t version,
+			     unsigned layout, uint32_t fields,
+			     enum cgs_kind kind, struct cgs_record *out)
+{
+	out->sz = sizeof(*out);
+	out->kind = kind;
+	out->version = version;
+	out->layout = (uint16_t)layout;
+	out->payload_len = (uint32_t)CGS_MIN(len, UINT32_MAX);
+	out->unknown_bytes = (uint32_t)CGS_MIN(len - known, UINT32_MAX);
+	out->fields = fields;
+}
+
+/* fill() of a layout shorter than v15 (v1..v14, the max-only v14): the
+ * payload copied into an aligned buffer, zero past the layout, and read
+ * through the v16 layout, so the fields the version lacks come out zero.
+ * Old kernels only: out of the hot path. */
 static __attribute__((noinline)) void
-conv_short(const void *payload, size_t known, unsigned layout,
-	   uint32_t fields, struct cgs_record *out)
+fill_short(const void *payload, size_t len, size_t known, uint16_t version,
+	   unsigned layout, uint32_t fields, enum cgs_kind kind,
+	   struct cgs_record *out)
 {
 	union {
 		struct cgsi_ts_v1 v1;
@@ -203,29 +241,61 @@ conv_short(const void *payload, size_t known, unsigned layout,
 		conv_v14max(&b.v14max, out, fields);
 	else
 		conv_v16(&b.v16, out, fields);
+	fill_head(len, known, version, layout, fields, kind, out);
 }
 
 /* v15, v16, v17 (and newer): the payload holds the whole layout, read in
  * place (the layouts are packed), nothing copied. The conversion writes
- * every field of the record but v17's times of the maxima: a record the
- * library filled before (clean_tail) has its other bytes -- padding, the
- * slots no kernel fills -- still zero, and only those times are cleared
- * for a layout without them; any other record is cleared whole first. */
+ * every field of the record but v17's times of the maxima and the
+ * record's own fields (fill_head()): the record's other bytes --
+ * padding, the slots no kernel fills -- must be zero already (a record
+ * the library filled before, CGS_DECODE_REUSE, or one just cleared), and
+ * only those times are cleared for a layout without them. */
 static inline void conv_full(const void *payload, unsigned layout,
-			     uint32_t fields, bool clean_tail,
-			     struct cgs_record *out)
+			     uint32_t fields, struct cgs_record *out)
 {
-	if (!clean_tail)
-		memset(out, 0, sizeof(*out));
+	/* each branch ends in a call with nothing after it (a tail call:
+	 * no registers kept across it) */
+	if (layout == 17) {
+		conv_v17(payload, out, fields);
+		return;
+	}
+	memset(out->delay_max_at_ns, 0,
+	       sizeof(out->delay_max_at_ns[0]) * CGS_DELAY__COUNT);
 	if (layout == 15)
 		conv_v15(payload, out, fields);
 	else
 		conv_v16(payload, out, fields);
-	if (layout == 17)
-		conv_v17_ts(payload, out);
-	else if (clean_tail)
-		memset(out->delay_max_at_ns, 0,
-		       sizeof(out->delay_max_at_ns[0]) * CGS_DELAY__COUNT);
+}
+
+/* The record from a payload of len bytes read by the given layout; its
+ * pid is ac_pid's, whatever the kind (the callers set it). v15+ write
+ * the record's own fields first, so that the conversion is the last call
+ * and nothing is kept across a call on this path. */
+static inline __attribute__((always_inline)) void
+fill(const void *payload, size_t len, size_t known, uint16_t version,
+     unsigned layout, uint32_t fields, enum cgs_kind kind, bool clean_tail,
+     struct cgs_record *out)
+{
+	if (cgs_unlikely(layout < 15 || layout > CGS_TASKSTATS_VERSION_MAX)) {
+		fill_short(payload, len, known, version, layout, fields, kind,
+			   out);
+		return;
+	}
+	if (!clean_tail)
+		memset(out, 0, sizeof(*out));
+	fill_head(len, known, version, layout, fields, kind, out);
+	conv_full(payload, layout, fields, out);
+}
+
+void cgsi_decode_payload_exact(const void *payload, uint16_t version,
+			       unsigned layout, enum cgs_kind kind,
+			       bool clean_tail, struct cgs_record *out)
+{
+	size_t n = cgsi_ts_size[layout];
+
+	fill(payload, n, n, version, layout, ts_fields[layout], kind,
+	     clean_tail, out);
 }
 
 int cgsi_decode_payload_hint(const void *payload, size_t len,
@@ -245,7 +315,7 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 
 	if (cgs_likely(version >= 1 && version <= CGS_TASKSTATS_VERSION_MAX)) {
 		layout = version;
-		need = known = ts_size[version];
+		need = known = cgsi_ts_size[version];
 		if (version == 14 && len > known) {
 			/* 6.14-rc / linux-next kernels added max(/min) fields
 			 * in the middle without (yet) bumping the version. */
@@ -268,7 +338,7 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 		/* version 0: TGID aggregates of older kernels */
 		if (hint_layout && hint_layout != CGSI_LAYOUT_V14MAX &&
 		    hint_layout <= CGS_TASKSTATS_VERSION_MAX &&
-		    len >= ts_size[hint_layout])
+		    len >= cgsi_ts_size[hint_layout])
 			layout = hint_layout;
 		else if (hint_layout == CGSI_LAYOUT_V14MAX &&
 			 len >= CGSI_TS_V14MAX_SIZE)
@@ -279,7 +349,7 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 			return -EBADMSG;
 		need = known = layout == CGSI_LAYOUT_V14MAX
 				       ? CGSI_TS_V14MAX_SIZE
-				       : ts_size[layout];
+				       : cgsi_ts_size[layout];
 		guessed = true;
 	}
 	/* from here on known <= len: every layout is read within it */
@@ -290,21 +360,11 @@ int cgsi_decode_payload_hint(const void *payload, size_t len,
 		fields = F_V14 | CGS_HAS_DELAY_MAXMIN;
 	else
 		fields = ts_fields[layout];
-
-	if (cgs_likely(layout >= 15 && layout <= CGS_TASKSTATS_VERSION_MAX))
-		conv_full(payload, layout, fields, clean_tail, out);
-	else
-		conv_short(payload, known, layout, fields, out);
-	out->sz = sizeof(*out);
+	fill(payload, len, known, version, layout, fields, kind, clean_tail,
+	     out);
 	/* ac_pid names the thread; the message decoder overrides it with
 	 * the PID attribute, and a TGID aggregate carries none */
 	out->pid = kind == CGS_KIND_TGID ? 0 : out->pid;
-	out->kind = kind;
-	out->version = version;
-	out->layout = (uint16_t)layout;
-	out->payload_len = (uint32_t)CGS_MIN(len, UINT32_MAX);
-	out->unknown_bytes = (uint32_t)CGS_MIN(len - known, UINT32_MAX);
-	out->fields = fields;
 
 	if (st) {
 		if (guessed)

@@ -151,8 +151,5 @@ int cgsi_shard_drain(struct cgs_listener *l, struct cgsi_shard *s,
 int cgsi_shard_drain_max(struct cgs_listener *l, struct cgsi_shard *s,
 			 cgs_exit_fn fn, void *user, unsigned max_batches,
 			 bool *more);
-int cgsi_process_datagram(struct cgs_listener *l, struct cgsi_shard *s,
-			  const unsigned char *buf, size_t len,
-			  uint64_t now_ns, cgs_exit_fn fn, void *user);
 
 #endif
