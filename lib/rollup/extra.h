@@ -96,21 +96,29 @@ static inline void cgsi_nz_mark(uint64_t *nz, size_t word)
 	nz[word / 64] |= 1ull << (word % 64);
 }
 
-/* Word of a value in ns (see CGSI_HIST_BUCKETS). O(1): with
- * c = ceil(ns * 2^19 / 1e9) (2^-19 s is 1953125 / 1024 ns),
- * ns <= 2^(e-19) s exactly when c <= 2^e, so e is the bit length of
- * c - 1. */
+/*
+ * Word of a value in ns (see CGSI_HIST_BUCKETS), by its bit length: the
+ * values of one length, [2^(b-1), 2^b) (b = 0..64; 0 and 1 share b's
+ * slot 0: ns | 1), span a factor of 2 and so hold at most one bucket
+ * bound; cgsi_hist_steps[bsr] says the word of the values up to that
+ * bound (`le`, ns rounded down) and the next for those above. A compare
+ * and an add instead of the division by 1e9 / 2^19 (outcome.c has the
+ * table; tests/rollup/test_features.c checks it against the division at
+ * every bound).
+ */
+struct cgsi_hist_step {
+	uint64_t le;   /* the last ns of word `word` at this bit length */
+	uint64_t word; /* word of the values up to le; word + 1 above */
+};
+
+extern const struct cgsi_hist_step cgsi_hist_steps[64];
+
 static inline unsigned cgsi_hist_bucket(uint64_t ns)
 {
-	if (!ns)
-		return 0;
-	if (ns > (1000000000ull << CGSI_HIST_FINE_MAX))
-		return CGSI_HIST_BUCKETS - 1;
-	uint64_t c = (ns * 1024u + 1953124u) / 1953125u;
-	unsigned e = c > 1 ? 64u - (unsigned)__builtin_clzll(c - 1) : 0;
-	return 1 + e;
+	const struct cgsi_hist_step *st =
+		&cgsi_hist_steps[63u - (unsigned)__builtin_clzll(ns | 1)];
+	return (unsigned)(st->word + (ns > st->le));
 }
-
 
 /* Word of bucket b of histogram k, of its sum, of signal sig (struct
  * cgsi_xset). */

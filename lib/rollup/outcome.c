@@ -63,6 +63,25 @@ const char *cgs_hist_name(enum cgs_hist_kind k)
 	return (unsigned)k < CGS_ARRAY_SIZE(n) ? n[k] : NULL;
 }
 
+/*
+ * Bucket bound e (2^(e - 19) s, e = 0..35, word 1 + e's upper bound) is
+ * 1e9 * 2^(e - 19) = 5^9 * 2^e / 2^10 ns, 1.86 * 2^(e + 10): it has bit
+ * length e + 11, slot b = e + 10 of cgsi_hist_steps (extra.h). Below
+ * slot 10 (ns < 1024, under the first bound) every value but 0 is word 1;
+ * from slot 46 (ns >= 2^46 > 2^16 s) the last word; no bound there: le
+ * the largest value.
+ */
+#define HSTEP_E(b) ((b) < 10 ? 0 : (b) > 45 ? 0 : (b) - 10)
+#define HSTEP(b)                                                              	{ .le = (b) == 0 ? 0                                                  		: (b) < 10 || (b) > 45 ? UINT64_MAX                           				       : (1953125ull << HSTEP_E(b)) >> 10,    	  .word = (b) == 0 ? 0                                                		  : (b) < 10 ? 1                                              		  : (b) > 45 ? CGSI_HIST_BUCKETS - 1                          			     : 1 + HSTEP_E(b) }
+#define HSTEP4(b) HSTEP(b), HSTEP(b + 1), HSTEP(b + 2), HSTEP(b + 3)
+#define HSTEP16(b) HSTEP4(b), HSTEP4(b + 4), HSTEP4(b + 8), HSTEP4(b + 12)
+_Static_assert(CGSI_HIST_FINE_MIN == -19 && CGSI_HIST_FINE_MAX == 16,
+	       "cgsi_hist_steps: bounds 2^-19 .. 2^16 s");
+
+const struct cgsi_hist_step cgsi_hist_steps[64] = {
+	HSTEP16(0), HSTEP16(16), HSTEP16(32), HSTEP16(48)
+};
+
 /* Classic bound m (of 4^(m - 9) s), ns rounded down: 4^(m - 9) * 1e9 =
  * 5^9 * 2^(2m - 9). */
 static uint64_t classic_le_ns(unsigned m)
