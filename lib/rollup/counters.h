@@ -44,11 +44,10 @@ _Static_assert(offsetof(struct cgs_counters, delay) % 16 == 0 &&
 
 /* Add one task record (thread or process kind). Hot path: inline, the
  * delay classes unrolled (CGS_DELAY__COUNT is a constant). */
-static inline void cgsi_counters_account(struct cgs_counters *c,
-					 const struct cgs_record *r)
+static inline __attribute__((always_inline)) void
+cgsi_counters_account(struct cgs_counters *c, const struct cgs_record *r)
 {
-	c->tasks++;
-	c->processes += r->kind == CGS_KIND_PROCESS;
+	c->tasks++; /* processes: below, with the other process counts */
 	CGSI_ADD2S(c, r, utime_us, stime_us);
 	CGSI_ADD2S(c, r, cpu_run_real_ns, cpu_run_virtual_ns);
 #pragma GCC unroll 16
@@ -68,6 +67,7 @@ static inline void cgsi_counters_account(struct cgs_counters *c,
 	if (r->hiwater_vm_kb > c->hiwater_vm_kb_max)
 		c->hiwater_vm_kb_max = r->hiwater_vm_kb;
 	if (r->kind == CGS_KIND_PROCESS) {
+		c->processes++;
 		unsigned sig;
 		enum cgs_exit_outcome o = cgsi_wstatus(r->exit_status, &sig);
 		c->exit_clean += o == CGS_EXIT_CLEAN;

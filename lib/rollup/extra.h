@@ -170,9 +170,11 @@ static inline void cgsi_x4_one(struct cgsi_xnode **xp, uint64_t *nz,
 	(*xp)->w[k][0] += sum_ns; /* its slot, cgsi_xnode_new() */
 }
 
-/* Observe one task record in a node's cumulative set (hot path). */
-static inline void cgsi_x4_observe(struct cgsi_xnode **x, uint64_t *nz,
-				   const struct cgs_record *r)
+/* Observe one task record in a node's cumulative set (hot path: always
+ * inlined, GCC would rather call it). */
+static inline __attribute__((always_inline)) void
+cgsi_x4_observe(struct cgsi_xnode **x, uint64_t *nz,
+		const struct cgs_record *r)
 {
 	uint64_t cpu = r->utime_us + r->stime_us;
 	uint64_t dly = r->delay[CGS_DELAY_CPU].total_ns;

@@ -332,10 +332,13 @@ static void account_tops(const struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 }
 
-static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
-				struct cgsi_cgnode *n,
-				const struct cgs_record *rec,
-				const struct acct_info *ai)
+/* One record into its node, s->lock held. Inlined in account_attr(),
+ * the hot path (no call, no frame, ai in registers); the copy in
+ * account_given() is the price. */
+static inline __attribute__((always_inline)) void
+account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
+	     struct cgsi_cgnode *n, const struct cgs_record *rec,
+	     const struct acct_info *ai)
 {
 	s->st.records++;
 	if (cgs_unlikely(ai->inferred)) {
