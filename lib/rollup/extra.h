@@ -98,26 +98,28 @@ static inline void cgsi_nz_mark(uint64_t *nz, size_t word)
 
 /*
  * Word of a value in ns (see CGSI_HIST_BUCKETS), by its bit length: the
- * values of one length, [2^(b-1), 2^b) (b = 0..64; 0 and 1 share b's
- * slot 0: ns | 1), span a factor of 2 and so hold at most one bucket
- * bound; cgsi_hist_steps[bsr] says the word of the values up to that
- * bound (`le`, ns rounded down) and the next for those above. A compare
- * and an add instead of the division by 1e9 / 2^19 (outcome.c has the
- * table; tests/rollup/test_features.c checks it against the division at
- * every bound).
+ * values of one length, [2^b, 2^(b+1)) (b = 0..63, the index of the
+ * highest bit; 0 and 1 share slot 0: ns | 1), span a factor of 2 and so
+ * hold at most one bucket bound; cgsi_hist_steps says, by b, the word of
+ * the values up to that bound (le[b], ns rounded down) and that the next
+ * holds those above. A compare and an add instead of the division by
+ * 1e9 / 2^19 (outcome.c has the table; tests/rollup/test_features.c checks
+ * it against the division at every bound). Arrays, not an array of
+ * pairs: both are read from one base, le scaled by 8, word by 1.
  */
-struct cgsi_hist_step {
-	uint64_t le;   /* the last ns of word `word` at this bit length */
-	uint64_t word; /* word of the values up to le; word + 1 above */
+struct cgsi_hist_steps {
+	uint64_t le[64];   /* the last ns of word[b] at bit length b + 1 */
+	uint8_t word[64];  /* word of the values up to le[b]; + 1 above */
 };
 
-extern const struct cgsi_hist_step cgsi_hist_steps[64];
+extern const struct cgsi_hist_steps cgsi_hist_steps;
 
 static inline unsigned cgsi_hist_bucket(uint64_t ns)
 {
-	const struct cgsi_hist_step *st =
-		&cgsi_hist_steps[63u - (unsigned)__builtin_clzll(ns | 1)];
-	return (unsigned)(st->word + (ns > st->le));
+	unsigned b = 63u - (unsigned)__builtin_clzll(ns | 1);
+	/* unsigned throughout: the word indexes with no sign extension */
+	return (unsigned)cgsi_hist_steps.word[b] +
+	       (unsigned)(ns > cgsi_hist_steps.le[b]);
 }
 
 /* Word of bucket b of histogram k, of its sum, of signal sig (struct

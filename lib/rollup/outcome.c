@@ -72,14 +72,25 @@ const char *cgs_hist_name(enum cgs_hist_kind k)
  * the largest value.
  */
 #define HSTEP_E(b) ((b) < 10 ? 0 : (b) > 45 ? 0 : (b) - 10)
-#define HSTEP(b)                                                              	{ .le = (b) == 0 ? 0                                                  		: (b) < 10 || (b) > 45 ? UINT64_MAX                           				       : (1953125ull << HSTEP_E(b)) >> 10,    	  .word = (b) == 0 ? 0                                                		  : (b) < 10 ? 1                                              		  : (b) > 45 ? CGSI_HIST_BUCKETS - 1                          			     : 1 + HSTEP_E(b) }
-#define HSTEP4(b) HSTEP(b), HSTEP(b + 1), HSTEP(b + 2), HSTEP(b + 3)
-#define HSTEP16(b) HSTEP4(b), HSTEP4(b + 4), HSTEP4(b + 8), HSTEP4(b + 12)
+#define HSTEP_LE(b)                                                           \
+	((b) == 0 ? 0                                                         \
+	 : (b) < 10 || (b) > 45 ? UINT64_MAX                                  \
+				: (1953125ull << HSTEP_E(b)) >> 10)
+#define HSTEP_WORD(b)                                                         \
+	((b) == 0 ? 0                                                         \
+	 : (b) < 10 ? 1                                                       \
+	 : (b) > 45 ? CGSI_HIST_BUCKETS - 1                                   \
+		    : 1 + HSTEP_E(b))
+#define HSTEP4(m, b) m(b), m(b + 1), m(b + 2), m(b + 3)
+#define HSTEP16(m, b) HSTEP4(m, b), HSTEP4(m, b + 4), HSTEP4(m, b + 8),        \
+		      HSTEP4(m, b + 12)
+#define HSTEP64(m) HSTEP16(m, 0), HSTEP16(m, 16), HSTEP16(m, 32), HSTEP16(m, 48)
 _Static_assert(CGSI_HIST_FINE_MIN == -19 && CGSI_HIST_FINE_MAX == 16,
 	       "cgsi_hist_steps: bounds 2^-19 .. 2^16 s");
 
-const struct cgsi_hist_step cgsi_hist_steps[64] = {
-	HSTEP16(0), HSTEP16(16), HSTEP16(32), HSTEP16(48)
+const struct cgsi_hist_steps cgsi_hist_steps = {
+	.le = { HSTEP64(HSTEP_LE) },
+	.word = { HSTEP64(HSTEP_WORD) },
 };
 
 /* Classic bound m (of 4^(m - 9) s), ns rounded down: 4^(m - 9) * 1e9 =
