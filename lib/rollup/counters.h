@@ -13,15 +13,18 @@
  * Two adjacent sums at once: word pairs of struct cgs_counters that start
  * 16 bytes into it are added with one 16-byte vector add (SSE2 paddq on
  * x86_64, NEON on arm64; GCC and Clang lower the vector type to two adds
- * elsewhere). The destination is a node's cum, 16-byte aligned
- * (cgtable.h), so the add reads it in place; the record's pair is loaded
- * unaligned. memcpy: no aliasing of the u64 words through another type.
+ * elsewhere). The destination is a node's cum, aligned to CGSI_CUM_ALIGN
+ * (cgtable.h): 16 where malloc() promises it (every 64-bit ABI), so that
+ * the add reads it in place; the record's pair is loaded unaligned.
+ * memcpy: no aliasing of the u64 words through another type.
  */
+#define CGSI_CUM_ALIGN (_Alignof(max_align_t) >= 16 ? 16 : 8)
+
 typedef uint64_t cgsi_u64x2 __attribute__((vector_size(16)));
 
 static inline void cgsi_add2(uint64_t *d, const uint64_t *s)
 {
-	void *ad = __builtin_assume_aligned(d, 16);
+	void *ad = __builtin_assume_aligned(d, CGSI_CUM_ALIGN);
 	cgsi_u64x2 a, b;
 	memcpy(&a, ad, sizeof(a));
 	memcpy(&b, s, sizeof(b));
@@ -29,9 +32,20 @@ static inline void cgsi_add2(uint64_t *d, const uint64_t *s)
 	memcpy(ad, &a, sizeof(a));
 }
 
-/* c's pair from field cf, += r's pair from field rf, the pairs checked:
+/* c's pair from field cf += r's pair from field rf, the pairs checked:
  * aligned in c, adjacent in both. */
-#define CGSI_ADD2(c, cf, cg, r, rf, rg)                                       	do {                                                                  		_Static_assert(offsetof(struct cgs_counters, cf) % 16 == 0 &&  				       offsetof(struct cgs_counters, cg) ==    					       offsetof(struct cgs_counters,   							cf) + 8 &&             				       offsetof(struct cgs_record, rg) ==      					       offsetof(struct cgs_record,     							rf) + 8,               			       "a pair of adjacent words, aligned in " #cf);   		cgsi_add2(&(c)->cf, &(r)->rf);                                	} while (0)
+#define CGSI_ADD2(c, cf, cg, r, rf, rg)                                       \
+	do {                                                                  \
+		_Static_assert(                                               \
+			offsetof(struct cgs_counters, cf) % 16 == 0 &&        \
+				offsetof(struct cgs_counters, cg) ==          \
+					offsetof(struct cgs_counters, cf) +   \
+						8 &&                          \
+				offsetof(struct cgs_record, rg) ==            \
+					offsetof(struct cgs_record, rf) + 8,  \
+			"a pair of adjacent words, aligned in " #cf);         \
+		cgsi_add2(&(c)->cf, &(r)->rf);                                \
+	} while (0)
 #define CGSI_ADD2S(c, r, f, g) CGSI_ADD2(c, f, g, r, f, g)
 
 _Static_assert(offsetof(struct cgs_counters, delay) % 16 == 0 &&
