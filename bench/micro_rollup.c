@@ -15,7 +15,7 @@
  *
  * usage: micro_rollup [-n RECORDS] [-r REPS] [-d 0,3,30] [-m hot,churn]
  *                     [-s 1,2] [--callgrind] [--no-delay-peaks]
- *                     [--comms N] [--exes N]
+ *                     [--comms N] [--exes N] [--histograms]
  * Prints one JSON line per (mode, depth, shards): median ns/record over REPS
  * runs interleaved across the points (wall time per record and thread;
  * aggregate; CPU time per record), for 2 shards the aggregate speedup and
@@ -25,6 +25,8 @@
  * --callgrind re-runs each (mode, depth) with one shard under
  * `valgrind --tool=callgrind --toggle-collect=cgsb_rollup_feed` and adds
  * instructions/record (Ir of the fed records / their count).
+ * --histograms keeps the distributions (CGS_ROLLUP_HISTOGRAMS), as the
+ * collector does by default (no --no-histograms): what users pay.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -248,7 +250,9 @@ static void *feeder_main(void *arg)
 
 static struct cgs_record hot[MAXD][NREC];
 
-static unsigned rflags; /* --no-delay-peaks: CGS_ROLLUP_NO_DELAY_PEAKS */
+/* --no-delay-peaks: CGS_ROLLUP_NO_DELAY_PEAKS; --histograms:
+ * CGS_ROLLUP_HISTOGRAMS */
+static unsigned rflags;
 static unsigned rcomms, rexes; /* --comms N, --exes N: summaries' size */
 
 static struct cgs_rollup *new_rollup(unsigned shards)
@@ -319,10 +323,11 @@ static long long callgrind_ir(const char *self, const char *mode,
 	snprintf(out, sizeof(out), "%s/callgrind.out", root);
 	snprintf(cmd, sizeof(cmd),
 		 "valgrind --tool=callgrind --toggle-collect=cgsb_rollup_feed "
-		 "--callgrind-out-file=%s %s --inner -m %s -d %u -n %ld %s"
+		 "--callgrind-out-file=%s %s --inner -m %s -d %u -n %ld %s%s"
 		 "--comms %u --exes %u >/dev/null 2>&1",
 		 out, self, mode, depth, n,
 		 rflags & CGS_ROLLUP_NO_DELAY_PEAKS ? "--no-delay-peaks " : "",
+		 rflags & CGS_ROLLUP_HISTOGRAMS ? "--histograms " : "",
 		 rcomms, rexes);
 	if (system(cmd) != 0)
 		return -1;
@@ -370,6 +375,8 @@ int main(int argc, char **argv)
 			inner = true;
 		else if (!strcmp(argv[i], "--no-delay-peaks"))
 			rflags |= CGS_ROLLUP_NO_DELAY_PEAKS;
+		else if (!strcmp(argv[i], "--histograms"))
+			rflags |= CGS_ROLLUP_HISTOGRAMS;
 		else if (!strcmp(argv[i], "--comms") && i + 1 < argc)
 			rcomms = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--exes") && i + 1 < argc)
@@ -378,7 +385,8 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: %s [-n RECORDS] [-r REPS] [-d 0,3,30] "
 				"[-m hot,churn] [-s 1,2] [--callgrind] "
-				"[--no-delay-peaks] [--comms N] [--exes N]\n",
+				"[--no-delay-peaks] [--comms N] [--exes N] "
+				"[--histograms]\n",
 				argv[0]);
 			return 2;
 		}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cgstats.h"
+#include "rollup/counters.h"
 #include "rollup/extra.h"
 #include "rollup/peaks.h"
 #include "rollup/topk.h"
@@ -31,7 +32,9 @@ struct cgsi_cgnode {
 	struct cgsi_cgnode *hnext;      /* hash chain */
 	struct cgsi_cgnode *prev, *next; /* every node of the shard */
 	struct cgsi_cgnode *older;      /* previous incarnation of the path */
-	struct cgs_counters cum;        /* self, cumulative */
+	/* self, cumulative: aligned for the hot path's pair adds
+	 * (counters.h; nodes are calloc'd, which aligns to CGSI_CUM_ALIGN) */
+	_Alignas(CGSI_CUM_ALIGN) struct cgs_counters cum;
 	struct cgs_counters base;       /* cum at the last delta baseline */
 	uint64_t ivl_rss, ivl_vm;       /* self peaks since the baseline */
 	struct cgsi_carry *carry; /* retired descendants; NULL: none; owned */

@@ -3,33 +3,76 @@
 #ifndef CGS_ROLLUP_COUNTERS_H
 #define CGS_ROLLUP_COUNTERS_H
 
+#include <stddef.h>
+#include <string.h>
+
 #include "cgstats.h"
 #include "rollup/wstatus.h"
 
-/* Add one task record (thread or process kind). Hot path: inline. */
-static inline void cgsi_counters_account(struct cgs_counters *c,
-					 const struct cgs_record *r)
+/*
+ * Two adjacent sums at once: word pairs of struct cgs_counters that start
+ * 16 bytes into it are added with one 16-byte vector add (SSE2 paddq on
+ * x86_64, NEON on arm64; GCC and Clang lower the vector type to two adds
+ * elsewhere). The destination is a node's cum, aligned to CGSI_CUM_ALIGN
+ * (cgtable.h): 16 where malloc() promises it (every 64-bit ABI), so that
+ * the add reads it in place; the record's pair is loaded unaligned.
+ * memcpy: no aliasing of the u64 words through another type.
+ */
+#define CGSI_CUM_ALIGN (_Alignof(max_align_t) >= 16 ? 16 : 8)
+
+typedef uint64_t cgsi_u64x2 __attribute__((vector_size(16)));
+
+static inline void cgsi_add2(uint64_t *d, const uint64_t *s)
 {
-	c->tasks++;
-	c->processes += r->kind == CGS_KIND_PROCESS;
-	c->utime_us += r->utime_us;
-	c->stime_us += r->stime_us;
-	c->cpu_run_real_ns += r->cpu_run_real_ns;
-	c->cpu_run_virtual_ns += r->cpu_run_virtual_ns;
-	for (int i = 0; i < CGS_DELAY__COUNT; i++) {
-		c->delay[i].count += r->delay[i].count;
-		c->delay[i].total_ns += r->delay[i].total_ns;
-	}
-	c->minflt += r->minflt;
-	c->majflt += r->majflt;
-	c->read_char += r->read_char;
-	c->write_char += r->write_char;
-	c->read_syscalls += r->read_syscalls;
-	c->write_syscalls += r->write_syscalls;
-	c->read_bytes += r->read_bytes;
-	c->write_bytes += r->write_bytes;
-	c->cancelled_write_bytes += r->cancelled_write_bytes;
-	c->nvcsw += r->nvcsw;
+	void *ad = __builtin_assume_aligned(d, CGSI_CUM_ALIGN);
+	cgsi_u64x2 a, b;
+	memcpy(&a, ad, sizeof(a));
+	memcpy(&b, s, sizeof(b));
+	a += b;
+	memcpy(ad, &a, sizeof(a));
+}
+
+/* c's pair from field cf += r's pair from field rf, the pairs checked:
+ * aligned in c, adjacent in both. */
+#define CGSI_ADD2(c, cf, cg, r, rf, rg)                                       \
+	do {                                                                  \
+		_Static_assert(                                               \
+			offsetof(struct cgs_counters, cf) % 16 == 0 &&        \
+				offsetof(struct cgs_counters, cg) ==          \
+					offsetof(struct cgs_counters, cf) +   \
+						8 &&                          \
+				offsetof(struct cgs_record, rg) ==            \
+					offsetof(struct cgs_record, rf) + 8,  \
+			"a pair of adjacent words, aligned in " #cf);         \
+		cgsi_add2(&(c)->cf, &(r)->rf);                                \
+	} while (0)
+#define CGSI_ADD2S(c, r, f, g) CGSI_ADD2(c, f, g, r, f, g)
+
+_Static_assert(offsetof(struct cgs_counters, delay) % 16 == 0 &&
+		       sizeof(struct cgs_delay_sum) == 16 &&
+		       offsetof(struct cgs_delay, total_ns) ==
+			       offsetof(struct cgs_delay, count) + 8 &&
+		       offsetof(struct cgs_delay_sum, total_ns) ==
+			       offsetof(struct cgs_delay_sum, count) + 8,
+	       "a delay class's count and total: one pair");
+
+/* Add one task record (thread or process kind). Hot path: inline, the
+ * delay classes unrolled (CGS_DELAY__COUNT is a constant). */
+static inline __attribute__((always_inline)) void
+cgsi_counters_account(struct cgs_counters *c, const struct cgs_record *r)
+{
+	c->tasks++; /* processes: below, with the other process counts */
+	CGSI_ADD2S(c, r, utime_us, stime_us);
+	CGSI_ADD2S(c, r, cpu_run_real_ns, cpu_run_virtual_ns);
+#pragma GCC unroll 16
+	for (int i = 0; i < CGS_DELAY__COUNT; i++)
+		cgsi_add2(&c->delay[i].count, &r->delay[i].count);
+	CGSI_ADD2S(c, r, minflt, majflt);
+	CGSI_ADD2S(c, r, read_char, write_char);
+	CGSI_ADD2S(c, r, read_syscalls, write_syscalls);
+	CGSI_ADD2S(c, r, read_bytes, write_bytes);
+	CGSI_ADD2S(c, r, cancelled_write_bytes, nvcsw);
+	/* the record has nivcsw and coremem_mbus apart: single words */
 	c->nivcsw += r->nivcsw;
 	c->coremem_mbus += r->coremem_mbus;
 	c->virtmem_mbus += r->virtmem_mbus;
@@ -38,6 +81,7 @@ static inline void cgsi_counters_account(struct cgs_counters *c,
 	if (r->hiwater_vm_kb > c->hiwater_vm_kb_max)
 		c->hiwater_vm_kb_max = r->hiwater_vm_kb;
 	if (r->kind == CGS_KIND_PROCESS) {
+		c->processes++;
 		unsigned sig;
 		enum cgs_exit_outcome o = cgsi_wstatus(r->exit_status, &sig);
 		c->exit_clean += o == CGS_EXIT_CLEAN;

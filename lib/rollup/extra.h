@@ -96,21 +96,31 @@ static inline void cgsi_nz_mark(uint64_t *nz, size_t word)
 	nz[word / 64] |= 1ull << (word % 64);
 }
 
-/* Word of a value in ns (see CGSI_HIST_BUCKETS). O(1): with
- * c = ceil(ns * 2^19 / 1e9) (2^-19 s is 1953125 / 1024 ns),
- * ns <= 2^(e-19) s exactly when c <= 2^e, so e is the bit length of
- * c - 1. */
+/*
+ * Word of a value in ns (see CGSI_HIST_BUCKETS), by its bit length: the
+ * values of one length, [2^b, 2^(b+1)) (b = 0..63, the index of the
+ * highest bit; 0 and 1 share slot 0: ns | 1), span a factor of 2 and so
+ * hold at most one bucket bound; cgsi_hist_steps says, by b, the word of
+ * the values up to that bound (le[b], ns rounded down) and that the next
+ * holds those above. A compare and an add instead of the division by
+ * 1e9 / 2^19 (outcome.c has the table; tests/rollup/test_features.c checks
+ * it against the division at every bound). Arrays, not an array of
+ * pairs: both are read from one base, le scaled by 8, word by 1.
+ */
+struct cgsi_hist_steps {
+	uint64_t le[64];   /* the last ns of word[b] at bit length b + 1 */
+	uint8_t word[64];  /* word of the values up to le[b]; + 1 above */
+};
+
+extern const struct cgsi_hist_steps cgsi_hist_steps;
+
 static inline unsigned cgsi_hist_bucket(uint64_t ns)
 {
-	if (!ns)
-		return 0;
-	if (ns > (1000000000ull << CGSI_HIST_FINE_MAX))
-		return CGSI_HIST_BUCKETS - 1;
-	uint64_t c = (ns * 1024u + 1953124u) / 1953125u;
-	unsigned e = c > 1 ? 64u - (unsigned)__builtin_clzll(c - 1) : 0;
-	return 1 + e;
+	unsigned b = 63u - (unsigned)__builtin_clzll(ns | 1);
+	/* unsigned throughout: the word indexes with no sign extension */
+	return (unsigned)cgsi_hist_steps.word[b] +
+	       (unsigned)(ns > cgsi_hist_steps.le[b]);
 }
-
 
 /* Word of bucket b of histogram k, of its sum, of signal sig (struct
  * cgsi_xset). */
@@ -162,9 +172,11 @@ static inline void cgsi_x4_one(struct cgsi_xnode **xp, uint64_t *nz,
 	(*xp)->w[k][0] += sum_ns; /* its slot, cgsi_xnode_new() */
 }
 
-/* Observe one task record in a node's cumulative set (hot path). */
-static inline void cgsi_x4_observe(struct cgsi_xnode **x, uint64_t *nz,
-				   const struct cgs_record *r)
+/* Observe one task record in a node's cumulative set (hot path: always
+ * inlined, GCC would rather call it). */
+static inline __attribute__((always_inline)) void
+cgsi_x4_observe(struct cgsi_xnode **x, uint64_t *nz,
+		const struct cgs_record *r)
 {
 	uint64_t cpu = r->utime_us + r->stime_us;
 	uint64_t dly = r->delay[CGS_DELAY_CPU].total_ns;

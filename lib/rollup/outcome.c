@@ -63,6 +63,36 @@ const char *cgs_hist_name(enum cgs_hist_kind k)
 	return (unsigned)k < CGS_ARRAY_SIZE(n) ? n[k] : NULL;
 }
 
+/*
+ * Bucket bound e (2^(e - 19) s, e = 0..35, word 1 + e's upper bound) is
+ * 1e9 * 2^(e - 19) = 5^9 * 2^e / 2^10 ns, 1.86 * 2^(e + 10): it has bit
+ * length e + 11, slot b = e + 10 of cgsi_hist_steps (extra.h). Below
+ * slot 10 (ns < 1024, under the first bound) every value but 0 is word 1;
+ * from slot 46 (ns >= 2^46 > 2^16 s) the last word; no bound there: le
+ * the largest value.
+ */
+#define HSTEP_E(b) ((b) < 10 ? 0 : (b) > 45 ? 0 : (b) - 10)
+#define HSTEP_LE(b)                                                           \
+	((b) == 0 ? 0                                                         \
+	 : (b) < 10 || (b) > 45 ? UINT64_MAX                                  \
+				: (1953125ull << HSTEP_E(b)) >> 10)
+#define HSTEP_WORD(b)                                                         \
+	((b) == 0 ? 0                                                         \
+	 : (b) < 10 ? 1                                                       \
+	 : (b) > 45 ? CGSI_HIST_BUCKETS - 1                                   \
+		    : 1 + HSTEP_E(b))
+#define HSTEP4(m, b) m(b), m(b + 1), m(b + 2), m(b + 3)
+#define HSTEP16(m, b) HSTEP4(m, b), HSTEP4(m, b + 4), HSTEP4(m, b + 8),        \
+		      HSTEP4(m, b + 12)
+#define HSTEP64(m) HSTEP16(m, 0), HSTEP16(m, 16), HSTEP16(m, 32), HSTEP16(m, 48)
+_Static_assert(CGSI_HIST_FINE_MIN == -19 && CGSI_HIST_FINE_MAX == 16,
+	       "cgsi_hist_steps: bounds 2^-19 .. 2^16 s");
+
+const struct cgsi_hist_steps cgsi_hist_steps = {
+	.le = { HSTEP64(HSTEP_LE) },
+	.word = { HSTEP64(HSTEP_WORD) },
+};
+
 /* Classic bound m (of 4^(m - 9) s), ns rounded down: 4^(m - 9) * 1e9 =
  * 5^9 * 2^(2m - 9). */
 static uint64_t classic_le_ns(unsigned m)

@@ -332,10 +332,13 @@ static void account_tops(const struct cgs_rollup *r, struct cgsi_rshard *s,
 	}
 }
 
-static inline void account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
-				struct cgsi_cgnode *n,
-				const struct cgs_record *rec,
-				const struct acct_info *ai)
+/* One record into its node, s->lock held. Inlined in account_attr(),
+ * the hot path (no call, no frame, ai in registers); the copy in
+ * account_given() is the price. */
+static inline __attribute__((always_inline)) void
+account_node(struct cgs_rollup *r, struct cgsi_rshard *s,
+	     struct cgsi_cgnode *n, const struct cgs_record *rec,
+	     const struct acct_info *ai)
 {
 	s->st.records++;
 	if (cgs_unlikely(ai->inferred)) {
@@ -382,11 +385,13 @@ const char *cgs_source_name(enum cgs_source s)
 	return (unsigned)s < CGS_ARRAY_SIZE(n) ? n[s] : NULL;
 }
 
-/* A record attributed by the rollup: the hot path of every caller. */
-static inline int account_attr(struct cgs_rollup *r, unsigned shard,
-			       const struct cgs_record *rec,
-			       const char **path_out,
-			       enum cgs_source *src_out)
+/* A record attributed by the rollup: the hot path of every caller.
+ * Inlined in two copies, account_plain() and account_out(), so that the
+ * common call without a result tests no output pointers. */
+static inline __attribute__((always_inline)) int
+account_attr(struct cgs_rollup *r, unsigned shard,
+	     const struct cgs_record *rec, const char **path_out,
+	     enum cgs_source *src_out)
 {
 	struct cgs_record tmp;
 
@@ -429,6 +434,23 @@ static inline int account_attr(struct cgs_rollup *r, unsigned shard,
 	if (path_out)
 		*path_out = n->path;
 	return 0;
+}
+
+/* account_attr() without a result (the collector's calls, exits). */
+static __attribute__((noinline)) int
+account_plain(struct cgs_rollup *r, unsigned shard,
+	      const struct cgs_record *rec)
+{
+	return account_attr(r, shard, rec, NULL, NULL);
+}
+
+/* account_attr() with a result: either pointer may be NULL. */
+static __attribute__((noinline)) int
+account_out(struct cgs_rollup *r, unsigned shard,
+	    const struct cgs_record *rec, const char **path_out,
+	    enum cgs_source *src_out)
+{
+	return account_attr(r, shard, rec, path_out, src_out);
 }
 
 /* A record of a cgroup the caller names: no attribution. */
@@ -491,7 +513,7 @@ static __attribute__((noinline)) int add_slow(struct cgs_rollup *r, unsigned sha
 		if (rc == 0 && res.path)
 			res.source = CGS_SOURCE_GIVEN;
 	} else {
-		rc = account_attr(r, shard, rec, &res.path, &res.source);
+		rc = account_out(r, shard, rec, &res.path, &res.source);
 	}
 	if (!out)
 		return rc;
@@ -508,12 +530,12 @@ int cgs_rollup_add(struct cgs_rollup *r, unsigned shard,
 	 * larger): the attribution alone, writing the result in place */
 	if (cgs_likely(!o)) {
 		if (!out)
-			return account_attr(r, shard, rec, NULL, NULL);
+			return account_plain(r, shard, rec);
 		if (cgs_likely(CGSI_OUT_FULL(out))) {
 			out->sz = sizeof(*out);
 			out->path = NULL;
-			return account_attr(r, shard, rec, &out->path,
-					    &out->source);
+			return account_out(r, shard, rec, &out->path,
+					   &out->source);
 		}
 	}
 	return add_slow(r, shard, rec, o, out);
@@ -526,9 +548,9 @@ int cgs_rollup_account_exit(const struct cgs_exit *ev,
 	if (!ev || !r)
 		return 0;
 	if (ev->task)
-		account_attr(r, ev->shard, ev->task, NULL, NULL);
+		account_plain(r, ev->shard, ev->task);
 	if (ev->group)
-		account_attr(r, ev->shard, ev->group, NULL, NULL);
+		account_plain(r, ev->shard, ev->group);
 	return 0;
 }
 
@@ -539,7 +561,7 @@ int cgs_rollup_account(struct cgs_rollup *r, unsigned shard,
 		       const struct cgs_record *rec,
 		       const char **path_out)
 {
-	return account_attr(r, shard, rec, path_out, NULL);
+	return account_out(r, shard, rec, path_out, NULL);
 }
 
 int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
@@ -547,7 +569,7 @@ int cgs_rollup_account_src(struct cgs_rollup *r, unsigned shard,
 			   const char **path_out,
 			   enum cgs_source *src_out)
 {
-	return account_attr(r, shard, rec, path_out, src_out);
+	return account_out(r, shard, rec, path_out, src_out);
 }
 
 int cgs_rollup_account_path(struct cgs_rollup *r, unsigned shard,

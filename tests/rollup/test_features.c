@@ -867,6 +867,60 @@ static void test_retire_split(void **state)
 
 /* ---- 3. histograms ------------------------------------------------------ */
 
+/* The bucket as it was computed before cgsi_hist_steps (extra.h): with
+ * c = ceil(ns * 2^19 / 1e9), e the bit length of c - 1. */
+static unsigned hist_bucket_div(uint64_t ns)
+{
+	if (!ns)
+		return 0;
+	if (ns > (1000000000ull << CGSI_HIST_FINE_MAX))
+		return CGSI_HIST_BUCKETS - 1;
+	uint64_t c = (ns * 1024u + 1953124u) / 1953125u;
+	unsigned e = c > 1 ? 64u - (unsigned)__builtin_clzll(c - 1) : 0;
+	return 1 + e;
+}
+
+static void want_bucket(uint64_t ns)
+{
+	unsigned want = hist_bucket_div(ns), got = cgsi_hist_bucket(ns);
+	if (want != got)
+		fail_msg("ns %llu: bucket %u, the division says %u",
+			 (unsigned long long)ns, got, want);
+}
+
+/* The table gives the division's bucket: every value below 2^21 ns,
+ * every one within 4096 of each bound and of each power of 2, and 2^20
+ * random values of every bit length. */
+static void test_hist_steps(void **state)
+{
+	(void)state;
+	for (uint64_t ns = 0; ns < (1u << 21); ns++)
+		want_bucket(ns);
+	for (int e = CGSI_HIST_FINE_MIN; e <= CGSI_HIST_FINE_MAX; e++) {
+		/* bound 2^e s in ns, rounded down: 5^9 * 2^(e + 9) */
+		uint64_t le = e + 9 >= 0 ? 1953125ull << (e + 9)
+					 : 1953125ull >> -(e + 9);
+		for (uint64_t d = 0; d <= 4096; d++) {
+			want_bucket(le + d);
+			if (d <= le)
+				want_bucket(le - d);
+		}
+	}
+	for (unsigned b = 0; b < 64; b++)
+		for (uint64_t d = 0; d <= 4096; d++) {
+			want_bucket((1ull << b) + d);
+			want_bucket((1ull << b) - d);
+		}
+	want_bucket(UINT64_MAX);
+	uint64_t x = 0x9e3779b97f4a7c15ull; /* xorshift64 */
+	for (unsigned i = 0; i < (1u << 20); i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		want_bucket(x >> (i % 64));
+	}
+}
+
 static void test_hist_buckets(void **state)
 {
 	(void)state;
@@ -1766,6 +1820,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_retire_consumer, &F),
 		fp_unit_test(test_lazy_sets, &F),
 		fp_unit_test(test_sparse_sets, &F),
+		cmocka_unit_test(test_hist_steps),
 		fp_unit_test(test_hist_buckets, &F),
 		fp_unit_test(test_hist_api, &F),
 		fp_unit_test(test_comms_exact, &F),
