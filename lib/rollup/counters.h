@@ -4,6 +4,7 @@
 #define CGS_ROLLUP_COUNTERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cgstats.h"
@@ -32,29 +33,40 @@ static inline void cgsi_add2(uint64_t *d, const uint64_t *s)
 	memcpy(ad, &a, sizeof(a));
 }
 
-/* c's pair from field cf += r's pair from field rf, the pairs checked:
- * aligned in c, adjacent in both. */
+/* Whether c's cf, cg and r's rf, rg are a pair the vector add takes:
+ * aligned in c, adjacent in both. True on every 64-bit ABI; where u64
+ * is 4-aligned in structs (i386) some are not, and those take two adds.
+ * A constant: the compiler keeps one branch. */
+#define CGSI_PAIR(cf, cg, rf, rg)                                             \
+	(offsetof(struct cgs_counters, cf) % 16 == 0 &&                       \
+	 offsetof(struct cgs_counters, cg) ==                                 \
+		 offsetof(struct cgs_counters, cf) + 8 &&                     \
+	 offsetof(struct cgs_record, rg) == offsetof(struct cgs_record, rf) + 8)
+
+/* c's pair from field cf += r's pair from field rf. */
 #define CGSI_ADD2(c, cf, cg, r, rf, rg)                                       \
 	do {                                                                  \
-		_Static_assert(                                               \
-			offsetof(struct cgs_counters, cf) % 16 == 0 &&        \
-				offsetof(struct cgs_counters, cg) ==          \
-					offsetof(struct cgs_counters, cf) +   \
-						8 &&                          \
-				offsetof(struct cgs_record, rg) ==            \
-					offsetof(struct cgs_record, rf) + 8,  \
-			"a pair of adjacent words, aligned in " #cf);         \
-		cgsi_add2(&(c)->cf, &(r)->rf);                                \
+		if (CGSI_PAIR(cf, cg, rf, rg)) {                              \
+			cgsi_add2(&(c)->cf, &(r)->rf);                        \
+		} else {                                                      \
+			(c)->cf += (r)->rf;                                   \
+			(c)->cg += (r)->rg;                                   \
+		}                                                             \
 	} while (0)
 #define CGSI_ADD2S(c, r, f, g) CGSI_ADD2(c, f, g, r, f, g)
 
-_Static_assert(offsetof(struct cgs_counters, delay) % 16 == 0 &&
-		       sizeof(struct cgs_delay_sum) == 16 &&
-		       offsetof(struct cgs_delay, total_ns) ==
-			       offsetof(struct cgs_delay, count) + 8 &&
-		       offsetof(struct cgs_delay_sum, total_ns) ==
-			       offsetof(struct cgs_delay_sum, count) + 8,
-	       "a delay class's count and total: one pair");
+/* every delay class's count and total: a pair (16-byte classes) */
+#define CGSI_DELAY_PAIRS                                                      \
+	(CGSI_PAIR(delay[0].count, delay[0].total_ns, delay[0].count,         \
+		   delay[0].total_ns) &&                                      \
+	 sizeof(struct cgs_delay_sum) == 16)
+
+#if UINTPTR_MAX > 0xffffffffu
+/* on 64-bit ABIs the layout is what the vector adds were written for */
+_Static_assert(CGSI_PAIR(utime_us, stime_us, utime_us, stime_us) &&
+		       CGSI_DELAY_PAIRS,
+	       "struct cgs_counters' pairs are 16-byte aligned");
+#endif
 
 /* Add one task record (thread or process kind). Hot path: inline, the
  * delay classes unrolled (CGS_DELAY__COUNT is a constant). */
@@ -64,9 +76,16 @@ cgsi_counters_account(struct cgs_counters *c, const struct cgs_record *r)
 	c->tasks++; /* processes: below, with the other process counts */
 	CGSI_ADD2S(c, r, utime_us, stime_us);
 	CGSI_ADD2S(c, r, cpu_run_real_ns, cpu_run_virtual_ns);
+	if (CGSI_DELAY_PAIRS) {
 #pragma GCC unroll 16
-	for (int i = 0; i < CGS_DELAY__COUNT; i++)
-		cgsi_add2(&c->delay[i].count, &r->delay[i].count);
+		for (int i = 0; i < CGS_DELAY__COUNT; i++)
+			cgsi_add2(&c->delay[i].count, &r->delay[i].count);
+	} else {
+		for (int i = 0; i < CGS_DELAY__COUNT; i++) {
+			c->delay[i].count += r->delay[i].count;
+			c->delay[i].total_ns += r->delay[i].total_ns;
+		}
+	}
 	CGSI_ADD2S(c, r, minflt, majflt);
 	CGSI_ADD2S(c, r, read_char, write_char);
 	CGSI_ADD2S(c, r, read_syscalls, write_syscalls);
