@@ -130,9 +130,9 @@ static bool claim_elsewhere(struct cgsi_ksrc *k, unsigned shard,
 		if (i == shard)
 			continue;
 		struct kshard *o = &k->sh[i];
-		pthread_mutex_lock(&o->lock);
+		cgsi_flock_lock(&o->lock);
 		bool ok = try_claim(k, o, rec, off, ki);
-		pthread_mutex_unlock(&o->lock);
+		cgsi_flock_unlock(&o->lock);
 		if (ok)
 			return true;
 	}
@@ -160,10 +160,10 @@ static enum cgsi_kmiss miss_reason(struct cgsi_ksrc *k,
 	bool seen = false, dropped = false;
 	for (unsigned i = 0; i < k->nshards; i++) {
 		struct kshard *o = &k->sh[i];
-		pthread_mutex_lock(&o->lock);
+		cgsi_flock_lock(&o->lock);
 		seen = seen || cgsi_kjoin_has_tid(&o->join, rec->pid);
 		dropped = dropped || cgsi_kjoin_dropped(&o->join, rec->pid);
-		pthread_mutex_unlock(&o->lock);
+		cgsi_flock_unlock(&o->lock);
 	}
 	if (seen)
 		return CGSI_KMISS_MISMATCH;
@@ -203,7 +203,7 @@ static inline bool matched_unlock(struct kshard *s)
 	    (++s->expired_calls & 255) == 0)
 		cgsi_kjoin_expire(&s->join, s->join.newest_matched_ns,
 				  KSRC_EXPIRE_NS);
-	pthread_mutex_unlock(&s->lock);
+	cgsi_flock_unlock(&s->lock);
 	return true;
 }
 
@@ -220,7 +220,7 @@ lookup_slow(struct cgsi_ksrc *k, unsigned shard, const struct cgs_record *rec,
 	consume(k, s);
 	if (cgsi_kjoin_claim(&s->join, rec, off, ki))
 		return matched_unlock(s);
-	pthread_mutex_unlock(&s->lock);
+	cgsi_flock_unlock(&s->lock);
 	s->off = off = cgsi_ksrc_real_off_ns();
 	s->off_age = 1;
 	if (claim_elsewhere(k, shard, rec, off, ki))
@@ -239,9 +239,9 @@ lookup_slow(struct cgsi_ksrc *k, unsigned shard, const struct cgs_record *rec,
 	       !(timed_out = cgsi_ksrc_mono_ns() >= deadline)) {
 		waited = true;
 		nanosleep(&nap, NULL);
-		pthread_mutex_lock(&s->lock);
+		cgsi_flock_lock(&s->lock);
 		ok = try_claim(k, s, rec, off, ki);
-		pthread_mutex_unlock(&s->lock);
+		cgsi_flock_unlock(&s->lock);
 		if (!ok)
 			ok = claim_elsewhere(k, shard, rec, off, ki);
 	}
@@ -249,16 +249,16 @@ lookup_slow(struct cgsi_ksrc *k, unsigned shard, const struct cgs_record *rec,
 	 * come out between the claims above and that look): its entry is out
 	 * now, unless lost */
 	if (!ok) {
-		pthread_mutex_lock(&s->lock);
+		cgsi_flock_lock(&s->lock);
 		ok = try_claim(k, s, rec, off, ki);
-		pthread_mutex_unlock(&s->lock);
+		cgsi_flock_unlock(&s->lock);
 		if (!ok)
 			ok = claim_elsewhere(k, shard, rec, off, ki);
 	}
-	pthread_mutex_lock(&s->lock);
+	cgsi_flock_lock(&s->lock);
 	s->waits += waited; /* a miss is counted by the caller's fallback */
 	bool started = s->join.newest_matched_ns != 0;
-	pthread_mutex_unlock(&s->lock);
+	cgsi_flock_unlock(&s->lock);
 	if (!ok)
 		ki->miss = miss_reason(k, rec, timed_out, started);
 	return ok;
@@ -274,7 +274,7 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 					       memory_order_relaxed) ||
 			 !s->off_age++ || s->off_age > KSRC_CG_EVERY))
 		lookup_refresh(k, s);
-	pthread_mutex_lock(&s->lock);
+	cgsi_flock_lock(&s->lock);
 	if (cgs_likely(claim_head(k, s, rec, s->off, ki)))
 		return matched_unlock(s);
 	return lookup_slow(k, shard, rec, ki);
@@ -336,13 +336,13 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 		return;
 	for (unsigned i = 0; i < k->nshards; i++) {
 		struct kshard *s = &k->sh[i];
-		pthread_mutex_lock(&s->lock);
+		cgsi_flock_lock(&s->lock);
 		out->matched += s->join.st.matched;
 		out->expired += s->join.st.expired;
 		out->evicted += s->join.st.evicted;
 		out->waits += s->waits;
 		out->ring_peak = CGS_MAX(out->ring_peak, s->ring_peak);
-		pthread_mutex_unlock(&s->lock);
+		cgsi_flock_unlock(&s->lock);
 		out->lost += lost_now(k, i);
 	}
 	out->ring_queued = cgsi_ksrc_queued(k->ctl, k->ncpu);

@@ -20,6 +20,7 @@
 #include "attribute/cgid_v1.h"
 #include "attribute/kjoin.h"
 #include "attribute/ksrc.h"
+#include "util/futex_lock.h"
 
 /* Entries are expired this long after the newest one a record claimed:
  * records of one shard arrive in exit order, so an older entry's record
@@ -33,7 +34,7 @@
 #define KSRC_CG_EVERY 1024u
 
 struct kshard {
-	pthread_mutex_t lock; /* owner per record; others on a miss */
+	struct cgsi_flock lock; /* owner per record; others on a miss */
 	unsigned *cpus;       /* the CPUs whose rings this shard reads */
 	unsigned ncpus;
 	struct cgsi_kjoin join;
