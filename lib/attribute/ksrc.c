@@ -178,16 +178,16 @@ static enum cgsi_kmiss miss_reason(struct cgsi_ksrc *k,
 	return started ? CGSI_KMISS_NO_ENTRY : CGSI_KMISS_BEFORE_ATTACH;
 }
 
-/* Now and then (and on the first lookup): start the reader, read the
- * clock offset afresh (it moves only when the clock is set) and the
- * cgroup events (slow path). */
+/* Every KSRC_CG_EVERY lookups of a shard, and at its first: start the
+ * reader (once), read the clock offset afresh (it moves only when the
+ * clock is set) and the cgroup events (slow path). */
 static __attribute__((noinline, cold)) void
 lookup_refresh(struct cgsi_ksrc *k, struct kshard *s)
 {
 	if (!atomic_load_explicit(&k->reader_tried, memory_order_relaxed))
 		cgsi_ksrc_reader_start(k);
 	s->off = cgsi_ksrc_real_off_ns();
-	s->off_age = 1;
+	s->off_left = KSRC_CG_EVERY - 1;
 	if (!pthread_mutex_trylock(&k->idlock)) {
 		k->now_ms = cgsi_now_mono_ms();
 		ring_buffer__consume(k->cgrb);
@@ -222,7 +222,7 @@ lookup_slow(struct cgsi_ksrc *k, unsigned shard, const struct cgs_record *rec,
 		return matched_unlock(s);
 	cgsi_flock_unlock(&s->lock);
 	s->off = off = cgsi_ksrc_real_off_ns();
-	s->off_age = 1;
+	s->off_left = KSRC_CG_EVERY - 1;
 	if (claim_elsewhere(k, shard, rec, off, ki))
 		return true;
 	/* Not published yet (the tracepoint runs after taskstats_exit(), and
@@ -270,9 +270,8 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 		      const struct cgs_record *rec, struct cgsi_kinfo *ki)
 {
 	struct kshard *s = &k->sh[shard];
-	if (cgs_unlikely(!atomic_load_explicit(&k->reader_tried,
-					       memory_order_relaxed) ||
-			 !s->off_age++ || s->off_age > KSRC_CG_EVERY))
+	/* 0 (zeroed) at a shard's first lookup: the reader starts then */
+	if (cgs_unlikely(!s->off_left--))
 		lookup_refresh(k, s);
 	cgsi_flock_lock(&s->lock);
 	if (cgs_likely(claim_head(k, s, rec, s->off, ki)))

@@ -41,7 +41,7 @@ struct kshard {
 	uint64_t waits, expired_calls;
 	uint64_t ring_peak;   /* most entries one ring held when consumed */
 	int64_t off;          /* CLOCK_REALTIME - CLOCK_MONOTONIC, cached */
-	uint32_t off_age;     /* lookups since off was read */
+	uint32_t off_left;    /* lookups until off is read again */
 } __attribute__((aligned(64)));
 
 struct cgsi_ksrc {
