@@ -103,13 +103,14 @@ void cgsi_kjoin_add(struct cgsi_kjoin *j, const struct cgsi_kentry *e)
 int64_t cgsi_kjoin_verify(const struct cgsi_kentry *e,
 			  const struct cgs_record *rec, int64_t real_off_ns)
 {
-	const struct cgsi_kview v = {
-		.tgid = e->tgid, .csw = e->csw, .pcount = e->pcount,
-		.minflt = e->minflt, .flags = e->flags,
-		.start_ns = e->start_ns, .now_ns = e->now_ns,
-		.runtime_ns = e->runtime_ns, .run_delay = e->run_delay,
+	const struct cgsk_exit x = {
+		.type = e->flags, .tid = e->tid, .tgid = e->tgid,
+		.csw = e->csw, .cgid = e->cgid, .start_ns = e->start_ns,
+		.now_ns = e->now_ns, .runtime_ns = e->runtime_ns,
+		.run_delay = e->run_delay, .pcount = e->pcount,
+		.minflt = e->minflt,
 	};
-	return cgsi_kjoin_verify_in(&v, rec, real_off_ns);
+	return cgsi_kjoin_verify_in(&x, rec, real_off_ns);
 }
 
 bool cgsi_kjoin_has_tid(const struct cgsi_kjoin *j, uint32_t tid)

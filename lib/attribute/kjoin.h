@@ -103,23 +103,17 @@ struct cgsi_kjoin {
 int cgsi_kjoin_init(struct cgsi_kjoin *j, uint32_t cap);
 void cgsi_kjoin_fini(struct cgsi_kjoin *j);
 
-/* What the verification reads of an entry: a table's (struct
- * cgsi_kentry) or the BPF program's own, read in place from its ring. */
-struct cgsi_kview {
-	uint32_t tgid, csw, pcount, minflt, flags;
-	uint64_t start_ns, now_ns, runtime_ns, run_delay;
-};
-
 /*
- * Whether entry v can be the record's: -1 when it cannot be, else how
- * much it grew since the record (ns of run time and run-queue wait; of
- * lifetime, to a tick, where the record has no delay block): the least
- * is the record's own entry. Inline: the kernel source's common path
- * verifies the entry at its ring's head without copying it out first
- * (always: else GCC may leave it out of line, the view in memory).
+ * Whether the BPF program's entry v (its tid already compared) can be
+ * the record's: -1 when it cannot be, else how much it grew since the
+ * record (ns of run time and run-queue wait; of lifetime, to a tick,
+ * where the record has no delay block): the least is the record's own
+ * entry. Inline: the kernel source's common path verifies the entry
+ * where it lies in its ring, reading only what each check needs
+ * (always: else GCC may leave it out of line).
  */
 static inline __attribute__((always_inline)) int64_t
-cgsi_kjoin_verify_in(const struct cgsi_kview *v, const struct cgs_record *rec,
+cgsi_kjoin_verify_in(const struct cgsk_exit *v, const struct cgs_record *rec,
 		     int64_t real_off_ns)
 {
 	if ((rec->fields & CGS_HAS_TGID) && v->tgid != rec->tgid)
@@ -148,7 +142,7 @@ cgsi_kjoin_verify_in(const struct cgsi_kview *v, const struct cgs_record *rec,
 			return -1;
 		grown = v->runtime_ns - rec->cpu_run_virtual_ns;
 	}
-	if ((rec->fields & CGS_HAS_DELAY) && !(v->flags & CGSK_F_NOSCHED)) {
+	if ((rec->fields & CGS_HAS_DELAY) && !(v->type & CGSK_F_NOSCHED)) {
 		/* sched_info is copied verbatim into the record and changes
 		 * only when the task is scheduled in or out */
 		const struct cgs_delay *d = &rec->delay[CGS_DELAY_CPU];

@@ -32,17 +32,6 @@ static void entry_of(struct cgsi_kentry *e, const struct cgsi_ksrc *k,
 	}
 }
 
-/* The entry at ring index idx as the verification reads it, in place. */
-static inline struct cgsi_kview view_of(const struct cgsk_exit *x)
-{
-	return (struct cgsi_kview){
-		.tgid = x->tgid, .csw = x->csw, .pcount = x->pcount,
-		.minflt = x->minflt, .flags = x->type & ~CGSK_EV_TYPE_MASK,
-		.start_ns = x->start_ns, .now_ns = x->now_ns,
-		.runtime_ns = x->runtime_ns, .run_delay = x->run_delay,
-	};
-}
-
 /*
  * The common case, without a copy or a hash: a shard reads its CPUs'
  * records in the order they exited, which is the order of their rings, so
@@ -64,20 +53,20 @@ claim_head(struct cgsi_ksrc *k, struct kshard *s, const struct cgs_record *rec,
 		const struct cgsk_exit *x = &k->slots[idx];
 		if (x->tid != rec->pid)
 			continue;
-		const struct cgsi_kview v = view_of(x);
-		if (cgsi_kjoin_verify_in(&v, rec, off) < 0)
+		if (cgsi_kjoin_verify_in(x, rec, off) < 0)
 			continue;
+		uint64_t now_ns = x->now_ns;
 		ki->cgid = x->cgid;
-		ki->flags = v.flags;
-		ki->exit_ns = v.now_ns + CGSI_KJOIN_COARSE_NS;
+		ki->flags = x->type & ~CGSK_EV_TYPE_MASK;
+		ki->exit_ns = now_ns + CGSI_KJOIN_COARSE_NS;
 		if (k->comms) {
 			memcpy(ki->comm, k->comms[idx].comm, sizeof(ki->comm));
 			ki->comm[sizeof(ki->comm) - 1] = '\0';
 		} else {
 			ki->comm[0] = '\0';
 		}
-		if (v.now_ns > s->join.newest_matched_ns)
-			s->join.newest_matched_ns = v.now_ns;
+		if (now_ns > s->join.newest_matched_ns)
+			s->join.newest_matched_ns = now_ns;
 		s->join.st.matched++;
 		/* the slot is read: the program may reuse it */
 		__atomic_store_n(&c->tail, t + 1, __ATOMIC_RELEASE);
