@@ -119,17 +119,16 @@ void cgsi_attr_bind(struct cgsi_attr *a, unsigned i, pthread_mutex_t *lock,
 	a->sh[i].unknown = unknown;
 }
 
-/* The node of a verified entry's cgroup id, or NULL and *miss why. */
+/* The node of a verified entry's cgroup id, or NULL and *miss why: the
+ * shard's cache, else the id's path and its node, cached. */
 static void *id_node(struct cgsi_attr *a, struct cgsi_ashard *s,
 		     const struct cgsi_kinfo *ki, uint64_t now,
 		     enum cgsi_kmiss *miss)
 {
 	uint64_t id = ki->cgid;
-	struct cgsi_kcache_ent *c =
-		&s->kcache[(id * 0x9E3779B97F4A7C15ull >> 40) %
-			   CGSI_KCACHE_SIZE];
-	if (cgs_likely(c->id == id && c->gen == s->kgen && c->n))
-		return c->n;
+	void *n = cgsi_attr_kcached(s, id);
+	if (n)
+		return n;
 	int len = cgsi_ksrc_path(a->ksrc, id, ki->exit_ns, s->path,
 				 sizeof(s->path));
 	if (len < 0) {
@@ -139,9 +138,10 @@ static void *id_node(struct cgsi_attr *a, struct cgsi_ashard *s,
 					 : CGSI_KMISS_OTHER;
 		return NULL;
 	}
-	void *n = a->ops->intern_id(a->ctx, s->idx, s->path, (size_t)len, id,
-				    cgsi_attr_now(a, now));
+	n = a->ops->intern_id(a->ctx, s->idx, s->path, (size_t)len, id,
+			      cgsi_attr_now(a, now));
 	if (n) {
+		struct cgsi_kcache_ent *c = cgsi_attr_kslot(s, id);
 		c->id = id;
 		c->n = n;
 		c->gen = s->kgen;
@@ -150,9 +150,11 @@ static void *id_node(struct cgsi_attr *a, struct cgsi_ashard *s,
 	return n;
 }
 
-/* A TGID record rides in the message of its group's last exit,
- * accounted just before on this shard. Each record without a node is
- * counted under one reason (kmiss). */
+/* What cgsi_attr_resolve_locked() does not do inline: a TGID record, a
+ * record without its entry, an id not cached. A TGID record rides in
+ * the message of its group's last exit, accounted just before on this
+ * shard. Each record without a node is counted under one reason
+ * (kmiss). */
 void *cgsi_attr_kernel_node(struct cgsi_attr *a, struct cgsi_ashard *s,
 			    const struct cgs_record *rec, bool found,
 			    uint64_t now, struct cgsi_attr_ans *ans)
@@ -164,11 +166,6 @@ void *cgsi_attr_kernel_node(struct cgsi_attr *a, struct cgsi_ashard *s,
 			n = s->k_last_node;
 	} else if (found) {
 		n = id_node(a, s, &ans->ki, now, &miss);
-		if (n && rec->kind == CGS_KIND_PROCESS) {
-			s->k_last_tgid = rec->tgid ? rec->tgid : rec->pid;
-			s->k_last_node = n;
-			s->k_last_gen = s->kgen;
-		}
 	} else {
 		miss = ans->ki.miss < CGSI_KMISS_N && ans->ki.miss
 			       ? (enum cgsi_kmiss)ans->ki.miss
@@ -179,11 +176,7 @@ void *cgsi_attr_kernel_node(struct cgsi_attr *a, struct cgsi_ashard *s,
 		s->st.kmiss[miss]++;
 		return NULL;
 	}
-	s->st.via_kernel++;
-	ans->how = CGS_SOURCE_KERNEL;
-	ans->oom = (ans->ki.flags & CGSK_F_OOM) != 0;
-	ans->comm = ans->ki.comm[0] ? ans->ki.comm : NULL;
-	return n;
+	return cgsi_attr_kernel_found(s, rec, n, ans);
 }
 
 void cgsi_attr_sweep(struct cgsi_attr *a, unsigned i, uint64_t now)

@@ -27,6 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/types.h>
+
+#include "attribute/bpf/exitcg_abi.h"
 #include "attribute/deaths.h"
 #include "attribute/forks.h"
 #include "attribute/kjoin.h"
@@ -221,8 +224,43 @@ static inline bool cgsi_attr_prepare(struct cgsi_attr *a, unsigned shard,
 	return false;
 }
 
+/* Shard s's cache slot of cgroup id `id`. */
+static inline struct cgsi_kcache_ent *cgsi_attr_kslot(struct cgsi_ashard *s,
+						      uint64_t id)
+{
+	return &s->kcache[(id * 0x9E3779B97F4A7C15ull >> 40) %
+			  CGSI_KCACHE_SIZE];
+}
+
+/* The node cached for cgroup id `id` on shard s, or NULL. */
+static inline void *cgsi_attr_kcached(struct cgsi_ashard *s, uint64_t id)
+{
+	const struct cgsi_kcache_ent *c = cgsi_attr_kslot(s, id);
+	return c->id == id && c->gen == s->kgen ? c->n : NULL;
+}
+
+/* The kernel source found node n for rec: remember a process's for its
+ * TGID record, count it, fill ans. */
+static inline void *cgsi_attr_kernel_found(struct cgsi_ashard *s,
+					   const struct cgs_record *rec,
+					   void *n, struct cgsi_attr_ans *ans)
+{
+	if (rec->kind == CGS_KIND_PROCESS) {
+		s->k_last_tgid = rec->tgid ? rec->tgid : rec->pid;
+		s->k_last_node = n;
+		s->k_last_gen = s->kgen;
+	}
+	s->st.via_kernel++;
+	ans->how = CGS_SOURCE_KERNEL;
+	ans->oom = (ans->ki.flags & CGSK_F_OOM) != 0;
+	ans->comm = ans->ki.comm[0] ? ans->ki.comm : NULL;
+	return n;
+}
+
 /* The second step, shard `shard`'s lock held; `found`: what
- * cgsi_attr_prepare() returned. */
+ * cgsi_attr_prepare() returned. The kernel source's common case (a task
+ * record's entry found, its cgroup id cached) is inline; the rest is
+ * cgsi_attr_kernel_node()'s. */
 static inline void cgsi_attr_resolve_locked(struct cgsi_attr *a,
 					    unsigned shard,
 					    const struct cgs_record *rec,
@@ -230,6 +268,13 @@ static inline void cgsi_attr_resolve_locked(struct cgsi_attr *a,
 					    struct cgsi_attr_ans *ans)
 {
 	struct cgsi_ashard *s = &a->sh[shard];
+	void *n;
+	if (a->ksrc && found && rec->kind != CGS_KIND_TGID &&
+	    __builtin_expect((n = cgsi_attr_kcached(s, ans->ki.cgid)) != NULL,
+			     1)) {
+		ans->node = cgsi_attr_kernel_found(s, rec, n, ans);
+		return;
+	}
 	if (a->ksrc &&
 	    (ans->node = cgsi_attr_kernel_node(a, s, rec, found, now, ans)))
 		return;

@@ -3,9 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <linux/types.h>
-
-#include "attribute/bpf/exitcg_abi.h"
 #include "attribute/kjoin.h"
 #include "util/common.h"
 
@@ -106,70 +103,14 @@ void cgsi_kjoin_add(struct cgsi_kjoin *j, const struct cgsi_kentry *e)
 int64_t cgsi_kjoin_verify(const struct cgsi_kentry *e,
 			  const struct cgs_record *rec, int64_t real_off_ns)
 {
-	if ((rec->fields & CGS_HAS_TGID) && e->tgid != rec->tgid)
-		return -1;
-	/* the entry's life to a tick (its time is an earlier exit's of the
-	 * same jiffy on its CPU: it may even end before a start taken since
-	 * then), the record's to the
-	 * microsecond (truncated); the gap between the two exits is at
-	 * least lo, at most hi */
-	const int64_t coarse = (int64_t)CGSI_KJOIN_COARSE_NS;
-	int64_t life = (int64_t)(e->now_ns - e->start_ns);
-	int64_t rec_ns = (int64_t)(rec->etime_us * 1000u);
-	int64_t lo = life - rec_ns - 1000, hi = life + coarse - rec_ns + 1000;
-	if (hi < 0)
-		return -1; /* this entry's task ended before the record's did */
-	if (lo > (int64_t)CGSI_KJOIN_GAP_MAX_NS)
-		return -1;
-	uint64_t gap = (uint64_t)hi; /* what grew in the gap: at most this */
-	/* the selection: what grew since the record, least for its own
-	 * entry (0 as a rule) */
-	uint64_t grown = lo > 0 ? (uint64_t)lo : 0;
-	if (rec->fields & CGS_HAS_DELAY) {
-		/* se.sum_exec_runtime, copied into the record by taskstats;
-		 * it grows only while the task runs */
-		if (e->runtime_ns < rec->cpu_run_virtual_ns ||
-		    e->runtime_ns - rec->cpu_run_virtual_ns > gap)
-			return -1;
-		grown = e->runtime_ns - rec->cpu_run_virtual_ns;
-	}
-	if ((rec->fields & CGS_HAS_DELAY) && !(e->flags & CGSK_F_NOSCHED)) {
-		/* sched_info is copied verbatim into the record and changes
-		 * only when the task is scheduled in or out */
-		const struct cgs_delay *d = &rec->delay[CGS_DELAY_CPU];
-		uint32_t slices = e->pcount - (uint32_t)d->count;
-		if (slices > 2)
-			return -1;
-		if (!slices ? e->run_delay != d->total_ns
-			    : (e->run_delay < d->total_ns ||
-			       e->run_delay - d->total_ns > gap))
-			return -1;
-		/* scheduled in again: it was switched out first */
-		if (slices && (rec->fields & CGS_HAS_CTXSW) &&
-		    e->csw == (uint32_t)(rec->nvcsw + rec->nivcsw))
-			return -1;
-		/* running and waiting take turns in the gap */
-		grown += e->run_delay - d->total_ns;
-		if (grown > gap)
-			return -1;
-	}
-	if ((rec->fields & CGS_HAS_BASIC) &&
-	    e->minflt - (uint32_t)rec->minflt > 16)
-		return -1;
-	if ((rec->fields & CGS_HAS_CTXSW) &&
-	    e->csw - (uint32_t)(rec->nvcsw + rec->nivcsw) > 2)
-		return -1;
-	if (rec->fields & CGS_HAS_BTIME64) {
-		/* ac_btime64 = real seconds at taskstats time - whole
-		 * seconds of life: within [-2, +1] of ours */
-		int64_t real_end = (int64_t)e->now_ns + real_off_ns;
-		int64_t b = real_end / 1000000000 -
-			    (int64_t)(rec->etime_us / 1000000u);
-		int64_t d = (int64_t)rec->btime_s - b;
-		if (d < -2 || d > 1)
-			return -1;
-	}
-	return (int64_t)CGS_MIN(grown, (uint64_t)INT64_MAX);
+	const struct cgsk_exit x = {
+		.type = e->flags, .tid = e->tid, .tgid = e->tgid,
+		.csw = e->csw, .cgid = e->cgid, .start_ns = e->start_ns,
+		.now_ns = e->now_ns, .runtime_ns = e->runtime_ns,
+		.run_delay = e->run_delay, .pcount = e->pcount,
+		.minflt = e->minflt,
+	};
+	return cgsi_kjoin_verify_in(&x, rec, real_off_ns);
 }
 
 bool cgsi_kjoin_has_tid(const struct cgsi_kjoin *j, uint32_t tid)

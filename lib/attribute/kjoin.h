@@ -26,6 +26,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <linux/types.h>
+
+#include "attribute/bpf/exitcg_abi.h"
 #include "cgstats.h"
 
 /* An entry whose gap exceeds this is not the record's (the task would
@@ -101,11 +104,84 @@ int cgsi_kjoin_init(struct cgsi_kjoin *j, uint32_t cap);
 void cgsi_kjoin_fini(struct cgsi_kjoin *j);
 
 /*
- * Whether entry e can be the record's: -1 when it cannot be, else how
- * much it grew since the record (ns of run time and run-queue wait; of
- * lifetime, to a tick, where the record has no delay block): the least
- * is the record's own entry.
+ * Whether the BPF program's entry v (its tid already compared) can be
+ * the record's: -1 when it cannot be, else how much it grew since the
+ * record (ns of run time and run-queue wait; of lifetime, to a tick,
+ * where the record has no delay block): the least is the record's own
+ * entry. Inline: the kernel source's common path verifies the entry
+ * where it lies in its ring, reading only what each check needs
+ * (always: else GCC may leave it out of line).
  */
+static inline __attribute__((always_inline)) int64_t
+cgsi_kjoin_verify_in(const struct cgsk_exit *v, const struct cgs_record *rec,
+		     int64_t real_off_ns)
+{
+	if ((rec->fields & CGS_HAS_TGID) && v->tgid != rec->tgid)
+		return -1;
+	/* the entry's life to a tick (its time is an earlier exit's of the
+	 * same jiffy on its CPU: it may even end before a start taken since
+	 * then), the record's to the microsecond (truncated); the gap
+	 * between the two exits is at least lo, at most hi */
+	const int64_t coarse = (int64_t)CGSI_KJOIN_COARSE_NS;
+	int64_t life = (int64_t)(v->now_ns - v->start_ns);
+	int64_t rec_ns = (int64_t)(rec->etime_us * 1000u);
+	int64_t lo = life - rec_ns - 1000, hi = life + coarse - rec_ns + 1000;
+	if (hi < 0)
+		return -1; /* this entry's task ended before the record's did */
+	if (lo > (int64_t)CGSI_KJOIN_GAP_MAX_NS)
+		return -1;
+	uint64_t gap = (uint64_t)hi; /* what grew in the gap: at most this */
+	/* the selection: what grew since the record, least for its own
+	 * entry (0 as a rule) */
+	uint64_t grown = lo > 0 ? (uint64_t)lo : 0;
+	if (rec->fields & CGS_HAS_DELAY) {
+		/* se.sum_exec_runtime, copied into the record by taskstats;
+		 * it grows only while the task runs */
+		if (v->runtime_ns < rec->cpu_run_virtual_ns ||
+		    v->runtime_ns - rec->cpu_run_virtual_ns > gap)
+			return -1;
+		grown = v->runtime_ns - rec->cpu_run_virtual_ns;
+	}
+	if ((rec->fields & CGS_HAS_DELAY) && !(v->type & CGSK_F_NOSCHED)) {
+		/* sched_info is copied verbatim into the record and changes
+		 * only when the task is scheduled in or out */
+		const struct cgs_delay *d = &rec->delay[CGS_DELAY_CPU];
+		uint32_t slices = v->pcount - (uint32_t)d->count;
+		if (slices > 2)
+			return -1;
+		if (!slices ? v->run_delay != d->total_ns
+			    : (v->run_delay < d->total_ns ||
+			       v->run_delay - d->total_ns > gap))
+			return -1;
+		/* scheduled in again: it was switched out first */
+		if (slices && (rec->fields & CGS_HAS_CTXSW) &&
+		    v->csw == (uint32_t)(rec->nvcsw + rec->nivcsw))
+			return -1;
+		/* running and waiting take turns in the gap */
+		grown += v->run_delay - d->total_ns;
+		if (grown > gap)
+			return -1;
+	}
+	if ((rec->fields & CGS_HAS_BASIC) &&
+	    v->minflt - (uint32_t)rec->minflt > 16)
+		return -1;
+	if ((rec->fields & CGS_HAS_CTXSW) &&
+	    v->csw - (uint32_t)(rec->nvcsw + rec->nivcsw) > 2)
+		return -1;
+	if (rec->fields & CGS_HAS_BTIME64) {
+		/* ac_btime64 = real seconds at taskstats time - whole
+		 * seconds of life: within [-2, +1] of ours */
+		int64_t real_end = (int64_t)v->now_ns + real_off_ns;
+		int64_t b = real_end / 1000000000 -
+			    (int64_t)(rec->etime_us / 1000000u);
+		int64_t d = (int64_t)rec->btime_s - b;
+		if (d < -2 || d > 1)
+			return -1;
+	}
+	return grown > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)grown;
+}
+
+/* cgsi_kjoin_verify_in() of a table's entry. */
 int64_t cgsi_kjoin_verify(const struct cgsi_kentry *e,
 			  const struct cgs_record *rec, int64_t real_off_ns);
 

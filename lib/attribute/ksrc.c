@@ -35,11 +35,13 @@ static void entry_of(struct cgsi_kentry *e, const struct cgsi_ksrc *k,
 /*
  * The common case, without a copy or a hash: a shard reads its CPUs'
  * records in the order they exited, which is the order of their rings, so
- * a record's entry is usually the oldest unread one of a ring.
+ * a record's entry is usually the oldest unread one of a ring. It is
+ * verified where the program wrote it; only what the record needs of it
+ * is copied out, and only once it is the record's.
  */
-static bool claim_head(struct cgsi_ksrc *k, struct kshard *s,
-		       const struct cgs_record *rec, int64_t off,
-		       struct cgsi_kinfo *ki)
+static inline __attribute__((always_inline)) bool
+claim_head(struct cgsi_ksrc *k, struct kshard *s, const struct cgs_record *rec,
+	   int64_t off, struct cgsi_kinfo *ki)
 {
 	for (unsigned i = 0; i < s->ncpus; i++) {
 		struct cgsk_ctl *c = &k->ctl[s->cpus[i]];
@@ -48,16 +50,25 @@ static bool claim_head(struct cgsi_ksrc *k, struct kshard *s,
 			continue;
 		size_t idx = (size_t)s->cpus[i] * k->nslots +
 			     (t & (k->nslots - 1));
-		if (k->slots[idx].tid != rec->pid)
+		const struct cgsk_exit *x = &k->slots[idx];
+		if (x->tid != rec->pid)
 			continue;
-		struct cgsi_kentry e;
-		entry_of(&e, k, idx);
-		if (cgsi_kjoin_verify(&e, rec, off) < 0)
+		if (cgsi_kjoin_verify_in(x, rec, off) < 0)
 			continue;
-		cgsi_kinfo_of(ki, &e);
-		if (e.now_ns > s->join.newest_matched_ns)
-			s->join.newest_matched_ns = e.now_ns;
+		uint64_t now_ns = x->now_ns;
+		ki->cgid = x->cgid;
+		ki->flags = x->type & ~CGSK_EV_TYPE_MASK;
+		ki->exit_ns = now_ns + CGSI_KJOIN_COARSE_NS;
+		if (k->comms) {
+			memcpy(ki->comm, k->comms[idx].comm, sizeof(ki->comm));
+			ki->comm[sizeof(ki->comm) - 1] = '\0';
+		} else {
+			ki->comm[0] = '\0';
+		}
+		if (now_ns > s->join.newest_matched_ns)
+			s->join.newest_matched_ns = now_ns;
 		s->join.st.matched++;
+		/* the slot is read: the program may reuse it */
 		__atomic_store_n(&c->tail, t + 1, __ATOMIC_RELEASE);
 		return true;
 	}
@@ -108,9 +119,9 @@ static bool claim_elsewhere(struct cgsi_ksrc *k, unsigned shard,
 		if (i == shard)
 			continue;
 		struct kshard *o = &k->sh[i];
-		pthread_mutex_lock(&o->lock);
+		cgsi_flock_lock(&o->lock);
 		bool ok = try_claim(k, o, rec, off, ki);
-		pthread_mutex_unlock(&o->lock);
+		cgsi_flock_unlock(&o->lock);
 		if (ok)
 			return true;
 	}
@@ -138,10 +149,10 @@ static enum cgsi_kmiss miss_reason(struct cgsi_ksrc *k,
 	bool seen = false, dropped = false;
 	for (unsigned i = 0; i < k->nshards; i++) {
 		struct kshard *o = &k->sh[i];
-		pthread_mutex_lock(&o->lock);
+		cgsi_flock_lock(&o->lock);
 		seen = seen || cgsi_kjoin_has_tid(&o->join, rec->pid);
 		dropped = dropped || cgsi_kjoin_dropped(&o->join, rec->pid);
-		pthread_mutex_unlock(&o->lock);
+		cgsi_flock_unlock(&o->lock);
 	}
 	if (seen)
 		return CGSI_KMISS_MISMATCH;
@@ -156,38 +167,51 @@ static enum cgsi_kmiss miss_reason(struct cgsi_ksrc *k,
 	return started ? CGSI_KMISS_NO_ENTRY : CGSI_KMISS_BEFORE_ATTACH;
 }
 
-bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
-		      const struct cgs_record *rec, struct cgsi_kinfo *ki)
+/* Every KSRC_CG_EVERY lookups of a shard, and at its first: start the
+ * reader (once), read the clock offset afresh (it moves only when the
+ * clock is set) and the cgroup events (slow path). */
+static __attribute__((noinline, cold)) void
+lookup_refresh(struct cgsi_ksrc *k, struct kshard *s)
+{
+	if (!atomic_load_explicit(&k->reader_tried, memory_order_relaxed))
+		cgsi_ksrc_reader_start(k);
+	s->off = cgsi_ksrc_real_off_ns();
+	s->off_left = KSRC_CG_EVERY - 1;
+	if (!pthread_mutex_trylock(&k->idlock)) {
+		k->now_ms = cgsi_now_mono_ms();
+		ring_buffer__consume(k->cgrb);
+		pthread_mutex_unlock(&k->idlock);
+	}
+}
+
+/* A record claimed its entry on shard s (its lock held): expire old
+ * entries now and then, and unlock. */
+static inline bool matched_unlock(struct kshard *s)
+{
+	if (s->join.newest_matched_ns > KSRC_EXPIRE_NS &&
+	    (++s->expired_calls & 255) == 0)
+		cgsi_kjoin_expire(&s->join, s->join.newest_matched_ns,
+				  KSRC_EXPIRE_NS);
+	cgsi_flock_unlock(&s->lock);
+	return true;
+}
+
+/* The record's entry is not at the head of one of its shard's rings
+ * (s->lock held, released here): the shard's table, the other shards,
+ * a bounded wait for an entry not yet published, and why none came
+ * (slow path: out of line, so the common one stays short). */
+static __attribute__((noinline, cold)) bool
+lookup_slow(struct cgsi_ksrc *k, unsigned shard, const struct cgs_record *rec,
+	    struct cgsi_kinfo *ki)
 {
 	struct kshard *s = &k->sh[shard];
-	if (cgs_unlikely(!atomic_load_explicit(&k->reader_tried,
-					       memory_order_relaxed)))
-		cgsi_ksrc_reader_start(k);
-	/* the offset moves only when the clock is set: read it now and then
-	 * (and afresh before giving up on a record) */
-	if (!s->off_age++ || s->off_age > KSRC_CG_EVERY) {
-		s->off = cgsi_ksrc_real_off_ns();
-		s->off_age = 1;
-		if (!pthread_mutex_trylock(&k->idlock)) {
-			k->now_ms = cgsi_now_mono_ms();
-			ring_buffer__consume(k->cgrb);
-			pthread_mutex_unlock(&k->idlock);
-		}
-	}
 	int64_t off = s->off;
-	pthread_mutex_lock(&s->lock);
-	bool ok = try_claim(k, s, rec, off, ki);
-	if (ok) {
-		if (s->join.newest_matched_ns > KSRC_EXPIRE_NS &&
-		    (++s->expired_calls & 255) == 0)
-			cgsi_kjoin_expire(&s->join, s->join.newest_matched_ns,
-					  KSRC_EXPIRE_NS);
-		pthread_mutex_unlock(&s->lock);
-		return true;
-	}
-	pthread_mutex_unlock(&s->lock);
+	consume(k, s);
+	if (cgsi_kjoin_claim(&s->join, rec, off, ki))
+		return matched_unlock(s);
+	cgsi_flock_unlock(&s->lock);
 	s->off = off = cgsi_ksrc_real_off_ns();
-	s->off_age = 1;
+	s->off_left = KSRC_CG_EVERY - 1;
 	if (claim_elsewhere(k, shard, rec, off, ki))
 		return true;
 	/* Not published yet (the tracepoint runs after taskstats_exit(), and
@@ -197,16 +221,16 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	 * bounded; a task that is done (its entry lost) costs no wait. */
 	uint64_t t0 = cgsi_ksrc_mono_ns(), deadline = t0 + k->wait_us * 1000ull;
 	struct timespec nap = { 0, 50000 };
-	bool waited = false, timed_out = false;
+	bool ok = false, waited = false, timed_out = false;
 	unsigned naps = 0;
 	/* /proc is looked at every ~1 ms, the rings every ~50 us */
 	while (!ok && (naps++ % 20 || !cgsi_ksrc_task_done(rec->pid)) &&
 	       !(timed_out = cgsi_ksrc_mono_ns() >= deadline)) {
 		waited = true;
 		nanosleep(&nap, NULL);
-		pthread_mutex_lock(&s->lock);
+		cgsi_flock_lock(&s->lock);
 		ok = try_claim(k, s, rec, off, ki);
-		pthread_mutex_unlock(&s->lock);
+		cgsi_flock_unlock(&s->lock);
 		if (!ok)
 			ok = claim_elsewhere(k, shard, rec, off, ki);
 	}
@@ -214,19 +238,34 @@ bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
 	 * come out between the claims above and that look): its entry is out
 	 * now, unless lost */
 	if (!ok) {
-		pthread_mutex_lock(&s->lock);
+		cgsi_flock_lock(&s->lock);
 		ok = try_claim(k, s, rec, off, ki);
-		pthread_mutex_unlock(&s->lock);
+		cgsi_flock_unlock(&s->lock);
 		if (!ok)
 			ok = claim_elsewhere(k, shard, rec, off, ki);
 	}
-	pthread_mutex_lock(&s->lock);
+	cgsi_flock_lock(&s->lock);
 	s->waits += waited; /* a miss is counted by the caller's fallback */
 	bool started = s->join.newest_matched_ns != 0;
-	pthread_mutex_unlock(&s->lock);
+	cgsi_flock_unlock(&s->lock);
 	if (!ok)
 		ki->miss = miss_reason(k, rec, timed_out, started);
 	return ok;
+}
+
+/* The common case is short and inline: the entry at the head of one of
+ * the shard's rings, verified in place, under the shard's lock. */
+bool cgsi_ksrc_lookup(struct cgsi_ksrc *k, unsigned shard,
+		      const struct cgs_record *rec, struct cgsi_kinfo *ki)
+{
+	struct kshard *s = &k->sh[shard];
+	/* 0 (zeroed) at a shard's first lookup: the reader starts then */
+	if (cgs_unlikely(!s->off_left--))
+		lookup_refresh(k, s);
+	cgsi_flock_lock(&s->lock);
+	if (cgs_likely(claim_head(k, s, rec, s->off, ki)))
+		return matched_unlock(s);
+	return lookup_slow(k, shard, rec, ki);
 }
 
 /* An unknown id (idlock held): -ESTALE, -ENOENT or -EAGAIN (ksrc.h). A
@@ -285,13 +324,13 @@ void cgsi_ksrc_stats(struct cgsi_ksrc *k, struct cgsi_ksrc_stats *out)
 		return;
 	for (unsigned i = 0; i < k->nshards; i++) {
 		struct kshard *s = &k->sh[i];
-		pthread_mutex_lock(&s->lock);
+		cgsi_flock_lock(&s->lock);
 		out->matched += s->join.st.matched;
 		out->expired += s->join.st.expired;
 		out->evicted += s->join.st.evicted;
 		out->waits += s->waits;
 		out->ring_peak = CGS_MAX(out->ring_peak, s->ring_peak);
-		pthread_mutex_unlock(&s->lock);
+		cgsi_flock_unlock(&s->lock);
 		out->lost += lost_now(k, i);
 	}
 	out->ring_queued = cgsi_ksrc_queued(k->ctl, k->ncpu);

@@ -20,6 +20,7 @@
 #include "attribute/cgid_v1.h"
 #include "attribute/kjoin.h"
 #include "attribute/ksrc.h"
+#include "util/futex_lock.h"
 
 /* Entries are expired this long after the newest one a record claimed:
  * records of one shard arrive in exit order, so an older entry's record
@@ -33,14 +34,14 @@
 #define KSRC_CG_EVERY 1024u
 
 struct kshard {
-	pthread_mutex_t lock; /* owner per record; others on a miss */
+	struct cgsi_flock lock; /* owner per record; others on a miss */
 	unsigned *cpus;       /* the CPUs whose rings this shard reads */
 	unsigned ncpus;
 	struct cgsi_kjoin join;
 	uint64_t waits, expired_calls;
 	uint64_t ring_peak;   /* most entries one ring held when consumed */
 	int64_t off;          /* CLOCK_REALTIME - CLOCK_MONOTONIC, cached */
-	uint32_t off_age;     /* lookups since off was read */
+	uint32_t off_left;    /* lookups until off is read again */
 } __attribute__((aligned(64)));
 
 struct cgsi_ksrc {

@@ -118,7 +118,6 @@ void cgsi_ksrc_close(struct cgsi_ksrc *k)
 	for (unsigned i = 0; k->sh && i < k->nshards; i++) {
 		cgsi_kjoin_fini(&k->sh[i].join);
 		free(k->sh[i].cpus);
-		pthread_mutex_destroy(&k->sh[i].lock);
 	}
 	free(k->sh);
 	ksrc_unload(k);
@@ -325,9 +324,7 @@ int cgsi_ksrc_open(struct cgsi_ksrc **out, const struct cgsi_cg_mount *m,
 	rc = -ENOMEM;
 	if (!k->sh || cgsi_cgid_init(&k->ids, m) < 0)
 		goto fail_nolog;
-	memset(k->sh, 0, sizeof(*k->sh) * nshards);
-	for (unsigned i = 0; i < nshards; i++)
-		pthread_mutex_init(&k->sh[i].lock, NULL);
+	memset(k->sh, 0, sizeof(*k->sh) * nshards); /* locks free */
 	if ((rc = cpu_map(k, shard_cpus)) < 0 ||
 	    (rc = ksrc_size_rings(k, ring_bytes)) < 0)
 		goto fail_nolog;
