@@ -112,7 +112,7 @@ void cgsi_attr_close(struct cgsi_attr *a)
 	cgsi_deaths_fini(&a->deaths);
 }
 
-void cgsi_attr_bind(struct cgsi_attr *a, unsigned i, pthread_mutex_t *lock,
+void cgsi_attr_bind(struct cgsi_attr *a, unsigned i, struct cgsi_flock *lock,
 		    void *unknown)
 {
 	a->sh[i].lock = lock;

@@ -36,6 +36,7 @@
 #include "attribute/ksrc.h"
 #include "attribute/mounts.h"
 #include "attribute/pcache.h"
+#include "util/futex_lock.h"
 #include "cgstats.h"
 
 /* ops->intern flags */
@@ -84,7 +85,7 @@ struct cgsi_kcache_ent {
 /* One shard's attribution state; only its writer and, under its lock,
  * snapshots touch it. Aligned so two shards never share a cache line. */
 struct cgsi_ashard {
-	pthread_mutex_t *lock;   /* the owner's lock of this shard */
+	struct cgsi_flock *lock; /* the owner's lock of this shard */
 	void *unknown;           /* the owner's unknown bucket (never cached
 				  * as a cgroup's node) */
 	unsigned idx;
@@ -158,7 +159,7 @@ int cgsi_attr_open(struct cgsi_attr *a, const struct cgsi_attr_cfg *cfg);
 /* Free what open made (a zeroed struct too). */
 void cgsi_attr_close(struct cgsi_attr *a);
 /* Shard i's lock and unknown bucket (the owner's). */
-void cgsi_attr_bind(struct cgsi_attr *a, unsigned i, pthread_mutex_t *lock,
+void cgsi_attr_bind(struct cgsi_attr *a, unsigned i, struct cgsi_flock *lock,
 		    void *unknown);
 
 /* `now` as given to cgsi_attr_prepare(), read from the owner's clock if

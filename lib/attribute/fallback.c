@@ -190,11 +190,11 @@ void cgsi_fallback_sweep_others(struct cgsi_attr *a, unsigned self,
 			 __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < a->nshards; i++) {
 		struct cgsi_ashard *o = &a->sh[i];
-		if (i == self || pthread_mutex_trylock(o->lock))
+		if (i == self || cgsi_flock_trylock(o->lock))
 			continue; /* busy: its owner is stepping it */
 		if (now >= o->reval_next)
 			reval_sweep(a, o, now);
-		pthread_mutex_unlock(o->lock);
+		cgsi_flock_unlock(o->lock);
 	}
 }
 

@@ -106,18 +106,18 @@ void *cgsi_fb_seen_elsewhere(struct cgsi_attr *a, struct cgsi_ashard *s,
 		struct cgsi_ashard *o = &a->sh[i];
 		if (o == s)
 			continue;
-		bool busy = pthread_mutex_trylock(o->lock) != 0;
+		bool busy = cgsi_flock_trylock(o->lock) != 0;
 		if (busy) {
 			s->st.peer_waits++;
 			*dropped = true;
-			pthread_mutex_unlock(s->lock);
-			pthread_mutex_lock(o->lock);
+			cgsi_flock_unlock(s->lock);
+			cgsi_flock_lock(o->lock);
 		}
 		len = peer_entry(a, o, rec, key, now, buf, sizeof(buf), &ino,
 				 dead_ms);
-		pthread_mutex_unlock(o->lock);
+		cgsi_flock_unlock(o->lock);
 		if (busy)
-			pthread_mutex_lock(s->lock);
+			cgsi_flock_lock(s->lock);
 	}
 	if (!len)
 		return NULL;

@@ -286,7 +286,7 @@ static void lock_all(struct cgs_rollup *r, uint64_t now)
 	pthread_mutex_lock(&r->snap_lock);
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_rshard *s = &r->shards[i];
-		pthread_mutex_lock(&s->lock);
+		cgsi_flock_lock(&s->lock);
 		/* drop expired cache entries first: they hold references */
 		cgsi_attr_sweep(&r->at, i, now);
 	}
@@ -295,7 +295,7 @@ static void lock_all(struct cgs_rollup *r, uint64_t now)
 static void unlock_all(struct cgs_rollup *r)
 {
 	for (unsigned i = r->nshards; i-- > 0;)
-		pthread_mutex_unlock(&r->shards[i].lock);
+		cgsi_flock_unlock(&r->shards[i].lock);
 	pthread_mutex_unlock(&r->snap_lock);
 }
 

@@ -29,9 +29,7 @@ static int shard_init(struct cgs_rollup *r, struct cgsi_rshard *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->r = r;
-	int rc = pthread_mutex_init(&s->lock, NULL);
-	if (rc)
-		return -rc;
+	int rc;
 	if ((rc = cgsi_cgtab_init(&s->cgs)) < 0)
 		return rc;
 	s->unknown = cgsi_cgtab_add(&s->cgs, CGS_UNKNOWN_CGROUP,
@@ -49,7 +47,6 @@ static int shard_init(struct cgs_rollup *r, struct cgsi_rshard *s)
 static void shard_fini(struct cgsi_rshard *s)
 {
 	cgsi_cgtab_fini(&s->cgs);
-	pthread_mutex_destroy(&s->lock);
 }
 
 void cgs_rollup_free(struct cgs_rollup *r)
@@ -413,7 +410,7 @@ account_attr(struct cgs_rollup *r, unsigned shard,
 	uint64_t now = r->at.ksrc ? 0 : cgsi_rollup_now(r);
 	struct cgsi_attr_ans at;
 	bool found = cgsi_attr_prepare(&r->at, shard, rec, now, &at);
-	pthread_mutex_lock(&s->lock);
+	cgsi_flock_lock(&s->lock);
 	/* the node key is the node */
 	cgsi_attr_resolve_locked(&r->at, shard, rec, found, now, &at);
 	struct cgsi_cgnode *n = at.node;
@@ -428,7 +425,7 @@ account_attr(struct cgs_rollup *r, unsigned shard,
 	}
 	account_node(r, s, n, rec, &ai);
 	n->attributed = true;
-	pthread_mutex_unlock(&s->lock);
+	cgsi_flock_unlock(&s->lock);
 	if (src_out)
 		*src_out = at.how;
 	if (path_out)
@@ -476,7 +473,7 @@ static int account_given(struct cgs_rollup *r, unsigned shard,
 	}
 	struct cgsi_rshard *s = &r->shards[shard];
 	uint64_t now = cgsi_rollup_now(r);
-	pthread_mutex_lock(&s->lock);
+	cgsi_flock_lock(&s->lock);
 	struct cgsi_cgnode *n = unknown ? s->unknown
 					: cgsi_intern(r, s, path, len, now, 0);
 	/* a recorded thread's process command is not known: its own */
@@ -490,7 +487,7 @@ static int account_given(struct cgs_rollup *r, unsigned shard,
 		account_node(r, s, n, rec, &ai);
 		*path_out = n->path;
 	}
-	pthread_mutex_unlock(&s->lock);
+	cgsi_flock_unlock(&s->lock);
 	return n ? 0 : (refuse(r), -ENOMEM);
 }
 

@@ -12,6 +12,7 @@
 #include "attribute/mounts.h"
 #include "rollup/cgtable.h"
 #include "util/common.h"
+#include "util/futex_lock.h"
 
 /* What the shard counted (attribution's own counters: attr.h). */
 struct cgsi_rshard_stats {
@@ -29,9 +30,11 @@ struct cgsi_oomtab;
 #define CGSI_NEXE 3u
 
 /* One writer's state. Only that writer and snapshots (under `lock`) touch
- * it; aligned so two shards never share a cache line. */
+ * it; aligned so two shards never share a cache line. The lock is taken
+ * for every record by its writer, by others now and then: a futex lock
+ * (a compare and swap and a decrement inline, uncontended). */
 struct cgsi_rshard {
-	pthread_mutex_t lock;
+	struct cgsi_flock lock;
 	struct cgs_rollup *r;
 	struct cgsi_cgtab cgs;
 	struct cgsi_cgnode *unknown;

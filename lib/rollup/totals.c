@@ -67,10 +67,10 @@ int cgs_rollup_get_totals(struct cgs_rollup *r,
 	struct cgs_rollup_totals t = { .sz = sizeof(t) };
 	for (unsigned i = 0; i < r->nshards; i++) {
 		struct cgsi_rshard *s = &r->shards[i];
-		pthread_mutex_lock(&s->lock);
+		cgsi_flock_lock(&s->lock);
 		add_stats(&t, s);
 		t.cgroups += s->cgs.count - 1; /* minus the unknown bucket */
-		pthread_mutex_unlock(&s->lock);
+		cgsi_flock_unlock(&s->lock);
 	}
 	add_kernel_stats(&t, r);
 	return cgsi_out_copy(out, &t, sizeof(t));

@@ -476,7 +476,7 @@ static int copy_shards(struct cgs_rollup *r, struct cgs_snapshot *snap,
 		struct cgsi_rshard *s = &r->shards[i];
 		size_t base = a->n, start = 0;
 		struct gens g = { .prev = prev_gen, .cur = snap->gen };
-		pthread_mutex_lock(&s->lock);
+		cgsi_flock_lock(&s->lock);
 		struct snap_self *cv = shard_room(s, a, sc, &snap->cvs[i], &g);
 		bool ok = cv && copy_shard(r, s, a, cv, advance, &g, &start,
 					   &snap->mem);
@@ -484,7 +484,7 @@ static int copy_shards(struct cgs_rollup *r, struct cgs_snapshot *snap,
 		if (ok)
 			s->ids_new = false;
 		cgsi_rollup_shard_totals(t, s);
-		pthread_mutex_unlock(&s->lock);
+		cgsi_flock_unlock(&s->lock);
 		if (!ok) {
 			pthread_mutex_unlock(&r->snap_lock);
 			return -ENOMEM;

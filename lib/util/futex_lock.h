@@ -32,6 +32,14 @@ static inline void cgsi_flock_lock(struct cgsi_flock *l)
 		cgsi_flock_wait(l, c);
 }
 
+/* 0: taken; non-zero: held by another (as pthread_mutex_trylock()). */
+static inline int cgsi_flock_trylock(struct cgsi_flock *l)
+{
+	uint32_t c = 0;
+	return !atomic_compare_exchange_strong_explicit(
+		&l->v, &c, 1, memory_order_acquire, memory_order_relaxed);
+}
+
 static inline void cgsi_flock_unlock(struct cgsi_flock *l)
 {
 	if (__builtin_expect(atomic_fetch_sub_explicit(&l->v, 1,

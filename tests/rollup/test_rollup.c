@@ -734,7 +734,7 @@ static void test_sweep_bound(void **state)
 /* Holds a shard's lock for hold_ms (the shard busy with a record, a
  * /proc read or a snapshot) once `locked` says so. */
 struct busy {
-	pthread_mutex_t *lock;
+	struct cgsi_flock *lock;
 	unsigned hold_ms;
 	_Atomic int locked;
 };
@@ -742,11 +742,11 @@ struct busy {
 static void *hold_lock(void *arg)
 {
 	struct busy *b = arg;
-	pthread_mutex_lock(b->lock);
+	cgsi_flock_lock(b->lock);
 	b->locked = 1;
 	struct timespec ts = { 0, (long)b->hold_ms * 1000000L };
 	nanosleep(&ts, NULL);
-	pthread_mutex_unlock(b->lock);
+	cgsi_flock_unlock(b->lock);
 	return NULL;
 }
 
@@ -1046,7 +1046,7 @@ static void acct_id(struct cgs_rollup *r, unsigned sh, const char *path,
 		    uint64_t id, unsigned tasks)
 {
 	struct cgsi_rshard *s = &r->shards[sh];
-	pthread_mutex_lock(&s->lock);
+	cgsi_flock_lock(&s->lock);
 	struct cgsi_cgnode *n = cgsi_intern_id(r, s, path, strlen(path), id,
 					       F.now_ms);
 	assert_non_null(n);
@@ -1056,7 +1056,7 @@ static void acct_id(struct cgs_rollup *r, unsigned sh, const char *path,
 						  6000 + i, 1, i);
 		cgsi_counters_account(&n->cum, &rec);
 	}
-	pthread_mutex_unlock(&s->lock);
+	cgsi_flock_unlock(&s->lock);
 }
 
 /* Three incarnations of one path (ids growing in creation order) whose exits reach two shards in different orders: a shard that
