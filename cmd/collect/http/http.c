@@ -151,8 +151,14 @@ static void *watchdog(void *arg)
 
 	pthread_mutex_lock(&h->lock);
 	while (!h->stopping) {
+		/* every 100 ms while a connection is open or one waits in
+		 * the listen queue; idle, once a second (a first connection
+		 * signals the cond): each wake-up costs an idle collector
+		 * more than the checks it makes */
+		long tick_ms = h->nconn || h->queued_seen ? 100 : 1000;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += 100 * 1000 * 1000;
+		ts.tv_sec += tick_ms / 1000;
+		ts.tv_nsec += tick_ms % 1000 * 1000 * 1000;
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
@@ -243,6 +249,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 		h->head.prev = hc;
 		memtrim_seen(&h->trim, ++h->nconn);
 		h->started++;
+		if (h->nconn == 1) /* the watchdog back to its 100 ms tick */
+			pthread_cond_signal(&h->cond);
 		if (h->nconn > h->shed_at)
 			shed(h, hc->since_ns);
 		pthread_mutex_unlock(&h->lock);
