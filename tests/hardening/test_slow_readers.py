@@ -18,6 +18,11 @@ Prometheus would. Checks:
   - readers were cut for memory (each reads 512 bytes every 0.3 s; the
     answers queued in the kernel for it stay unsent, so libmicrohttpd's
     5 s idle timeout closes them later), none waited for the deadline.
+    A cut needs an answer older than HTTP_SLOW_MS (1 s) when room is
+    asked for: the first READERS may all be answered within a second (or,
+    on a slow machine, fill the budget only after the last one asked), so
+    a second wave of WAVE2 readers asks for the text 1.2 s after the last
+    of the first, when every answer of the first is old enough.
 
 usage: test_slow_readers.py TASKSTAT_COLLECT [--cgroups N] [--readers N]
 """
@@ -39,6 +44,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("bin")
 ap.add_argument("--cgroups", type=int, default=250)
 ap.add_argument("--readers", type=int, default=48)
+ap.add_argument("--wave2", type=int, default=8)
 A = ap.parse_args()
 
 PB = ("application/vnd.google.protobuf; proto=io.prometheus.client."
@@ -159,10 +165,19 @@ def main():
                 readers.append(slow_reader(hp, i))
                 time.sleep(0.02)
             live = set(range(A.readers))
+            t_wave2 = time.monotonic() + 1.2  # HTTP_SLOW_MS and a margin
+            while time.monotonic() < t_wave2:
+                live = {i for i in live if trickle(readers[i])}
+                time.sleep(0.1)
+            for i in range(A.wave2):
+                # the text (ASKS[0]), each from a new address block
+                readers.append(slow_reader(hp, 6 * (A.readers // 6 + i)))
+                live.add(len(readers) - 1)
+                time.sleep(0.02)
             while time.monotonic() - t_open < 7:  # before the deadline
                 live = {i for i in live if trickle(readers[i])}
                 time.sleep(0.3)
-            n_gone = A.readers - len(live)
+            n_gone = len(readers) - len(live)
             stop.set()
             for t in ths:
                 t.join()
@@ -189,8 +204,8 @@ def main():
             print("peak rss +%d bytes (a copy per reader: %d), %d of %d "
                   "readers seen closed in %.1f s (cut for memory %d, deadline %d), %d "
                   "scrapes ok, bytes in flight after: %d" %
-                  (grew, A.readers * biggest, n_gone, A.readers, secs, cut,
-                   deadline, res["ok"], left))
+                  (grew, len(readers) * biggest, n_gone, len(readers),
+                   secs, cut, deadline, res["ok"], left))
             print("(a reader's close is seen only after the data queued "
                   "for it: the 'closed' figure is a lower bound)")
             held = res.get("held", [])

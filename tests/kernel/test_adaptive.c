@@ -6,6 +6,13 @@
  * thread, and once the burst is drained it returns to one. Every record of
  * the burst arrives, none is dropped. An explicit shards count pins a
  * thread per shard (the pre-1.3 behaviour). Needs 2 CPUs (2 shards).
+ *
+ * The burst must outrun one thread whatever the machine: where threads
+ * are made slower than one per 300 us (seen on a CI machine: 3,000 in
+ * 2 s), one thread would keep up and rightly stay alone. So the first
+ * record of the burst holds its callback until the burst's child has
+ * made BACKLOG threads: a backlog of BACKLOG x 300 us of callbacks is
+ * queued (under 4 MiB of the 16 MiB buffer), whatever the rate.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +22,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdbool.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,12 +35,16 @@
 #define BURST 3000
 #define COMM "cgs-adapt-burst"
 #define SPIN_NS 300000
+#define BACKLOG 1500 /* records queued before the callbacks start */
 
 struct count {
 	unsigned tasks;
 } __attribute__((aligned(64)));
 
 static struct count counts[64];
+/* the burst child's threads made so far (shared memory) */
+static unsigned *made;
+static bool gate_open;
 
 static uint64_t now_ns(void)
 {
@@ -47,7 +60,13 @@ static int on_ev(const struct cgs_exit *ev, void *u)
 	if (!ev->task || strcmp(ev->task->comm, COMM))
 		return 0;
 	__atomic_add_fetch(&counts[ev->shard % 64].tasks, 1, __ATOMIC_RELAXED);
-	uint64_t until = now_ns() + SPIN_NS;
+	uint64_t until = now_ns() + 10000000000ull;
+	while (!__atomic_load_n(&gate_open, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(made, __ATOMIC_RELAXED) < BACKLOG &&
+	       now_ns() < until)
+		usleep(1000);
+	__atomic_store_n(&gate_open, true, __ATOMIC_RELEASE);
+	until = now_ns() + SPIN_NS;
 	while (now_ns() < until) {
 	}
 	return 0;
@@ -77,6 +96,7 @@ static pid_t burst(void)
 		if (pthread_create(&t, NULL, nop, NULL))
 			_exit(3);
 		pthread_join(t, NULL);
+		__atomic_add_fetch(made, 1, __ATOMIC_RELAXED);
 	}
 	_exit(0);
 }
@@ -112,6 +132,8 @@ static void test_grows_and_shrinks(void **state)
 	assert_int_equal(cgs_listener_get_threads(l), 1);
 
 	memset(counts, 0, sizeof(counts));
+	*made = 0;
+	gate_open = false;
 	uint64_t t0 = now_ns();
 	pid_t c = burst();
 	assert_true(c > 0);
@@ -171,6 +193,10 @@ static void test_explicit_shards_pin(void **state)
 int main(void)
 {
 	cgt_require_taskstats();
+	made = mmap(NULL, sizeof(*made), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (made == MAP_FAILED)
+		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grows_and_shrinks),
 		cmocka_unit_test(test_explicit_shards_pin),
