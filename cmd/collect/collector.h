@@ -36,6 +36,9 @@
  */
 
 #define TSC_FLUSH_BYTES (64u * 1024u) /* per-shard buffer flush threshold */
+/* an exit line (or capture record) waits at most this long in a shard's
+ * buffer after the first one since the last flush, plus the receive wait */
+#define TSC_EV_PROMPT_NS (50u * 1000u * 1000u)
 #define TSC_FALLBACK_BATCH_MS 1u /* the listener's batch wait, /proc fallback */
 #define TSC_TRIM_RETIRED 1000u /* retired cgroups between heap trims */
 #define TSC_TRIM_RETIRED_TAIL 100u /* ... at the end of a burst */
@@ -116,6 +119,10 @@ struct tsc_io {
 	struct buf promw;          /* ... and of the Prometheus text: each
 				    * kind keeps a buffer of its size */
 	struct tsc_stream stream;  /* --stream changes (main thread) */
+	int ev_pending;            /* a shard buffer holds lines: set by a
+				    * shard thread (then the main loop is
+				    * woken), cleared by the main thread
+				    * before its prompt flush */
 };
 
 /* The last snapshot, kept (prom_lock) for /metrics, /snapshot and
@@ -236,6 +243,9 @@ void tsc_hold_shard(struct tsc *c, struct tsc_shard *s, unsigned shard,
  * the rest as they are); the records held now, summed. */
 unsigned tsc_hold_settle(struct tsc *c, uint64_t wait_ns, bool all);
 void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force);
+/* A shard thread left lines in its buffer: the first time since the main
+ * loop's last prompt flush, wake it (it flushes TSC_EV_PROMPT_NS later). */
+void tsc_events_pending(struct tsc *c);
 void tsc_flush_all(struct tsc *c);
 /* Snapshot everything and write it to every output. */
 int tsc_snapshot(struct tsc *c, uint64_t time_ns, bool final);

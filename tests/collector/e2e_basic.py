@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Live collection in real cgroups: per-cgroup counts, subtree sums, events
-and the final snapshot after SIGTERM holding every exit."""
+and the final snapshot after SIGTERM holding every exit. Exit lines are
+written promptly: within PROMPT_S of the exit (the receive wait, at most
+50 ms, and the collector's prompt flush, 50 ms later), long before the
+next snapshot (--interval 30) or the once-a-second flush."""
+import json
 import os
+import random
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "e2e"))
 from tsc_e2e import (Cgroups, Collector, arg, by_path, check,  # noqa: E402
-                     expect_counts, final_rollup, need_live, workload)
+                     expect_counts, final_rollup, need_live, sanitized,
+                     workload)
+
+PROMPT_S = 0.6
 
 B = arg(1, "taskstat-collect")
 need_live(B)
@@ -75,4 +83,37 @@ with Cgroups("basic") as cg:
     for r in rolls:
         check(r["records"] >= prev, "records went backwards")
         prev = r["records"]
+
+    # Exit lines, promptly: each leader's line read back from the output
+    # file, polled, against the time its waitpid() returned.
+    c = cg.mkdir("prompt")
+    with Collector(B, ["-f", "jsonl", "--interval", "30", "--events",
+                       "--cgroup", cg.path("prompt")]) as col:
+        lat = []
+        for _ in range(8):
+            # any phase of the once-a-second flush: with only that flush
+            # all 8 would come within PROMPT_S 1.7 % of the time
+            time.sleep(random.uniform(0, 1))
+            w = workload(c, linger=0)
+            t0 = time.monotonic()
+            seen = None
+            while seen is None and time.monotonic() - t0 < 5:
+                for ln in col.raw().splitlines():
+                    if b'"exit"' in ln and json.loads(ln).get("pid") == \
+                            w.pid:
+                        seen = time.monotonic() - t0
+                        break
+                else:
+                    time.sleep(0.01)
+            check(seen is not None, "no exit line for pid %d in 5 s" %
+                  w.pid)
+            lat.append(seen)
+    lat.sort()
+    print("exit line after the exit, s: median %.3f, max %.3f" %
+          (lat[len(lat) // 2], lat[-1]))
+    if sanitized() or os.environ.get("TSC_E2E_WRAP"):
+        print("latency not checked under the sanitizers or valgrind")
+    else:
+        check(lat[-1] < PROMPT_S, "an exit line came %.3f s after its exit"
+              " (over %.1f s: not flushed promptly)" % (lat[-1], PROMPT_S))
 print("ok")

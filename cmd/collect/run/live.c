@@ -62,7 +62,10 @@ static int on_exit_event(const struct cgs_exit *ev, void *user)
 			    tp, ev->group ? g.path : NULL) < 0)
 		s->cap_too_big++;
 	tsc_shard_flush_locked(c, s, false);
+	bool left = s->ev.len || s->cap.len;
 	pthread_mutex_unlock(&s->lock);
+	if (left)
+		tsc_events_pending(c);
 	return tsc_output_error(c); /* non-zero: the drain returns early */
 }
 
@@ -207,6 +210,14 @@ static int wait_until(struct tsc *c, int sigfd, uint64_t until)
 	}
 	if (ppoll(pf, 2, &ts, NULL) < 0)
 		return errno == EINTR ? 0 : -errno;
+	if (pf[1].revents & POLLIN) {
+		/* reset: an output error (checked by the caller) or lines
+		 * waiting in a shard buffer (c->io.ev_pending) */
+		uint64_t v;
+		if (read(c->src.wake_fd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: read by an earlier wake-up */
+		}
+	}
 	if (pf[0].revents & POLLIN) {
 		struct signalfd_siginfo si;
 		if (read(sigfd, &si, sizeof(si)) != sizeof(si))
@@ -217,8 +228,9 @@ static int wait_until(struct tsc *c, int sigfd, uint64_t until)
 }
 
 /*
- * Snapshot every --interval and flush events at least once a second until
- * SIGINT/SIGTERM, --duration or EPIPE on the main output (reported by
+ * Snapshot every --interval and flush events TSC_EV_PROMPT_NS after a shard
+ * thread left the first of them in its buffer (woken by it), and at least
+ * once a second (held exits answered meanwhile), until SIGINT/SIGTERM, --duration or EPIPE on the main output (reported by
  * live_stop); SIGHUP reopens the output files, SIGUSR2 makes the next
  * snapshot line full (--stream changes). Returns
  * 0, or a negative errno when waiting failed (printed).
@@ -233,6 +245,7 @@ static int live_loop(struct tsc *c, int sigfd)
 					      : UINT64_MAX;
 	uint64_t next_snap = now + iv;
 	uint64_t next_flush = flush_iv ? now + flush_iv : UINT64_MAX;
+	uint64_t prompt_at = UINT64_MAX; /* the prompt flush, when due */
 	int r;
 
 	/* --events: the map of executables (made and first filled before the
@@ -244,6 +257,8 @@ static int live_loop(struct tsc *c, int sigfd)
 			until = deadline;
 		if (next_flush < until)
 			until = next_flush;
+		if (prompt_at < until)
+			until = prompt_at;
 		if (tsc_notify_deadline(&c->notify) < until)
 			until = tsc_notify_deadline(&c->notify);
 		if (tsc_export && tsc_export->web_deadline(c) < until)
@@ -285,6 +300,17 @@ static int live_loop(struct tsc *c, int sigfd)
 				next_snap = now + iv;
 			if (c->names.exe)
 				exe_cache_scan(c->names.exe);
+		}
+		if (prompt_at == UINT64_MAX &&
+		    __atomic_load_n(&c->io.ev_pending, __ATOMIC_ACQUIRE))
+			prompt_at = now + TSC_EV_PROMPT_NS;
+		if (now >= prompt_at) {
+			/* cleared first: a line left during the flush wakes
+			 * the loop again */
+			__atomic_store_n(&c->io.ev_pending, 0,
+					 __ATOMIC_RELEASE);
+			prompt_at = UINT64_MAX;
+			tsc_flush_all(c);
 		}
 		if (now >= next_flush) {
 			tsc_flush_all(c);

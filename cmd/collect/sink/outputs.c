@@ -245,6 +245,19 @@ void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force)
 		tsc_out_write_locked(c, TSC_OUT_RECORD, &s->cap);
 }
 
+void tsc_events_pending(struct tsc *c)
+{
+	/* a read first: the flag is written twice per flush, not per line */
+	if (__atomic_load_n(&c->io.ev_pending, __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&c->io.ev_pending, 1, __ATOMIC_ACQ_REL) ||
+	    c->src.wake_fd < 0)
+		return;
+	uint64_t one = 1;
+	if (write(c->src.wake_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is full, so the loop is awake anyway */
+	}
+}
+
 void tsc_flush_all(struct tsc *c)
 {
 	for (unsigned i = 0; i < c->src.nshards; i++) {
