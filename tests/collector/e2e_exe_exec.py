@@ -110,12 +110,15 @@ with tempfile.TemporaryDirectory(prefix="tsc-exe-exec-",
                                  dir="/var/tmp") as tmp, \
         Cgroups("exe-exec") as cg:
     prog = static_bin(tmp)
-    with Collector(B, ["--events", "-f", "jsonl", "-i", "1"]) as col:
-        pids, ran = work(tmp, prog, cg)
-        exits_written(col, "cgs-exe-repl", 1)
-        if ran:
-            exits_written(col, "cgsr-static", 3)
-        time.sleep(0.5)
+    try:
+        with Collector(B, ["--events", "-f", "jsonl", "-i", "1"]) as col:
+            pids, ran = work(tmp, prog, cg)
+            exits_written(col, "cgs-exe-repl", 1)
+            if ran:
+                exits_written(col, "cgsr-static", 3)
+            time.sleep(0.5)
+    finally:  # the v1 parents runc made for the container
+        runc_util.v1_leftovers(cg.name)
     err = col.stderr()
     if "attribution: kernel" not in err:
         skip("the kernel source does not load here: " + err.strip())
