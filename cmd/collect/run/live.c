@@ -230,10 +230,11 @@ static int wait_until(struct tsc *c, int sigfd, uint64_t until)
 /*
  * Snapshot every --interval and flush events TSC_EV_PROMPT_NS after a shard
  * thread left the first of them in its buffer (woken by it), and at least
- * once a second (held exits answered meanwhile), until SIGINT/SIGTERM, --duration or EPIPE on the main output (reported by
- * live_stop); SIGHUP reopens the output files, SIGUSR2 makes the next
- * snapshot line full (--stream changes). Returns
- * 0, or a negative errno when waiting failed (printed).
+ * once a second (held exits answered meanwhile), until SIGINT/SIGTERM,
+ * --duration or EPIPE on the main output (reported by live_stop); SIGHUP
+ * reopens the output files, SIGUSR2 makes the next snapshot line full
+ * (--stream changes). Returns 0, or a negative errno when waiting failed
+ * (printed).
  */
 static int live_loop(struct tsc *c, int sigfd)
 {
@@ -304,17 +305,15 @@ static int live_loop(struct tsc *c, int sigfd)
 		if (prompt_at == UINT64_MAX &&
 		    __atomic_load_n(&c->io.ev_pending, __ATOMIC_ACQUIRE))
 			prompt_at = now + TSC_EV_PROMPT_NS;
-		if (now >= prompt_at) {
+		if (now >= prompt_at || now >= next_flush) {
 			/* cleared first: a line left during the flush wakes
 			 * the loop again */
 			__atomic_store_n(&c->io.ev_pending, 0,
 					 __ATOMIC_RELEASE);
 			prompt_at = UINT64_MAX;
 			tsc_flush_all(c);
-		}
-		if (now >= next_flush) {
-			tsc_flush_all(c);
-			next_flush = now + flush_iv;
+			if (now >= next_flush)
+				next_flush = now + flush_iv;
 		}
 	}
 }

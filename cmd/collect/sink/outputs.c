@@ -21,17 +21,23 @@
 #include "sink.h"
 #include "stream.h"
 
+/* Wake the main loop (its poll on wake_fd). A failed write is EAGAIN: the
+ * counter is full, the loop is awake anyway. */
+static void wake_main(struct tsc *c)
+{
+	uint64_t one = 1;
+	if (c->src.wake_fd >= 0 &&
+	    write(c->src.wake_fd, &one, sizeof(one)) < 0) {
+		/* the loop also checks the error slot on its ticks */
+	}
+}
+
 void tsc_note_error(struct tsc *c, int *slot, int err)
 {
 	int zero = 0;
 	if (__atomic_compare_exchange_n(slot, &zero, err, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
-	    c->src.wake_fd >= 0) {
-		uint64_t one = 1;
-		if (write(c->src.wake_fd, &one, sizeof(one)) < 0) {
-			/* the main loop also checks the slot on its ticks */
-		}
-	}
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		wake_main(c);
 }
 
 int tsc_output_error(struct tsc *c)
@@ -248,14 +254,9 @@ void tsc_shard_flush_locked(struct tsc *c, struct tsc_shard *s, bool force)
 void tsc_events_pending(struct tsc *c)
 {
 	/* a read first: the flag is written twice per flush, not per line */
-	if (__atomic_load_n(&c->io.ev_pending, __ATOMIC_RELAXED) ||
-	    __atomic_exchange_n(&c->io.ev_pending, 1, __ATOMIC_ACQ_REL) ||
-	    c->src.wake_fd < 0)
-		return;
-	uint64_t one = 1;
-	if (write(c->src.wake_fd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is full, so the loop is awake anyway */
-	}
+	if (!__atomic_load_n(&c->io.ev_pending, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(&c->io.ev_pending, 1, __ATOMIC_ACQ_REL))
+		wake_main(c);
 }
 
 void tsc_flush_all(struct tsc *c)
