@@ -52,9 +52,9 @@ static void *miss(struct cgsi_attr *a, struct cgsi_ashard *s,
 	int n = 0;
 	/* fast: only short lives (churn, where the read costs); a process
 	 * that lived longer had time to move, and its read is amortised */
-	if (a->fast && pexit && a->forks &&
-	    life_ms(rec) < a->revalidate_ms &&
-	    (cg = cgsi_fb_fork_parent_cg(a, s, rec, key, now))) {
+	bool tried_fp = a->fast && pexit && a->forks &&
+			life_ms(rec) < a->revalidate_ms;
+	if (tried_fp && (cg = cgsi_fb_fork_parent_cg(a, s, rec, key, now))) {
 		s->st.via_fork_parent++;
 		via_fp = true;
 	} else if ((n = cgsi_fb_read_proc(a, s, key)) >= 0 &&
@@ -62,6 +62,8 @@ static void *miss(struct cgsi_attr *a, struct cgsi_ashard *s,
 		   !(cgsi_fb_pid_reused(a, s, rec, key, pexit) && (n = -ENOENT)) &&
 		   (cg = intern_read(a, s, n, now))) {
 		s->st.via_proc++;
+		if (pexit && !tried_fp) /* that tried the parent already */
+			cgsi_fb_note_parent(a, s, rec->ppid, now);
 		if (a->forks)
 			cgsi_forks_maybe_drain(a->forks, now);
 	} else if (n == -ENOENT &&
@@ -144,6 +146,7 @@ void *cgsi_fb_revalidate(struct cgsi_attr *a, struct cgsi_ashard *s,
 	    cgsi_fb_pid_reused(a, s, rec, key, rec->kind == CGS_KIND_PROCESS))
 		n = -ENOENT;
 	void *cg = n >= 0 ? intern_read(a, s, n, now) : NULL;
+	e->kin = 0;
 	if (cg) {
 		cgsi_pentry_repoint(&s->cache, e, cg);
 		e->inferred = 0;
@@ -269,10 +272,11 @@ static void *attribute(struct cgsi_attr *a,
 		s->last_inferred = e->inferred;
 		if (cgs_likely(!cgsi_pentry_dead(e, &a->deaths, &since))) {
 			/* inferred at fork time (fast attribution): never
-			 * the answer for a process that is still there */
+			 * the answer for a process that is still there; read
+			 * as a parent only (kin): its own record reads again */
 			if (cgs_unlikely(now >= e->resolved_ms +
 						       a->revalidate_ms ||
-					 (e->inferred && !pexit))) {
+					 (e->inferred && !pexit) || e->kin)) {
 				cg = cgsi_fb_revalidate(a, s, e, key, rec, now, true);
 			} else {
 				s->st.via_cache++;

@@ -99,6 +99,8 @@ void *cgsi_fb_revalidate(struct cgsi_attr *a, struct cgsi_ashard *s,
  * and 4), fast attribution by the fork parent */
 void *cgsi_fb_parent_cg(struct cgsi_attr *a, struct cgsi_ashard *s,
 			uint32_t ppid, uint64_t now, bool *dropped);
+void cgsi_fb_note_parent(struct cgsi_attr *a, struct cgsi_ashard *s,
+			 uint32_t ppid, uint64_t now);
 void *cgsi_fb_ancestors_cg(struct cgsi_attr *a, struct cgsi_ashard *s,
 			   struct cgsi_fork_hop *hop, int n, uint64_t now);
 void *cgsi_fb_fork_parent_cg(struct cgsi_attr *a, struct cgsi_ashard *s,

@@ -59,6 +59,36 @@ void *cgsi_fb_parent_cg(struct cgsi_attr *a, struct cgsi_ashard *s,
 }
 
 /*
+ * Step 2's companion: cache the parent of a process exit that was just
+ * read from /proc. The parent is there (its child is not reaped yet), so
+ * this is what it is now; a parent that moved itself before forking (a
+ * shell that joined a cgroup, cgexec) and is reaped before its own exit
+ * is read is then answered from its own cgroup, not from its parent's
+ * (step 3, wrong exactly there). The parent's own first record still
+ * reads /proc (e->kin), as it would have without the note, and keeps the
+ * noted cgroup only if the parent is reaped by then. One read per parent
+ * per shard per revalidate_ms: nothing when the parent is cached already.
+ */
+void cgsi_fb_note_parent(struct cgsi_attr *a, struct cgsi_ashard *s,
+			 uint32_t ppid, uint64_t now)
+{
+	if (ppid <= 1 || cgsi_pcache_find(&s->cache, ppid))
+		return;
+	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&a->deaths, ppid));
+	int n = cgsi_fb_read_proc(a, s, ppid);
+	void *cg = n >= 0 ? intern_read(a, s, n, now) : NULL;
+	if (!cg)
+		return;
+	struct cgsi_pcache_policy pol = { &a->deaths, now, a->grace_ms };
+	struct cgsi_pentry *e = cgsi_pcache_insert(&s->cache, ppid, cg, &pol);
+	if (e) {
+		e->gen = gen & CGSI_DEATH_GEN_MASK;
+		e->resolved_ms = now;
+		e->kin = 1;
+	}
+}
+
+/*
  * Whether cache entry e (may be NULL) tells the cgroup of fork ancestor h
  * now: alive, /proc/<pid> not seen gone, fresh, and read from /proc after
  * the ancestor's own fork (else it may be a previous holder of the pid).

@@ -26,6 +26,9 @@ struct cgsi_pentry {
 				 * not from this process's own /proc */
 	uint32_t reaped : 1;    /* found gone by a re-read while alive as far
 				 * as known: its exit record may still come */
+	uint32_t kin : 1;       /* read as the parent of an exit, not for a
+				 * record of its own: its own first record
+				 * reads /proc again (reaped: this cg) */
 	void *cg;               /* the node: holds a reference (ref()) */
 	uint64_t resolved_ms;   /* cgroup last read from /proc (or inferred) */
 	uint64_t dead_ms;       /* 0: alive as far as this shard knows */

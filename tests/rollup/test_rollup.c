@@ -689,6 +689,71 @@ static void test_move(void **state)
 }
 
 /*
+ * A parent that moved itself before forking (a shell that joined a
+ * cgroup, cgexec) and was reaped before its own exit record was read:
+ * its cgroup is what was read of it as a live parent when one of its
+ * children's exits was read from /proc, not its own parent's cgroup (the
+ * guess of step 3, wrong exactly there). Still there at its own exit, it
+ * is read again (a move after the note counts).
+ */
+static void test_parent_noted(void **state)
+{
+	(void)state;
+	struct cgs_rollup *r = fp_rollup(&F, 1, 0);
+	struct cgs_rollup_totals t0 = { .sz = sizeof(t0) }, t1 = t0;
+	fp_set(&F, 5000, "/launcher");
+	fp_set(&F, 5001, "/job"); /* the shell, moved to /job, forks: */
+	for (uint32_t c = 0; c < 3; c++) {
+		fp_set(&F, 5010 + c, "/job"); /* a zombie: readable */
+		struct cgs_record kid = fp_record(CGS_KIND_PROCESS, 5010 + c,
+						  5010 + c, 5001, c + 1);
+		expect_acct(r, 0, &kid, "/job", CGS_SOURCE_PROC);
+		fp_reap(&F, 5010 + c);
+	}
+	assert_int_equal(cgs_rollup_get_totals(r, &t0), 0);
+	/* three children, the shell once: its siblings' notes cost nothing */
+	assert_int_equal(t0.proc_reads, 4);
+	/* the shell's exit, after its launcher reaped it */
+	fp_reap(&F, 5001);
+	F.now_ms += 5;
+	struct cgs_record sh = fp_record(CGS_KIND_PROCESS, 5001, 5001, 5000, 4);
+	sh.tgetime_us = 50000;
+	expect_acct(r, 0, &sh, "/job", CGS_SOURCE_PROC);
+	assert_int_equal(cgs_rollup_get_totals(r, &t1), 0);
+	assert_int_equal(t1.via_parent, 0);
+	assert_int_equal(t1.proc_reads, t0.proc_reads + 1); /* its own try */
+
+	/* noted in /a, moved to /b, exits while still there: /b */
+	fp_set(&F, 5101, "/a");
+	fp_set(&F, 5102, "/a");
+	struct cgs_record kid = fp_record(CGS_KIND_PROCESS, 5102, 5102, 5101,
+					  5);
+	expect_acct(r, 0, &kid, "/a", CGS_SOURCE_PROC);
+	fp_reap(&F, 5102);
+	fp_set(&F, 5101, "/b");
+	F.now_ms += 5;
+	struct cgs_record mv = fp_record(CGS_KIND_PROCESS, 5101, 5101, 5000, 6);
+	mv.tgetime_us = 50000;
+	expect_acct(r, 0, &mv, "/b", CGS_SOURCE_PROC);
+
+	/* a noted parent's threads: one read of its own, then the cache */
+	fp_set(&F, 5201, "/c");
+	fp_set(&F, 5202, "/c");
+	kid = fp_record(CGS_KIND_PROCESS, 5202, 5202, 5201, 7);
+	expect_acct(r, 0, &kid, "/c", CGS_SOURCE_PROC);
+	fp_set(&F, 5201, "/d");
+	assert_int_equal(cgs_rollup_get_totals(r, &t0), 0);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct cgs_record th = fp_record(CGS_KIND_THREAD, 5203 + i,
+						 5201, 5000, 8);
+		expect_acct(r, 0, &th, "/d", CGS_SOURCE_PROC);
+	}
+	assert_int_equal(cgs_rollup_get_totals(r, &t1), 0);
+	assert_int_equal(t1.proc_reads, t0.proc_reads + 1);
+	cgs_rollup_free(r);
+}
+
+/*
  * The background re-read keeps the bound on moves for a process whose
  * records come after it was reaped: every live entry is re-read within
  * revalidate_ms (+ one step), wherever the sweep's cursor was when the
@@ -1733,6 +1798,7 @@ int main(int argc, char **argv)
 		fp_unit_test(test_attribution_paths, &F),
 		fp_unit_test(test_pid_reuse, &F),
 		fp_unit_test(test_move, &F),
+		fp_unit_test(test_parent_noted, &F),
 		fp_unit_test(test_sweep_bound, &F),
 		fp_unit_test(test_peer_busy, &F),
 		fp_unit_test(test_reused_pid, &F),
