@@ -3,7 +3,9 @@
 """The /proc fallback names short-lived work: a shell that joins a fresh
 cgroup and runs 30 /bin/true is gone ~30 ms later, and its commands'
 records must still reach its cgroup (the fallback infers a reaped
-process's cgroup from its live parent). With the library's adaptive
+process's cgroup from its live parent). The shell itself is often reaped
+before its own exit is read; it was read as the parent of one of its
+children, else it went to its own parent's cgroup (4 of 12 runs). With the library's adaptive
 batch wait (up to 50 ms) most of them went to / (1 of 4 runs named);
 the collector waits 1 ms on the fallback (TSC_FALLBACK_BATCH_MS).
 Three such shells, each in its own cgroup, with --attribution exact."""
