@@ -4,6 +4,21 @@
  * fast attribution by the fork parent (CGS_ROLLUP_FAST_ATTRIBUTION). */
 #include "attribute/fallback_int.h"
 
+/* Cache pid -> cg, just read from its /proc (gen: pid's death generation
+ * loaded before the read). The entry, or NULL on ENOMEM. */
+static struct cgsi_pentry *cache_read(struct cgsi_attr *a,
+				      struct cgsi_ashard *s, uint32_t pid,
+				      void *cg, uint32_t gen, uint64_t now)
+{
+	struct cgsi_pcache_policy pol = { &a->deaths, now, a->grace_ms };
+	struct cgsi_pentry *e = cgsi_pcache_insert(&s->cache, pid, cg, &pol);
+	if (e) {
+		e->gen = gen & CGSI_DEATH_GEN_MASK;
+		e->resolved_ms = now;
+	}
+	return e;
+}
+
 /*
  * The parent's cgroup: this shard's entry for ppid, else its /proc, else
  * (reaped, this shard lagging behind) another shard's entry if one saw
@@ -14,7 +29,6 @@ void *cgsi_fb_parent_cg(struct cgsi_attr *a, struct cgsi_ashard *s,
 {
 	if (!ppid)
 		return NULL;
-	struct cgsi_pcache_policy pol = { &a->deaths, now, a->grace_ms };
 	struct cgsi_pentry *e = cgsi_pcache_find(&s->cache, ppid);
 	if (e) {
 		uint64_t since;
@@ -48,13 +62,8 @@ void *cgsi_fb_parent_cg(struct cgsi_attr *a, struct cgsi_ashard *s,
 	if (n < 0)
 		return NULL;
 	void *cg = intern_read(a, s, n, now);
-	if (!cg)
-		return NULL;
-	e = cgsi_pcache_insert(&s->cache, ppid, cg, &pol);
-	if (e) {
-		e->gen = gen & CGSI_DEATH_GEN_MASK;
-		e->resolved_ms = now;
-	}
+	if (cg)
+		cache_read(a, s, ppid, cg, gen, now);
 	return cg;
 }
 
@@ -77,15 +86,9 @@ void cgsi_fb_note_parent(struct cgsi_attr *a, struct cgsi_ashard *s,
 	uint32_t gen = cgsi_death_gen(cgsi_deaths_load(&a->deaths, ppid));
 	int n = cgsi_fb_read_proc(a, s, ppid);
 	void *cg = n >= 0 ? intern_read(a, s, n, now) : NULL;
-	if (!cg)
-		return;
-	struct cgsi_pcache_policy pol = { &a->deaths, now, a->grace_ms };
-	struct cgsi_pentry *e = cgsi_pcache_insert(&s->cache, ppid, cg, &pol);
-	if (e) {
-		e->gen = gen & CGSI_DEATH_GEN_MASK;
-		e->resolved_ms = now;
+	struct cgsi_pentry *e = cg ? cache_read(a, s, ppid, cg, gen, now) : NULL;
+	if (e)
 		e->kin = 1;
-	}
 }
 
 /*
@@ -135,15 +138,13 @@ static void *ancestor_cg(struct cgsi_attr *a,
 		return NULL;
 	/* cache it for the siblings (a dead entry still serves the late
 	 * records of the process it was resolved for: left alone) */
-	struct cgsi_pcache_policy pol = { &a->deaths, now, a->grace_ms };
 	if (e) {
 		if (!cgsi_pentry_dead(e, &a->deaths, &since)) {
 			cgsi_pentry_repoint(&s->cache, e, cg);
 			e->resolved_ms = now;
 		}
-	} else if ((e = cgsi_pcache_insert(&s->cache, h->pid, cg, &pol))) {
-		e->gen = gen & CGSI_DEATH_GEN_MASK;
-		e->resolved_ms = now;
+	} else {
+		cache_read(a, s, h->pid, cg, gen, now);
 	}
 	return cg;
 }
